@@ -1,0 +1,248 @@
+"""Binomial log-pmfs, rigorous windows and half-binomial tails (SPEC S2.1).
+
+Everything here is a pure numeric Numba function of scalars.
+
+* ``binom_logpmf`` uses Loader's saddle-point form (stirlerr + bd0), accurate to a few ulps
+  even at N = 1e9 where ``lgamma`` differences lose six digits.
+* ``binom_window`` returns a window [lo, hi] of Bin(N, p) and a *rigorous upper bound* on the
+  mass outside it (geometric bound on the ratio of consecutive pmfs), so callers can add that
+  mass to delta.
+* The ``tail_*`` functions keep the state (U, pm1) = (Pr[Bin(c,1/2) >= t], Pr[Bin(c,1/2) = t-1])
+  and move it by O(1) recurrences when c or t change by one; ``tail_direct`` re-anchors it.
+"""
+import math
+
+from numba import njit
+
+LOG_2PI = math.log(2.0 * math.pi)
+UNIT_ROUNDOFF = 2.0 ** -53
+TINY = 1e-290  # below this a recurrence value is re-anchored from the log-pmf
+
+_STIRLERR_SMALL = (
+    0.0, 0.08106146679532726, 0.0413406959554093, 0.02767792568499834,
+    0.020790672103765093, 0.016644691189821193, 0.013876128823070748,
+    0.01189670994589177, 0.010411265261972096, 0.009255462182712733,
+    0.00833056343336287, 0.007573675487951841, 0.00694284010720953,
+    0.006408994188004207, 0.0059513701127588475, 0.005554733551962801,
+)
+
+
+@njit(cache=True)
+def stirlerr(n):
+    """log(n!) - log(sqrt(2 pi n) (n/e)^n) for integer n >= 0 (table, then the Stirling series)."""
+    if n <= 15.0:
+        return _STIRLERR_SMALL[int(n)]
+    nn = n * n
+    s0, s1, s2, s3, s4 = 1.0 / 12, 1.0 / 360, 1.0 / 1260, 1.0 / 1680, 1.0 / 1188
+    if n > 500.0:
+        return (s0 - s1 / nn) / n
+    if n > 80.0:
+        return (s0 - (s1 - s2 / nn) / nn) / n
+    if n > 35.0:
+        return (s0 - (s1 - (s2 - s3 / nn) / nn) / nn) / n
+    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
+
+
+@njit(cache=True)
+def bd0(x, m):
+    """x log(x/m) + m - x, without cancellation when x is close to m."""
+    if abs(x - m) < 0.1 * (x + m):
+        v = (x - m) / (x + m)
+        s = (x - m) * v
+        ej = 2.0 * x * v
+        v2 = v * v
+        j = 1
+        while j < 1000:
+            ej *= v2
+            s1 = s + ej / (2 * j + 1)
+            if s1 == s:
+                return s1
+            s = s1
+            j += 1
+        return s
+    return x * math.log(x / m) + m - x
+
+
+@njit(cache=True)
+def binom_logpmf(x, n, p, q):
+    """log Pr[Bin(n, p) = x] with q = 1 - p passed separately (so tiny q keeps its digits)."""
+    if x < 0 or x > n:
+        return -math.inf
+    if p == 0.0:
+        return 0.0 if x == 0 else -math.inf
+    if q == 0.0:
+        return 0.0 if x == n else -math.inf
+    if x == 0:
+        return n * math.log(q)
+    if x == n:
+        return n * math.log(p)
+    fx = float(x)
+    fn = float(n)
+    lc = stirlerr(fn) - stirlerr(fx) - stirlerr(fn - fx) - bd0(fx, fn * p) - bd0(fn - fx, fn * q)
+    lf = LOG_2PI + math.log(fx) + math.log1p(-fx / fn)
+    return lc - 0.5 * lf
+
+
+@njit(cache=True)
+def _upper_tail_bound(hi, n, p, q):
+    """Upper bound on Pr[Bin(n,p) > hi] for hi at or above the mode (ratio of pmfs decreases)."""
+    if hi >= n:
+        return 0.0
+    rho = (n - hi) / (hi + 1.0) * (p / q)
+    if rho >= 1.0:
+        return 1.0
+    return math.exp(binom_logpmf(hi, n, p, q)) * rho / (1.0 - rho)
+
+
+@njit(cache=True)
+def _lower_tail_bound(lo, n, p, q):
+    """Upper bound on Pr[Bin(n,p) < lo] for lo at or below the mode."""
+    if lo <= 0:
+        return 0.0
+    sig = lo / (n - lo + 1.0) * (q / p)
+    if sig >= 1.0:
+        return 1.0
+    return math.exp(binom_logpmf(lo, n, p, q)) * sig / (1.0 - sig)
+
+
+@njit(cache=True)
+def binom_window(n, p, q, tol):
+    """Window [lo, hi] of Bin(n, p) with a proven bound ``outside`` >= Pr[X not in window].
+
+    Grows the window from about sqrt(2 log(1/tol)) standard deviations until the geometric
+    tail bounds of both sides sum to at most tol (or the window covers [0, n]).
+    """
+    if n <= 0 or p == 0.0:
+        return 0, 0, 0.0
+    if q == 0.0:
+        return n, n, 0.0
+    mode = int(math.floor((n + 1.0) * p))
+    if mode > n:
+        mode = n
+    sd = math.sqrt(n * p * q)
+    k = math.sqrt(2.0 * max(-math.log(tol), 1.0)) + 2.0
+    step = max(sd, 1.0)
+    hi = min(n, mode + int(math.ceil(k * step)))
+    up = _upper_tail_bound(hi, n, p, q)
+    while up > 0.5 * tol and hi < n:
+        hi = min(n, hi + int(math.ceil(step)) + 1)
+        up = _upper_tail_bound(hi, n, p, q)
+    lo = max(0, mode - int(math.ceil(k * step)))
+    down = _lower_tail_bound(lo, n, p, q)
+    while down > 0.5 * tol and lo > 0:
+        lo = max(0, lo - int(math.ceil(step)) - 1)
+        down = _lower_tail_bound(lo, n, p, q)
+    return lo, hi, up + down
+
+
+# ---------------------------------------------------------------------------------------------
+# Tails of Bin(c, 1/2): state (U, pm1) = (Pr[X >= t], Pr[X = t - 1]).
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def half_pmf(a, c):
+    """Pr[Bin(c, 1/2) = a]."""
+    if a < 0 or a > c:
+        return 0.0
+    return math.exp(binom_logpmf(a, c, 0.5, 0.5))
+
+
+@njit(cache=True)
+def _upper_sum(s, c):
+    """Pr[Bin(c,1/2) >= s] for s >= c/2 by summing pmfs upward, plus the geometric remainder."""
+    if s > c:
+        return 0.0
+    if s < 0:
+        s = 0
+    term = half_pmf(s, c)
+    total = term
+    a = s
+    while a < c:
+        rho = (c - a) / (a + 1.0)
+        term *= rho
+        total += term
+        a += 1
+        if term == 0.0:
+            break
+        nxt = (c - a) / (a + 1.0)
+        if nxt < 1.0 and term * nxt / (1.0 - nxt) <= 1e-18 * total:
+            total += term * nxt / (1.0 - nxt)
+            break
+    return total
+
+
+@njit(cache=True)
+def tail_direct(c, t):
+    """Anchor the state at (c, t): returns (Pr[Bin(c,1/2) >= t], Pr[Bin(c,1/2) = t-1])."""
+    pm1 = half_pmf(t - 1, c)
+    if t <= 0:
+        return 1.0, pm1
+    if t > c:
+        return 0.0, pm1
+    if 2 * t >= c:
+        return min(1.0, _upper_sum(t, c)), pm1
+    # t below the median: complement, Pr[X >= t] = 1 - Pr[X >= c - t + 1] by symmetry
+    return 1.0 - _upper_sum(c - t + 1, c), pm1
+
+
+@njit(cache=True)
+def tail_dec_c(c, t, u, pm1):
+    """(c, t) -> (c - 1, t): Pr_{c-1}[X >= t] = Pr_c[X >= t] - B_{c-1}(t-1)/2."""
+    b = pm1 * 2.0 * (c - t + 1) / c
+    if pm1 < TINY or t > c + 1:
+        return tail_direct(c - 1, t)
+    return max(u - 0.5 * b, 0.0), b
+
+
+@njit(cache=True)
+def tail_dec_t(c, t, u, pm1):
+    """(c, t) -> (c, t - 1): add the pmf at t - 1 (a stable addition)."""
+    if pm1 < TINY or c - t + 2 <= 0:
+        return tail_direct(c, t - 1)
+    return min(u + pm1, 1.0), pm1 * (t - 1) / (c - t + 2)
+
+
+@njit(cache=True)
+def tail_inc_t(c, t, u, pm1):
+    """(c, t) -> (c, t + 1): subtract the pmf at t; re-anchors if half the value cancels."""
+    if pm1 < TINY or t <= 0 or t > c:
+        return tail_direct(c, t + 1)
+    b = pm1 * (c - t + 1) / t
+    nu = u - b
+    if nu < 0.5 * u:
+        return tail_direct(c, t + 1)
+    return nu, b
+
+
+@njit(cache=True)
+def tail_move_t(c, t, u, pm1, target):
+    """Move the state from t to target at fixed c (few steps: recurrences, else re-anchor)."""
+    if abs(target - t) > 64:
+        u, pm1 = tail_direct(c, target)
+        return u, pm1
+    while t > target:
+        u, pm1 = tail_dec_t(c, t, u, pm1)
+        t -= 1
+    while t < target:
+        u, pm1 = tail_inc_t(c, t, u, pm1)
+        t += 1
+    return u, pm1
+
+
+@njit(cache=True)
+def clone_tail_h(c, t, u, pm1, al, be):
+    """sum_a max(0, al B_c(a-1) + be B_c(a)) given the state at the threshold t (al > 0 > be).
+
+    The main part is al Pr[X >= t-1] + be Pr[X >= t]; the two boundary terms at t-1 and t are
+    then corrected so that a threshold off by one (rounding of theta (c+1)) never lowers H.
+    """
+    h = al * (u + pm1) + be * u
+    bm2 = pm1 * (t - 1) / (c - t + 2) if c - t + 2 > 0 else 0.0
+    b0 = pm1 * (c - t + 1) / t if t > 0 else 0.0
+    g_prev = al * bm2 + be * pm1
+    g_here = al * pm1 + be * b0
+    if g_prev > 0.0:
+        h += g_prev
+    if g_here < 0.0:
+        h -= g_here
+    return max(h, 0.0)

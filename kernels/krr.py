@@ -1,0 +1,136 @@
+"""k-RR blanket pair with the blanket count revealed (SPEC S2.3(b)), blocked over m.
+
+m ~ Bin(n-1, k/Z) others draw from the blanket; s ~ Bin(m, 2/k) of them land on {x1, x1'}.
+With T = V1 + V2, the pair given (m, T) is the S2.1 pair with c = T - 1, split
+p_eff = (p + rho/2)/(1 + rho), rho = C/(A+B) = cw (m - T + 1)/T, and mass A + B + C.
+A block of consecutive m uses its smallest m (largest p_eff, least private) for all its
+mass, which is sound because the pair is monotone in p_eff.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_tail_h,
+                       tail_dec_c, tail_direct, tail_move_t)
+from .clones import DBL_MIN, clone_threshold, pair_coefficients
+
+
+@njit(cache=True)
+def _add_row(row, s_lo, s_hi, m, pm, wk):
+    """row[s - s_lo] += pm * Bin(m, wk)(s) for s in the window; returns the count of terms."""
+    top = min(s_hi, m)
+    if s_lo > top or pm == 0.0:
+        return 0
+    if wk >= 1.0:
+        if s_lo <= m <= s_hi:
+            row[m - s_lo] += pm
+        return 1
+    start = int(math.floor((m + 1.0) * wk))
+    start = min(max(start, s_lo), top)
+    v0 = math.exp(math.log(pm) + binom_logpmf(start, m, wk, 1.0 - wk))
+    up = wk / (1.0 - wk)
+    v = v0
+    s = start
+    count = 0
+    while s <= top and v >= TINY:
+        row[s - s_lo] += v
+        v *= (m - s) / (s + 1.0) * up
+        s += 1
+        count += 1
+    v = v0 * start / (m - start + 1.0) / up
+    s = start - 1
+    while s >= s_lo and v >= TINY:
+        row[s - s_lo] += v
+        v *= s / (m - s + 1.0) / up
+        s -= 1
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def blanket_tables(n, k, eps0, nblocks, tol):
+    """Eps-independent part of S2.3(b): block masses M[j, s] = sum_{m in block j} Pr[m] W_m(s).
+
+    Returns (M, m_first, s_lo, outside) where outside >= the mass left out of the m and s
+    windows (union bound) plus DBL_MIN-size allowances for underflowed terms.
+    """
+    e0 = math.exp(eps0)
+    z = e0 + k - 1.0
+    g = k / z
+    big_n = n - 1
+    m_lo, m_hi, om = binom_window(big_n, g, (e0 - 1.0) / z, 0.5 * tol)
+    r = 2.0 / z
+    s_lo, s_hi, os_ = binom_window(big_n, r, (e0 + k - 3.0) / z, 0.5 * tol)
+    width = m_hi - m_lo + 1
+    nb = min(nblocks, width)
+    m_first = np.empty(nb, dtype=np.int64)
+    for j in range(nb):
+        m_first[j] = m_lo + (j * width) // nb
+    tables = np.zeros((nb, s_hi - s_lo + 1))
+    wk = 2.0 / k
+    terms = 0
+    j = 0
+    for m in range(m_lo, m_hi + 1):
+        while j + 1 < nb and m >= m_first[j + 1]:
+            j += 1
+        pm = math.exp(binom_logpmf(m, big_n, g, (e0 - 1.0) / z))
+        terms += _add_row(tables[j], s_lo, s_hi, m, pm, wk) + 2
+    return tables, m_first, s_lo, om + os_ + terms * TINY
+
+
+@njit(cache=True)
+def blanket_delta(tables, m_first, s_lo, k, eps0, eps, outside):
+    """delta(eps) <= sum_blocks sum_T mass_j(T) H(pair(c = T-1, p_eff_j(T))) + outside."""
+    e0 = math.exp(eps0)
+    z = e0 + k - 1.0
+    alpha, beta = e0 / z, 1.0 / z
+    p = e0 / (e0 + 1.0)
+    wk = 2.0 / k
+    cw = 0.0 if k == 2 else (k - 2.0) * beta / (alpha + beta) * wk / (1.0 - wk)
+    ns = tables.shape[1]
+    s_hi = s_lo + ns - 1
+    total = 0.0
+    steps = 0
+    for j in range(tables.shape[0]):
+        row = tables[j]
+        mj = m_first[j]
+        big_t = s_hi + 1
+        t = -1
+        u = 0.0
+        pm1 = 0.0
+        while big_t >= max(1, s_lo):
+            c = big_t - 1
+            mass = 0.0
+            if s_lo <= big_t - 1 <= s_hi:
+                mass += (alpha + beta) * row[big_t - 1 - s_lo]
+            if big_t <= s_hi:
+                mass += (k - 2.0) * beta * row[big_t - s_lo]
+            rho = cw * max(0.0, mj - big_t + 1.0) / big_t
+            al, be, theta = pair_coefficients((p + 0.5 * rho) / (1.0 + rho), eps)
+            if al <= 0.0:
+                break  # p_eff only falls as T falls: every smaller T is private too
+            nt = clone_threshold(c, theta)
+            if t < 0:
+                u, pm1 = tail_direct(c, nt)
+            else:
+                u, pm1 = tail_dec_c(c + 1, t, u, pm1)
+                u, pm1 = tail_move_t(c, t, u, pm1, nt)
+            t = nt
+            if mass > 0.0:
+                total += mass * clone_tail_h(c, t, u, pm1, al, be)
+            steps += 1
+            if steps % 4096 == 0:
+                u, pm1 = tail_direct(c, t)
+            big_t -= 1
+    total *= 1.0 + 8.0 * (steps + 16) * UNIT_ROUNDOFF
+    return min(1.0, total + outside + steps * DBL_MIN)
+
+
+@njit(cache=True)
+def blanket_delta_many(tables, m_first, s_lo, k, eps0, eps, outside):
+    """blanket_delta at every entry of the array eps."""
+    out = np.empty(eps.shape[0])
+    for i in range(eps.shape[0]):
+        out[i] = blanket_delta(tables, m_first, s_lo, k, eps0, eps[i], outside)
+    return out

@@ -1,0 +1,104 @@
+"""Root finding on monotone privacy profiles (SPEC S1, S2.2, S2.6).
+
+eps(delta) = inf{eps >= 0 : delta(eps) <= delta}. A bracket [lo, hi] with delta(lo) > target
+>= delta(hi) is shrunk by Illinois steps on log delta (bisection when they stall) to a relative
+width of rtol. An upper bound returns hi (a verified point), a lower bound returns lo.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+RTOL = 1e-10
+
+
+def _log_gap(d: float, target: float) -> float:
+    return math.log(d / target) if d > 0.0 else -math.inf
+
+
+def epsilon_for_delta(delta_at: Callable[[float], float], target: float, eps_max: float,
+                      *, upper: bool = True, rtol: float = RTOL, guess: float | None = None) -> float:
+    """Smallest eps in [0, eps_max] with delta_at(eps) <= target, to relative width rtol.
+
+    delta_at must be non-increasing with delta_at(eps_max) <= target. Secant steps on
+    log(delta/target) through the last two points, kept inside the bracket (bisection when they
+    leave it); once the root is pinned, one step just past it closes the bracket. Returns the
+    upper end of the final bracket when ``upper`` (never optimistic), else the lower end.
+    """
+    lo, hi = 0.0, eps_max
+    x = eps_max if guess is None else min(max(guess, 0.0), eps_max)
+    # Probe downward geometrically from the guess until delta exceeds the target.
+    while True:
+        if x <= 1e-300:
+            d0 = delta_at(0.0)
+            if d0 <= target:
+                return 0.0
+            break
+        fx = _log_gap(delta_at(x), target)
+        if fx > 0.0:
+            lo = x
+            break
+        hi = x
+        x = x / 8.0
+    pts = [(x, fx)] if x > 0.0 else []
+    for it in range(200):
+        width = hi - lo
+        if width <= rtol * hi:
+            break
+        x = 0.5 * (lo + hi)
+        if len(pts) == 2 and it < 60:
+            (x1, f1), (x2, f2) = pts
+            if math.isfinite(f1) and math.isfinite(f2) and f1 != f2:
+                sec = x2 - f2 * (x2 - x1) / (f2 - f1)
+                step = 0.3 * rtol * hi
+                if abs(sec - x2) < step:  # pinned: step just past the root to close the bracket
+                    sec = x2 + step if f2 > 0.0 else x2 - step
+                if lo < sec < hi:
+                    x = sec
+        fx = _log_gap(delta_at(x), target)
+        if fx > 0.0:
+            lo = x
+        else:
+            hi = x
+        pts = (pts + [(x, fx)])[-2:]
+    return hi if upper else lo
+
+
+def largest_feasible(feasible: Callable[[float], bool], lo: float, hi_cap: float,
+                     rtol: float = 1e-9) -> float:
+    """Largest x in [lo, hi_cap] with feasible(x), for a predicate true up to a point.
+
+    feasible(lo) must hold. Doubling then bisection; returns the verified (lower) end.
+    """
+    if feasible(hi_cap):
+        return hi_cap
+    hi = min(max(2.0 * lo, lo + 1e-3), hi_cap)
+    while feasible(hi):
+        lo = hi
+        hi = min(2.0 * hi, hi_cap)
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        if feasible(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def smallest_feasible_int(feasible: Callable[[int], bool], cap: int) -> int | None:
+    """Smallest integer n >= 1 with feasible(n) for a predicate monotone in n (galloping)."""
+    if feasible(1):
+        return 1
+    lo, hi = 1, 2
+    while not feasible(hi):
+        lo = hi
+        if hi >= cap:
+            return None
+        hi = min(2 * hi, cap)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if feasible(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -1,0 +1,83 @@
+"""Independent reference implementations for the tests: mpmath sums and direct enumeration.
+
+Nothing here shares code with the library: they are written from the SPEC formulas directly.
+"""
+import itertools
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+
+
+def mp_clone_delta(n, q, p, eps, dps=40):
+    """H_{e^eps}(P||Q) of the S2.1 pair by direct double sum over (c, a) in mpmath."""
+    with mp.workdps(dps):
+        q, p, e = mp.mpf(q), mp.mpf(p), mp.e ** mp.mpf(eps)
+        total = mp.mpf(0)
+        for c in range(n):
+            wc = mp.binomial(n - 1, c) * q ** c * (1 - q) ** (n - 1 - c)
+            for a in range(c + 2):
+                b_prev = mp.binomial(c, a - 1) / mp.mpf(2) ** c if a >= 1 else 0
+                b_here = mp.binomial(c, a) / mp.mpf(2) ** c if a <= c else 0
+                pa = p * b_prev + (1 - p) * b_here
+                qa = (1 - p) * b_prev + p * b_here
+                total += wc * max(0, pa - e * qa)
+        return float(total)
+
+
+def mp_binary_rr_lower(n, eps0, eps, dps=40):
+    """Exact delta(eps) of S2.4(a): K|X = B + Bern(1-p), K|X' = B + Bern(p), both directions."""
+    with mp.workdps(dps):
+        e0 = mp.e ** mp.mpf(eps0)
+        p = e0 / (e0 + 1)
+        e = mp.e ** mp.mpf(eps)
+        b = [mp.binomial(n - 1, k) * (1 - p) ** k * p ** (n - 1 - k) for k in range(n)]
+        bb = lambda k: b[k] if 0 <= k < n else 0
+        P = [p * bb(k) + (1 - p) * bb(k - 1) for k in range(n + 1)]
+        Q = [(1 - p) * bb(k) + p * bb(k - 1) for k in range(n + 1)]
+        h1 = sum(max(0, x - e * y) for x, y in zip(P, Q))
+        h2 = sum(max(0, y - e * x) for x, y in zip(P, Q))
+        return float(max(h1, h2))
+
+
+def krr_histogram_law(values, k, eps0):
+    """Exact law of the histogram of shuffled k-RR reports of `values` (dict: counts -> prob)."""
+    e0 = math.exp(eps0)
+    z = e0 + k - 1
+    law = {tuple([0] * k): 1.0}
+    for x in values:
+        new = {}
+        for hist, pr in law.items():
+            for y in range(k):
+                py = (e0 if y == x else 1.0) / z
+                h = list(hist)
+                h[y] += 1
+                h = tuple(h)
+                new[h] = new.get(h, 0.0) + pr * py
+        law = new
+    return law
+
+
+def hockey(p_law, q_law, eps):
+    """max of both directions of H_{e^eps} between two finite laws given as dicts."""
+    e = math.exp(eps)
+    keys = set(p_law) | set(q_law)
+    h1 = sum(max(0.0, p_law.get(o, 0.0) - e * q_law.get(o, 0.0)) for o in keys)
+    h2 = sum(max(0.0, q_law.get(o, 0.0) - e * p_law.get(o, 0.0)) for o in keys)
+    return max(h1, h2)
+
+
+def krr_worst_delta(n, k, eps0, eps_grid):
+    """Exact worst-case delta(eps) of shuffled k-RR over every pair of neighbouring datasets.
+
+    By symmetry of the shuffle the differing user is user 1; user 1 holds 0 or 1 (relabelling),
+    the other n-1 users range over all multisets of [k].
+    """
+    worst = np.zeros(len(eps_grid))
+    for others in itertools.combinations_with_replacement(range(k), n - 1):
+        law0 = krr_histogram_law((0,) + others, k, eps0)
+        law1 = krr_histogram_law((1,) + others, k, eps0)
+        for i, eps in enumerate(eps_grid):
+            worst[i] = max(worst[i], hockey(law0, law1, eps))
+    return worst
