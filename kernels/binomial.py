@@ -16,7 +16,7 @@ from numba import njit
 
 LOG_2PI = math.log(2.0 * math.pi)
 UNIT_ROUNDOFF = 2.0 ** -53
-TINY = 1e-290  # below this a recurrence value is re-anchored from the log-pmf
+TINY = 1e-305  # below this (near denormals) a recurrence value is re-anchored from the log-pmf
 
 _STIRLERR_SMALL = (
     0.0, 0.08106146679532726, 0.0413406959554093, 0.02767792568499834,
@@ -149,26 +149,28 @@ def half_pmf(a, c):
 
 @njit(cache=True)
 def _upper_sum(s, c):
-    """Pr[Bin(c,1/2) >= s] for s >= c/2 by summing pmfs upward, plus the geometric remainder."""
+    """Pr[Bin(c,1/2) >= s] for s >= c/2: pmf(s) times the sum of pmf ratios, plus the remainder.
+
+    The ratios are summed from 1 (not from the pmf itself), so a tail deep in the denormal
+    range neither loses digits nor stalls; the geometric remainder bounds what is cut off.
+    """
     if s > c:
         return 0.0
     if s < 0:
         s = 0
-    term = half_pmf(s, c)
-    total = term
+    log_head = binom_logpmf(s, c, 0.5, 0.5)
+    term = 1.0
+    total = 1.0
     a = s
     while a < c:
-        rho = (c - a) / (a + 1.0)
-        term *= rho
+        term *= (c - a) / (a + 1.0)
         total += term
         a += 1
-        if term == 0.0:
-            break
         nxt = (c - a) / (a + 1.0)
         if nxt < 1.0 and term * nxt / (1.0 - nxt) <= 1e-18 * total:
             total += term * nxt / (1.0 - nxt)
             break
-    return total
+    return math.exp(log_head + math.log(total))
 
 
 @njit(cache=True)

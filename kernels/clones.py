@@ -71,10 +71,12 @@ def clone_threshold(c, theta):
 
 @njit(cache=True)
 def pair_coefficients(p, eps):
-    """(al, be, theta) of the normalised pair with split p at E = e^eps; al <= 0 means H = 0."""
+    """(al, be, theta) = (p - E(1-p), (1-p) - E p, -be/(al-be)) rounded up; al <= 0 means H = 0."""
     e = math.exp(eps)
-    al = p - e * (1.0 - p)
-    be = (1.0 - p) - e * p
+    # Raise both coefficients by their rounding-error bound: H is increasing in each, so
+    # the cancellation in p - e(1-p) near eps = log(p/(1-p)) can never make H optimistic.
+    al = p - e * (1.0 - p) + 4.0 * UNIT_ROUNDOFF * (e * (1.0 - p) + p)
+    be = (1.0 - p) - e * p + 4.0 * UNIT_ROUNDOFF * (e * p + (1.0 - p))
     if not (al > 0.0):
         return al, be, 1.0
     return al, be, -be / (al - be)

@@ -1,4 +1,4 @@
-"""Command line: ``ldpcompress amplify ...`` (more subcommands join as the library grows)."""
+"""Command line: ``ldpcompress amplify|compose|noise ...``; each job registers its commands."""
 from __future__ import annotations
 
 import argparse
@@ -8,31 +8,7 @@ import time
 
 from . import amplification as amp
 from . import inverse
-
-
-def _number(text: str) -> float:
-    """Parse 1e6, 1_000_000 or 0.5 as a float (integers are checked by the API)."""
-    try:
-        return float(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.6g}"
-
-
-def _print_table(rows: list[tuple[str, str, str]], head: tuple[str, str, str]) -> None:
-    widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
-    line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
-    print(line)
-    print("-" * len(line))
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+from .cli_util import fmt, number, print_table
 
 
 def _amplify_forward(args) -> dict:
@@ -69,11 +45,11 @@ def _show_forward(res: dict) -> None:
     given = f"delta={p['delta']:g}" if what == "eps" else f"eps={p['eps']:g}"
     k = f", k={p['k']}" if p["k"] is not None else ""
     print(f"Shuffled eps0={p['eps0']:g}-LDP reports, n={p['n']}{k}, {given}")
-    rows = [(b["label"], _fmt(b["value"]) if b["value"] is not None else f"n/a ({b['note']})",
+    rows = [(b["label"], fmt(b["value"]) if b["value"] is not None else f"n/a ({b['note']})",
              f"{b['seconds'] * 1e3:.2f}") for b in res["bounds"]]
-    _print_table(rows, ("bound", what, "ms"))
-    print(f"\nbest upper bound: {what} = {_fmt(res['value'])} ({res['method']}); "
-          f"lower bound: {_fmt(res['lower'])}; total {res['seconds'] * 1e3:.1f} ms")
+    print_table(rows, ("bound", what, "ms"))
+    print(f"\nbest upper bound: {what} = {fmt(res['value'])} ({res['method']}); "
+          f"lower bound: {fmt(res['lower'])}; total {res['seconds'] * 1e3:.1f} ms")
 
 
 def _show_inverse(res: dict) -> None:
@@ -101,17 +77,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ldpcompress", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     a = sub.add_parser("amplify", help="central (eps, delta) of shuffled eps0-LDP reports (S2)")
-    a.add_argument("--n", type=_number, help="number of users")
-    a.add_argument("--eps0", type=_number, help="local epsilon of each report")
-    a.add_argument("--delta", type=_number, help="target delta (asks for eps)")
-    a.add_argument("--eps", type=_number, help="target eps (asks for delta; target for --inverse)")
-    a.add_argument("--k", type=_number, help="the randomizer is k-ary randomized response")
-    a.add_argument("--delta0", type=_number, default=0.0,
+    a.add_argument("--n", type=number, help="number of users")
+    a.add_argument("--eps0", type=number, help="local epsilon of each report")
+    a.add_argument("--delta", type=number, help="target delta (asks for eps)")
+    a.add_argument("--eps", type=number, help="target eps (asks for delta; target for --inverse)")
+    a.add_argument("--k", type=number, help="the randomizer is k-ary randomized response")
+    a.add_argument("--delta0", type=number, default=0.0,
                    help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8)")
     a.add_argument("--inverse", action="store_true",
                    help="with --n: largest eps0; with --eps0: smallest n (S2.6)")
     a.add_argument("--json", action="store_true", help="machine-readable output")
     a.set_defaults(func=_cmd_amplify)
+    from . import cli_accounting
+    cli_accounting.register(sub)
     return parser
 
 

@@ -1,0 +1,103 @@
+"""Renyi differential privacy: curves of the basic mechanisms and conversion (SPEC S3.1).
+
+Curves are arrays over a vector of orders alpha > 1; they add under composition. Every curve
+here is an upper bound on the mechanism's Renyi divergence at each order.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from scipy import optimize
+
+from . import validate as V
+from .kernels.renyi import clone_pld_grid
+
+DEFAULT_ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arange(2.0, 12.0, 0.5),
+                                 np.geomspace(12.0, 1e4, 40)])
+
+
+def check_orders(orders) -> np.ndarray:
+    """Orders as a float array; each must be finite and > 1."""
+    arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 1.0):
+        raise ValueError(f"orders must be finite numbers > 1, got {orders!r}")
+    return arr
+
+
+def clone_pair_rdp(n: int, q: float, p: float, orders=DEFAULT_ORDERS, h: float = 1e-5,
+                   tol: float = 1e-30) -> np.ndarray:
+    """D_alpha of the S2.1 pair (symmetric, so both directions), an upper bound per order.
+
+    D_alpha = log E_P[e^((alpha-1) L)] / (alpha-1) over the pessimistic loss grid of step h
+    (losses rounded up); the mass the windows leave out is put at the largest possible loss
+    log(p/(1-p)), which also caps the result.
+    """
+    orders = check_orders(orders)
+    big_l = math.log(p / (1.0 - p))
+    lo = -int(math.ceil(big_l / h)) - 1
+    pmf, out = clone_pld_grid(V.users(n), float(q), float(p), h, lo, 2 * (-lo) + 1, tol, True)
+    keep = pmf > 0
+    losses = np.append((lo + np.flatnonzero(keep)) * h, big_l)
+    log_mass = np.log(np.append(pmf[keep], out) + 1e-300) + 1e-12  # round the masses up
+    curve = np.array([np.logaddexp.reduce(log_mass + (a - 1.0) * losses) / (a - 1.0)
+                      for a in orders])
+    return np.minimum(curve, big_l)
+
+
+def shuffled_rdp(n: int, eps0: float, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """RDP of n shuffled eps0-LDP reports via the FMT21 Thm 3.2 pair (S2.2, S3.1)."""
+    eps0 = V.positive_finite(eps0, "eps0")
+    q, p = math.exp(-eps0), 1.0 / (1.0 + math.exp(-eps0))
+    return clone_pair_rdp(n, q, p, orders)
+
+
+def gaussian_rdp(sigma: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
+    """alpha s^2 / (2 sigma^2)."""
+    sigma = V.positive_finite(sigma, "sigma")
+    return check_orders(orders) * sensitivity ** 2 / (2.0 * sigma ** 2)
+
+
+def laplace_rdp(scale: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
+    """log(a/(2a-1) e^((a-1)D/b) + (a-1)/(2a-1) e^(-a D/b)) / (a-1), D = s (SPEC S4)."""
+    scale = V.positive_finite(scale, "scale")
+    a = check_orders(orders)
+    r = sensitivity / scale
+    t1 = np.log(a / (2 * a - 1)) + (a - 1) * r
+    t2 = np.log((a - 1) / (2 * a - 1)) - a * r
+    return np.logaddexp(t1, t2) / (a - 1)
+
+
+def pure_rdp(eps: float, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """RDP of randomized response with parameter eps, which dominates every eps-DP mechanism:
+    log((e^(a eps) + e^((1-a) eps)) / (1 + e^eps)) / (a - 1)."""
+    eps = V.positive_finite(eps, "eps")
+    a = check_orders(orders)
+    return (np.logaddexp(a * eps, (1 - a) * eps) - np.logaddexp(0.0, eps)) / (a - 1)
+
+
+def cks_epsilon(alpha, rdp, delta: float):
+    """CKS20 Prop. 12: rdp + log((a-1)/a) - (log delta + log a)/(a-1), floored at 0."""
+    alpha = np.asarray(alpha, dtype=float)
+    return np.maximum(0.0, rdp + np.log1p(-1.0 / alpha) - (math.log(delta) + np.log(alpha)) / (alpha - 1))
+
+
+def rdp_to_epsilon(orders, rdp, delta: float,
+                   rdp_fn: Callable[[float], float] | None = None) -> tuple[float, float]:
+    """(eps, best order): CKS20 minimised over the grid, then refined by a scalar search on
+    rdp_fn (any order gives a valid bound, so refinement only tightens)."""
+    delta = V.probability_open(delta, "delta")
+    orders = check_orders(orders)
+    vals = cks_epsilon(orders, np.asarray(rdp, dtype=float), delta)
+    i = int(np.argmin(vals))
+    best, best_a = float(vals[i]), float(orders[i])
+    if rdp_fn is not None and orders.size > 2:
+        lo = float(orders[max(i - 1, 0)])
+        hi = float(orders[min(i + 1, orders.size - 1)])
+        res = optimize.minimize_scalar(lambda a: float(cks_epsilon(a, rdp_fn(a), delta)),
+                                       bounds=(lo, hi), method="bounded",
+                                       options={"xatol": 1e-6 * hi})
+        if res.success and res.fun < best:
+            best, best_a = float(cks_epsilon(res.x, rdp_fn(res.x), delta)), float(res.x)
+    return best, best_a
