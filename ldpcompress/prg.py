@@ -1,0 +1,90 @@
+"""The AES-CTR pseudo-random generator of compressed reports (SPEC S5.1).
+
+G(seed) = AES-128-CTR keyed by the 16-byte seed, nonce 8 zero bytes, 64-bit big-endian block
+counter from 0, encrypting zeros. Words are little-endian uint64; uniform doubles are
+(w >> 11) 2^-53; integers in [0, m) come from rejection on whole words (no modulo bias);
+Gaussians are Box-Muller on consecutive pairs of uniforms (u1 -> 1 - u1 in (0, 1]); sphere
+points are normalised Gaussian vectors. Every stream is a deterministic function of the seed.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from Crypto.Cipher import AES
+
+SEED_BYTES = 16
+_TWO53 = 2.0 ** -53
+
+
+def check_seed(seed) -> bytes:
+    """The seed as bytes, exactly 16 of them."""
+    if not isinstance(seed, (bytes, bytearray, memoryview)):
+        raise TypeError(f"seed must be bytes, got {type(seed).__name__}")
+    seed = bytes(seed)
+    if len(seed) != SEED_BYTES:
+        raise ValueError(f"seed must be {SEED_BYTES} bytes, got {len(seed)}")
+    return seed
+
+
+def keystream(seed: bytes, nbytes: int, offset_blocks: int = 0) -> bytes:
+    """nbytes of the AES-CTR keystream of seed, starting at 16-byte block offset_blocks."""
+    cipher = AES.new(check_seed(seed), AES.MODE_CTR, nonce=bytes(8), initial_value=offset_blocks)
+    return cipher.encrypt(bytes(nbytes))
+
+
+def word_at(seed: bytes, index: int) -> int:
+    """The uint64 word number ``index`` of the stream, without generating the ones before it."""
+    block, half = divmod(index, 2)
+    chunk = keystream(seed, 16, block)
+    return int.from_bytes(chunk[8 * half: 8 * half + 8], "little")
+
+
+def uniform_at(seed: bytes, index: int) -> float:
+    """The uniform double number ``index`` of the stream (random access)."""
+    return (word_at(seed, index) >> 11) * _TWO53
+
+
+class PRG:
+    """A sequential stream of words from G(seed); each draw continues where the last stopped."""
+
+    def __init__(self, seed: bytes):
+        self._cipher = AES.new(check_seed(seed), AES.MODE_CTR, nonce=bytes(8), initial_value=0)
+
+    def words(self, count: int) -> np.ndarray:
+        return np.frombuffer(self._cipher.encrypt(bytes(8 * count)), dtype="<u8")
+
+    def uniform(self, count: int) -> np.ndarray:
+        """Uniform doubles in [0, 1) with 53 random bits."""
+        return (self.words(count) >> np.uint64(11)).astype(np.float64) * _TWO53
+
+    def integers(self, m: int, count: int) -> np.ndarray:
+        """Uniform integers in [0, m): words at or above the largest multiple of m are rejected."""
+        if m < 1:
+            raise ValueError(f"m must be >= 1, got {m}")
+        limit = np.uint64((2 ** 64 // m) * m - 1)
+        out = np.empty(count, dtype=np.int64)
+        filled = 0
+        while filled < count:
+            w = self.words(count - filled)
+            w = w[w <= limit]
+            take = w[: count - filled]
+            out[filled: filled + take.size] = (take % np.uint64(m)).astype(np.int64)
+            filled += take.size
+        return out
+
+    def normal(self, count: int) -> np.ndarray:
+        """Standard Gaussians by Box-Muller on pairs (u1, u2): sqrt(-2 log(1-u1)) cos/sin(2 pi u2)."""
+        pairs = (count + 1) // 2
+        u = self.uniform(2 * pairs)
+        r = np.sqrt(-2.0 * np.log1p(-u[0::2]))
+        t = 2.0 * math.pi * u[1::2]
+        out = np.empty(2 * pairs)
+        out[0::2] = r * np.cos(t)
+        out[1::2] = r * np.sin(t)
+        return out[:count]
+
+    def sphere(self, d: int) -> np.ndarray:
+        """A uniform point of the unit sphere S^(d-1)."""
+        g = self.normal(d)
+        return g / np.linalg.norm(g)

@@ -1,0 +1,203 @@
+"""Local randomizers with what compression needs (SPEC S5.2-S5.4).
+
+Each randomizer states its privacy (``kind`` = "deletion" or "replacement", ``eps``), a
+reference law rho with a deterministic sampler ``sample(prg)``, the density ratio
+``ratio(x, y) = R(x)(y) / rho(y)`` and ``deletion_eps`` = log max ratio (the acceptance
+normaliser of S5.2), plus ``randomize(x)`` with true randomness and the server estimator.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import validate as V
+from .entropy import SYSTEM, Entropy
+from .estimators import binary_estimate, binary_variance
+from .prg import PRG, uniform_at, word_at
+
+
+class Randomizer:
+    """Base: subclasses set k, eps, kind, deletion_eps and implement the methods below."""
+
+    k: int
+    eps: float
+    kind: str
+    deletion_eps: float
+
+    def check_item(self, x) -> int:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise TypeError(f"x must be an integer item, got {type(x).__name__}")
+        if not 0 <= x < self.k:
+            raise ValueError(f"x must be in [0, {self.k}), got {x}")
+        return int(x)
+
+    def ratio_bounds(self) -> tuple[float, float] | None:
+        """(min, max) of ratio(x, y) over all x, y when known (checked by compress())."""
+        return None
+
+    def sample(self, prg: PRG):
+        """y ~ rho from the PRG stream."""
+        raise NotImplementedError
+
+    def decode_seed(self, seed: bytes):
+        return self.sample(PRG(seed))
+
+    def ratio(self, x: int, y) -> float:
+        raise NotImplementedError
+
+    def ratio_from_seed(self, x: int, seed: bytes) -> float:
+        """ratio(x, decode_seed(seed)); subclasses may compute it without the whole y."""
+        return self.ratio(x, self.decode_seed(seed))
+
+    def randomize(self, x: int, entropy: Entropy = SYSTEM):
+        raise NotImplementedError
+
+
+def _check_eps(eps) -> float:
+    return V.positive_finite(eps, "eps")
+
+
+class KRR(Randomizer):
+    """k-ary randomized response (replacement eps): y = x w.p. e^eps/(e^eps+k-1), else uniform
+    other. rho = Uniform[k]; ratio = k e^eps/(e^eps+k-1) at y = x, k/(e^eps+k-1) otherwise."""
+
+    kind = "replacement"
+
+    def __init__(self, k: int, eps: float):
+        self.k = V.domain_size(k)
+        self.eps = _check_eps(eps)
+        z = math.exp(eps) + self.k - 1
+        self.a1, self.a0 = math.exp(eps) / z, 1.0 / z
+        self.deletion_eps = max(math.log(self.k * self.a1), -math.log(self.k * self.a0))
+
+    def ratio_bounds(self):
+        return self.k * self.a0, self.k * self.a1
+
+    def sample(self, prg):
+        return int(prg.integers(self.k, 1)[0])
+
+    def ratio(self, x, y):
+        return self.k * (self.a1 if y == x else self.a0)
+
+    def ratio_from_seed(self, x, seed):
+        w = word_at(seed, 0)  # the sampler's first word decides y unless it is rejected
+        if w < (2 ** 64 // self.k) * self.k:
+            return self.ratio(x, w % self.k)
+        return self.ratio(x, self.decode_seed(seed))
+
+    def randomize(self, x, entropy=SYSTEM):
+        x = self.check_item(x)
+        if entropy.uniform(1)[0] < self.a1:
+            return x
+        other = int(entropy.integers(self.k - 1, 1)[0])
+        return other + (other >= x)
+
+    def counts(self, ys) -> np.ndarray:
+        return np.bincount(np.asarray(ys, dtype=np.int64), minlength=self.k)
+
+    def estimate(self, ys) -> np.ndarray:
+        return binary_estimate(self.counts(ys), len(ys), self.a0, self.a1)
+
+    def variance(self, n: int, f=0.0):
+        return binary_variance(n, f, self.a0, self.a1)
+
+
+class RAPPOR(Randomizer):
+    """Unary encoding with independent bit flips (S5.4). ``symmetric=True``: a1 = 1 - a0,
+    a0 = 1/(e^eps+1), deletion eps-DP. ``symmetric=False``: a1 = 1/2, a0 = 1/(e^eps+1),
+    replacement eps-DP (deletion log((e^eps+1)/2) w.r.t. rho). rho = iid Bern(a0) bits; bit j
+    of the sample is [u_j < a0] for the j-th uniform of the stream, so ratio needs one word."""
+
+    def __init__(self, k: int, eps: float, symmetric: bool = True):
+        self.k = V.domain_size(k)
+        self.eps = _check_eps(eps)
+        self.symmetric = bool(symmetric)
+        self.a0 = 1.0 / (math.exp(eps) + 1.0)
+        self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.kind = "deletion" if symmetric else "replacement"
+        self.deletion_eps = max(math.log(self.a1 / self.a0),
+                                math.log((1 - self.a0) / (1 - self.a1)))
+
+    def ratio_bounds(self):
+        return sorted((self._bit_ratio(True), self._bit_ratio(False)))
+
+    def sample(self, prg):
+        return prg.uniform(self.k) < self.a0
+
+    def _bit_ratio(self, bit: bool) -> float:
+        return self.a1 / self.a0 if bit else (1 - self.a1) / (1 - self.a0)
+
+    def ratio(self, x, y):
+        return self._bit_ratio(bool(y[x]))
+
+    def ratio_from_seed(self, x, seed):
+        return self._bit_ratio(uniform_at(seed, x) < self.a0)
+
+    def randomize(self, x, entropy=SYSTEM):
+        x = self.check_item(x)
+        bits = entropy.uniform(self.k) < self.a0
+        bits[x] = entropy.uniform(1)[0] < self.a1
+        return bits
+
+    def estimate(self, ys) -> np.ndarray:
+        ys = np.asarray(ys, dtype=bool)
+        return binary_estimate(ys.sum(axis=0), ys.shape[0], self.a0, self.a1)
+
+    def variance(self, n: int, f=0.0):
+        return binary_variance(n, f, self.a0, self.a1)
+
+
+class SubsetSelection(Randomizer):
+    """d-subset of [k] containing x w.p. p = d e^eps/(d e^eps + k - d) (replacement eps).
+    rho = uniform d-subset; ratio = p k/d if x in S else (1-p) k/(k-d). A user holding j' != j
+    reports j w.p. a0 = (p (d-1) + (1-p) d)/(k-1)."""
+
+    kind = "replacement"
+
+    def __init__(self, k: int, eps: float, d: int | None = None):
+        self.k = V.domain_size(k)
+        self.eps = _check_eps(eps)
+        if d is None:
+            d = max(1, min(self.k - 1, round(self.k / (math.exp(eps) + 1))))
+        self.d = V.integer_at_least(d, "d", 1, self.k - 1)
+        e = math.exp(eps)
+        self.a1 = self.d * e / (self.d * e + self.k - self.d)
+        self.a0 = (self.a1 * (self.d - 1) + (1 - self.a1) * self.d) / (self.k - 1)
+        self.deletion_eps = max(abs(math.log(self.a1 * self.k / self.d)),
+                                abs(math.log((1 - self.a1) * self.k / (self.k - self.d))))
+
+    def _subset(self, ints: np.ndarray, k: int, d: int) -> np.ndarray:
+        """Partial Fisher-Yates: the first d entries of a permutation driven by ints[i] in
+        [0, k - i)."""
+        perm = np.arange(k)
+        for i in range(d):
+            j = i + int(ints[i])
+            perm[i], perm[j] = perm[j], perm[i]
+        return np.sort(perm[:d])
+
+    def ratio_bounds(self):
+        return sorted((self.a1 * self.k / self.d, (1 - self.a1) * self.k / (self.k - self.d)))
+
+    def sample(self, prg):
+        ints = np.array([prg.integers(self.k - i, 1)[0] for i in range(self.d)])
+        return self._subset(ints, self.k, self.d)
+
+    def ratio(self, x, y):
+        inside = bool(np.any(np.asarray(y) == x))
+        return self.a1 * self.k / self.d if inside else (1 - self.a1) * self.k / (self.k - self.d)
+
+    def randomize(self, x, entropy=SYSTEM):
+        x = self.check_item(x)
+        rest = np.delete(np.arange(self.k), x)
+        take = self.d - 1 if entropy.uniform(1)[0] < self.a1 else self.d
+        ints = np.array([entropy.integers(self.k - 1 - i, 1)[0] for i in range(take)])
+        chosen = rest[self._subset(ints, self.k - 1, take)]
+        return np.sort(np.append(chosen, x)) if take == self.d - 1 else chosen
+
+    def estimate(self, ys) -> np.ndarray:
+        counts = np.bincount(np.concatenate([np.asarray(y) for y in ys]), minlength=self.k)
+        return binary_estimate(counts, len(ys), self.a0, self.a1)
+
+    def variance(self, n: int, f=0.0):
+        return binary_variance(n, f, self.a0, self.a1)
