@@ -43,3 +43,21 @@ def test_noise_table(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["gaussian"][0] == noise.gaussian_sum_rdp(100, 1.0, [2.0])[0]
     assert out["laplace_exact"][0] <= out["laplace_bound"][0]
+
+
+def test_demo_end_to_end(capsys):
+    assert main(["demo", "--n", "20000", "--k", "200", "--eps", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["central_eps"] <= 1.0 and out["central_lower"] <= out["central_eps"]
+    assert out["local_eps"] <= out["eps0"] and out["bits"] < out["rappor_bits"]
+    # every top item is estimated within 5 standard errors of its own count
+    from ldpcompress.pirappor import PIRappor
+    orc = PIRappor(200, out["eps0"])
+    for _, true, est in out["top"]:
+        assert abs(est - true) < 5 * orc.variance(20000, true) ** 0.5
+
+
+def test_demo_table_and_bad_oracle(capsys):
+    assert main(["demo", "--n", "5000", "--k", "50"]) == 0
+    assert "top-10 items" in capsys.readouterr().out
+    assert main(["demo", "--n", "0"]) == 2

@@ -1,0 +1,189 @@
+"""Prime-field kernels of the frequency oracles (SPEC S6).
+
+PI-RAPPOR reports (a_i, b_i) in F_p^2 support item j (the field element j + 1) when
+(a_i (j+1) + b_i) mod p < s. All products stay below p^2 < 2^62 (p < 2^31), so int64 is exact.
+Histograms run in parallel over report chunks, each chunk with its own count row.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True)
+def pow_mod(a, e, p):
+    """a^e mod p by squaring (int64, p < 2^31)."""
+    result = 1
+    a %= p
+    while e > 0:
+        if e & 1:
+            result = result * a % p
+        a = a * a % p
+        e >>= 1
+    return result
+
+
+@njit(cache=True)
+def is_prime(n):
+    """Deterministic Miller-Rabin for n < 3.3e24 (bases 2..41); exact for every int64."""
+    if n < 2:
+        return False
+    for sp in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
+        if n % sp == 0:
+            return n == sp
+    d = n - 1
+    r = 0
+    while d % 2 == 0:
+        d //= 2
+        r += 1
+    for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
+        x = pow_mod(a, d, n)
+        if x == 1 or x == n - 1:
+            continue
+        composite = True
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                composite = False
+                break
+        if composite:
+            return False
+    return True
+
+
+@njit(cache=True)
+def next_prime(n):
+    """Smallest prime >= n."""
+    while not is_prime(n):
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def pi_count_one(a, b, j, p, s):
+    """#{i : (a_i (j+1) + b_i) mod p < s}: the single-item frequency oracle, O(n)."""
+    x = j + 1
+    count = 0
+    for i in range(a.shape[0]):
+        if (a[i] * x + b[i]) % p < s:
+            count += 1
+    return count
+
+
+@njit(cache=True, parallel=True)
+def pi_hist_direct(a, b, k, p, s, nchunks):
+    """Counts of every item by evaluating h_i at every j: O(n k)."""
+    n = a.shape[0]
+    rows = np.zeros((nchunks, k), dtype=np.int64)
+    for c in prange(nchunks):
+        lo = c * n // nchunks
+        hi = (c + 1) * n // nchunks
+        for i in range(lo, hi):
+            ai = a[i]
+            v = (ai + b[i]) % p  # h_i(1); h_i(x + 1) = h_i(x) + a_i
+            for j in range(k):
+                if v < s:
+                    rows[c, j] += 1
+                v += ai
+                if v >= p:
+                    v -= p
+    return rows.sum(axis=0)
+
+
+@njit(cache=True, parallel=True)
+def pi_hist_enum(a, b, k, p, s, inv, nchunks):
+    """Counts of every item by enumerating each report's hits: j + 1 = c r + d (mod p) for
+    r < s with c = a^-1, d = -c b; a = 0 hits every j when b < s. O(n s). ``inv`` is the table of
+    inverses mod p (or empty: Fermat per report)."""
+    n = a.shape[0]
+    rows = np.zeros((nchunks, k), dtype=np.int64)
+    zero_hits = np.zeros(nchunks, dtype=np.int64)
+    for ch in prange(nchunks):
+        lo = ch * n // nchunks
+        hi = (ch + 1) * n // nchunks
+        for i in range(lo, hi):
+            ai = a[i]
+            if ai == 0:
+                if b[i] < s:
+                    zero_hits[ch] += 1
+                continue
+            c = inv[ai] if inv.shape[0] > 0 else pow_mod(ai, p - 2, p)
+            x = (p - c * b[i] % p) % p  # r = 0
+            for r in range(s):
+                if 1 <= x <= k:
+                    rows[ch, x - 1] += 1
+                x += c
+                if x >= p:
+                    x -= p
+    out = rows.sum(axis=0)
+    out += zero_hits.sum()
+    return out
+
+
+@njit(cache=True)
+def inverse_table(p):
+    """inv[x] = x^-1 mod p for x in [1, p) by inv[x] = -(p // x) inv[p % x] (inv[0] = 0)."""
+    inv = np.zeros(p, dtype=np.int64)
+    if p > 1:
+        inv[1] = 1
+    for x in range(2, p):
+        inv[x] = (p - (p // x) * inv[p % x] % p) % p
+    return inv
+
+
+@njit(cache=True, parallel=True)
+def olh_hist(a, b, y, k, p, g, nchunks):
+    """Optimized local hashing counts: report i supports j when ((a_i (j+1) + b_i) mod p) mod g
+    equals its bucket y_i. O(n k)."""
+    n = a.shape[0]
+    rows = np.zeros((nchunks, k), dtype=np.int64)
+    for c in prange(nchunks):
+        lo = c * n // nchunks
+        hi = (c + 1) * n // nchunks
+        for i in range(lo, hi):
+            ai = a[i]
+            v = (ai + b[i]) % p
+            for j in range(k):
+                if v % g == y[i]:
+                    rows[c, j] += 1
+                v += ai
+                if v >= p:
+                    v -= p
+    return rows.sum(axis=0)
+
+
+@njit(cache=True)
+def fwht(v):
+    """In-place fast Walsh-Hadamard transform of an int64 vector whose length is a power of 2:
+    out[j] = sum_i (-1)^popcount(i & j) v[i]."""
+    h = 1
+    n = v.shape[0]
+    while h < n:
+        for i in range(0, n, 2 * h):
+            for j in range(i, i + h):
+                x = v[j]
+                y = v[j + h]
+                v[j] = x + y
+                v[j + h] = x - y
+        h *= 2
+    return v
+
+
+@njit(cache=True)
+def vector_hits(codes, counts, items, q, t, s, k):
+    """Generalised PI-RAPPOR (S6.2): codes are distinct reports a_0..a_{t-1}, b packed in base q;
+    items[j] the vector of item j (t digits). Adds counts[u] to every j with <a, x_j> + b < s."""
+    out = np.zeros(k, dtype=np.int64)
+    a = np.empty(t, dtype=np.int64)
+    for u in range(codes.shape[0]):
+        code = codes[u]
+        b = code % q
+        code //= q
+        for d in range(t):
+            a[d] = code % q
+            code //= q
+        for j in range(k):
+            v = b
+            for d in range(t):
+                v += a[d] * items[j, d]
+            if v % q < s:
+                out[j] += counts[u]
+    return out

@@ -1,0 +1,220 @@
+"""Frequency oracles behind one interface (SPEC S5.4, S6).
+
+    oracle = PIRappor(k=1000, eps=4)            # or RAPPOROracle, KRROracle, SubsetOracle,
+    reports = oracle.randomize_many(xs)          #    OLHOracle, HadamardOracle
+    oracle.estimate(reports)                     # unbiased counts of every item
+    oracle.estimate_one(reports, j), oracle.variance(n), oracle.bits_per_report, oracle.kind
+
+Every oracle here is a "binary support" oracle: a report supports item j with probability a1
+when its user holds j and a0 otherwise, so one estimator and one variance formula serve all
+(``ldpcompress.estimators``). Client coins come from the OS CSPRNG (``ldpcompress.entropy``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import get_num_threads
+
+from . import randomizers as RZ
+from . import validate as V
+from .entropy import SYSTEM, Entropy
+from .estimators import binary_estimate, binary_variance
+from .kernels.field import fwht, next_prime, olh_hist
+
+
+def chunks_for(n: int) -> int:
+    """Report chunks for the parallel kernels: a few per thread, at least 4096 reports each."""
+    return max(1, min(4 * get_num_threads(), n // 4096 + 1))
+
+
+def check_items(xs, k: int) -> np.ndarray:
+    """Items as an int64 array, each in [0, k)."""
+    arr = np.asarray(xs)
+    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError("xs must be a 1-D array of integer items")
+    if arr.size and (arr.min() < 0 or arr.max() >= k):
+        raise ValueError(f"every item must be in [0, {k}); got values in [{arr.min()}, {arr.max()}]")
+    return arr.astype(np.int64)
+
+
+class FrequencyOracle:
+    """Interface; subclasses set k, eps, kind, a0, a1, bits_per_report and the methods."""
+
+    name = ""
+    k: int
+    eps: float
+    kind: str  # "deletion" or "replacement"
+    a0: float
+    a1: float
+    bits_per_report: int
+
+    def randomize_many(self, xs, entropy: Entropy = SYSTEM):
+        raise NotImplementedError
+
+    def n_reports(self, reports) -> int:
+        return len(reports)
+
+    def counts(self, reports) -> np.ndarray:
+        """How many reports support each item."""
+        raise NotImplementedError
+
+    def count_one(self, reports, j: int) -> int:
+        return int(self.counts(reports)[j])
+
+    def estimate(self, reports) -> np.ndarray:
+        return binary_estimate(self.counts(reports), self.n_reports(reports), self.a0, self.a1)
+
+    def estimate_one(self, reports, j: int) -> float:
+        j = V.integer_at_least(j, "j", 0, self.k - 1)
+        return float(binary_estimate(self.count_one(reports, j), self.n_reports(reports),
+                                     self.a0, self.a1))
+
+    def variance(self, n: int, f=0.0):
+        """Variance of the estimate of an item with true count f among n reports."""
+        return binary_variance(n, f, self.a0, self.a1)
+
+
+class KRROracle(FrequencyOracle):
+    """k-ary randomized response (replacement eps): ceil(log2 k) bits."""
+
+    name, kind = "krr", "replacement"
+
+    def __init__(self, k: int, eps: float):
+        self.r = RZ.KRR(k, eps)
+        self.k, self.eps, self.a0, self.a1 = self.r.k, self.r.eps, self.r.a0, self.r.a1
+        self.bits_per_report = max(1, math.ceil(math.log2(self.k)))
+
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = check_items(xs, self.k)
+        keep = entropy.uniform(xs.size) < self.a1
+        other = entropy.integers(self.k - 1, xs.size)
+        other = other + (other >= xs)
+        return np.where(keep, xs, other)
+
+    def counts(self, reports):
+        return np.bincount(np.asarray(reports, dtype=np.int64), minlength=self.k)
+
+
+class RAPPOROracle(FrequencyOracle):
+    """RAPPOR unary encoding (S5.4), symmetric (deletion) or asymmetric (replacement): k bits."""
+
+    name = "rappor"
+
+    def __init__(self, k: int, eps: float, symmetric: bool = False):
+        self.r = RZ.RAPPOR(k, eps, symmetric)
+        self.k, self.eps, self.a0, self.a1 = self.r.k, self.r.eps, self.r.a0, self.r.a1
+        self.kind = self.r.kind
+        self.bits_per_report = self.k
+
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = check_items(xs, self.k)
+        bits = entropy.uniform(xs.size * self.k).reshape(xs.size, self.k) < self.a0
+        bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) < self.a1
+        return bits
+
+    def counts(self, reports):
+        return np.asarray(reports, dtype=bool).sum(axis=0).astype(np.int64)
+
+
+class SubsetOracle(FrequencyOracle):
+    """Subset selection (replacement eps): a d-subset, d ceil(log2 k) bits."""
+
+    name, kind = "subset", "replacement"
+
+    def __init__(self, k: int, eps: float, d: int | None = None):
+        self.r = RZ.SubsetSelection(k, eps, d)
+        self.k, self.eps, self.a0, self.a1 = self.r.k, self.r.eps, self.r.a0, self.r.a1
+        self.d = self.r.d
+        self.bits_per_report = self.d * max(1, math.ceil(math.log2(self.k)))
+
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = check_items(xs, self.k)
+        n = xs.size
+        # random keys give a uniform ordering of the other k-1 items; take the first d or d-1
+        keys = entropy.uniform(n * self.k).reshape(n, self.k)
+        keys[np.arange(n), xs] = 2.0  # x sorts last
+        order = np.argsort(keys, axis=1)[:, : self.d]
+        include = entropy.uniform(n) < self.a1
+        order[include, self.d - 1] = xs[include]
+        return order
+
+    def counts(self, reports):
+        return np.bincount(np.asarray(reports).ravel(), minlength=self.k).astype(np.int64)
+
+
+class OLHOracle(FrequencyOracle):
+    """Optimized local hashing (replacement eps): h(x) = ((a x + b) mod p) mod g with the affine
+    family over a prime p > k, g = round(e^eps + 1) buckets, k-RR on the bucket. a0 is exact
+    for the non-uniform bucket sizes of F_p mod g."""
+
+    name, kind = "olh", "replacement"
+
+    def __init__(self, k: int, eps: float):
+        self.k = V.domain_size(k)
+        self.eps = V.positive_finite(eps, "eps")
+        self.g = max(2, int(round(math.exp(eps) + 1)))
+        self.p = int(next_prime(max(self.k + 2, 4 * self.g)))
+        e = math.exp(eps)
+        keep = e / (e + self.g - 1)
+        sizes = np.array([len(range(y, self.p, self.g)) for y in range(self.g)]) / self.p
+        prob_y = sizes * keep + (1 - sizes) * (1 - keep) / (self.g - 1)  # law of the report y
+        self.a1, self.a0 = keep, float(np.sum(prob_y * sizes))
+        self._keep = keep
+        self.bits_per_report = 2 * math.ceil(math.log2(self.p)) + math.ceil(math.log2(self.g))
+
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = check_items(xs, self.k)
+        n = xs.size
+        a = entropy.integers(self.p, n)
+        b = entropy.integers(self.p, n)
+        bucket = (a * (xs + 1) + b) % self.p % self.g
+        other = entropy.integers(self.g - 1, n)
+        other = other + (other >= bucket)
+        y = np.where(entropy.uniform(n) < self._keep, bucket, other)
+        return np.stack([a, b, y], axis=1)
+
+    def counts(self, reports):
+        r = np.ascontiguousarray(reports, dtype=np.int64)
+        return olh_hist(r[:, 0].copy(), r[:, 1].copy(), r[:, 2].copy(), self.k, self.p, self.g,
+                        chunks_for(r.shape[0]))
+
+
+class HadamardOracle(FrequencyOracle):
+    """Hadamard response (replacement eps): item x is row x+1 of H_K (K = 2^ceil(log2(k+1)));
+    the report is an index i in [K], uniform over {i : H[x+1, i] = +1} w.p. e^eps/(e^eps+1) and
+    over the complement otherwise. a1 = e^eps/(e^eps+1), a0 = 1/2; counts by one FWHT."""
+
+    name, kind = "hadamard", "replacement"
+
+    def __init__(self, k: int, eps: float):
+        self.k = V.domain_size(k)
+        self.eps = V.positive_finite(eps, "eps")
+        self.big_k = 1 << math.ceil(math.log2(self.k + 1))
+        self.a1, self.a0 = math.exp(eps) / (math.exp(eps) + 1), 0.5
+        self.bits_per_report = int(math.log2(self.big_k))
+
+    @staticmethod
+    def _parity(v: np.ndarray) -> np.ndarray:
+        v = v.copy()
+        out = np.zeros(v.shape, dtype=np.int64)
+        while np.any(v):
+            out ^= v & 1
+            v >>= 1
+        return out
+
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = check_items(xs, self.k) + 1
+        n = xs.size
+        want_plus = entropy.uniform(n) < self.a1
+        i = entropy.integers(self.big_k, n)
+        # flip one bit of i where x has a set bit whenever the sign is the wrong one
+        low = xs & -xs
+        wrong = (self._parity(xs & i) == 0) != want_plus
+        return np.where(wrong, i ^ low, i)
+
+    def counts(self, reports):
+        hist = np.bincount(np.asarray(reports, dtype=np.int64), minlength=self.big_k)
+        signed = fwht(hist.astype(np.int64))  # sum_i (-1)^popcount(i & j) hist[i]
+        n = len(reports)
+        return ((n + signed[1: self.k + 1]) // 2).astype(np.int64)

@@ -1,0 +1,200 @@
+"""PI-RAPPOR: pairwise-independent RAPPOR over a prime field and over F_q^t (SPEC S6).
+
+A report is (a, b) with h(x) = a x + b; it encodes the bit vector bit_j = [h(j) < s]. For
+uniform (a, b) the bits of distinct items are pairwise independent Bern(s/p), so the server's
+estimator has exactly RAPPOR's mean and variance, while the client sends 2 ceil(log2 p) bits.
+Item x in [0, k) is the field element x + 1.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import validate as V
+from .entropy import SYSTEM, Entropy
+from .kernels.field import (inverse_table, is_prime, next_prime, pi_count_one, pi_hist_direct,
+                            pi_hist_enum, vector_hits)
+from .oracles import FrequencyOracle, check_items, chunks_for
+
+MAX_PRIME = 2 ** 31 - 1
+INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per report
+
+
+@dataclass(frozen=True)
+class FieldReports:
+    """A batch of PI-RAPPOR reports: a[i], b[i] in [0, p)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    p: int
+
+    def __len__(self) -> int:
+        return int(self.a.shape[0])
+
+
+def choose_field(k: int, eps: float) -> tuple[int, int]:
+    """(p, s): the smallest prime p >= max(k+1, ceil(100 (e^eps + 1))), s = ceil(p alpha0) with
+    alpha0 = 1/(e^eps + 1), so the realised alpha0 = s/p >= alpha0 (S6.1)."""
+    p = int(next_prime(max(k + 1, math.ceil(100 * (math.exp(eps) + 1)))))
+    if p > MAX_PRIME:
+        raise ValueError(f"the field for k={k}, eps={eps} needs p={p} >= 2^31")
+    return p, math.ceil(p / (math.exp(eps) + 1.0))
+
+
+class PIRappor(FrequencyOracle):
+    """PI-RAPPOR over F_p. ``symmetric=False`` (default): a1 = 1/2, replacement eps-DP;
+    ``symmetric=True``: a1 = 1 - a0, deletion eps-DP. ``eps`` is the realised value, never
+    above the requested one; ``p`` may be given (it must be a prime > k)."""
+
+    name = "pi-rappor"
+
+    def __init__(self, k: int, eps: float, symmetric: bool = False, p: int | None = None):
+        self.k = V.domain_size(k)
+        requested = V.positive_finite(eps, "eps")
+        if p is None:
+            self.p, self.s = choose_field(self.k, requested)
+        else:
+            self.p = V.integer_at_least(p, "p", self.k + 1, MAX_PRIME)
+            if not is_prime(self.p):
+                raise ValueError(f"p must be a prime > k, got {p}")
+            self.s = math.ceil(self.p / (math.exp(requested) + 1.0))
+        self.symmetric = bool(symmetric)
+        self.requested_eps = requested
+        self.a0 = self.s / self.p
+        self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.kind = "deletion" if symmetric else "replacement"
+        # realised eps: log of the largest likelihood ratio between two inputs
+        self.eps = math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
+        if symmetric:  # deletion eps w.r.t. rho = uniform (a, b)
+            self.eps = math.log(self.a1 / self.a0)
+        self.bits_per_report = 2 * math.ceil(math.log2(self.p))
+
+    # -- client -------------------------------------------------------------------------------
+    def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> FieldReports:
+        """For each x: z ~ Bern(a1), a uniform in F_p, r uniform in [0, s) if z else [s, p),
+        b = (r - a (x+1)) mod p. O(1) per report."""
+        xs = check_items(xs, self.k)
+        n = xs.size
+        a = entropy.integers(self.p, n)
+        z = entropy.uniform(n) < self.a1
+        r = np.where(z, entropy.integers(self.s, n), self.s + entropy.integers(self.p - self.s, n))
+        b = (r - a * (xs + 1)) % self.p
+        return FieldReports(a, b, self.p)
+
+    def randomize(self, x: int, entropy: Entropy = SYSTEM) -> tuple[int, int]:
+        rep = self.randomize_many(np.array([x]), entropy)
+        return int(rep.a[0]), int(rep.b[0])
+
+    # -- server -------------------------------------------------------------------------------
+    def check_reports(self, reports) -> FieldReports:
+        if not isinstance(reports, FieldReports):
+            raise TypeError(f"reports must be FieldReports, got {type(reports).__name__}")
+        if reports.p != self.p:
+            raise ValueError(f"reports are over F_{reports.p}, this oracle uses F_{self.p}")
+        return reports
+
+    def count_one(self, reports, j):
+        r = self.check_reports(reports)
+        return int(pi_count_one(r.a, r.b, int(j), self.p, self.s))
+
+    def counts(self, reports, algorithm: str = "auto") -> np.ndarray:
+        """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper."""
+        r = self.check_reports(reports)
+        if algorithm == "auto":
+            algorithm = "enum" if 1.5 * self.s < self.k else "direct"
+        chunks = chunks_for(len(r))
+        if algorithm == "direct":
+            return pi_hist_direct(r.a, r.b, self.k, self.p, self.s, chunks)
+        if algorithm == "enum":
+            inv = inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
+            return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, inv, chunks)
+        raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
+
+    # -- wire format ----------------------------------------------------------------------------
+    @property
+    def field_bits(self) -> int:
+        return math.ceil(math.log2(self.p))
+
+    def pack(self, reports: FieldReports) -> bytes:
+        """2 ceil(log2 p) bits per report, (a, b) big-endian bit order, zero-padded to a byte."""
+        r = self.check_reports(reports)
+        L = self.field_bits
+        v = (r.a.astype(np.uint64) << np.uint64(L)) | r.b.astype(np.uint64)
+        shifts = np.arange(2 * L - 1, -1, -1, dtype=np.uint64)
+        bits = ((v[:, None] >> shifts[None, :]) & np.uint64(1)).astype(np.uint8)
+        return np.packbits(bits.ravel()).tobytes()
+
+    def unpack(self, data: bytes, n: int) -> FieldReports:
+        """Inverse of pack for n reports; rejects a wrong length or field elements >= p."""
+        L = self.field_bits
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, got {type(data).__name__}")
+        need = math.ceil(n * 2 * L / 8)
+        if len(data) != need:
+            raise ValueError(f"{n} reports over F_{self.p} take {need} bytes, got {len(data)}")
+        bits = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8))[: n * 2 * L]
+        bits = bits.reshape(n, 2 * L).astype(np.uint64)
+        weights = np.uint64(1) << np.arange(2 * L - 1, -1, -1, dtype=np.uint64)
+        v = (bits * weights).sum(axis=1, dtype=np.uint64)
+        a = (v >> np.uint64(L)).astype(np.int64)
+        b = (v & np.uint64((1 << L) - 1)).astype(np.int64)
+        if np.any(a >= self.p) or np.any(b >= self.p):
+            raise ValueError(f"malformed reports: field elements outside F_{self.p}")
+        return FieldReports(a, b, self.p)
+
+
+class VectorPIRappor(FrequencyOracle):
+    """Generalised PI-RAPPOR over F_q^t (S6.2): h(x) = <a, x> + b, item j = base-q digits of j,
+    s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first."""
+
+    name = "pi-rappor-vector"
+
+    def __init__(self, k: int, eps: float, q: int, t: int | None = None, symmetric: bool = False):
+        self.k = V.domain_size(k)
+        requested = V.positive_finite(eps, "eps")
+        self.q = V.integer_at_least(q, "q", 3, MAX_PRIME)
+        if not is_prime(self.q):
+            raise ValueError(f"q must be prime, got {q}")
+        need_t = max(1, math.ceil(math.log(self.k) / math.log(self.q) - 1e-12))
+        while self.q ** need_t < self.k:
+            need_t += 1
+        self.t = need_t if t is None else V.integer_at_least(t, "t", need_t, 64)
+        if self.q ** (self.t + 1) >= 2 ** 62:
+            raise ValueError("q^(t+1) must stay below 2^62 (reports are packed in one int64)")
+        self.s = math.ceil(self.q / (math.exp(requested) + 1.0))
+        if self.s >= self.q:
+            raise ValueError(f"q={q} is too small for eps={eps}: need s = ceil(q alpha0) < q")
+        self.a0 = self.s / self.q
+        self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.kind = "deletion" if symmetric else "replacement"
+        self.eps = (math.log(self.a1 / self.a0) if symmetric
+                    else math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1))))
+        self.items = np.array([[(j // self.q ** d) % self.q for d in range(self.t)]
+                               for j in range(self.k)], dtype=np.int64)
+        self.bits_per_report = (self.t + 1) * math.ceil(math.log2(self.q))
+
+    def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
+        """Reports as an (n, t+1) array: a_0..a_{t-1}, b."""
+        xs = check_items(xs, self.k)
+        n = xs.size
+        a = entropy.integers(self.q, n * self.t).reshape(n, self.t)
+        z = entropy.uniform(n) < self.a1
+        r = np.where(z, entropy.integers(self.s, n), self.s + entropy.integers(self.q - self.s, n))
+        b = (r - (a * self.items[xs]).sum(axis=1)) % self.q
+        return np.column_stack([a, b])
+
+    def counts(self, reports) -> np.ndarray:
+        rep = np.asarray(reports, dtype=np.int64)
+        if rep.ndim != 2 or rep.shape[1] != self.t + 1:
+            raise ValueError(f"reports must have shape (n, {self.t + 1})")
+        if rep.size and (rep.min() < 0 or rep.max() >= self.q):
+            raise ValueError(f"malformed reports: field elements outside F_{self.q}")
+        # code = b + q (a_0 + q a_1 + ...): identical reports are decoded once
+        code = np.zeros(rep.shape[0], dtype=np.int64)
+        for d in range(self.t - 1, -1, -1):
+            code = code * self.q + rep[:, d]
+        code = code * self.q + rep[:, self.t]
+        codes, counts = np.unique(code, return_counts=True)
+        return vector_hits(codes, counts.astype(np.int64), self.items, self.q, self.t, self.s, self.k)
