@@ -88,9 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --n: largest eps0; with --eps0: smallest n (S2.6)")
     a.add_argument("--json", action="store_true", help="machine-readable output")
     a.set_defaults(func=_cmd_amplify)
-    from . import cli_accounting, cli_frequency
+    from . import cli_accounting, cli_frequency, cli_mean
     cli_accounting.register(sub)
     cli_frequency.register(sub)
+    cli_mean.register(sub)
     return parser
 
 

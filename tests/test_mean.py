@@ -1,0 +1,115 @@
+"""Mean estimation (SPEC S7): PrivUnit2 exactness, compression, baseline, bad input."""
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from ldpcompress import mean as M
+from ldpcompress.entropy import Entropy, deterministic_source
+
+
+def unit(d, seed=0):
+    v = np.random.default_rng(seed).normal(size=d)
+    return v / np.linalg.norm(v)
+
+
+def test_cap_probability_two_ways_and_monte_carlo():
+    d, gamma = 50, 0.2
+    cap = M.p_cap(d, gamma)
+    a = (d - 1) / 2
+    assert cap == pytest.approx(special.betainc(a, a, (1 - gamma) / 2), rel=1e-10)
+    g = np.random.default_rng(4).normal(size=(200_000, d))
+    frac = np.mean(g[:, 0] / np.linalg.norm(g, axis=1) >= gamma)
+    assert abs(frac - cap) < 5 * math.sqrt(cap * (1 - cap) / 200_000)
+
+
+@pytest.mark.parametrize("d, eps", [(20, 1.0), (200, 4.0), (100_000, 8.0)])
+def test_privacy_formula_and_optimised_split(d, eps):
+    par = M.optimal_params(d, eps)
+    assert par.eps == pytest.approx(eps, rel=1e-9) and par.eps <= eps * (1 + 1e-9)
+    assert math.isfinite(par.m) and par.m > 0
+    # the optimum beats nearby splits of the same budget
+    for shift in (-0.05, 0.05):
+        eps1 = math.log(par.p0 / (1 - par.p0)) + shift * eps
+        p0 = 1 / (1 + math.exp(-eps1))
+        other = M.params(d, p0, max(0.0, M.gamma_for_cap(d, 1 / (1 + math.exp(eps - eps1)))))
+        assert other.m <= par.m * (1 + 1e-6)
+
+
+def test_privunit_is_unbiased_and_norm_is_one_over_m():
+    d, n = 30, 20_000
+    mech = M.PrivUnit2(d, 2.0)
+    u = unit(d)
+    ent = Entropy(deterministic_source(1))
+    zs = np.array([mech.randomize(u, ent) for _ in range(n)])
+    assert np.allclose(np.sum(zs ** 2, axis=1), 1 / mech.par.m ** 2, rtol=1e-9)
+    cov_diag = np.var(zs, axis=0)
+    z = (zs.mean(axis=0) - u) / np.sqrt(cov_diag / n)
+    assert np.max(np.abs(z)) < 5
+    # the cap is hit with probability p0
+    inside = (zs @ u) * mech.par.m >= mech.par.gamma
+    assert abs(inside.mean() - mech.par.p0) < 5 * math.sqrt(mech.par.p0 * (1 - mech.par.p0) / n)
+
+
+def test_compressed_matches_uncompressed():
+    d, n = 40, 3000
+    u = unit(d, 2)
+    ent = Entropy(deterministic_source(9))
+    comp = M.CompressedPrivUnit2(d, 3.0, entropy=ent)
+    plain = M.PrivUnit2(d, 3.0)
+    zc = comp.decode_many(comp.encode_many([u] * n))
+    zp = np.array([plain.randomize(u, ent) for _ in range(n)])
+    assert stats.ks_2samp(zc @ u, zp @ u).pvalue > 1e-4
+    assert np.allclose(np.linalg.norm(zc, axis=1), 1 / comp.inner.par.m)
+    z = (zc.mean(axis=0) - u) / np.sqrt(np.var(zc, axis=0) / n)
+    assert np.max(np.abs(z)) < 5
+
+
+def test_split_copies_and_trials():
+    d, eps = 100, 8.0
+    k = M.choose_split(d, eps, max_trials=50)
+    comp = M.CompressedPrivUnit2(d, eps, split=k)
+    assert comp.expected_trials <= 50 and len(comp.encode(unit(d))) == k
+    assert k == 1 or (k - 1) * math.exp(M.PrivUnit2(d, eps / (k - 1)).deletion_eps) > 50
+
+
+def test_decoding_is_deterministic():
+    comp = M.CompressedPrivUnit2(16, 2.0)
+    rep = comp.encode(unit(16))
+    assert np.array_equal(comp.decode(rep), comp.decode(list(rep)))
+    assert np.array_equal(comp.decode(rep), M.CompressedPrivUnit2(16, 2.0).decode(rep))
+
+
+def test_short_vectors_are_rounded_unbiasedly():
+    d, n = 10, 20_000
+    x = 0.3 * unit(d, 5)
+    ob = M.OneBitSphere(d, 1.0)
+    ent = Entropy(deterministic_source(3))
+    zs = np.array([ob.randomize(x, ent) for _ in range(n)])
+    z = (zs.mean(axis=0) - x) / np.sqrt(np.var(zs, axis=0) / n)
+    assert np.max(np.abs(z)) < 5
+
+
+@pytest.mark.parametrize("call", [
+    lambda: M.PrivUnit2(10, 1.0).randomize(np.ones(10)),
+    lambda: M.PrivUnit2(10, 1.0).randomize(np.ones(9) / 3),
+    lambda: M.PrivUnit2(10, 0.0),
+    lambda: M.PrivUnit2(1, 1.0),
+    lambda: M.CompressedPrivUnit2(10, 1.0).encode(np.full(10, np.nan)),
+    lambda: M.CompressedPrivUnit2(10, 1.0, split=2).decode([bytes(17)]),
+    lambda: M.params(10, 0.4, 0.1),
+])
+def test_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_mean_cli(capsys):
+    from ldpcompress.cli import main
+    import json
+    assert main(["mean", "--d", "50", "--n", "500", "--eps", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for name in ("privunit2", "privunit2-compressed"):
+        assert out[name]["mse"] < 5 * out[name]["predicted"]
+    assert out["privunit2-compressed"]["bytes"] == 17 * out["split"]
