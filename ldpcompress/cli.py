@@ -88,10 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --n: largest eps0; with --eps0: smallest n (S2.6)")
     a.add_argument("--json", action="store_true", help="machine-readable output")
     a.set_defaults(func=_cmd_amplify)
-    from . import cli_accounting, cli_frequency, cli_mean
-    cli_accounting.register(sub)
-    cli_frequency.register(sub)
-    cli_mean.register(sub)
+    from . import cli_accounting, cli_frequency, cli_mean, cli_scale
+    for module in (cli_accounting, cli_frequency, cli_mean, cli_scale):
+        module.register(sub)
     return parser
 
 
@@ -100,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         args.func(args)
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, ImportError, OSError) as err:
         print(f"ldpcompress: error: {err}", file=sys.stderr)
         return 2
     return 0
