@@ -69,8 +69,12 @@ def pi_count_one(a, b, j, p, s):
 
 
 @njit(cache=True, parallel=True)
-def pi_hist_direct(a, b, k, p, s, nchunks):
-    """Counts of every item by evaluating h_i at every j: O(n k)."""
+def affine_hist(a, b, y, k, p, s, g, nchunks):
+    """Counts of every item by evaluating v = (a_i (j+1) + b_i) mod p at every j: O(n k).
+
+    g = 0: PI-RAPPOR, report i supports j when v < s. g > 0: optimized local hashing, report i
+    supports j when v mod g == y_i.
+    """
     n = a.shape[0]
     rows = np.zeros((nchunks, k), dtype=np.int64)
     for c in prange(nchunks):
@@ -79,8 +83,9 @@ def pi_hist_direct(a, b, k, p, s, nchunks):
         for i in range(lo, hi):
             ai = a[i]
             v = (ai + b[i]) % p  # h_i(1); h_i(x + 1) = h_i(x) + a_i
+            yi = y[i] if g > 0 else 0
             for j in range(k):
-                if v < s:
+                if (v < s) if g == 0 else (v % g == yi):
                     rows[c, j] += 1
                 v += ai
                 if v >= p:
@@ -127,27 +132,6 @@ def inverse_table(p):
     for x in range(2, p):
         inv[x] = (p - (p // x) * inv[p % x] % p) % p
     return inv
-
-
-@njit(cache=True, parallel=True)
-def olh_hist(a, b, y, k, p, g, nchunks):
-    """Optimized local hashing counts: report i supports j when ((a_i (j+1) + b_i) mod p) mod g
-    equals its bucket y_i. O(n k)."""
-    n = a.shape[0]
-    rows = np.zeros((nchunks, k), dtype=np.int64)
-    for c in prange(nchunks):
-        lo = c * n // nchunks
-        hi = (c + 1) * n // nchunks
-        for i in range(lo, hi):
-            ai = a[i]
-            v = (ai + b[i]) % p
-            for j in range(k):
-                if v % g == y[i]:
-                    rows[c, j] += 1
-                v += ai
-                if v >= p:
-                    v -= p
-    return rows.sum(axis=0)
 
 
 @njit(cache=True)

@@ -10,16 +10,13 @@ import numpy as np
 
 from . import report_files as RF
 from .estimators import binary_estimate
+from .optional import require
 from .pirappor import FieldReports
 
 
 def _dask():
-    try:
-        import dask
-        from dask.distributed import Client, LocalCluster
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("distributed aggregation needs: pip install 'ldpcompress[dask]'") from err
-    return dask, Client, LocalCluster
+    dask, dist = require("dask", "dask", "dask.distributed")
+    return dask, dist.Client, dist.LocalCluster
 
 
 def file_counts(path: str, meta: dict) -> tuple[np.ndarray, int]:

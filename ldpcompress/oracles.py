@@ -20,7 +20,7 @@ from . import randomizers as RZ
 from . import validate as V
 from .entropy import SYSTEM, Entropy
 from .estimators import binary_estimate, binary_variance
-from .kernels.field import fwht, next_prime, olh_hist
+from .kernels.field import affine_hist, fwht, next_prime
 
 
 def chunks_for(n: int) -> int:
@@ -176,8 +176,8 @@ class OLHOracle(FrequencyOracle):
 
     def counts(self, reports):
         r = np.ascontiguousarray(reports, dtype=np.int64)
-        return olh_hist(r[:, 0].copy(), r[:, 1].copy(), r[:, 2].copy(), self.k, self.p, self.g,
-                        chunks_for(r.shape[0]))
+        return affine_hist(r[:, 0].copy(), r[:, 1].copy(), r[:, 2].copy(), self.k, self.p, 0,
+                           self.g, chunks_for(r.shape[0]))
 
 
 class HadamardOracle(FrequencyOracle):

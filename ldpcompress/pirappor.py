@@ -14,7 +14,7 @@ import numpy as np
 
 from . import validate as V
 from .entropy import SYSTEM, Entropy
-from .kernels.field import (inverse_table, is_prime, next_prime, pi_count_one, pi_hist_direct,
+from .kernels.field import (affine_hist, inverse_table, is_prime, next_prime, pi_count_one,
                             pi_hist_enum, vector_hits)
 from .oracles import FrequencyOracle, check_items, chunks_for
 
@@ -106,7 +106,7 @@ class PIRappor(FrequencyOracle):
             algorithm = "enum" if 1.5 * self.s < self.k else "direct"
         chunks = chunks_for(len(r))
         if algorithm == "direct":
-            return pi_hist_direct(r.a, r.b, self.k, self.p, self.s, chunks)
+            return affine_hist(r.a, r.b, r.a, self.k, self.p, self.s, 0, chunks)
         if algorithm == "enum":
             inv = inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
             return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, inv, chunks)

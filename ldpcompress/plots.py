@@ -5,16 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import amplification as A
+from .optional import require
 
 
 def _pyplot():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("plots need the optional extra: pip install 'ldpcompress[plot]'") from err
-    return plt
+    matplotlib = require("plot", "matplotlib")
+    matplotlib.use("Agg")
+    return require("plot", "matplotlib.pyplot")
 
 
 def amplification_curves(eps0: float, ns, delta: float, k: int | None = None) -> dict:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .optional import require
 from .pirappor import FieldReports, PIRappor
 
 FORMAT = 1
@@ -19,13 +20,7 @@ META_KEY = b"ldpcompress"
 
 
 def _pyarrow():
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("report files need the optional extra: pip install 'ldpcompress[dask]'"
-                          ) from err
-    return pa, pq
+    return require("dask", "pyarrow", "pyarrow.parquet")
 
 
 def oracle_metadata(oracle: PIRappor) -> dict:

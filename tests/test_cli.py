@@ -61,3 +61,10 @@ def test_demo_table_and_bad_oracle(capsys):
     assert main(["demo", "--n", "5000", "--k", "50"]) == 0
     assert "top-10 items" in capsys.readouterr().out
     assert main(["demo", "--n", "0"]) == 2
+
+
+def test_missing_extra_names_it():
+    import pytest
+    from ldpcompress.optional import require
+    with pytest.raises(ImportError, match=r"ldpcompress\[plot\]"):
+        require("plot", "no_such_module_xyz")
