@@ -20,7 +20,8 @@ CHUNK_BITS = 2 * 10 ** 8
 
 def streamed(oracle, xs):
     """Client and server time (s) and counts, in chunks that keep reports under ~200 MB."""
-    step = max(1000, CHUNK_BITS // max(oracle.bits_per_report, 64))
+    # ~200 MB of reports and at most 2e7 client uniforms per chunk
+    step = max(1000, min(CHUNK_BITS // max(oracle.bits_per_report, 64), 2 * 10 ** 7 // oracle.k))
     t_client = t_server = 0.0
     counts = np.zeros(oracle.k)
     for lo in range(0, xs.size, step):
