@@ -241,10 +241,12 @@ class Accountant:
             total = one if total is None else total.compose(one, self.max_size)
         return total
 
-    def _rdp(self) -> np.ndarray:
-        curve = np.zeros(self.orders.size)
+    def _rdp(self, orders: np.ndarray | None = None) -> np.ndarray:
+        """The composed RDP curve (sum over events) at the given orders (default: the grid)."""
+        orders = self.orders if orders is None else orders
+        curve = np.zeros(orders.size)
         for event, times in self.events:
-            r = event.rdp(self.orders)
+            r = event.rdp(orders)
             if r is None:
                 raise ValueError(f"{type(event).__name__} has no RDP curve; use method='pld'")
             curve = curve + times * r
@@ -302,7 +304,8 @@ class Accountant:
             lower = self._pld(False)
             return self._pld(True).epsilon(delta), None if lower is None else lower.epsilon(delta)
         if method == "rdp":
-            return R.rdp_to_epsilon(self.orders, self._rdp(), delta)[0], None
+            refine = lambda a: float(self._rdp(np.array([a]))[0])  # noqa: E731
+            return R.rdp_to_epsilon(self.orders, self._rdp(), delta, refine)[0], None
         eps, d0, k = self._kov()
         return kov_epsilon(eps, d0, k, delta), None
 

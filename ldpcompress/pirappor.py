@@ -93,6 +93,15 @@ class PIRappor(FrequencyOracle):
             raise TypeError(f"reports must be FieldReports, got {type(reports).__name__}")
         if reports.p != self.p:
             raise ValueError(f"reports are over F_{reports.p}, this oracle uses F_{self.p}")
+        a, b = np.asarray(reports.a), np.asarray(reports.b)
+        if a.ndim != 1 or a.shape != b.shape:
+            raise ValueError("reports.a and reports.b must be 1-D arrays of the same length")
+        if not (np.issubdtype(a.dtype, np.integer) and np.issubdtype(b.dtype, np.integer)):
+            raise TypeError("report field elements must be integers")
+        if a.size and (min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= self.p):
+            raise ValueError(f"malformed reports: field elements outside F_{self.p}")
+        if a.dtype != np.int64 or b.dtype != np.int64:
+            reports = FieldReports(a.astype(np.int64), b.astype(np.int64), self.p)
         return reports
 
     def count_one(self, reports, j):

@@ -5,6 +5,7 @@ here is an upper bound on the mechanism's Renyi divergence at each order.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -26,24 +27,32 @@ def check_orders(orders) -> np.ndarray:
     return arr
 
 
+@functools.lru_cache(maxsize=32)
+def _clone_loss_atoms(n: int, q: float, p: float, h: float, tol: float):
+    """(losses, log masses) of the pessimistic loss grid of the S2.1 pair; the windows'
+    left-out mass sits at the largest possible loss log(p/(1-p))."""
+    big_l = math.log(p / (1.0 - p))
+    lo = -int(math.ceil(big_l / h)) - 1
+    pmf, out = clone_pld_grid(n, q, p, h, lo, 2 * (-lo) + 1, tol, True)
+    keep = pmf > 0
+    losses = np.append((lo + np.flatnonzero(keep)) * h, big_l)
+    with np.errstate(divide="ignore"):
+        log_mass = np.log(np.append(pmf[keep], out)) + 1e-12  # round the masses up
+    return losses, log_mass
+
+
 def clone_pair_rdp(n: int, q: float, p: float, orders=DEFAULT_ORDERS, h: float = 1e-5,
                    tol: float = 1e-30) -> np.ndarray:
     """D_alpha of the S2.1 pair (symmetric, so both directions), an upper bound per order.
 
     D_alpha = log E_P[e^((alpha-1) L)] / (alpha-1) over the pessimistic loss grid of step h
-    (losses rounded up); the mass the windows leave out is put at the largest possible loss
-    log(p/(1-p)), which also caps the result.
+    (losses rounded up, so every term is rounded up); capped by log(p/(1-p)).
     """
     orders = check_orders(orders)
-    big_l = math.log(p / (1.0 - p))
-    lo = -int(math.ceil(big_l / h)) - 1
-    pmf, out = clone_pld_grid(V.users(n), float(q), float(p), h, lo, 2 * (-lo) + 1, tol, True)
-    keep = pmf > 0
-    losses = np.append((lo + np.flatnonzero(keep)) * h, big_l)
-    log_mass = np.log(np.append(pmf[keep], out) + 1e-300) + 1e-12  # round the masses up
+    losses, log_mass = _clone_loss_atoms(V.users(n), float(q), float(p), float(h), float(tol))
     curve = np.array([np.logaddexp.reduce(log_mass + (a - 1.0) * losses) / (a - 1.0)
                       for a in orders])
-    return np.minimum(curve, big_l)
+    return np.minimum(curve, math.log(p / (1.0 - p)))
 
 
 def shuffled_rdp(n: int, eps0: float, orders=DEFAULT_ORDERS) -> np.ndarray:
