@@ -93,12 +93,3 @@ def krr_lower_delta(n, k, eps0, eps, tol):
             if vz < rest:
                 w *= (rest - vz) / (vz + 1.0) * (piz / (1.0 - piz)) if piz < 1.0 else 0.0
     return total / n
-
-
-@njit(cache=True)
-def krr_lower_delta_many(n, k, eps0, eps, tol):
-    """krr_lower_delta at every entry of the array eps."""
-    out = np.empty(eps.shape[0])
-    for i in range(eps.shape[0]):
-        out[i] = krr_lower_delta(n, k, eps0, eps[i], tol)
-    return out

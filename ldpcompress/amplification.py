@@ -303,6 +303,16 @@ def _params(n, eps0, k, delta0, **extra):
     return dict(n=n, eps0=eps0, k=k, delta0=delta0, **extra)
 
 
+def _common_args(n, eps0, k, delta0):
+    """Validated (n, eps0, k, delta0); k-RR is pure DP, so k and delta0 > 0 exclude each other."""
+    n, eps0 = V.users(n), V.positive_finite(eps0, "eps0")
+    k = None if k is None else V.domain_size(k)
+    delta0 = V.probability_closed_open(delta0, "delta0")
+    if delta0 > 0.0 and k is not None:
+        raise ValueError("k and delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
+    return n, eps0, k, delta0
+
+
 def epsilon(n, eps0, delta, *, k=None, delta0: float = 0.0, blocks: int | None = 64,
             lower: bool = True) -> AmplificationResult:
     """Central eps at delta for n shuffled eps0-LDP reports: the min over every sound bound.
@@ -310,14 +320,10 @@ def epsilon(n, eps0, delta, *, k=None, delta0: float = 0.0, blocks: int | None =
     k: the randomizer is k-RR (adds the S2.3 bounds and the k-RR lower bound).
     delta0 > 0: an (eps0, delta0)-DP randomizer (Thm 3.8 only).
     """
-    n, eps0 = V.users(n), V.positive_finite(eps0, "eps0")
+    n, eps0, k, delta0 = _common_args(n, eps0, k, delta0)
     delta = V.probability_open(delta, "delta")
-    k = None if k is None else V.domain_size(k)
-    delta0 = V.probability_closed_open(delta0, "delta0")
     start = time.perf_counter()
     if delta0 > 0.0:
-        if k is not None:
-            raise ValueError("k and delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
         bounds = [approx_epsilon(n, eps0, delta0, delta)]
         if not bounds[0].applicable:
             raise ValueError(f"no sound eps at delta={delta}: {bounds[0].note}")
@@ -341,14 +347,10 @@ def epsilon(n, eps0, delta, *, k=None, delta0: float = 0.0, blocks: int | None =
 def delta(n, eps0, eps, *, k=None, delta0: float = 0.0, blocks: int | None = 64,
           lower: bool = True) -> AmplificationResult:
     """Central delta at eps for n shuffled eps0-LDP reports: the min over every sound bound."""
-    n, eps0 = V.users(n), V.positive_finite(eps0, "eps0")
+    n, eps0, k, delta0 = _common_args(n, eps0, k, delta0)
     eps = V.nonnegative(eps, "eps")
-    k = None if k is None else V.domain_size(k)
-    delta0 = V.probability_closed_open(delta0, "delta0")
     start = time.perf_counter()
     if delta0 > 0.0:
-        if k is not None:
-            raise ValueError("k and delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
         bounds = [approx_delta(n, eps0, delta0, eps)]
         low = None
     else:
