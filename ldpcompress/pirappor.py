@@ -36,10 +36,16 @@ class FieldReports:
 
 def choose_field(k: int, eps: float) -> tuple[int, int]:
     """(p, s): the smallest prime p >= max(k+1, ceil(100 (e^eps + 1))), s = ceil(p alpha0) with
-    alpha0 = 1/(e^eps + 1), so the realised alpha0 = s/p >= alpha0 (S6.1)."""
+    alpha0 = 1/(e^eps + 1), so the realised alpha0 = s/p >= alpha0 (S6.1). When rounding s up
+    would reach s/p >= 1/2 (tiny eps: no privacy loss left to spend on the rounding), p grows to
+    the next prime until 2 s < p."""
     p = int(next_prime(max(k + 1, math.ceil(100 * (math.exp(eps) + 1)))))
+    while 2 * math.ceil(p / (math.exp(eps) + 1.0)) >= p:
+        p = int(next_prime(max(p + 1, int(p * 1.1))))
+        if p > MAX_PRIME:
+            break
     if p > MAX_PRIME:
-        raise ValueError(f"the field for k={k}, eps={eps} needs p={p} >= 2^31")
+        raise ValueError(f"no field below 2^31 serves k={k}, eps={eps}: eps is too small")
     return p, math.ceil(p / (math.exp(eps) + 1.0))
 
 
@@ -60,6 +66,9 @@ class PIRappor(FrequencyOracle):
             if not is_prime(self.p):
                 raise ValueError(f"p must be a prime > k, got {p}")
             self.s = math.ceil(self.p / (math.exp(requested) + 1.0))
+            if 2 * self.s >= self.p:
+                raise ValueError(f"p={p} is too small for eps={eps}: s = ceil(p/(e^eps+1)) "
+                                 f"must stay below p/2")
         self.symmetric = bool(symmetric)
         self.requested_eps = requested
         self.a0 = self.s / self.p
@@ -173,8 +182,8 @@ class VectorPIRappor(FrequencyOracle):
         if self.q ** (self.t + 1) >= 2 ** 62:
             raise ValueError("q^(t+1) must stay below 2^62 (reports are packed in one int64)")
         self.s = math.ceil(self.q / (math.exp(requested) + 1.0))
-        if self.s >= self.q:
-            raise ValueError(f"q={q} is too small for eps={eps}: need s = ceil(q alpha0) < q")
+        if 2 * self.s >= self.q:
+            raise ValueError(f"q={q} is too small for eps={eps}: need s = ceil(q alpha0) < q/2")
         self.a0 = self.s / self.q
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
         self.kind = "deletion" if symmetric else "replacement"

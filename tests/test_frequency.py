@@ -95,6 +95,13 @@ def test_histogram_algorithms_agree_exactly():
     assert np.all(oracle.counts(zero, "enum") == 2)
 
 
+@pytest.mark.parametrize("eps", [1e-4, 0.01, 0.3])
+def test_small_eps_keeps_a_positive_realised_eps(eps):
+    oracle = PIRappor(5, eps)
+    assert 2 * oracle.s < oracle.p and 0 < oracle.eps <= eps
+    assert oracle.a1 > oracle.a0
+
+
 def test_field_choice_and_wire_format():
     oracle = PIRappor(1000, 4.0)
     assert oracle.p > 1000 and oracle.p >= 100 * (math.exp(4) + 1)
@@ -127,6 +134,8 @@ def test_field_choice_and_wire_format():
     (lambda: PIRappor(10, 1.0, p=13).count_one(FieldReports(np.array([1]), np.array([-2]), 13), 0),
      ValueError),
     (lambda: VectorPIRappor(10, 1.0, q=9), ValueError),
+    (lambda: VectorPIRappor(10, 0.01, q=5), ValueError),
+    (lambda: PIRappor(10, 0.01, p=13), ValueError),
     (lambda: VectorPIRappor(10, 1.0, q=5).counts(np.full((2, 3), 7)), ValueError),
     (lambda: KRROracle(1, 1.0), ValueError),
 ])
