@@ -82,11 +82,18 @@ def _timed(fn, *args):
 
 
 def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = None) -> float:
-    """eps(delta) of one profile: upper end for upper bounds, lower end for lower bounds."""
+    """eps(delta) of one profile: upper end for upper bounds, lower end for lower bounds.
+
+    A given eps_max (a lower bound solved under the best upper bound) is usually within a
+    fraction of a percent of the answer, so the search starts just below it.
+    """
     tol = window_tol(delta)
-    eps_max = profile.eps0 if eps_max is None else eps_max
+    if eps_max is None:
+        eps_max, guess = profile.eps0, _first_guess(profile.n, profile.eps0, delta)
+    else:
+        guess = eps_max * (1.0 - 1e-3)
     return epsilon_for_delta(lambda e: profile.delta(e, tol), delta, eps_max,
-                             upper=profile.upper, guess=_first_guess(profile.n, profile.eps0, delta))
+                             upper=profile.upper, guess=guess)
 
 
 def _first_guess(n: int, eps0: float, delta: float) -> float:
