@@ -42,24 +42,34 @@ class Event:
 class ShuffledRound(Event):
     """n shuffled reports of any eps0-LDP randomizer (FMT21 Thm 3.2 pair, S2.2).
 
-    ``pld="exact"`` bins every atom of the pair (upper and lower grids, O(n e^-eps0) atoms);
-    ``pld="dots"`` builds the connect-the-dots upper PLD from ``points`` profile evaluations
-    (much faster for many distinct rounds at large n, slightly looser, no lower estimate).
+    ``pld_method="exact"`` bins every atom of the pair (upper and lower grids, about
+    288 n e^-eps0 atoms); ``"dots"`` builds the connect-the-dots upper PLD from ``points`` profile
+    evaluations (much faster at large n e^-eps0, slightly looser, no lower estimate); ``"auto"``
+    takes "exact" up to EXACT_ATOMS atoms, else "dots".
     """
 
     n: int
     eps0: float
-    pld_method: str = "exact"
+    pld_method: str = "auto"
     points: int = 120
+
+    EXACT_ATOMS = 2e7
 
     def __post_init__(self):
         object.__setattr__(self, "n", V.users(self.n))
         object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
-        if self.pld_method not in ("exact", "dots"):
-            raise ValueError(f"pld_method must be 'exact' or 'dots', got {self.pld_method!r}")
+        if self.pld_method not in ("auto", "exact", "dots"):
+            raise ValueError(f"pld_method must be 'auto', 'exact' or 'dots', got "
+                             f"{self.pld_method!r}")
+
+    def _method(self) -> str:
+        if self.pld_method != "auto":
+            return self.pld_method
+        atoms = 288.0 * self.n * math.exp(-self.eps0)
+        return "exact" if atoms <= self.EXACT_ATOMS else "dots"
 
     def pld(self, h, upper):
-        if self.pld_method == "dots":
+        if self._method() == "dots":
             if not upper:
                 return None
             general = GeneralProfile(self.n, self.eps0)
