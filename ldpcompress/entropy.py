@@ -10,33 +10,22 @@ from typing import Callable
 
 import numpy as np
 
-from .prg import SEED_BYTES
-
-_TWO53 = 2.0 ** -53
+from .prg import SEED_BYTES, WordStream
 
 
-class Entropy:
-    """Uniforms, integers and seeds drawn from ``source(nbytes)`` (default os.urandom)."""
+class Entropy(WordStream):
+    """Seeds, and the uniforms, integers, Gaussians of ``WordStream``, drawn from
+    ``source(nbytes)`` (default os.urandom)."""
 
     def __init__(self, source: Callable[[int], bytes] = os.urandom):
         self.source = source
 
+    def words(self, count: int) -> np.ndarray:
+        return np.frombuffer(self.source(8 * count), dtype="<u8")
+
     def seeds(self, count: int) -> list[bytes]:
         raw = self.source(SEED_BYTES * count)
         return [raw[i * SEED_BYTES:(i + 1) * SEED_BYTES] for i in range(count)]
-
-    def uniform(self, count: int) -> np.ndarray:
-        w = np.frombuffer(self.source(8 * count), dtype="<u8")
-        return (w >> np.uint64(11)).astype(np.float64) * _TWO53
-
-    def integers(self, m: int, count: int) -> np.ndarray:
-        """Uniform integers in [0, m) by rejection on 64-bit words (no modulo bias)."""
-        limit = np.uint64((2 ** 64 // m) * m - 1)
-        out = np.empty(0, dtype=np.int64)
-        while out.size < count:
-            w = np.frombuffer(self.source(8 * (count - out.size)), dtype="<u8")
-            out = np.concatenate([out, (w[w <= limit] % np.uint64(m)).astype(np.int64)])
-        return out[:count]
 
 
 SYSTEM = Entropy()

@@ -169,7 +169,7 @@ class PrivUnit2(Randomizer):
             t = 1.0 - 2.0 * special.betaincinv(a, a, c2 * p.cap)
         else:
             t = 2.0 * special.betaincinv(a, a, c2 * (1 - p.cap)) - 1.0
-        g = _entropy_normal(entropy, self.d)
+        g = entropy.normal(self.d)
         w = g - np.dot(g, u) * u
         w /= np.linalg.norm(w)
         return (t * u + math.sqrt(max(0.0, 1 - t * t)) * w) / p.m
@@ -177,14 +177,6 @@ class PrivUnit2(Randomizer):
     def variance(self) -> float:
         """E|Z - u|^2 = 1/m^2 - 1 for a unit input."""
         return 1.0 / self.par.m ** 2 - 1.0
-
-
-def _entropy_normal(entropy: Entropy, d: int) -> np.ndarray:
-    """Standard Gaussians from CSPRNG uniforms (Box-Muller)."""
-    u = entropy.uniform(2 * ((d + 1) // 2))
-    r = np.sqrt(-2.0 * np.log1p(-u[0::2]))
-    th = 2 * math.pi * u[1::2]
-    return np.concatenate([r * np.cos(th), r * np.sin(th)])[:d]
 
 
 class CompressedPrivUnit2:
@@ -250,8 +242,7 @@ class OneBitSphere:
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
         u = round_to_sphere(check_vector(x, self.d), entropy)
-        z = _entropy_normal(entropy, self.d)
-        z /= np.linalg.norm(z)
+        z = entropy.sphere(self.d)
         toward = entropy.uniform(1)[0] < math.exp(self.eps) / (math.exp(self.eps) + 1)
         if (np.dot(z, u) >= 0) != toward:
             z = -z

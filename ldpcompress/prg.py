@@ -45,14 +45,12 @@ def uniform_at(seed: bytes, index: int) -> float:
     return (word_at(seed, index) >> 11) * _TWO53
 
 
-class PRG:
-    """A sequential stream of words from G(seed); each draw continues where the last stopped."""
-
-    def __init__(self, seed: bytes):
-        self._cipher = AES.new(check_seed(seed), AES.MODE_CTR, nonce=bytes(8), initial_value=0)
+class WordStream:
+    """Uniforms, bounded integers, Gaussians and sphere points derived from ``words(count)``
+    (little-endian uint64 words), as S5.1 fixes them; subclasses supply the words."""
 
     def words(self, count: int) -> np.ndarray:
-        return np.frombuffer(self._cipher.encrypt(bytes(8 * count)), dtype="<u8")
+        raise NotImplementedError
 
     def uniform(self, count: int) -> np.ndarray:
         """Uniform doubles in [0, 1) with 53 random bits."""
@@ -88,3 +86,13 @@ class PRG:
         """A uniform point of the unit sphere S^(d-1)."""
         g = self.normal(d)
         return g / np.linalg.norm(g)
+
+
+class PRG(WordStream):
+    """A sequential stream of words from G(seed); each draw continues where the last stopped."""
+
+    def __init__(self, seed: bytes):
+        self._cipher = AES.new(check_seed(seed), AES.MODE_CTR, nonce=bytes(8), initial_value=0)
+
+    def words(self, count: int) -> np.ndarray:
+        return np.frombuffer(self._cipher.encrypt(bytes(8 * count)), dtype="<u8")
