@@ -4,7 +4,6 @@ For d in {100, 1000, 10000}, eps in {2, 4, 8}: MSE of compressed vs uncompressed
 one-bit baseline (with the predicted values), encode time per report and expected trials with and
 without splitting, bytes per report (17 per seed vs 8 d).
 """
-import math
 import sys
 import time
 

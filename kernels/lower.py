@@ -8,8 +8,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, tail_dec_t,
-                       tail_direct, tail_move_t)
+from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, tail_direct,
+                       tail_move_t)
 
 
 @njit(cache=True)

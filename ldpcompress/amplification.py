@@ -18,7 +18,6 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 
 from . import validate as V
 from .kernels.clones import clone_delta_many

@@ -31,14 +31,7 @@ def _cmd_compose(args) -> None:
     print(f"{args.rounds:g} shuffled rounds of n={args.n:g} {kind} reports, eps0={args.eps0:g}, "
           f"delta={args.delta:g}")
     widths = ("method", "eps (upper)", "eps (lower)", "ms")
-    _table4(rows, widths)
-
-
-def _table4(rows, head) -> None:
-    w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
-    print("  ".join(h.ljust(x) for h, x in zip(head, w)))
-    for r in rows:
-        print("  ".join(c.ljust(x) for c, x in zip(r, w)))
+    print_table(rows, widths, rule=False)
 
 
 def vars_of(args) -> dict:
@@ -60,7 +53,7 @@ def _cmd_noise(args) -> None:
           f"{args.sensitivity:g} (S4)")
     rows = [(fmt(float(a)), fmt(float(g)), fmt(float(b)), fmt(float(e)))
             for a, g, b, e in zip(orders, gauss, lap_bound, lap_exact)]
-    _table4(rows, ("order", "Gaussian (exact)", "Laplace bound", "Laplace exact"))
+    print_table(rows, ("order", "Gaussian (exact)", "Laplace bound", "Laplace exact"), rule=False)
 
 
 def register(sub) -> None:

@@ -20,10 +20,12 @@ def fmt(value) -> str:
     return f"{value:.6g}"
 
 
-def print_table(rows: list[tuple[str, str, str]], head: tuple[str, str, str]) -> None:
-    widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+def print_table(rows: list[tuple[str, ...]], head: tuple[str, ...], rule: bool = True) -> None:
+    """Left-aligned columns as wide as their widest cell; a dashed rule under the head."""
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
     print(line)
-    print("-" * len(line))
+    if rule:
+        print("-" * len(line))
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, special
 
 from . import validate as V
 from .rdp import check_orders, gaussian_rdp, laplace_rdp

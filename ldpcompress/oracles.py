@@ -19,7 +19,7 @@ from numba import get_num_threads
 from . import randomizers as RZ
 from . import validate as V
 from .entropy import SYSTEM, Entropy
-from .estimators import binary_estimate, binary_variance
+from .estimators import BinaryEstimator
 from .kernels.field import affine_hist, fwht, next_prime
 
 
@@ -28,119 +28,47 @@ def chunks_for(n: int) -> int:
     return max(1, min(4 * get_num_threads(), n // 4096 + 1))
 
 
-def check_items(xs, k: int) -> np.ndarray:
-    """Items as an int64 array, each in [0, k)."""
-    arr = np.asarray(xs)
-    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError("xs must be a 1-D array of integer items")
-    if arr.size and (arr.min() < 0 or arr.max() >= k):
-        raise ValueError(f"every item must be in [0, {k}); got values in [{arr.min()}, {arr.max()}]")
-    return arr.astype(np.int64)
-
-
-class FrequencyOracle:
-    """Interface; subclasses set k, eps, kind, a0, a1, bits_per_report and the methods."""
+class FrequencyOracle(BinaryEstimator):
+    """Interface; subclasses set name, k, eps, kind, a0, a1, bits_per_report and define
+    ``randomize_many`` (client) and ``counts`` (server)."""
 
     name = ""
-    k: int
     eps: float
     kind: str  # "deletion" or "replacement"
-    a0: float
-    a1: float
     bits_per_report: int
 
     def randomize_many(self, xs, entropy: Entropy = SYSTEM):
         raise NotImplementedError
 
-    def n_reports(self, reports) -> int:
-        return len(reports)
 
-    def counts(self, reports) -> np.ndarray:
-        """How many reports support each item."""
-        raise NotImplementedError
-
-    def count_one(self, reports, j: int) -> int:
-        return int(self.counts(reports)[j])
-
-    def estimate(self, reports) -> np.ndarray:
-        return binary_estimate(self.counts(reports), self.n_reports(reports), self.a0, self.a1)
-
-    def estimate_one(self, reports, j: int) -> float:
-        j = V.integer_at_least(j, "j", 0, self.k - 1)
-        return float(binary_estimate(self.count_one(reports, j), self.n_reports(reports),
-                                     self.a0, self.a1))
-
-    def variance(self, n: int, f=0.0):
-        """Variance of the estimate of an item with true count f among n reports."""
-        return binary_variance(n, f, self.a0, self.a1)
-
-
-class KRROracle(FrequencyOracle):
+class KRROracle(RZ.KRR, FrequencyOracle):
     """k-ary randomized response (replacement eps): ceil(log2 k) bits."""
 
-    name, kind = "krr", "replacement"
+    name = "krr"
 
     def __init__(self, k: int, eps: float):
-        self.r = RZ.KRR(k, eps)
-        self.k, self.eps, self.a0, self.a1 = self.r.k, self.r.eps, self.r.a0, self.r.a1
+        super().__init__(k, eps)
         self.bits_per_report = max(1, math.ceil(math.log2(self.k)))
 
-    def randomize_many(self, xs, entropy=SYSTEM):
-        xs = check_items(xs, self.k)
-        keep = entropy.uniform(xs.size) < self.a1
-        other = entropy.integers(self.k - 1, xs.size)
-        other = other + (other >= xs)
-        return np.where(keep, xs, other)
 
-    def counts(self, reports):
-        return np.bincount(np.asarray(reports, dtype=np.int64), minlength=self.k)
-
-
-class RAPPOROracle(FrequencyOracle):
+class RAPPOROracle(RZ.RAPPOR, FrequencyOracle):
     """RAPPOR unary encoding (S5.4), symmetric (deletion) or asymmetric (replacement): k bits."""
 
     name = "rappor"
 
     def __init__(self, k: int, eps: float, symmetric: bool = False):
-        self.r = RZ.RAPPOR(k, eps, symmetric)
-        self.k, self.eps, self.a0, self.a1 = self.r.k, self.r.eps, self.r.a0, self.r.a1
-        self.kind = self.r.kind
+        super().__init__(k, eps, symmetric)
         self.bits_per_report = self.k
 
-    def randomize_many(self, xs, entropy=SYSTEM):
-        xs = check_items(xs, self.k)
-        bits = entropy.uniform(xs.size * self.k).reshape(xs.size, self.k) < self.a0
-        bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) < self.a1
-        return bits
 
-    def counts(self, reports):
-        return np.asarray(reports, dtype=bool).sum(axis=0).astype(np.int64)
-
-
-class SubsetOracle(FrequencyOracle):
+class SubsetOracle(RZ.SubsetSelection, FrequencyOracle):
     """Subset selection (replacement eps): a d-subset, d ceil(log2 k) bits."""
 
-    name, kind = "subset", "replacement"
+    name = "subset"
 
     def __init__(self, k: int, eps: float, d: int | None = None):
-        self.r = RZ.SubsetSelection(k, eps, d)
-        self.k, self.eps, self.a0, self.a1 = self.r.k, self.r.eps, self.r.a0, self.r.a1
-        self.d = self.r.d
+        super().__init__(k, eps, d)
         self.bits_per_report = self.d * max(1, math.ceil(math.log2(self.k)))
-
-    def randomize_many(self, xs, entropy=SYSTEM):
-        xs = check_items(xs, self.k)
-        n = xs.size
-        # random keys give a uniform ordering of the other k-1 items; take the first d or d-1
-        keys = entropy.uniform(n * self.k).reshape(n, self.k)
-        keys[np.arange(n), xs] = 2.0  # x sorts last
-        order = np.argsort(keys, axis=1)[:, : self.d]
-        include = entropy.uniform(n) < self.a1
-        order[include, self.d - 1] = xs[include]
-        return order
-
-    def counts(self, reports):
-        return np.bincount(np.asarray(reports).ravel(), minlength=self.k).astype(np.int64)
 
 
 class OLHOracle(FrequencyOracle):
@@ -164,7 +92,7 @@ class OLHOracle(FrequencyOracle):
         self.bits_per_report = 2 * math.ceil(math.log2(self.p)) + math.ceil(math.log2(self.g))
 
     def randomize_many(self, xs, entropy=SYSTEM):
-        xs = check_items(xs, self.k)
+        xs = V.items(xs, self.k)
         n = xs.size
         a = entropy.integers(self.p, n)
         b = entropy.integers(self.p, n)
@@ -204,7 +132,7 @@ class HadamardOracle(FrequencyOracle):
         return out
 
     def randomize_many(self, xs, entropy=SYSTEM):
-        xs = check_items(xs, self.k) + 1
+        xs = V.items(xs, self.k) + 1
         n = xs.size
         want_plus = entropy.uniform(n) < self.a1
         i = entropy.integers(self.big_k, n)

@@ -16,7 +16,7 @@ from . import validate as V
 from .entropy import SYSTEM, Entropy
 from .kernels.field import (affine_hist, inverse_table, is_prime, next_prime, pi_count_one,
                             pi_hist_enum, vector_hits)
-from .oracles import FrequencyOracle, check_items, chunks_for
+from .oracles import FrequencyOracle, chunks_for
 
 MAX_PRIME = 2 ** 31 - 1
 INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per report
@@ -84,7 +84,7 @@ class PIRappor(FrequencyOracle):
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> FieldReports:
         """For each x: z ~ Bern(a1), a uniform in F_p, r uniform in [0, s) if z else [s, p),
         b = (r - a (x+1)) mod p. O(1) per report."""
-        xs = check_items(xs, self.k)
+        xs = V.items(xs, self.k)
         n = xs.size
         a = entropy.integers(self.p, n)
         z = entropy.uniform(n) < self.a1
@@ -195,7 +195,7 @@ class VectorPIRappor(FrequencyOracle):
 
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Reports as an (n, t+1) array: a_0..a_{t-1}, b."""
-        xs = check_items(xs, self.k)
+        xs = V.items(xs, self.k)
         n = xs.size
         a = entropy.integers(self.q, n * self.t).reshape(n, self.t)
         z = entropy.uniform(n) < self.a1

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import validate as V
 from .entropy import SYSTEM, Entropy
-from .estimators import binary_estimate, binary_variance
+from .estimators import BinaryEstimator
 from .prg import PRG, uniform_at, word_at
 
 
@@ -51,6 +51,10 @@ class Randomizer:
         return self.ratio(x, self.decode_seed(seed))
 
     def randomize(self, x: int, entropy: Entropy = SYSTEM):
+        """R(x) with true randomness: the batch randomizer on one item."""
+        return self.randomize_many(np.array([self.check_item(x)]), entropy)[0]
+
+    def randomize_many(self, xs, entropy: Entropy = SYSTEM):
         raise NotImplementedError
 
 
@@ -58,7 +62,7 @@ def _check_eps(eps) -> float:
     return V.positive_finite(eps, "eps")
 
 
-class KRR(Randomizer):
+class KRR(Randomizer, BinaryEstimator):
     """k-ary randomized response (replacement eps): y = x w.p. e^eps/(e^eps+k-1), else uniform
     other. rho = Uniform[k]; ratio = k e^eps/(e^eps+k-1) at y = x, k/(e^eps+k-1) otherwise."""
 
@@ -86,24 +90,18 @@ class KRR(Randomizer):
             return self.ratio(x, w % self.k)
         return self.ratio(x, self.decode_seed(seed))
 
-    def randomize(self, x, entropy=SYSTEM):
-        x = self.check_item(x)
-        if entropy.uniform(1)[0] < self.a1:
-            return x
-        other = int(entropy.integers(self.k - 1, 1)[0])
-        return other + (other >= x)
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = V.items(xs, self.k)
+        keep = entropy.uniform(xs.size) < self.a1
+        other = entropy.integers(self.k - 1, xs.size)
+        other = other + (other >= xs)
+        return np.where(keep, xs, other)
 
     def counts(self, ys) -> np.ndarray:
         return np.bincount(np.asarray(ys, dtype=np.int64), minlength=self.k)
 
-    def estimate(self, ys) -> np.ndarray:
-        return binary_estimate(self.counts(ys), len(ys), self.a0, self.a1)
 
-    def variance(self, n: int, f=0.0):
-        return binary_variance(n, f, self.a0, self.a1)
-
-
-class RAPPOR(Randomizer):
+class RAPPOR(Randomizer, BinaryEstimator):
     """Unary encoding with independent bit flips (S5.4). ``symmetric=True``: a1 = 1 - a0,
     a0 = 1/(e^eps+1), deletion eps-DP. ``symmetric=False``: a1 = 1/2, a0 = 1/(e^eps+1),
     replacement eps-DP (deletion log((e^eps+1)/2) w.r.t. rho). rho = iid Bern(a0) bits; bit j
@@ -134,21 +132,17 @@ class RAPPOR(Randomizer):
     def ratio_from_seed(self, x, seed):
         return self._bit_ratio(uniform_at(seed, x) < self.a0)
 
-    def randomize(self, x, entropy=SYSTEM):
-        x = self.check_item(x)
-        bits = entropy.uniform(self.k) < self.a0
-        bits[x] = entropy.uniform(1)[0] < self.a1
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = V.items(xs, self.k)
+        bits = entropy.uniform(xs.size * self.k).reshape(xs.size, self.k) < self.a0
+        bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) < self.a1
         return bits
 
-    def estimate(self, ys) -> np.ndarray:
-        ys = np.asarray(ys, dtype=bool)
-        return binary_estimate(ys.sum(axis=0), ys.shape[0], self.a0, self.a1)
-
-    def variance(self, n: int, f=0.0):
-        return binary_variance(n, f, self.a0, self.a1)
+    def counts(self, ys) -> np.ndarray:
+        return np.asarray(ys, dtype=bool).sum(axis=0).astype(np.int64)
 
 
-class SubsetSelection(Randomizer):
+class SubsetSelection(Randomizer, BinaryEstimator):
     """d-subset of [k] containing x w.p. p = d e^eps/(d e^eps + k - d) (replacement eps).
     rho = uniform d-subset; ratio = p k/d if x in S else (1-p) k/(k-d). A user holding j' != j
     reports j w.p. a0 = (p (d-1) + (1-p) d)/(k-1)."""
@@ -167,37 +161,37 @@ class SubsetSelection(Randomizer):
         self.deletion_eps = max(abs(math.log(self.a1 * self.k / self.d)),
                                 abs(math.log((1 - self.a1) * self.k / (self.k - self.d))))
 
-    def _subset(self, ints: np.ndarray, k: int, d: int) -> np.ndarray:
-        """Partial Fisher-Yates: the first d entries of a permutation driven by ints[i] in
-        [0, k - i)."""
-        perm = np.arange(k)
-        for i in range(d):
+    def _subset(self, ints: np.ndarray) -> np.ndarray:
+        """Partial Fisher-Yates: the first d entries of a permutation of [k] driven by ints[i]
+        in [0, k - i)."""
+        perm = np.arange(self.k)
+        for i in range(self.d):
             j = i + int(ints[i])
             perm[i], perm[j] = perm[j], perm[i]
-        return np.sort(perm[:d])
+        return np.sort(perm[: self.d])
 
     def ratio_bounds(self):
         return sorted((self.a1 * self.k / self.d, (1 - self.a1) * self.k / (self.k - self.d)))
 
     def sample(self, prg):
         ints = np.array([prg.integers(self.k - i, 1)[0] for i in range(self.d)])
-        return self._subset(ints, self.k, self.d)
+        return self._subset(ints)
 
     def ratio(self, x, y):
         inside = bool(np.any(np.asarray(y) == x))
         return self.a1 * self.k / self.d if inside else (1 - self.a1) * self.k / (self.k - self.d)
 
-    def randomize(self, x, entropy=SYSTEM):
-        x = self.check_item(x)
-        rest = np.delete(np.arange(self.k), x)
-        take = self.d - 1 if entropy.uniform(1)[0] < self.a1 else self.d
-        ints = np.array([entropy.integers(self.k - 1 - i, 1)[0] for i in range(take)])
-        chosen = rest[self._subset(ints, self.k - 1, take)]
-        return np.sort(np.append(chosen, x)) if take == self.d - 1 else chosen
+    def randomize_many(self, xs, entropy=SYSTEM):
+        """Rows of sorted d-subsets: random keys order the other k-1 items uniformly; keep the
+        first d, or the first d-1 and x."""
+        xs = V.items(xs, self.k)
+        n = xs.size
+        keys = entropy.uniform(n * self.k).reshape(n, self.k)
+        keys[np.arange(n), xs] = 2.0  # x sorts last
+        order = np.argsort(keys, axis=1)[:, : self.d]
+        include = entropy.uniform(n) < self.a1
+        order[include, self.d - 1] = xs[include]
+        return np.sort(order, axis=1)
 
-    def estimate(self, ys) -> np.ndarray:
-        counts = np.bincount(np.concatenate([np.asarray(y) for y in ys]), minlength=self.k)
-        return binary_estimate(counts, len(ys), self.a0, self.a1)
-
-    def variance(self, n: int, f=0.0):
-        return binary_variance(n, f, self.a0, self.a1)
+    def counts(self, ys) -> np.ndarray:
+        return np.bincount(np.asarray(ys).ravel(), minlength=self.k).astype(np.int64)

@@ -75,3 +75,13 @@ def eps_array(eps, name: str = "eps") -> tuple[np.ndarray, bool]:
     if arr.size == 0 or np.isnan(arr).any() or (arr < 0).any():
         raise ValueError(f"{name} must be a non-empty array of values >= 0")
     return arr, False
+
+
+def items(xs, k: int) -> np.ndarray:
+    """A batch of items as an int64 array, each in [0, k)."""
+    arr = np.asarray(xs)
+    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError("xs must be a 1-D array of integer items")
+    if arr.size and (arr.min() < 0 or arr.max() >= k):
+        raise ValueError(f"every item must be in [0, {k}); got values in [{arr.min()}, {arr.max()}]")
+    return arr.astype(np.int64)
