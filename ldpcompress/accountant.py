@@ -226,7 +226,7 @@ class Accountant:
 
     def __init__(self, h: float = 1e-4, max_size: int = P.MAX_SIZE,
                  orders=R.DEFAULT_ORDERS):
-        self.h = P._check_grid(h)
+        self.h = P.check_grid(h)
         self.max_size = int(max_size)
         self.orders = R.check_orders(orders)
         self.events: list[tuple[Event, int]] = []

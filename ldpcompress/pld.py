@@ -140,28 +140,37 @@ def _suffix_sums(d: Direction, h: float):
     return losses, s1, s2
 
 
-def _delta_dir(d: Direction, h: float, eps: np.ndarray, upper: bool) -> np.ndarray:
-    losses, s1, s2 = _suffix_sums(d, h)
+def _slack(d: Direction, s1_i, upper: bool):
+    """Rounding allowance of inf + S1 - e^eps S2 plus the FFT error: + for upper, - for lower."""
+    slack = 8.0 * UNIT_ROUNDOFF * d.pmf.size * s1_i + d.err
+    return slack if upper else -slack
+
+
+def _delta_at(d: Direction, sums, eps: np.ndarray, upper: bool) -> np.ndarray:
+    """delta(eps) = inf + S1[i] - e^eps S2[i] (+ slack), i the first atom with L_i > eps."""
+    losses, s1, s2 = sums
     i = np.searchsorted(losses, eps, side="right")
-    val = d.inf_mass + s1[i] - np.exp(eps) * s2[i]
-    slack = 8.0 * UNIT_ROUNDOFF * d.pmf.size * s1[i] + d.err
-    val = val + slack if upper else val - slack
+    val = d.inf_mass + s1[i] - np.exp(eps) * s2[i] + _slack(d, s1[i], upper)
     return np.clip(val, 0.0, 1.0)
 
 
+def _delta_dir(d: Direction, h: float, eps: np.ndarray, upper: bool) -> np.ndarray:
+    return _delta_at(d, _suffix_sums(d, h), eps, upper)
+
+
 def _eps_dir(d: Direction, h: float, target: float, upper: bool) -> float:
-    losses, s1, s2 = _suffix_sums(d, h)
-    at_grid = _delta_dir(d, h, losses, upper)  # delta at each grid loss, non-increasing
-    if _delta_dir(d, h, np.array([0.0]), upper)[0] <= target:
+    sums = _suffix_sums(d, h)
+    losses, s1, s2 = sums
+    if _delta_at(d, sums, np.array([0.0]), upper)[0] <= target:
         return 0.0
+    at_grid = _delta_at(d, sums, losses, upper)  # delta at each grid loss, non-increasing
     if at_grid[-1] > target:
         return math.inf
     i = int(np.argmax(at_grid <= target))  # first grid point where delta <= target
     if i == 0:
         return max(0.0, float(losses[0]))
     # On (L_{i-1}, L_i] only atoms j >= i count: delta = inf + S1[i] - e^eps S2[i] + slack.
-    slack = 8.0 * UNIT_ROUNDOFF * d.pmf.size * s1[i] + d.err
-    num = d.inf_mass + s1[i] + (slack if upper else -slack) - target
+    num = d.inf_mass + s1[i] + _slack(d, s1[i], upper) - target
     eps = math.log(num / s2[i]) if num > 0.0 and s2[i] > 0.0 else float(losses[i])
     eps = min(max(eps, float(losses[i - 1])), float(losses[i]))
     eps = np.nextafter(eps, math.inf) if upper else eps
@@ -172,7 +181,8 @@ def _eps_dir(d: Direction, h: float, target: float, upper: bool) -> float:
 # Builders
 # ----------------------------------------------------------------------------------------------
 
-def _check_grid(h: float) -> float:
+def check_grid(h: float) -> float:
+    """A grid step h in (0, 1]."""
     h = float(h)
     if not (math.isfinite(h) and 0.0 < h <= 1.0):
         raise ValueError(f"grid step h must be in (0, 1], got {h!r}")
@@ -201,7 +211,7 @@ def _bin_atoms(losses: np.ndarray, masses: np.ndarray, h: float, upper: bool,
 def from_pmfs(p: Sequence[float], q: Sequence[float], h: float = 1e-4,
               upper: bool = True) -> PLD:
     """PLD of an explicit pair of pmfs on a common finite support (both directions)."""
-    h = _check_grid(h)
+    h = check_grid(h)
     p = np.asarray(p, dtype=float)
     q = np.asarray(q, dtype=float)
     if p.shape != q.shape or p.ndim != 1:
@@ -222,7 +232,7 @@ def from_pmfs(p: Sequence[float], q: Sequence[float], h: float = 1e-4,
 def symmetric_atoms(losses, masses, h: float = 1e-4, upper: bool = True,
                     inf_mass: float = 0.0) -> PLD:
     """PLD of a symmetric pair given its loss atoms under P (one direction suffices)."""
-    h = _check_grid(h)
+    h = check_grid(h)
     return PLD(h, upper, (_bin_atoms(np.asarray(losses, float), np.asarray(masses, float), h,
                                      upper, inf_mass),))
 
@@ -239,22 +249,27 @@ def approx_dp(eps: float, delta: float, h: float = 1e-4, upper: bool = True) -> 
     return symmetric_atoms([eps, -eps], [hi, lo], h, upper, inf_mass=delta)
 
 
+def clone_pair_grid(n: int, q: float, p: float, h: float, upper: bool, tol: float = 1e-30):
+    """(lo, pmf, inf_mass): the S2.1 pair's losses binned by the Numba kernel on a grid that
+    covers every possible loss, [-log(p/(1-p)), log(p/(1-p))]."""
+    big_l = math.log(p / (1.0 - p))
+    lo = -int(math.ceil(big_l / h)) - 1
+    pmf, inf_mass = clone_pld_grid(n, q, p, h, lo, 2 * (-lo) + 1, tol, upper)
+    return lo, pmf, inf_mass
+
+
 def clone_pair(n: int, q: float, p: float, h: float = 1e-4, upper: bool = True,
                tol: float = 1e-30, max_size: int = MAX_SIZE) -> PLD:
     """PLD of the S2.1 clone pair, built atom by atom in a Numba kernel (symmetric pair)."""
-    h = _check_grid(h)
-    big_l = math.log(p / (1.0 - p))
-    lo = -int(math.ceil(big_l / h)) - 1
-    size = 2 * (-lo) + 1
-    pmf, inf_mass = clone_pld_grid(n, q, p, h, lo, size, tol, upper)
-    lo2, pmf, inf_mass = _trim(lo, pmf, inf_mass, upper, max_size)
-    return PLD(h, upper, (Direction(lo2, pmf, inf_mass),))
+    h = check_grid(h)
+    lo, pmf, inf_mass = _trim(*clone_pair_grid(n, q, p, h, upper, tol), upper, max_size)
+    return PLD(h, upper, (Direction(lo, pmf, inf_mass),))
 
 
 def gaussian(sigma: float, sensitivity: float = 1.0, h: float = 1e-4, upper: bool = True,
              tail: float = 1e-30, max_size: int = MAX_SIZE) -> PLD:
     """Gaussian mechanism: L ~ N(mu, 2 mu) under P with mu = s^2 / (2 sigma^2)."""
-    h = _check_grid(h)
+    h = check_grid(h)
     if not (sigma > 0 and math.isfinite(sigma)):
         raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
     mu = sensitivity ** 2 / (2.0 * sigma ** 2)
@@ -283,7 +298,7 @@ def gaussian(sigma: float, sensitivity: float = 1.0, h: float = 1e-4, upper: boo
 def laplace(scale: float, sensitivity: float = 1.0, h: float = 1e-4, upper: bool = True) -> PLD:
     """Laplace mechanism: atoms at +-s/b (masses 1/2, e^(-s/b)/2) and a continuous part with
     P(L <= l) = e^(-(s - b l)/(2b))/2 in between (SPEC S3.2)."""
-    h = _check_grid(h)
+    h = check_grid(h)
     if not (scale > 0 and math.isfinite(scale)):
         raise ValueError(f"scale must be a positive finite number, got {scale!r}")
     top = sensitivity / scale
@@ -309,7 +324,7 @@ def from_profile(delta_fn: Callable[[float], float], eps_max: float, h: float = 
     """
     if not upper:
         raise ValueError("from_profile builds pessimistic PLDs only (upper=True)")
-    h = _check_grid(h)
+    h = check_grid(h)
     pos = eps_max * (np.linspace(0.0, 1.0, points) ** 2)
     d_pos = np.array([min(1.0, max(0.0, delta_fn(float(e)))) for e in pos])
     neg = -pos[:0:-1]

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import optimize
 
 from . import validate as V
-from .kernels.renyi import clone_pld_grid
+from .pld import clone_pair_grid
 
 DEFAULT_ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arange(2.0, 12.0, 0.5),
                                  np.geomspace(12.0, 1e4, 40)])
@@ -31,11 +31,9 @@ def check_orders(orders) -> np.ndarray:
 def _clone_loss_atoms(n: int, q: float, p: float, h: float, tol: float):
     """(losses, log masses) of the pessimistic loss grid of the S2.1 pair; the windows'
     left-out mass sits at the largest possible loss log(p/(1-p))."""
-    big_l = math.log(p / (1.0 - p))
-    lo = -int(math.ceil(big_l / h)) - 1
-    pmf, out = clone_pld_grid(n, q, p, h, lo, 2 * (-lo) + 1, tol, True)
+    lo, pmf, out = clone_pair_grid(n, q, p, h, True, tol)
     keep = pmf > 0
-    losses = np.append((lo + np.flatnonzero(keep)) * h, big_l)
+    losses = np.append((lo + np.flatnonzero(keep)) * h, math.log(p / (1.0 - p)))
     with np.errstate(divide="ignore"):
         log_mass = np.log(np.append(pmf[keep], out)) + 1e-12  # round the masses up
     return losses, log_mass
