@@ -18,7 +18,7 @@ def main():
     from dask.distributed import Client, LocalCluster
     with tempfile.TemporaryDirectory() as tmp:
         oracle = PIRappor(K, EPS)
-        xs = np.random.default_rng(0).integers(0, K, N)
+        xs = np.random.default_rng(0).integers(0, K, N)  # simulated users' data, not privacy coins
         t = time.perf_counter()
         RF.write_reports(tmp, oracle, oracle.randomize_many(xs), SHARDS)
         print(f"wrote {N:.0e} reports in {SHARDS} shards: {time.perf_counter() - t:.2f} s")

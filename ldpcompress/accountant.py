@@ -230,6 +230,7 @@ class Accountant:
         self.max_size = int(max_size)
         self.orders = R.check_orders(orders)
         self.events: list[tuple[Event, int]] = []
+        self._composed: dict[bool, P.PLD | None] = {}  # composed PLDs until the next compose()
 
     def compose(self, event: Event, times: int = 1) -> "Accountant":
         if not isinstance(event, Event):
@@ -237,11 +238,18 @@ class Accountant:
                             f"{type(event).__name__}")
         times = V.integer_at_least(times, "times", 1)
         self.events.append((event, times))
+        self._composed.clear()
         return self
 
     # -- methods -------------------------------------------------------------------------------
     def _pld(self, upper: bool) -> P.PLD | None:
-        """The composed PLD; None (lower only) when some event has no optimistic PLD."""
+        """The composed PLD (kept for later queries); None (lower only) when some event has no
+        optimistic PLD."""
+        if upper not in self._composed:
+            self._composed[upper] = self._compose_pld(upper)
+        return self._composed[upper]
+
+    def _compose_pld(self, upper: bool) -> P.PLD | None:
         total = None
         for event, times in self.events:
             one = _event_pld(event, self.h, upper)

@@ -13,7 +13,7 @@ from .cli_util import number
 
 def simulate(d: int, n: int, seed: int = 0) -> np.ndarray:
     """n unit vectors scattered around one direction (simulated users' data, numpy is fine)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
     center = rng.normal(size=d)
     center /= np.linalg.norm(center)
     x = center + rng.normal(size=(n, d)) / math.sqrt(d)

@@ -38,7 +38,7 @@ class Progress:
 def zipf_data(n: int, k: int, exponent: float, seed: int) -> np.ndarray:
     """Simulated users' items: Zipf(exponent) ranks truncated to [0, k) (numpy is fine here: this
     is test data, not privacy randomness)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
     weights = 1.0 / np.arange(1, k + 1) ** exponent
     return rng.choice(k, size=n, p=weights / weights.sum())
 

@@ -7,6 +7,7 @@ Item x in [0, k) is the field element x + 1.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -126,9 +127,13 @@ class PIRappor(FrequencyOracle):
         if algorithm == "direct":
             return affine_hist(r.a, r.b, r.a, self.k, self.p, self.s, 0, chunks)
         if algorithm == "enum":
-            inv = inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
-            return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, inv, chunks)
+            return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, self._inverses, chunks)
         raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
+
+    @functools.cached_property
+    def _inverses(self) -> np.ndarray:
+        """Inverses mod p, built once per oracle (empty above INVERSE_TABLE_MAX: Fermat)."""
+        return inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
 
     # -- wire format ----------------------------------------------------------------------------
     @property

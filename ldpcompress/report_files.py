@@ -10,8 +10,6 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
-
 from .optional import require
 from .pirappor import FieldReports, PIRappor
 
@@ -82,11 +80,11 @@ def read_reports(path, oracle: PIRappor) -> FieldReports:
         table = pq.read_table(path, columns=["a", "b"])
     except Exception as err:
         raise ValueError(f"{path}: unreadable report columns ({err})") from None
-    a = table.column("a").to_numpy().astype(np.int64)
-    b = table.column("b").to_numpy().astype(np.int64)
-    if a.size and (a.min() < 0 or b.min() < 0 or a.max() >= oracle.p or b.max() >= oracle.p):
-        raise ValueError(f"{path}: field elements outside F_{oracle.p}")
-    return FieldReports(a, b, oracle.p)
+    reports = FieldReports(table.column("a").to_numpy(), table.column("b").to_numpy(), oracle.p)
+    try:
+        return oracle.check_reports(reports)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{path}: {err}") from None
 
 
 def expand(paths) -> list[str]:
