@@ -138,9 +138,12 @@ class PrivUnit2(Randomizer):
     def check_item(self, x):
         return check_vector(x, self.d)
 
-    def ratio_bounds(self):
+    def _cap_ratio(self, inside: bool) -> float:
         p = self.par
-        return sorted((p.p0 / p.cap, (1 - p.p0) / (1 - p.cap)))
+        return p.p0 / p.cap if inside else (1 - p.p0) / (1 - p.cap)
+
+    def ratio_bounds(self):
+        return sorted((self._cap_ratio(True), self._cap_ratio(False)))
 
     def sample(self, prg: PRG) -> np.ndarray:
         return prg.sphere(self.d)
@@ -150,14 +153,11 @@ class PrivUnit2(Randomizer):
 
     def ratio(self, x, y):
         u = x / np.linalg.norm(x)
-        p = self.par
-        inside = float(np.dot(y, u)) * p.m >= p.gamma  # y is Z = V/m when decoded
-        return p.p0 / p.cap if inside else (1 - p.p0) / (1 - p.cap)
+        return self._cap_ratio(float(np.dot(y, u)) * self.par.m >= self.par.gamma)  # y = V/m
 
     def ratio_from_seed(self, x, seed):
-        p = self.par
-        v = self.sample(PRG(seed))
-        return p.p0 / p.cap if float(np.dot(v, x)) >= p.gamma else (1 - p.p0) / (1 - p.cap)
+        """ratio on V itself (x is already a unit vector here), skipping the 1/m scaling."""
+        return self._cap_ratio(float(np.dot(self.sample(PRG(seed)), x)) >= self.par.gamma)
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Z = V/m with true randomness: t from the truncated Beta law, V = t u + sqrt(1-t^2) w."""
