@@ -86,6 +86,14 @@ def main():
             gen = A.general_epsilon(n, eps0, DELTA).value
             print(f"n={n:8d} eps0={eps0:3g} blanket={blk:.7f} ({t_blk * 1e3:8.1f} ms) "
                   f"unblocked ms={tf} rel.loss={loss} general={gen:.5f}")
+    print("\nhuge n, general bound eps(1e-6), eps0 = 1 (one query, warm)")
+    for n in [10 ** 9, 10 ** 10, 2 ** 53]:
+        start = time.perf_counter()
+        try:
+            val = f"{A.general_epsilon(n, 1.0, DELTA).value:.7g}"
+        except ValueError as err:
+            val = f"refused: {err}"
+        print(f"n={n:>16d} {time.perf_counter() - start:8.2f} s  {val}")
     code = ("import time; t=time.perf_counter(); import ldpcompress as L; "
             "L.epsilon(10**6, 4.0, 1e-6, lower=False); print(time.perf_counter()-t)")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

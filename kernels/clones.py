@@ -1,10 +1,14 @@
-"""Hockey-stick divergence of the generic clone pair (SPEC S2.1).
+"""Hockey-stick divergence of the generic clone pair (FMT21 Thm 3.2; docs/theory.md).
 
 C ~ Bin(n-1, q), A | C ~ Bin(C, 1/2), Delta ~ Bern(p); P = (A+Delta, C-A+1-Delta), Q the swap.
-H(P||Q) = sum_c w_c [al T_c(t_c - 1) + be T_c(t_c)] with al = p - E(1-p), be = (1-p) - E p,
+H(P||Q) = sum_c w_c [al T_c(t_c - 1) + be T_c(t_c)] with al = p - E pc, be = pc - E p,
 t_c = floor(theta (c+1)) + 1, theta = -be/(al - be). The sum walks c downward from the top of a
 window whose outside mass is bounded and added; tails follow by O(1) recurrences, so one
 evaluation costs O(window) = O(sqrt(n q log(1/tol))).
+
+Complements are arguments, never formed by subtraction: qc = 1 - q and pc = 1 - p are passed
+by the caller (for p = e^eps0/(e^eps0+1), pc = 1/(e^eps0+1)), so the pair's largest loss
+log(p/pc) keeps its digits at large eps0.
 """
 import math
 
@@ -17,41 +21,45 @@ from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_ta
 ANCHOR_EVERY = 4096
 DBL_MIN = 2.2250738585072014e-308
 CHERNOFF_EXP = 700.0  # c's whose tails are below e^-700 are skipped, their mass added
+EPS_CLAMP = 700.0  # e^eps is formed at min(eps, 700): H is non-increasing in eps, so this only raises it
+SUBNORMAL_ULP = 2.0 ** -1074  # absolute rounding of a probability in the subnormal range
 
 
 @njit(cache=True)
-def _kl_half(x):
-    """KL(Bern(x) || Bern(1/2)) in nats, for x in [1/2, 1]."""
-    if x >= 1.0:
+def _kl_half(x, xc):
+    """KL(Bern(x) || Bern(1/2)) in nats, for x in [1/2, 1], with xc = 1 - x given."""
+    if xc <= 0.0:
         return math.log(2.0)
-    return x * math.log(2.0 * x) + (1.0 - x) * math.log(2.0 * (1.0 - x))
+    return x * math.log(2.0 * x) + xc * math.log(2.0 * xc)
 
 
 @njit(cache=True)
-def _chernoff_exponent(c, theta):
-    """c KL(theta - 2/c || 1/2): Pr[Bin(c,1/2) >= t_c - 2] <= exp(-this) (Chernoff)."""
+def _chernoff_exponent(c, theta, theta_c):
+    """c KL(theta - 2/c || 1/2): Pr[Bin(c,1/2) >= t_c - 2] <= exp(-this) (Chernoff).
+
+    theta_c = 1 - theta (given, so theta near 1 keeps its digits)."""
     x = theta - 2.0 / c
     if x <= 0.5:
         return 0.0
-    return c * _kl_half(x)
+    return c * _kl_half(x, theta_c + 2.0 / c)
 
 
 @njit(cache=True)
-def negligible_from(lo, hi, theta):
+def negligible_from(lo, hi, theta, theta_c):
     """Smallest c in [lo, hi] from which every c' >= c has tail mass <= e^-700 at its threshold.
 
     The exponent grows with c once theta - 2/c > 1/2, so a bisection on it is exact. Returns
     hi + 1 when no c qualifies.
     """
-    if hi < 1 or _chernoff_exponent(hi, theta) < CHERNOFF_EXP:
+    if hi < 1 or _chernoff_exponent(hi, theta, theta_c) < CHERNOFF_EXP:
         return hi + 1
     a = max(lo, int(2.0 / (theta - 0.5)) + 1)
-    if a >= hi or _chernoff_exponent(a, theta) >= CHERNOFF_EXP:
+    if a >= hi or _chernoff_exponent(a, theta, theta_c) >= CHERNOFF_EXP:
         return max(a, lo) if a < hi else hi
     b = hi  # exponent(a) < 700 <= exponent(b)
     while b - a > 1:
         mid = (a + b) // 2
-        if _chernoff_exponent(mid, theta) >= CHERNOFF_EXP:
+        if _chernoff_exponent(mid, theta, theta_c) >= CHERNOFF_EXP:
             b = mid
         else:
             a = mid
@@ -70,37 +78,54 @@ def clone_threshold(c, theta):
 
 
 @njit(cache=True)
-def pair_coefficients(p, eps):
-    """(al, be, theta) = (p - E(1-p), (1-p) - E p, -be/(al-be)) rounded up; al <= 0 means H = 0."""
-    e = math.exp(eps)
-    # Raise both coefficients by their rounding-error bound: H is increasing in each, so
-    # the cancellation in p - e(1-p) near eps = log(p/(1-p)) can never make H optimistic.
-    al = p - e * (1.0 - p) + 4.0 * UNIT_ROUNDOFF * (e * (1.0 - p) + p)
-    be = (1.0 - p) - e * p + 4.0 * UNIT_ROUNDOFF * (e * p + (1.0 - p))
-    if not (al > 0.0):
-        return al, be, 1.0
-    return al, be, -be / (al - be)
+def rr_split(eps0):
+    """(p, pc) = (e^eps0/(e^eps0+1), 1/(e^eps0+1)) from x = e^-eps0: no subtraction, no overflow."""
+    x = math.exp(-eps0)
+    return 1.0 / (1.0 + x), x / (1.0 + x)
 
 
 @njit(cache=True)
-def clone_delta(n, q, p, eps, tol):
-    """delta(eps) = H_{e^eps}(P||Q) of the S2.1 pair, an upper bound within +tol (outside mass).
+def pair_coefficients(p, pc, eps):
+    """(al, be, theta, theta_c): al = p - E pc, be = pc - E p, both rounded up, and
+    theta = -be/(al - be), theta_c = al/(al - be) = 1 - theta; al <= 0 means H = 0.
 
-    The result is inflated by the accumulated rounding bound 4 * steps * u and by DBL_MIN per
-    term (mass that could underflow), so it is never below the exact value.
+    pc = 1 - p is an argument (never formed by subtraction). H is increasing in al and be, so
+    raising each by its rounding-error bound (and by E times the absolute rounding of a
+    subnormal pc) never makes H optimistic; e^eps is formed at min(eps, 700), which can only
+    raise H (it is non-increasing in eps).
     """
-    al, be, theta = pair_coefficients(p, eps)
+    e = math.exp(min(eps, EPS_CLAMP))
+    ep, epc = e * p, e * pc
+    al = p - epc + 4.0 * UNIT_ROUNDOFF * (epc + p) + e * SUBNORMAL_ULP
+    be = pc - ep + 4.0 * UNIT_ROUNDOFF * (ep + pc) + SUBNORMAL_ULP
+    if not (al > 0.0):
+        return al, be, 1.0, 0.0
+    d = al - be  # = (p - pc)(1 + E) up to the allowances
+    if not (d > 0.0 and be < 0.0):  # every a has a positive part (p = pc, E = 1): threshold 0
+        return al, be, 0.0, 1.0
+    return al, be, min(-be / d, 1.0), min(al / d, 1.0)
+
+
+@njit(cache=True)
+def clone_delta(n, q, qc, p, pc, eps, tol):
+    """delta(eps) = H_{e^eps}(P||Q) of the clone pair, an upper bound within +tol (outside mass).
+
+    qc = 1 - q and pc = 1 - p are given accurately by the caller. The result is inflated by the
+    accumulated rounding bound 8 * steps * u and by DBL_MIN per term (mass that could
+    underflow), so it is never below the exact value.
+    """
+    al, be, theta, theta_c = pair_coefficients(p, pc, eps)
     if al <= 0.0:
         return 0.0
     big_n = n - 1
-    lo, hi, outside = binom_window(big_n, q, 1.0 - q, tol)
-    skip = negligible_from(lo, hi, theta)
+    lo, hi, outside = binom_window(big_n, q, qc, tol)
+    skip = negligible_from(lo, hi, theta, theta_c)
     if skip <= hi:  # every H_c for c >= skip is at most e^-700; their weights sum to <= 1
         hi = max(lo, skip - 1)
         outside += math.exp(-CHERNOFF_EXP)
-    ratio_down = (1.0 - q) / q if q > 0.0 else 0.0
+    ratio_down = qc / q if q > 0.0 else 0.0
     c = hi
-    w = math.exp(binom_logpmf(c, big_n, q, 1.0 - q))
+    w = math.exp(binom_logpmf(c, big_n, q, qc))
     t = clone_threshold(c, theta)
     u, pm1 = tail_direct(c, t)
     total = 0.0
@@ -112,7 +137,7 @@ def clone_delta(n, q, p, eps, tol):
         # weight w_{c-1} = w_c * c / (N - c + 1) * (1-q)/q
         w *= c / (big_n - c + 1.0) * ratio_down
         if w < TINY:
-            w = math.exp(binom_logpmf(c - 1, big_n, q, 1.0 - q))
+            w = math.exp(binom_logpmf(c - 1, big_n, q, qc))
         u, pm1 = tail_dec_c(c, t, u, pm1)
         c -= 1
         nt = clone_threshold(c, theta)
@@ -128,9 +153,9 @@ def clone_delta(n, q, p, eps, tol):
 
 
 @njit(cache=True)
-def clone_delta_many(n, q, p, eps, tol):
+def clone_delta_many(n, q, qc, p, pc, eps, tol):
     """clone_delta at every entry of the array eps."""
     out = np.empty(eps.shape[0])
     for i in range(eps.shape[0]):
-        out[i] = clone_delta(n, q, p, eps[i], tol)
+        out[i] = clone_delta(n, q, qc, p, pc, eps[i], tol)
     return out

@@ -3,27 +3,55 @@
 PI-RAPPOR reports (a_i, b_i) in F_p^2 support item j (the field element j + 1) when
 (a_i (j+1) + b_i) mod p < s. All products stay below p^2 < 2^62 (p < 2^31), so int64 is exact.
 Histograms run in parallel over report chunks, each chunk with its own count row.
+The kernels trust their inputs: the Python side validates every report (range, dtype, shape)
+first, so no array is indexed by an unchecked value. Primality (Miller-Rabin) is exact for every
+n < 2^62: products mod n >= 2^31 go through ``mul_mod`` (double-and-add, no int64 overflow).
 """
 import numpy as np
 from numba import njit, prange
 
+SMALL_MODULUS = 1 << 31   # below this, a * b with a, b < n fits in int64
+MAX_MODULUS = 1 << 62     # mul_mod needs 2 n < 2^63
+MAX_FIELD = 2 ** 31 - 1   # the oracles' fields: largest prime below 2^31 (a Mersenne prime)
+
+
+@njit(cache=True)
+def mul_mod(a, b, n):
+    """a b mod n for 0 <= a, b < n < 2^62 without overflow: direct below 2^31, else
+    double-and-add (every intermediate stays below 2 n < 2^63)."""
+    if n < SMALL_MODULUS:
+        return a * b % n
+    result = 0
+    a %= n
+    b %= n
+    while b > 0:
+        if b & 1:
+            result += a
+            if result >= n:
+                result -= n
+        a += a
+        if a >= n:
+            a -= n
+        b >>= 1
+    return result
+
 
 @njit(cache=True)
 def pow_mod(a, e, p):
-    """a^e mod p by squaring (int64, p < 2^31)."""
+    """a^e mod p by squaring (int64, p < 2^62)."""
     result = 1
     a %= p
     while e > 0:
         if e & 1:
-            result = result * a % p
-        a = a * a % p
+            result = mul_mod(result, a, p)
+        a = mul_mod(a, a, p)
         e >>= 1
     return result
 
 
 @njit(cache=True)
 def is_prime(n):
-    """Deterministic Miller-Rabin for n < 3.3e24 (bases 2..41); exact for every int64."""
+    """Deterministic Miller-Rabin for n < 3.3e24 (bases 2..41); exact for every n < 2^62."""
     if n < 2:
         return False
     for sp in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
@@ -40,7 +68,7 @@ def is_prime(n):
             continue
         composite = True
         for _ in range(r - 1):
-            x = x * x % n
+            x = mul_mod(x, x, n)
             if x == n - 1:
                 composite = False
                 break
@@ -50,11 +78,33 @@ def is_prime(n):
 
 
 @njit(cache=True)
-def next_prime(n):
-    """Smallest prime >= n."""
+def _next_prime(n):
     while not is_prime(n):
         n += 1
     return n
+
+
+def next_prime(n, high: int = MAX_MODULUS - 1) -> int:
+    """Smallest prime >= n; ValueError when it would exceed ``high`` (at most 2^62 - 1, where
+    Miller-Rabin stays exact in int64). Prime gaps below 2^62 are < 1500, so this is fast."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an integer, got {type(n).__name__}")
+    n, high = int(n), min(int(high), MAX_MODULUS - 1)
+    if n > high:
+        raise ValueError(f"no prime in [{n}, {high}]: the field size must stay below {high + 1}")
+    p = int(_next_prime(max(n, 2)))
+    if p > high:
+        raise ValueError(f"the smallest prime >= {n} is {p}, above the limit {high}")
+    return p
+
+
+def prime(n) -> bool:
+    """Whether the integer n is prime (exact for n < 2^62; ValueError above)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an integer, got {type(n).__name__}")
+    if int(n) >= MAX_MODULUS:
+        raise ValueError(f"primality is supported below 2^62, got {n}")
+    return bool(is_prime(int(n)))
 
 
 @njit(cache=True)
@@ -171,3 +221,17 @@ def vector_hits(codes, counts, items, q, t, s, k):
             if v % q < s:
                 out[j] += counts[u]
     return out
+
+
+@njit(cache=True)
+def first_unsorted_row(rows, high):
+    """Index of the first row of a 2-D int64 array that is not strictly increasing within
+    [0, high), or -1 (sorted rows of distinct items in range: one pass)."""
+    w = rows.shape[1]
+    for i in range(rows.shape[0]):
+        bad = rows[i, 0] < 0 or rows[i, w - 1] >= high
+        for c in range(1, w):  # branch-free inner loop (vectorises)
+            bad |= rows[i, c] <= rows[i, c - 1]
+        if bad:
+            return i
+    return -1

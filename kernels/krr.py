@@ -1,10 +1,14 @@
-"""k-RR blanket pair with the blanket count revealed (SPEC S2.3(b)), blocked over m.
+"""k-RR blanket pair with the blanket count revealed (Balle et al. 2019; docs/theory.md),
+blocked over m.
 
 m ~ Bin(n-1, k/Z) others draw from the blanket; s ~ Bin(m, 2/k) of them land on {x1, x1'}.
-With T = V1 + V2, the pair given (m, T) is the S2.1 pair with c = T - 1, split
+With T = V1 + V2, the pair given (m, T) is the clone pair with c = T - 1, split
 p_eff = (p + rho/2)/(1 + rho), rho = C/(A+B) = cw (m - T + 1)/T, and mass A + B + C.
 A block of consecutive m uses its smallest m (largest p_eff, least private) for all its
 mass, which is sound because the pair is monotone in p_eff.
+
+Every probability is formed from x = e^-eps0 (Z = e^eps0 + k - 1, so x Z = 1 + (k-1) x): no
+complement is formed by subtraction and nothing overflows for large eps0.
 """
 import math
 
@@ -13,12 +17,26 @@ from numba import njit
 
 from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_tail_h,
                        tail_dec_c, tail_direct, tail_move_t)
-from .clones import DBL_MIN, clone_threshold, pair_coefficients
+from .clones import DBL_MIN, clone_threshold, pair_coefficients, rr_split
 
 
 @njit(cache=True)
-def _add_row(row, s_lo, s_hi, m, pm, wk):
-    """row[s - s_lo] += pm * Bin(m, wk)(s) for s in the window; returns the count of terms."""
+def krr_probs(k, eps0):
+    """(g, gc, r, rc, alpha, beta) of k-RR: blanket weight g = k/Z and 1 - g = (e^eps0-1)/Z,
+    r = 2/Z and 1 - r = (e^eps0+k-3)/Z, alpha = e^eps0/Z, beta = 1/Z, all from x = e^-eps0."""
+    x = math.exp(-eps0)
+    xz = 1.0 + (k - 1.0) * x
+    g = k * x / xz
+    gc = -math.expm1(-eps0) / xz
+    r = 2.0 * x / xz
+    rc = (-math.expm1(-eps0) + (k - 2.0) * x) / xz
+    return g, gc, r, rc, 1.0 / xz, x / xz
+
+
+@njit(cache=True)
+def _add_row(row, s_lo, s_hi, m, pm, wk, wkc):
+    """row[s - s_lo] += pm * Bin(m, wk)(s) for s in the window (wkc = 1 - wk); returns the
+    count of terms."""
     top = min(s_hi, m)
     if s_lo > top or pm == 0.0:
         return 0
@@ -28,8 +46,8 @@ def _add_row(row, s_lo, s_hi, m, pm, wk):
         return 1
     start = int(math.floor((m + 1.0) * wk))
     start = min(max(start, s_lo), top)
-    v0 = math.exp(math.log(pm) + binom_logpmf(start, m, wk, 1.0 - wk))
-    up = wk / (1.0 - wk)
+    v0 = math.exp(math.log(pm) + binom_logpmf(start, m, wk, wkc))
+    up = wk / wkc
     v = v0
     s = start
     count = 0
@@ -55,39 +73,35 @@ def blanket_tables(n, k, eps0, nblocks, tol):
     Returns (M, m_first, s_lo, outside) where outside >= the mass left out of the m and s
     windows (union bound) plus DBL_MIN-size allowances for underflowed terms.
     """
-    e0 = math.exp(eps0)
-    z = e0 + k - 1.0
-    g = k / z
+    g, gc, r, rc, _, _ = krr_probs(k, eps0)
     big_n = n - 1
-    m_lo, m_hi, om = binom_window(big_n, g, (e0 - 1.0) / z, 0.5 * tol)
-    r = 2.0 / z
-    s_lo, s_hi, os_ = binom_window(big_n, r, (e0 + k - 3.0) / z, 0.5 * tol)
+    m_lo, m_hi, om = binom_window(big_n, g, gc, 0.5 * tol)
+    s_lo, s_hi, os_ = binom_window(big_n, r, rc, 0.5 * tol)
     width = m_hi - m_lo + 1
-    nb = min(nblocks, width)
+    nb = max(1, min(nblocks, width))
     m_first = np.empty(nb, dtype=np.int64)
     for j in range(nb):
         m_first[j] = m_lo + (j * width) // nb
     tables = np.zeros((nb, s_hi - s_lo + 1))
     wk = 2.0 / k
+    wkc = (k - 2.0) / k
     terms = 0
     j = 0
     for m in range(m_lo, m_hi + 1):
         while j + 1 < nb and m >= m_first[j + 1]:
             j += 1
-        pm = math.exp(binom_logpmf(m, big_n, g, (e0 - 1.0) / z))
-        terms += _add_row(tables[j], s_lo, s_hi, m, pm, wk) + 2
+        pm = math.exp(binom_logpmf(m, big_n, g, gc))
+        terms += _add_row(tables[j], s_lo, s_hi, m, pm, wk, wkc) + 2
     return tables, m_first, s_lo, om + os_ + terms * TINY
 
 
 @njit(cache=True)
 def blanket_delta(tables, m_first, s_lo, k, eps0, eps, outside):
     """delta(eps) <= sum_blocks sum_T mass_j(T) H(pair(c = T-1, p_eff_j(T))) + outside."""
-    e0 = math.exp(eps0)
-    z = e0 + k - 1.0
-    alpha, beta = e0 / z, 1.0 / z
-    p = e0 / (e0 + 1.0)
-    wk = 2.0 / k
-    cw = 0.0 if k == 2 else (k - 2.0) * beta / (alpha + beta) * wk / (1.0 - wk)
+    _, _, _, _, alpha, beta = krr_probs(k, eps0)
+    p, pc = rr_split(eps0)
+    # (k-2) beta/(alpha+beta) * (2/k)/((k-2)/k) simplifies to 2 pc
+    cw = 0.0 if k == 2 else 2.0 * pc
     ns = tables.shape[1]
     s_hi = s_lo + ns - 1
     total = 0.0
@@ -107,7 +121,8 @@ def blanket_delta(tables, m_first, s_lo, k, eps0, eps, outside):
             if big_t <= s_hi:
                 mass += (k - 2.0) * beta * row[big_t - s_lo]
             rho = cw * max(0.0, mj - big_t + 1.0) / big_t
-            al, be, theta = pair_coefficients((p + 0.5 * rho) / (1.0 + rho), eps)
+            al, be, theta, _ = pair_coefficients((p + 0.5 * rho) / (1.0 + rho),
+                                                 (pc + 0.5 * rho) / (1.0 + rho), eps)
             if al <= 0.0:
                 break  # p_eff only falls as T falls: every smaller T is private too
             nt = clone_threshold(c, theta)

@@ -1,7 +1,7 @@
-"""Exact lower bounds (SPEC S2.4): attacks whose delta(eps) every upper bound must exceed.
+"""Exact lower bounds (docs/theory.md): attacks whose delta(eps) every upper bound must exceed.
 
 Here truncated mass is dropped and rounding is taken downward, so the values never exceed the
-exact ones.
+exact ones. Probabilities come from x = e^-eps0 (complements are never formed by subtraction).
 """
 import math
 
@@ -10,35 +10,60 @@ from numba import njit
 
 from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, tail_direct,
                        tail_move_t)
+from .clones import SUBNORMAL_ULP, rr_split
+from .krr import krr_probs
+
+
+@njit(cache=True)
+def _pmf_rel_err(b):
+    """Relative error bound of exp(binom_logpmf): a few ulps of the log's magnitude, exact at 1."""
+    if b == 1.0 or b == 0.0:
+        return 0.0
+    return (32.0 - 4.0 * math.log(b)) * UNIT_ROUNDOFF
 
 
 @njit(cache=True)
 def binary_rr_table(n, eps0, tol):
-    """pmf of B ~ Bin(n-1, 1-p) on a window (mass outside dropped): returns (lo, pmf array)."""
-    p = 1.0 / (1.0 + math.exp(-eps0))
+    """pmf of B ~ Bin(n-1, 1-p) on a window (mass outside dropped): returns (lo, pmf array,
+    relative-error bound of each pmf entry)."""
+    p, pc = rr_split(eps0)
     big_n = n - 1
-    lo, hi, _ = binom_window(big_n, 1.0 - p, p, tol)
+    lo, hi, _ = binom_window(big_n, pc, p, tol)
     b = np.empty(hi - lo + 1)
+    rel = np.empty(hi - lo + 1)
     for i in range(hi - lo + 1):
-        b[i] = math.exp(binom_logpmf(lo + i, big_n, 1.0 - p, p))
-    return lo, b
+        b[i] = math.exp(binom_logpmf(lo + i, big_n, pc, p))
+        rel[i] = _pmf_rel_err(b[i])
+    return lo, b, rel
 
 
 @njit(cache=True)
-def binary_rr_delta(lo, b, eps0, eps):
-    """Exact delta(eps) of K|X = B + Bern(1-p) vs K|X' = B + Bern(p) (both directions)."""
-    p = 1.0 / (1.0 + math.exp(-eps0))
-    e = math.exp(eps)
+def binary_rr_delta(lo, b, rel_b, big_n, eps0, eps):
+    """Exact delta(eps) of K|X = B + Bern(1-p) vs K|X' = B + Bern(p) (both directions), rounded
+    down: each difference loses its rounding-error bound (pmf errors included) before use.
+
+    b is the pmf of B ~ Bin(big_n, 1-p) on [lo, lo + len(b) - 1], rel_b its entries' relative
+    error bounds. Only outcomes K whose two
+    terms b(K) and b(K-1) are both known (inside the window, or truly 0 outside [0, big_n])
+    are summed: an outcome at a truncated edge would miss part of Q(K) and could overstate.
+    """
+    p, pc = rr_split(eps0)
+    e = math.exp(eps)  # may be inf for eps > 709: then e * 0 is avoided below
     nb = b.shape[0]
     h1 = 0.0
     h2 = 0.0
-    for i in range(nb + 1):
+    first = 0 if lo == 0 else 1
+    last = nb if lo + nb - 1 >= big_n else nb - 1
+    for i in range(first, last + 1):
         here = b[i] if i < nb else 0.0
         prev = b[i - 1] if i >= 1 else 0.0
-        pk = p * here + (1.0 - p) * prev
-        qk = (1.0 - p) * here + p * prev
-        d1 = pk - e * qk
-        d2 = qk - e * pk
+        rel = 4.0 * UNIT_ROUNDOFF + max(rel_b[i] if i < nb else 0.0, rel_b[i - 1] if i >= 1 else 0.0)
+        pk = p * here + pc * prev
+        qk = pc * here + p * prev
+        eq = e * qk if qk > 0.0 else 0.0
+        ep = e * pk if pk > 0.0 else 0.0
+        d1 = pk - eq - rel * (pk + eq) - e * SUBNORMAL_ULP
+        d2 = qk - ep - rel * (qk + ep) - e * SUBNORMAL_ULP
         if d1 > 0.0:
             h1 += d1
         if d2 > 0.0:
@@ -53,31 +78,38 @@ def krr_lower_delta(n, k, eps0, eps, tol):
     Under n users on z (multinomial N), P0(V) = N(V) f0(V)/n with
     f0 - E f1 = a1 V0 + K(T, Vz), a1 = (e^eps0 - 1)(1 + E), T = V0 + V1 ~ Bin(n, 2 beta),
     Vz | T ~ Bin(n - T, e^eps0/(e^eps0 + k - 3)), V0 | T ~ Bin(T, 1/2). The inner sum over V0
-    is a half-binomial tail; the pair is symmetric under x0 <-> x1.
+    is a half-binomial tail; the pair is symmetric under x0 <-> x1. Everything is computed
+    divided by e^eps0 (x = e^-eps0 as the scale), so nothing overflows; the scaled sum loses an
+    absolute allowance for subnormal rounding before it is scaled back.
     """
-    e0 = math.exp(eps0)
+    x = math.exp(-eps0)
     e = math.exp(eps)
-    z = e0 + k - 1.0
-    a1 = (e0 - 1.0) * (1.0 + e)
-    piz = e0 / (e0 + k - 3.0)
-    t_lo, t_hi, _ = binom_window(n, 2.0 / z, (e0 + k - 3.0) / z, tol)
+    em1 = math.expm1(eps)
+    x0m1 = math.expm1(-eps0)  # x - 1
+    _, _, r, rc, _, _ = krr_probs(k, eps0)
+    a1 = -x0m1 * (1.0 + e)  # (e^eps0 - 1)(1 + E) / e^eps0
+    piz = 1.0 / (1.0 + (k - 3.0) * x)
+    pizc = (k - 3.0) * x / (1.0 + (k - 3.0) * x)
+    t_lo, t_hi, _ = binom_window(n, r, rc, tol)
     total = 0.0
+    terms = 0
     for big_t in range(t_lo, t_hi + 1):
-        wt = math.exp(binom_logpmf(big_t, n, 2.0 / z, (e0 + k - 3.0) / z))
+        wt = math.exp(binom_logpmf(big_t, n, r, rc))
         if wt < TINY:
             continue
         rest = n - big_t
-        v_lo, v_hi, _ = binom_window(rest, piz, 1.0 - piz, tol)
-        w = math.exp(binom_logpmf(v_lo, rest, piz, 1.0 - piz))
+        v_lo, v_hi, _ = binom_window(rest, piz, pizc, tol)
+        w = math.exp(binom_logpmf(v_lo, rest, piz, pizc))
         t = -1
         u = 0.0
         pm1 = 0.0
         steps = 0
         for vz in range(v_lo, v_hi + 1):
             if w < TINY:
-                w = math.exp(binom_logpmf(vz, rest, piz, 1.0 - piz))
-            kk = (1.0 - e * e0) * big_t + (1.0 - e) * (rest - (1.0 - 1.0 / e0) * vz)
-            vstar = int(math.floor(-kk / a1)) + 1
+                w = math.exp(binom_logpmf(vz, rest, piz, pizc))
+            # K / e^eps0 = (x - E) T - (E - 1) x (rest - (1 - x) vz)
+            kk = (x - e) * big_t - em1 * x * (rest + x0m1 * vz)
+            vstar = int(math.floor(min(max(-kk / a1, -1.0), big_t + 1.0))) + 1
             vstar = min(max(vstar, 0), big_t + 1)
             if t < 0:
                 u, pm1 = tail_direct(big_t, vstar)
@@ -90,6 +122,8 @@ def krr_lower_delta(n, k, eps0, eps, tol):
             g -= 16.0 * (steps + 8) * UNIT_ROUNDOFF * (abs(mean_part) + abs(kk * u))
             if g > 0.0:
                 total += wt * w * g
+                terms += 1
             if vz < rest:
-                w *= (rest - vz) / (vz + 1.0) * (piz / (1.0 - piz)) if piz < 1.0 else 0.0
-    return total / n
+                w *= (rest - vz) / (vz + 1.0) * (piz / pizc) if pizc > 0.0 else 0.0
+    total = max(0.0, total - 4.0 * (terms + 1) * SUBNORMAL_ULP)
+    return total / (x * n) if total > 0.0 else 0.0

@@ -5,9 +5,16 @@
     acct.compose(Gaussian(sigma=3.0))
     acct.epsilon(delta=1e-6)   # -> AccountingResult(value, lower, method='pld', ...)
 
-The method is the tightest that applies: PLD (every event here has one), else RDP, else KOV
-(homogeneous (eps, delta) events only). ``method=`` forces one and raises when it cannot take
-an event.
+Every method that applies (PLD: every event has one; RDP: every event has a curve; KOV:
+identical (eps, delta) events) gives a sound upper bound, so ``method="auto"`` evaluates them
+all and reports the smallest, naming it; ``others`` holds every method's value. ``method=``
+forces one and raises when it cannot take an event.
+
+PLD grid step: unless the user fixes h, it is chosen from the composition so that the
+certified gap (upper - lower) is at most ``gap`` (1%) of eps. Few rounds use a round-up and a
+round-down grid (gap <= rounds x h); many rounds use one mean-preserving grid with the
+Gopi-Lee-Wutschitz 2021 concentration bound (gap ~ 2 h sqrt(rounds log(1/delta) / 2)). A grid
+that would exceed ``max_size`` points is coarsened, never truncated into eps = inf.
 """
 from __future__ import annotations
 
@@ -22,13 +29,23 @@ from . import pld as P
 from . import rdp as R
 from . import validate as V
 from .composition import kov_delta, kov_epsilon
-from .profiles import GeneralProfile, KRRBlanketProfile, general_pair
+from .profiles import GeneralProfile, KRRBlanketProfile
 
 
 class Event:
-    """A mechanism the accountant can compose. Subclasses are frozen dataclasses."""
+    """A mechanism the accountant can compose. Subclasses are frozen (hashable) dataclasses.
 
-    def pld(self, h: float, upper: bool) -> P.PLD:
+    Interface (override what applies; the defaults say "not available"):
+
+    * ``pld(h, rounding) -> PLD | None``: the PLD on a grid of step h; ``rounding`` is "up"
+      (pessimistic), "down" (optimistic) or "mean" (mean-preserving, GLW21). An event that
+      cannot round mean-preservingly may return its "up" grid for "mean" (the PLD records how it
+      was rounded); return None when a rounding is unavailable (e.g. no optimistic grid).
+    * ``rdp(orders) -> array | None``: an upper bound on its Renyi divergence at each order.
+    * ``approx_dp() -> (eps, delta) | None``: the event as an (eps, delta)-DP guarantee (KOV).
+    """
+
+    def pld(self, h: float, rounding: str) -> P.PLD | None:
         raise NotImplementedError
 
     def rdp(self, orders: np.ndarray) -> np.ndarray | None:
@@ -36,6 +53,14 @@ class Event:
 
     def approx_dp(self) -> tuple[float, float] | None:
         return None  # not an (eps, delta) event for KOV
+
+
+def _up(rounding: str) -> bool:
+    return rounding != "down"
+
+
+def _mean(rounding: str) -> bool:
+    return rounding == "mean"
 
 
 @dataclass(frozen=True)
@@ -54,10 +79,13 @@ class ShuffledRound(Event):
     points: int = 120
 
     EXACT_ATOMS = 2e7
+    EXACT_RDP_ATOMS = 2e6
+    DOTS_RDP_EPS0_MAX = 15.0  # the profiles' float arithmetic is checked up to here
 
     def __post_init__(self):
         object.__setattr__(self, "n", V.users(self.n))
         object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
+        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
         if self.pld_method not in ("auto", "exact", "dots"):
             raise ValueError(f"pld_method must be 'auto', 'exact' or 'dots', got "
                              f"{self.pld_method!r}")
@@ -68,18 +96,28 @@ class ShuffledRound(Event):
         atoms = 288.0 * self.n * math.exp(-self.eps0)
         return "exact" if atoms <= self.EXACT_ATOMS else "dots"
 
-    def pld(self, h, upper):
+    def _profile(self):
+        general = GeneralProfile(self.n, self.eps0)
+        return lambda e: general.delta(e, 1e-40)
+
+    def pld(self, h, rounding):
         if self._method() == "dots":
-            if not upper:
+            if not _up(rounding):
                 return None
-            general = GeneralProfile(self.n, self.eps0)
-            return P.from_profile(lambda e: general.delta(e, 1e-40), self.eps0, h, True,
-                                  self.points)
-        q, p = general_pair(self.eps0)
-        return P.clone_pair(self.n, q, p, h, upper)
+            return _dots_pld(self, self.eps0, self.points, h, rounding)
+        q, qc, p, pc = P.general_split(self.eps0)
+        return P.clone_pair(self.n, q, p, h, _up(rounding), mean=_mean(rounding), qc=qc, pc=pc)
 
     def rdp(self, orders):
-        return R.shuffled_rdp(self.n, self.eps0, orders)
+        """The curve of the exact loss grid when the pair has few atoms, the curve of the
+        connect-the-dots pair otherwise (cheap at any n); below eps0 = DOTS_RDP_EPS0_MAX both,
+        and their minimum (each is an upper bound)."""
+        small = 288.0 * self.n * math.exp(-self.eps0) <= self.EXACT_RDP_ATOMS
+        curve = R.shuffled_rdp(self.n, self.eps0, orders) if small else None
+        if self.eps0 <= self.DOTS_RDP_EPS0_MAX:
+            dots = _dots_rdp(self, self.eps0, orders, self.points)
+            curve = dots if curve is None else np.minimum(curve, dots)
+        return R.shuffled_rdp(self.n, self.eps0, orders) if curve is None else curve
 
 
 @dataclass(frozen=True)
@@ -95,17 +133,22 @@ class KRRShuffledRound(Event):
         object.__setattr__(self, "n", V.users(self.n))
         object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
         object.__setattr__(self, "k", V.domain_size(self.k))
+        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
-    def pld(self, h, upper):
-        if not upper:  # connect-the-dots bounds from above only: no optimistic estimate
-            return None
+    def _profile(self):
         general = GeneralProfile(self.n, self.eps0)
         blanket = KRRBlanketProfile(self.n, self.eps0, self.k)
-        fn = lambda e: min(general.delta(e, 1e-40), blanket.delta(e, 1e-40))  # noqa: E731
-        return P.from_profile(fn, self.eps0, h, True, self.points)
+        return lambda e: min(general.delta(e, 1e-40), blanket.delta(e, 1e-40))
+
+    def pld(self, h, rounding):
+        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
+            return None
+        return _dots_pld(self, self.eps0, self.points, h, rounding)
 
     def rdp(self, orders):
-        return R.shuffled_rdp(self.n, self.eps0, orders)
+        """The Renyi curve of the k-RR pair's own connect-the-dots PLD (it dominates the
+        shuffled k-RR pair, so its divergences are upper bounds), not the generic pair's."""
+        return _dots_rdp(self, self.eps0, orders, self.points)
 
 
 @dataclass(frozen=True)
@@ -119,8 +162,8 @@ class Gaussian(Event):
         V.positive_finite(self.sigma, "sigma")
         V.positive_finite(self.sensitivity, "sensitivity")
 
-    def pld(self, h, upper):
-        return P.gaussian(self.sigma, self.sensitivity, h, upper)
+    def pld(self, h, rounding):  # "mean" falls back to the round-up grid
+        return P.gaussian(self.sigma, self.sensitivity, h, _up(rounding))
 
     def rdp(self, orders):
         return R.gaussian_rdp(self.sigma, orders, self.sensitivity)
@@ -137,8 +180,8 @@ class Laplace(Event):
         V.positive_finite(self.scale, "scale")
         V.positive_finite(self.sensitivity, "sensitivity")
 
-    def pld(self, h, upper):
-        return P.laplace(self.scale, self.sensitivity, h, upper)
+    def pld(self, h, rounding):  # "mean" falls back to the round-up grid
+        return P.laplace(self.scale, self.sensitivity, h, _up(rounding))
 
     def rdp(self, orders):
         return R.laplace_rdp(self.scale, orders, self.sensitivity)
@@ -153,8 +196,8 @@ class PureDP(Event):
     def __post_init__(self):
         V.positive_finite(self.eps, "eps")
 
-    def pld(self, h, upper):
-        return P.pure_dp(self.eps, h, upper)
+    def pld(self, h, rounding):
+        return P.pure_dp(self.eps, h, _up(rounding), _mean(rounding))
 
     def rdp(self, orders):
         return R.pure_rdp(self.eps, orders)
@@ -174,8 +217,8 @@ class ApproxDP(Event):
         V.positive_finite(self.eps, "eps")
         V.probability_closed_open(self.delta, "delta")
 
-    def pld(self, h, upper):
-        return P.approx_dp(self.eps, self.delta, h, upper)
+    def pld(self, h, rounding):
+        return P.approx_dp(self.eps, self.delta, h, _up(rounding), _mean(rounding))
 
     def approx_dp(self):
         return self.eps, self.delta
@@ -193,15 +236,21 @@ class PairOfPmfs(Event):
         object.__setattr__(self, "q", tuple(float(v) for v in self.q))
         P.from_pmfs(self.p, self.q)  # validates
 
-    def pld(self, h, upper):
-        return P.from_pmfs(self.p, self.q, h, upper)
+    def pld(self, h, rounding):
+        return P.from_pmfs(self.p, self.q, h, _up(rounding), _mean(rounding))
 
 
 @dataclass(frozen=True)
 class AccountingResult:
-    """eps or delta of the composition: ``value`` (an upper bound) and ``lower`` (the
-    optimistic estimate of the same method, None when there is none), the method used, and
-    the other methods' upper values for comparison."""
+    """eps or delta of the composition.
+
+    ``value`` is the smallest sound upper bound over the methods evaluated and ``method`` names
+    it; ``others`` maps every method evaluated to its upper value (None: not applicable, see
+    ``notes``). ``lower`` is the PLD method's optimistic estimate (round-down grid, or the GLW21
+    lower estimate of a mean-rounded grid) of the law it accounts; None when there is none.
+    For connect-the-dots events that law is the dominating dots pair, so ``lower`` estimates
+    the accounted bound rather than the true eps. ``h`` is the PLD grid step used.
+    """
 
     query: str
     value: float
@@ -209,28 +258,34 @@ class AccountingResult:
     method: str
     others: dict = field(default_factory=dict)
     seconds: float = 0.0
+    h: float | None = None
+    notes: tuple = ()
 
     def __float__(self) -> float:
         return float(self.value)
 
 
 METHODS = ("auto", "pld", "rdp", "kov")
+DUAL_MAX_ROUNDS = 40  # up to this many rounds, round-up/round-down grids (gap <= T h) win
+H_MIN, H_MAX = 1e-7, 0.5
 
 
 class Accountant:
     """Records (event, times) pairs; answers epsilon(delta) and delta(eps) (S3.4).
 
-    h is the PLD grid step (the PLD gap between upper and lower is at most rounds * h in eps);
-    max_size caps the grid length.
+    h: the PLD grid step; None (default) chooses it per query so that the PLD gap
+    (upper - lower) is at most ``gap`` x eps. max_size caps the composed grid length: a grid
+    that would exceed it is coarsened (h grows) rather than truncated.
     """
 
-    def __init__(self, h: float = 1e-4, max_size: int = P.MAX_SIZE,
-                 orders=R.DEFAULT_ORDERS):
-        self.h = P.check_grid(h)
-        self.max_size = int(max_size)
+    def __init__(self, h: float | None = None, max_size: int = P.MAX_SIZE,
+                 orders=R.DEFAULT_ORDERS, gap: float = 0.01):
+        self.h = None if h is None else P.check_grid(h)
+        self.max_size = V.integer_at_least(max_size, "max_size", 2 ** 10, 2 ** 28)
         self.orders = R.check_orders(orders)
+        self.gap = V.positive_finite(gap, "gap")
         self.events: list[tuple[Event, int]] = []
-        self._composed: dict[bool, P.PLD | None] = {}  # composed PLDs until the next compose()
+        self._composed: dict = {}  # composed PLDs by (h, rounding) until the next compose()
 
     def compose(self, event: Event, times: int = 1) -> "Accountant":
         if not isinstance(event, Event):
@@ -241,30 +296,106 @@ class Accountant:
         self._composed.clear()
         return self
 
-    # -- methods -------------------------------------------------------------------------------
-    def _pld(self, upper: bool) -> P.PLD | None:
-        """The composed PLD (kept for later queries); None (lower only) when some event has no
-        optimistic PLD."""
-        if upper not in self._composed:
-            self._composed[upper] = self._compose_pld(upper)
-        return self._composed[upper]
+    @property
+    def rounds(self) -> int:
+        return sum(t for _, t in self.events)
 
-    def _compose_pld(self, upper: bool) -> P.PLD | None:
+    # -- PLD -----------------------------------------------------------------------------------
+    def _pld(self, h: float, rounding: str) -> P.PLD | None:
+        """The composed PLD (kept for later queries); None when some event has no PLD with
+        that rounding."""
+        key = (h, rounding)
+        if key not in self._composed:
+            self._composed[key] = self._compose_pld(h, rounding)
+        return self._composed[key]
+
+    def _compose_pld(self, h: float, rounding: str) -> P.PLD | None:
         total = None
         for event, times in self.events:
-            one = _event_pld(event, self.h, upper)
+            one = _event_pld(event, h, rounding)
             if one is None:
                 return None
             one = one.self_compose(times, self.max_size)
             total = one if total is None else total.compose(one, self.max_size)
         return total
 
+    def _scheme(self) -> str:
+        return "dual" if self.rounds <= DUAL_MAX_ROUNDS else "mean"
+
+    def _gap_per_h(self, delta: float) -> float:
+        """Predicted gap (upper - lower) in eps per unit of h for the scheme in use."""
+        t = self.rounds
+        if self._scheme() == "dual":
+            return float(t)
+        return 2.0 * math.sqrt(t * math.log(100.0 / delta) / 2.0) + 1.0
+
+    def _pld_at(self, h: float, fn):
+        """fn(upper_pld, lower_pld_or_None, scheme) on the grids of step h: scheme "dual" (a
+        round-down grid is the estimate) or "single" (the pessimistic grid's own estimate)."""
+        if self._scheme() == "dual":
+            up = self._pld(h, "up")
+            try:
+                low = self._pld(h, "down")
+            except P.GridTooLarge:
+                low = None
+            if low is not None:
+                return fn(up, low, "dual")
+            return fn(up, None, "single")  # no round-down grid: the up grid's own estimate
+        return fn(self._pld(h, "mean"), None, "single")
+
+    def _pld_query(self, fn, eps_scale: float | None, delta_for_gap: float, refine: bool = True):
+        """(upper, lower, h, notes): the PLD answer with h fixed by the user, or chosen so the
+        gap is <= self.gap x the answer. GridTooLarge coarsens h."""
+        notes = []
+        if self.h is not None:
+            h, auto = self.h, False
+        else:
+            auto = True
+            per_h = self._gap_per_h(delta_for_gap)
+            scale = eps_scale if eps_scale and math.isfinite(eps_scale) else 1.0
+            h = min(H_MAX, max(H_MIN, 0.8 * self.gap * scale / per_h))
+        coarsened = False
+        last = None
+        for _ in range(12):
+            try:
+                up, low = self._pld_at(h, fn)
+            except P.GridTooLarge as err:
+                if auto and h >= H_MAX:
+                    raise ValueError(f"no grid step up to {H_MAX} fits: {err}") from None
+                factor = max(4.0, 1.25 * err.points / err.cap)
+                if not auto:
+                    err.args = (f"{err} (h = {h:g} was fixed; omit h to let the accountant "
+                                f"choose it)",)
+                    raise
+                notes.append(f"grid step {h:.3g} needs {err.points:.3g} points: coarsened")
+                h, coarsened = min(H_MAX, h * factor), True
+                continue
+            last = (up, low, h)
+            if not (auto and refine) or coarsened or low is None or not math.isfinite(up):
+                break
+            gap = up - low
+            if gap <= self.gap * up or h <= H_MIN:
+                break
+            h = max(H_MIN, 0.8 * h * self.gap * up / gap)  # refine once more
+        if last is None:
+            raise ValueError("the PLD grid could not be sized: " + "; ".join(notes))
+        up, low, h = last
+        if not math.isfinite(up):
+            low = None
+            notes.append("pld: no grid point reaches the target (the grid's pessimistic mass "
+                         "exceeds it): not an answer")
+        if refine and low is not None and math.isfinite(up) and up > 0 and \
+                up - low > self.gap * up:
+            notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}")
+        return up, low, h, notes
+
+    # -- RDP / KOV -----------------------------------------------------------------------------
     def _rdp(self, orders: np.ndarray | None = None) -> np.ndarray:
         """The composed RDP curve (sum over events) at the given orders (default: the grid)."""
         orders = self.orders if orders is None else orders
         curve = np.zeros(orders.size)
         for event, times in self.events:
-            r = event.rdp(orders)
+            r = _event_rdp(event, tuple(orders.tolist()))
             if r is None:
                 raise ValueError(f"{type(event).__name__} has no RDP curve; use method='pld'")
             curve = curve + times * r
@@ -276,71 +407,128 @@ class Accountant:
             raise ValueError("KOV composition needs every event to be the same (eps, delta)-DP "
                              "event (PureDP or ApproxDP); use method='pld'")
         eps, delta = pairs.pop()
-        return eps, delta, sum(t for _, t in self.events)
+        return eps, delta, self.rounds
 
     def _check(self, method: str) -> str:
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         if not self.events:
             raise ValueError("the accountant has no events: call compose() first")
-        return "pld" if method == "auto" else method
+        return method
 
     # -- queries -------------------------------------------------------------------------------
     def epsilon(self, delta: float, method: str = "auto", compare: bool = False) -> AccountingResult:
         """Smallest eps with delta(eps) <= delta for the composition (an upper bound)."""
         delta = V.probability_open(delta, "delta")
-        method = self._check(method)
-        start = time.perf_counter()
-        value, lower = self._epsilon_by(method, delta)
-        others = self._others(method, compare, lambda m: self._epsilon_by(m, delta)[0])
-        return AccountingResult("epsilon", value, lower, method, others,
-                                time.perf_counter() - start)
+        return self._query("epsilon", delta, self._check(method), compare)
 
     def delta(self, eps: float, method: str = "auto", compare: bool = False) -> AccountingResult:
         """delta(eps) of the composition (an upper bound)."""
         eps = V.nonnegative(eps, "eps")
-        method = self._check(method)
+        return self._query("delta", eps, self._check(method), compare)
+
+    def _query(self, query: str, arg: float, method: str, compare: bool) -> AccountingResult:
         start = time.perf_counter()
-        value, lower = self._delta_by(method, eps)
-        others = self._others(method, compare, lambda m: self._delta_by(m, eps)[0])
-        return AccountingResult("delta", value, lower, method, others,
-                                time.perf_counter() - start)
+        methods = ("rdp", "kov", "pld") if (method == "auto" or compare) else (method,)
+        values: dict = {}
+        notes: list[str] = []
+        lower, h = None, None
+        for m in methods:
+            try:
+                if m == "pld":
+                    up, lower, h, pld_notes = self._pld_by(query, arg, values)
+                    notes += pld_notes
+                    values[m] = up
+                else:
+                    values[m] = self._by(m, query, arg)
+            except (ValueError, FloatingPointError) as err:
+                if m == method or (m == "pld" and isinstance(err, P.GridTooLarge)):
+                    raise  # a grid step the user fixed is refused, not silently skipped
+                values[m] = None
+                notes.append(f"{m}: {err}")
+        if method == "auto":
+            finite = {m: v for m, v in values.items() if v is not None and not math.isnan(v)}
+            if not finite:
+                raise ValueError("no method applies: " + "; ".join(notes))
+            best = min(finite, key=lambda m: (finite[m], m != "pld"))
+        else:
+            best = method
+        value = values[best]
+        if lower is not None and lower > value:
+            lower = value  # a tighter method beat the PLD's own optimistic estimate
+        others = {m: v for m, v in values.items() if m != best}
+        return AccountingResult(query, value, lower, best, others,
+                                time.perf_counter() - start, h, tuple(notes))
 
-    def _others(self, method, compare, fn) -> dict:
-        out = {}
-        if compare:
-            for m in ("pld", "rdp", "kov"):
-                if m != method:
-                    try:
-                        out[m] = fn(m)
-                    except ValueError:
-                        out[m] = None
-        return out
+    def _pld_by(self, query: str, arg: float, values: dict):
+        finite = [v for v in values.values() if v is not None and math.isfinite(v)]
+        if query == "epsilon":
+            scale = min(finite) if finite else self._scale_hint(arg)
 
-    def _epsilon_by(self, method: str, delta: float):
-        if method == "pld":
-            lower = self._pld(False)
-            return self._pld(True).epsilon(delta), None if lower is None else lower.epsilon(delta)
+            def fn(up, low, scheme):
+                if scheme == "single":
+                    return up.epsilon(arg), up.epsilon_lower(arg)
+                return up.epsilon(arg), None if low is None else low.epsilon(arg)
+            return self._pld_query(fn, scale, arg)
+
+        def fn_d(up, low, scheme):
+            if scheme == "single":
+                return up.delta(arg), up.delta_lower(arg)
+            return up.delta(arg), None if low is None else low.delta(arg)
+        return self._pld_query(fn_d, max(arg, 1e-3), 1e-6, refine=False)
+
+    def _scale_hint(self, delta: float) -> float | None:
+        """A rough eps (RDP, else KOV) to size the PLD grid when no other method was asked."""
+        for m in ("rdp", "kov"):
+            try:
+                v = self._by(m, "epsilon", delta)
+            except (ValueError, FloatingPointError):
+                continue
+            if math.isfinite(v):
+                return v
+        return None
+
+    def _by(self, method: str, query: str, arg: float) -> float:
         if method == "rdp":
-            refine = lambda a: float(self._rdp(np.array([a]))[0])  # noqa: E731
-            return R.rdp_to_epsilon(self.orders, self._rdp(), delta, refine)[0], None
+            if query == "epsilon":
+                refine = lambda a: float(self._rdp(np.array([a]))[0])  # noqa: E731
+                return R.rdp_to_epsilon(self.orders, self._rdp(), arg, refine)[0]
+            return rdp_delta(self.orders, self._rdp(), arg)
         eps, d0, k = self._kov()
-        return kov_epsilon(eps, d0, k, delta), None
+        return kov_epsilon(eps, d0, k, arg) if query == "epsilon" else kov_delta(eps, d0, k, arg)
 
-    def _delta_by(self, method: str, eps: float):
-        if method == "pld":
-            lower = self._pld(False)
-            return self._pld(True).delta(eps), None if lower is None else lower.delta(eps)
-        if method == "rdp":
-            return rdp_delta(self.orders, self._rdp(), eps), None
-        e, d0, k = self._kov()
-        return kov_delta(e, d0, k, eps), None
+
+@functools.lru_cache(maxsize=256)
+def _dots_atoms(event: Event, eps_max: float, points: int):
+    """The connect-the-dots atoms of an event's profile (independent of the Renyi order, so
+    computed once per event: the order refinement asks for many single orders)."""
+    return P.profile_atoms(event._profile(), eps_max, points)
+
+
+def _dots_pld(event: Event, eps_max: float, points: int, h: float, rounding: str) -> P.PLD:
+    """Connect-the-dots PLD (Doroshenko et al. 2022) of the event's profile on the grid."""
+    losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
+    return P.symmetric_atoms(losses, masses, h, True, inf_mass, mean=_mean(rounding))
+
+
+def _dots_rdp(event: Event, eps_max: float, orders, points: int) -> np.ndarray:
+    """Renyi curve of the event's connect-the-dots pair (see rdp.profile_rdp), capped by
+    eps_max."""
+    losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
+    return np.minimum(R.atoms_rdp(losses, masses, inf_mass, orders), eps_max)
 
 
 @functools.lru_cache(maxsize=64)
-def _event_pld(event: Event, h: float, upper: bool) -> P.PLD | None:
+def _event_pld(event: Event, h: float, rounding: str) -> P.PLD | None:
     """One event's PLD, cached: events are frozen (hashable) dataclasses."""
-    return event.pld(h, upper)
+    return event.pld(h, rounding)
+
+
+@functools.lru_cache(maxsize=256)
+def _event_rdp(event: Event, orders: tuple) -> np.ndarray | None:
+    """One event's RDP curve at the given orders, cached."""
+    r = event.rdp(np.array(orders))
+    return None if r is None else np.asarray(r, dtype=float)
 
 
 def rdp_delta(orders: np.ndarray, rdp: np.ndarray, eps: float) -> float:

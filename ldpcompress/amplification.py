@@ -99,34 +99,49 @@ def _first_guess(n: int, eps0: float, delta: float) -> float:
     """Where the solver starts probing: Thm 3.1's formula (without its condition), a few times
     the numerical answer; the probe walks down from it."""
     e0 = math.exp(min(eps0, 700.0))
-    inner = (8.0 * math.sqrt(e0 * math.log(4.0 / delta) / n) + 8.0 * e0 / n)
+    inner = (8.0 * math.sqrt(e0 * (math.log(4.0) - math.log(delta)) / n) + 8.0 * e0 / n)
     return min(eps0, math.log1p(inner))
 
 
 def _eps_bound(profile: Profile, delta: float, eps_max: float | None = None) -> Bound:
+    why = profile.unsupported()
+    if why is not None:
+        return Bound(profile.name, profile.label, None, profile.upper, note=why)
     value, secs = _timed(_profile_epsilon, profile, delta, eps_max)
     return Bound(profile.name, profile.label, value, profile.upper, seconds=secs)
 
 
 def _delta_bound(profile: Profile, eps: float) -> Bound:
+    why = profile.unsupported()
+    if why is not None:
+        return Bound(profile.name, profile.label, None, profile.upper, note=why)
     value, secs = _timed(profile.delta_at, eps)
     return Bound(profile.name, profile.label, value, profile.upper, seconds=secs)
 
 
-def clone_pair_delta(n, q, p, eps, tol: float = 1e-30):
-    """H_{e^eps}(P||Q) of the generic clone pair of SPEC S2.1 (upper bound, +outside mass).
+def clone_pair_delta(n, q, p, eps, tol: float = 1e-30, *, pc: float | None = None):
+    """H_{e^eps}(P||Q) of the generic clone pair (FMT21 Thm 3.2; upper bound, +outside mass).
 
-    n users, clone probability q in [0, 1], split p in [1/2, 1); eps scalar or array.
+    n users, clone probability q in [0, 1], split p in [1/2, 1]; eps scalar or array.
+    pc = 1 - p may be given (it must then agree with p to rounding, and be > 0): pass it
+    whenever p is close to 1, e.g. pc = 1/(e^eps0+1) for p = e^eps0/(e^eps0+1), since p itself
+    then carries few digits of 1 - p. Without pc, p < 1 is required and 1 - p (exact for
+    p >= 1/2) is used. 1 - q is formed as 1 - q (q is taken as exact).
     """
-    n = V.users(n)
-    q = float(q)
-    p = float(p)
-    if not 0.0 <= q <= 1.0:
-        raise ValueError(f"q must be in [0, 1], got {q!r}")
-    if not 0.5 <= p < 1.0:
-        raise ValueError(f"p must be in [1/2, 1), got {p!r}")
+    n = V.shuffle_users(n)
+    q = V.probability_in(q, "q", 0.0, 1.0)
+    tol = V.tolerance(tol)
+    if pc is None:
+        p = V.probability_in(p, "p", 0.5, 1.0, high_open=True)
+        pc = 1.0 - p
+    else:
+        p = V.probability_in(p, "p", 0.5, 1.0)
+        pc = V.probability_in(pc, "pc", 0.0, 0.5)
+        if not (pc > 0.0 and abs((p - 1.0) + pc) <= 2.0 ** -52):
+            raise ValueError(f"pc must be in (0, 1/2] and equal 1 - p to rounding, got p={p!r}, "
+                             f"pc={pc!r}")
     arr, scalar = V.eps_array(eps)
-    out = clone_delta_many(n, q, p, arr, tol)
+    out = clone_delta_many(n, q, 1.0 - q, p, pc, arr, tol)
     return float(out[0]) if scalar else out
 
 
@@ -136,13 +151,13 @@ def clone_pair_delta(n, q, p, eps, tol: float = 1e-30):
 
 def general_epsilon(n, eps0, delta) -> Bound:
     """eps(delta) for any eps0-LDP randomizer, numerical FMT21 Thm 3.2 (SPEC S2.2)."""
-    n, eps0, delta = V.users(n), V.positive_finite(eps0, "eps0"), V.probability_open(delta, "delta")
+    n, eps0, delta = V.shuffle_users(n), V.local_eps0(eps0), V.probability_open(delta, "delta")
     return _eps_bound(GeneralProfile(n, eps0), delta)
 
 
 def general_delta(n, eps0, eps) -> Bound:
     """delta(eps) for any eps0-LDP randomizer, numerical FMT21 Thm 3.2 (SPEC S2.2)."""
-    n, eps0, eps = V.users(n), V.positive_finite(eps0, "eps0"), V.nonnegative(eps, "eps")
+    n, eps0, eps = V.shuffle_users(n), V.local_eps0(eps0), V.nonnegative(eps, "eps")
     return _delta_bound(GeneralProfile(n, eps0), eps)
 
 
@@ -150,32 +165,34 @@ CLOSED_FORM_LABEL = "closed form (FMT21 Thm 3.1)"
 
 
 def _closed_form_condition(n: int, eps0: float, log4d: float) -> bool:
-    return eps0 <= math.log(n / (16.0 * log4d))
+    return eps0 <= math.log(n) - math.log(16.0 * log4d)
 
 
 def closed_form_epsilon(n, eps0, delta) -> Bound:
     """FMT21 Thm 3.1: log(1 + (e^eps0-1)/(e^eps0+1) (8 sqrt(e^eps0 L / n) + 8 e^eps0/n)),
     L = log(4/delta), valid only when eps0 <= log(n / (16 L)) (SPEC S2.2)."""
-    n, eps0, delta = V.users(n), V.positive_finite(eps0, "eps0"), V.probability_open(delta, "delta")
+    n, eps0, delta = V.users(n), V.local_eps0(eps0), V.probability_open(delta, "delta")
     start = time.perf_counter()
-    log4d = math.log(4.0 / delta)
+    log4d = math.log(4.0) - math.log(delta)
     if not _closed_form_condition(n, eps0, log4d):
         return Bound("closed_form", CLOSED_FORM_LABEL, None,
                      note=f"needs eps0 <= log(n/(16 log(4/delta))) = "
-                          f"{math.log(n / (16.0 * log4d)):.4g}", seconds=time.perf_counter() - start)
+                          f"{math.log(n) - math.log(16.0 * log4d):.4g}",
+                     seconds=time.perf_counter() - start)
     e0 = math.exp(eps0)
-    inner = (e0 - 1.0) / (e0 + 1.0) * (8.0 * math.sqrt(e0 * log4d / n) + 8.0 * e0 / n)
+    # (e^eps0 - 1)/(e^eps0 + 1) = tanh(eps0/2): no cancellation at tiny eps0
+    inner = math.tanh(0.5 * eps0) * (8.0 * math.sqrt(e0 * log4d / n) + 8.0 * e0 / n)
     value = min(eps0, math.log1p(inner) * (1.0 + 1e-15))
     return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=time.perf_counter() - start)
 
 
 def closed_form_delta(n, eps0, eps) -> Bound:
     """The smallest delta for which Thm 3.1 certifies eps (solved for L = log(4/delta))."""
-    n, eps0, eps = V.users(n), V.positive_finite(eps0, "eps0"), V.nonnegative(eps, "eps")
+    n, eps0, eps = V.users(n), V.local_eps0(eps0), V.nonnegative(eps, "eps")
     if eps >= eps0:
         return Bound("closed_form", CLOSED_FORM_LABEL, 0.0, note="eps >= eps0")
     e0 = math.exp(eps0)
-    x = math.expm1(eps) * (e0 + 1.0) / (e0 - 1.0) - 8.0 * e0 / n
+    x = math.expm1(eps) / math.tanh(0.5 * eps0) - 8.0 * e0 / n
     l_cap = n * math.exp(-eps0) / 16.0  # the validity condition, as a bound on L
     if x <= 0.0 or l_cap <= math.log(4.0):
         return Bound("closed_form", CLOSED_FORM_LABEL, None,
@@ -184,7 +201,9 @@ def closed_form_delta(n, eps0, eps) -> Bound:
     if big_l <= math.log(4.0):
         return Bound("closed_form", CLOSED_FORM_LABEL, None,
                      note="Thm 3.1 gives delta >= 1 at this eps")
-    return Bound("closed_form", CLOSED_FORM_LABEL, 4.0 * math.exp(-big_l))
+    # 4 e^-L underflows to 0 for huge L: report the smallest positive double instead (a
+    # delta of 0 would claim pure DP, which Thm 3.1 does not give)
+    return Bound("closed_form", CLOSED_FORM_LABEL, max(4.0 * math.exp(-big_l), 5e-324))
 
 
 def _krr_profiles(n, eps0, k, blocks):
@@ -198,38 +217,40 @@ def _lower_profile(n, eps0, k) -> Profile:
 
 def krr_split_epsilon(n, eps0, k, delta) -> Bound:
     """eps(delta) of shuffled k-RR by the split pair (SPEC S2.3(a))."""
-    n, eps0, k = V.users(n), V.positive_finite(eps0, "eps0"), V.domain_size(k)
+    n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
     return _eps_bound(KRRSplitProfile(n, eps0, k), V.probability_open(delta, "delta"))
 
 
 def krr_split_delta(n, eps0, k, eps) -> Bound:
     """delta(eps) of shuffled k-RR by the split pair (SPEC S2.3(a))."""
-    n, eps0, k = V.users(n), V.positive_finite(eps0, "eps0"), V.domain_size(k)
+    n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
     return _delta_bound(KRRSplitProfile(n, eps0, k), V.nonnegative(eps, "eps"))
 
 
 def krr_blanket_epsilon(n, eps0, k, delta, blocks: int | None = 64) -> Bound:
     """eps(delta) of shuffled k-RR by the blanket pair, count revealed (SPEC S2.3(b))."""
-    n, eps0, k = V.users(n), V.positive_finite(eps0, "eps0"), V.domain_size(k)
+    n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
+    blocks = V.blocks(blocks)
     return _eps_bound(KRRBlanketProfile(n, eps0, k, blocks), V.probability_open(delta, "delta"))
 
 
 def krr_blanket_delta(n, eps0, k, eps, blocks: int | None = 64) -> Bound:
     """delta(eps) of shuffled k-RR by the blanket pair, count revealed (SPEC S2.3(b))."""
-    n, eps0, k = V.users(n), V.positive_finite(eps0, "eps0"), V.domain_size(k)
+    n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
+    blocks = V.blocks(blocks)
     return _delta_bound(KRRBlanketProfile(n, eps0, k, blocks), V.nonnegative(eps, "eps"))
 
 
 def lower_epsilon(n, eps0, delta, k=None) -> Bound:
     """Exact lower bound on eps(delta): S2.4(b) for k-RR with k >= 3, else S2.4(a)."""
-    n, eps0 = V.users(n), V.positive_finite(eps0, "eps0")
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     return _eps_bound(_lower_profile(n, eps0, k), V.probability_open(delta, "delta"))
 
 
 def lower_delta(n, eps0, eps, k=None) -> Bound:
     """Exact lower bound on delta(eps): S2.4(b) for k-RR with k >= 3, else S2.4(a)."""
-    n, eps0 = V.users(n), V.positive_finite(eps0, "eps0")
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     return _delta_bound(_lower_profile(n, eps0, k), V.nonnegative(eps, "eps"))
 
@@ -242,13 +263,15 @@ APPROX_LABEL = "approximate-DP randomizer (FMT21 Thm 3.8)"
 
 
 def _approx_extra(n: int, eps0: float, delta0: float, eps: float) -> float:
+    if eps > 700.0:  # the term exceeds any delta < 1 unless delta0 = 0
+        return math.inf if delta0 > 0.0 else 0.0
     return (math.exp(eps) + 1.0) * (1.0 + 0.5 * math.exp(-eps0)) * n * delta0
 
 
 def approx_delta(n, eps0, delta0, eps) -> Bound:
     """delta(eps) = pair delta(eps) + (e^eps + 1)(1 + e^-eps0/2) n delta0 (SPEC S2.2), and
     at most delta0 once eps >= eps0 (one report is (eps0, delta0)-DP)."""
-    n, eps0 = V.users(n), V.positive_finite(eps0, "eps0")
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     delta0 = V.probability_closed_open(delta0, "delta0")
     eps = V.nonnegative(eps, "eps")
     prof = GeneralProfile(n, eps0)
@@ -261,7 +284,7 @@ def approx_delta(n, eps0, delta0, eps) -> Bound:
 def approx_epsilon(n, eps0, delta0, delta) -> Bound:
     """Smallest eps with pair delta(eps) + extra(eps) <= delta (convex in e^eps: the minimiser
     is found first, then the decreasing branch is solved); eps0 if delta >= delta0 is smaller."""
-    n, eps0 = V.users(n), V.positive_finite(eps0, "eps0")
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     delta0 = V.probability_closed_open(delta0, "delta0")
     delta = V.probability_open(delta, "delta")
     start = time.perf_counter()
@@ -311,7 +334,7 @@ def _params(n, eps0, k, delta0, **extra):
 
 def _common_args(n, eps0, k, delta0):
     """Validated (n, eps0, k, delta0); k-RR is pure DP, so k and delta0 > 0 exclude each other."""
-    n, eps0 = V.users(n), V.positive_finite(eps0, "eps0")
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     delta0 = V.probability_closed_open(delta0, "delta0")
     if delta0 > 0.0 and k is not None:
@@ -328,6 +351,7 @@ def epsilon(n, eps0, delta, *, k=None, delta0: float = 0.0, blocks: int | None =
     """
     n, eps0, k, delta0 = _common_args(n, eps0, k, delta0)
     delta = V.probability_open(delta, "delta")
+    blocks = V.blocks(blocks)
     start = time.perf_counter()
     if delta0 > 0.0:
         bounds = [approx_epsilon(n, eps0, delta0, delta)]
@@ -355,6 +379,7 @@ def delta(n, eps0, eps, *, k=None, delta0: float = 0.0, blocks: int | None = 64,
     """Central delta at eps for n shuffled eps0-LDP reports: the min over every sound bound."""
     n, eps0, k, delta0 = _common_args(n, eps0, k, delta0)
     eps = V.nonnegative(eps, "eps")
+    blocks = V.blocks(blocks)
     start = time.perf_counter()
     if delta0 > 0.0:
         bounds = [approx_delta(n, eps0, delta0, eps)]

@@ -2,40 +2,57 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import sys
 import time
 
 from . import amplification as amp
 from . import inverse
+from .cli_accounting import dump_json
 from .cli_util import fmt, number, print_table
 
 
+def _randomizer_kwargs(args) -> dict:
+    """k and delta0 exactly as the forward API takes them (it refuses k with delta0 > 0)."""
+    if args.k is not None and args.delta0 is not None:
+        raise ValueError("--k and --delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
+    return dict(k=args.k, delta0=0.0 if args.delta0 is None else args.delta0)
+
+
 def _amplify_forward(args) -> dict:
-    kwargs = dict(k=None if args.k is None else args.k, delta0=args.delta0)
-    if args.eps is not None and args.delta is None:
+    if args.n is None or args.eps0 is None:
+        raise ValueError("amplify needs --n and --eps0 (or --inverse to search for one of them)")
+    if args.eps is not None and args.delta is not None:
+        raise ValueError("give --delta (asks for eps) or --eps (asks for delta), not both; "
+                         "--inverse takes both as the target")
+    kwargs = _randomizer_kwargs(args)
+    if args.eps is not None:
         res = amp.delta(args.n, args.eps0, args.eps, **kwargs)
-    else:
-        if args.delta is None:
-            raise ValueError("give --delta (for eps) or --eps (for delta)")
+    elif args.delta is not None:
         res = amp.epsilon(args.n, args.eps0, args.delta, **kwargs)
+    else:
+        raise ValueError("give --delta (for eps) or --eps (for delta)")
     return res.as_dict()
 
 
 def _amplify_inverse(args) -> dict:
     if args.eps is None or args.delta is None:
         raise ValueError("--inverse needs the target --eps and --delta")
+    if args.n is not None and args.eps0 is not None:
+        raise ValueError("--inverse takes --n (finds the largest eps0) or --eps0 (finds the "
+                         "smallest n), not both: the other would be ignored")
+    kwargs = _randomizer_kwargs(args)
     start = time.perf_counter()
     if args.n is not None:
-        value = inverse.max_eps0(args.n, args.eps, args.delta, k=args.k)
+        value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs)
         what = "max_eps0"
     elif args.eps0 is not None:
-        value = inverse.min_n(args.eps0, args.eps, args.delta, k=args.k)
+        value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs)
         what = "min_n"
     else:
         raise ValueError("--inverse needs --n (to find the largest eps0) or --eps0 (smallest n)")
     return dict(query=what, value=value, params=dict(n=args.n, eps0=args.eps0, eps=args.eps,
-                                                     delta=args.delta, k=args.k),
+                                                     delta=args.delta, **kwargs),
                 seconds=time.perf_counter() - start)
 
 
@@ -52,21 +69,31 @@ def _show_forward(res: dict) -> None:
           f"lower bound: {fmt(res['lower'])}; total {res['seconds'] * 1e3:.1f} ms")
 
 
+def _floor_digits(value: float, digits: int = 6) -> str:
+    """value rounded *down* to `digits` significant digits: a largest certified eps0 printed
+    rounded up would be a value that was not certified."""
+    if value <= 0 or not math.isfinite(value):
+        return f"{value:g}"
+    d = max(0, digits - 1 - math.floor(math.log10(value)))
+    return f"{math.floor(value * 10 ** d) / 10 ** d:.{d}f}"
+
+
 def _show_inverse(res: dict) -> None:
     p = res["params"]
+    extra = "".join(f", {key}={p[key]:g}" for key in ("k", "delta0") if p.get(key))
     if res["query"] == "max_eps0":
-        print(f"Largest local eps0 for central ({p['eps']:g}, {p['delta']:g})-DP with n={p['n']}: "
-              f"{res['value']:.6g}")
+        print(f"Largest local eps0 for central ({p['eps']:g}, {p['delta']:g})-DP with "
+              f"n={p['n']:g}{extra}: {_floor_digits(res['value'])}")
     else:
-        print(f"Smallest n for central ({p['eps']:g}, {p['delta']:g})-DP with eps0={p['eps0']:g}: "
-              f"{res['value']}")
+        print(f"Smallest n for central ({p['eps']:g}, {p['delta']:g})-DP with "
+              f"eps0={p['eps0']:g}{extra}: {res['value']}")
     print(f"({res['seconds'] * 1e3:.1f} ms)")
 
 
 def _cmd_amplify(args) -> None:
     res = _amplify_inverse(args) if args.inverse else _amplify_forward(args)
     if args.json:
-        print(json.dumps(res, indent=2))
+        print(dump_json(res))
     elif args.inverse:
         _show_inverse(res)
     else:
@@ -82,8 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--delta", type=number, help="target delta (asks for eps)")
     a.add_argument("--eps", type=number, help="target eps (asks for delta; target for --inverse)")
     a.add_argument("--k", type=number, help="the randomizer is k-ary randomized response")
-    a.add_argument("--delta0", type=number, default=0.0,
-                   help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8)")
+    a.add_argument("--delta0", type=number, default=None,
+                   help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
     a.add_argument("--inverse", action="store_true",
                    help="with --n: largest eps0; with --eps0: smallest n (S2.6)")
     a.add_argument("--json", action="store_true", help="machine-readable output")

@@ -2,36 +2,63 @@
 from __future__ import annotations
 
 import json
-import time
+import math
 
 import numpy as np
 
 from . import accountant as A
 from . import noise as N
+from . import validate as V
 from .cli_util import fmt, number, print_table
+from .limits import check_bytes
+
+NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
+
+
+def dump_json(obj) -> str:
+    """Strict JSON: a non-finite number is an error, never the invalid token ``Infinity``."""
+    try:
+        return json.dumps(obj, indent=2, allow_nan=False)
+    except ValueError:
+        raise ValueError("a result is not a finite number (inf or nan): refusing to print it; "
+                         "check the inputs' ranges") from None
+
+
+def integral(value, name: str, low: int = 1) -> int:
+    """An integer given as 10000, 1e4 or 10_000; 2.5 is refused naming the flag."""
+    return V.integer_at_least(value, name, low)
 
 
 def _cmd_compose(args) -> None:
+    n = integral(args.n, "--n")
+    rounds = integral(args.rounds, "--rounds")
     if args.k is None:
-        event = A.ShuffledRound(args.n, args.eps0)
+        event = A.ShuffledRound(n, args.eps0)
     else:
-        event = A.KRRShuffledRound(args.n, args.eps0, args.k)
-    acct = A.Accountant(h=args.h).compose(event, times=args.rounds)
-    rows, out = [], {}
-    for method in ("pld", "rdp"):
-        start = time.perf_counter()
-        res = acct.epsilon(args.delta, method=method)
-        secs = time.perf_counter() - start
-        out[method] = dict(eps=res.value, lower=res.lower, seconds=secs)
-        rows.append((method.upper(), fmt(res.value), fmt(res.lower), f"{secs * 1e3:.1f}"))
+        event = A.KRRShuffledRound(n, args.eps0, integral(args.k, "--k", 2))
+    acct = A.Accountant(h=args.h).compose(event, times=rounds)
+    res = acct.epsilon(args.delta)
+    values = {res.method: res.value, **res.others}
+    if not math.isfinite(res.value):
+        raise ValueError(f"no method gives a finite eps: {'; '.join(res.notes)}")
     if args.json:
-        print(json.dumps(dict(params=vars_of(args), results=out), indent=2))
+        print(dump_json(dict(params=vars_of(args), eps=res.value, method=res.method,
+                             lower=res.lower, h=res.h, seconds=res.seconds,
+                             methods={m: v for m, v in values.items()}, notes=list(res.notes))))
         return
-    kind = f"{args.k}-RR" if args.k is not None else "eps0-LDP"
-    print(f"{args.rounds:g} shuffled rounds of n={args.n:g} {kind} reports, eps0={args.eps0:g}, "
+    kind = f"{event.k}-RR" if args.k is not None else "eps0-LDP"
+    print(f"{rounds} shuffled rounds of n={n} {kind} reports, eps0={args.eps0:g}, "
           f"delta={args.delta:g}")
-    widths = ("method", "eps (upper)", "eps (lower)", "ms")
-    print_table(rows, widths, rule=False)
+    rows = []
+    for m in ("pld", "rdp", "kov"):
+        if m in values:
+            mark = "  <- reported" if m == res.method else ""
+            rows.append((m.upper(), fmt(values[m]) + mark))
+    print_table(rows, ("method", "eps (upper bound)"), rule=False)
+    lower = f"; PLD lower estimate {fmt(res.lower)}" if res.lower is not None else ""
+    grid = f", PLD grid step h = {res.h:.3g}" if res.h is not None else ""
+    print(f"\neps = {fmt(res.value)} ({res.method.upper()}, the smallest sound bound){lower}"
+          f"{grid}; {res.seconds * 1e3:.0f} ms")
 
 
 def vars_of(args) -> dict:
@@ -39,31 +66,46 @@ def vars_of(args) -> dict:
 
 
 def _cmd_noise(args) -> None:
+    n = integral(args.n, "--n")
+    scale = V.positive_finite(args.scale, "--scale")
+    sens = V.positive_finite(args.sensitivity, "--sensitivity")
     orders = np.array(args.orders, dtype=float)
-    n = int(args.n)
-    gauss = N.gaussian_sum_rdp(n, args.scale, orders, args.sensitivity)
-    lap_bound = N.laplace_sum_rdp(n, args.scale, orders, args.sensitivity)
-    lap_exact = N.laplace_sum_exact_rdp(n, args.scale, orders, args.sensitivity)
+    # refuse before any array is built (the library checks again at allocation)
+    check_bytes(N.laplace_sum_bytes(NOISE_EXACT_POINTS, n),
+                f"the exact Laplace column (quadrature on {NOISE_EXACT_POINTS} points x n terms)",
+                "--n")
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            gauss = N.gaussian_sum_rdp(n, scale, orders, sens)
+            lap_bound = N.laplace_sum_rdp(n, scale, orders, sens)
+            lap_exact = N.laplace_sum_exact_rdp(n, scale, orders, sens)
+    except (FloatingPointError, OverflowError, ZeroDivisionError):
+        raise ValueError(f"the RDP values overflow for sensitivity {sens:g} and scale {scale:g}: "
+                         "use a smaller --sensitivity / --scale ratio") from None
+    cols = (gauss, lap_bound, lap_exact)
+    if not all(np.all(np.isfinite(c)) for c in cols):
+        raise ValueError(f"the RDP values are not finite for sensitivity {sens:g} and scale "
+                         f"{scale:g}: use a smaller --sensitivity / --scale ratio")
     if args.json:
-        print(json.dumps(dict(orders=orders.tolist(), gaussian=gauss.tolist(),
-                              laplace_bound=lap_bound.tolist(), laplace_exact=lap_exact.tolist()),
-                         indent=2))
+        print(dump_json(dict(orders=orders.tolist(), gaussian=gauss.tolist(),
+                             laplace_bound=lap_bound.tolist(), laplace_exact=lap_exact.tolist())))
         return
-    print(f"RDP of the sum of n={n} noises of scale {args.scale:g}, sensitivity "
-          f"{args.sensitivity:g} (S4)")
+    print(f"RDP of the sum of n={n} noises of scale {scale:g}, sensitivity {sens:g} (S4)")
     rows = [(fmt(float(a)), fmt(float(g)), fmt(float(b)), fmt(float(e)))
             for a, g, b, e in zip(orders, gauss, lap_bound, lap_exact)]
     print_table(rows, ("order", "Gaussian (exact)", "Laplace bound", "Laplace exact"), rule=False)
 
 
 def register(sub) -> None:
-    c = sub.add_parser("compose", help="eps after many shuffled rounds (S3)")
+    c = sub.add_parser("compose", help="eps after many shuffled rounds (S3): the smallest of the "
+                                       "PLD, RDP (and KOV) bounds, naming it")
     c.add_argument("--n", type=number, required=True, help="users per round")
     c.add_argument("--eps0", type=number, required=True, help="local epsilon")
-    c.add_argument("--rounds", type=int, required=True, help="number of rounds")
+    c.add_argument("--rounds", type=number, required=True, help="number of rounds (1e4 is fine)")
     c.add_argument("--delta", type=number, required=True, help="target delta")
     c.add_argument("--k", type=number, help="k-ary randomized response")
-    c.add_argument("--h", type=number, default=1e-4, help="PLD grid step")
+    c.add_argument("--h", type=number, default=None,
+                   help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=_cmd_compose)
     z = sub.add_parser("noise", help="RDP of an n-party noisy sum (S4)")

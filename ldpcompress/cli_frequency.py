@@ -4,12 +4,14 @@ from __future__ import annotations
 import json
 
 from . import demo
-from .cli_util import number
+from .cli_util import count, number, positive, probability
+from .pirappor import MAX_PRIME
 
 
 def _cmd_demo(args) -> None:
-    res = demo.run(n=int(args.n), k=int(args.k), eps=args.eps, delta=args.delta,
-                   oracle=args.oracle, seed=args.seed, quiet=args.json)
+    res = demo.run(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_PRIME - 1),
+                   eps=positive(args.eps, "--eps"), delta=probability(args.delta, "--delta"),
+                   oracle=args.oracle, seed=count(args.seed, "--seed", 0), quiet=args.json)
     if args.json:
         res = {k: v for k, v in res.items() if k not in ("estimate", "true")}
         print(json.dumps(res, indent=2))
@@ -24,6 +26,6 @@ def register(sub) -> None:
     d.add_argument("--eps", type=number, default=1.0, help="target central eps (default 1)")
     d.add_argument("--delta", type=number, default=1e-6, help="target central delta")
     d.add_argument("--oracle", default="pi-rappor", choices=sorted(demo.ORACLES))
-    d.add_argument("--seed", type=int, default=0, help="seed of the simulated data only")
+    d.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=_cmd_demo)

@@ -1,96 +1,148 @@
 """CLI commands for the server at scale: simulate, encode, aggregate, plot."""
 from __future__ import annotations
 
-import csv
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 
 from . import demo
-from .cli_util import number
-from .pirappor import PIRappor
+from .cli_util import count, nonempty, number, positive, probability
+from .pirappor import MAX_PRIME, PIRappor
+from .report_files import MAX_SHARDS
+
+
+def _writer_args(args) -> tuple[PIRappor, int]:
+    """The oracle and shard count of simulate/encode, every option checked (naming it)."""
+    nonempty(args.out, "--out")
+    shards = count(args.shards, "--shards", 1, MAX_SHARDS)
+    k = count(args.k, "--k", 2, MAX_PRIME - 1)
+    return PIRappor(k, positive(args.eps, "--eps"), symmetric=args.symmetric), shards
 
 
 def _cmd_simulate(args) -> None:
-    from .report_files import write_reports
-    oracle = PIRappor(int(args.k), args.eps, symmetric=args.symmetric)
-    xs = demo.zipf_data(int(args.n), int(args.k), 1.1, args.seed)
-    paths = write_reports(args.out, oracle, oracle.randomize_many(xs), args.shards)
-    np.save(f"{args.out}/true_counts.npy", np.bincount(xs, minlength=int(args.k)))
-    print(f"wrote {int(args.n):,} reports in {len(paths)} files to {args.out} "
-          f"(p={oracle.p}, s={oracle.s}, eps={oracle.eps:.4f})")
+    from . import report_files as RF
+    n = count(args.n, "--n")
+    seed = count(args.seed, "--seed", 0)
+    if args.shards is None:
+        args.shards = min(8, n)
+    oracle, shards = _writer_args(args)
+    if shards > n:
+        raise ValueError(f"--shards {shards} is more than the {n} reports (--n)")
+    chunks = demo.zipf_chunks(n, oracle.k, 1.1, seed, chunk=RF.CHUNK)
+    paths, _ = RF.write_items(args.out, oracle, chunks, n, shards, overwrite=args.overwrite,
+                              true_counts=True)
+    print(f"wrote {n:,} reports in {len(paths)} files to {args.out} with a manifest and "
+          f"true_counts.npy (p={oracle.p}, s={oracle.s}, eps={oracle.eps:.4f})")
 
 
 def _cmd_encode(args) -> None:
-    from .report_files import write_reports
-    with open(args.csv, newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r]
-    if rows and not rows[0][0].strip().lstrip("-").isdigit():
-        rows = rows[1:]  # header
-    try:
-        xs = np.array([int(r[0]) for r in rows], dtype=np.int64)
-    except ValueError as err:
-        raise ValueError(f"{args.csv}: items must be integers in [0, k): {err}") from None
-    oracle = PIRappor(int(args.k), args.eps, symmetric=args.symmetric)
-    paths = write_reports(args.out, oracle, oracle.randomize_many(xs), args.shards)
-    print(f"encoded {xs.size:,} items from {args.csv} into {len(paths)} files in {args.out}")
+    from .report_files import count_csv_items, csv_items, write_items
+    nonempty(args.csv, "--csv")
+    oracle, shards = _writer_args(args)
+    n = count_csv_items(args.csv, oracle.k, args.header)  # first pass: check every line
+    if shards > n:
+        raise ValueError(f"--shards {shards} is more than the {n} items in {args.csv}")
+    paths, _ = write_items(args.out, oracle, csv_items(args.csv, oracle.k, args.header), n,
+                           shards, overwrite=args.overwrite)
+    print(f"encoded {n:,} items from {args.csv} into {len(paths)} files in {args.out}")
+
+
+def _security(args):
+    from .distributed import tls_security
+    for option in ("tls_ca_file", "tls_cert", "tls_key"):
+        nonempty(getattr(args, option), "--" + option.replace("_", "-"))
+    if args.tls_ca_file is None and args.tls_cert is None and args.tls_key is None:
+        return None
+    if args.tls_ca_file is None or args.tls_cert is None:
+        raise ValueError("TLS needs --tls-ca-file and --tls-cert (and --tls-key unless the "
+                         "certificate file holds the key)")
+    return tls_security(args.tls_ca_file, args.tls_cert, args.tls_key)
 
 
 def _cmd_aggregate(args) -> None:
     from . import distributed
+    nonempty(args.out, "--out")
+    retries = count(args.retries, "--retries", 0, 100)
+    if args.out is not None and Path(args.out).is_dir():
+        raise ValueError(f"--out {args.out} is a directory: give a CSV file name")
     start = time.perf_counter()
-    res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler)
+    res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler,
+                                security=_security(args), allow_insecure=args.allow_insecure,
+                                retries=retries)
     secs = time.perf_counter() - start
     est = res["estimate"]
     if args.out:
         np.savetxt(args.out, np.column_stack([np.arange(est.size), est]), delimiter=",",
                    header="item,estimate", comments="", fmt=["%d", "%.3f"])
     if args.json:
-        print(json.dumps(dict(n=res["n"], estimate=est.tolist(), seconds=secs)))
+        print(json.dumps(dict(n=res["n"], shards=res["shards"], method=res["method"],
+                              estimate=est.tolist(), seconds=secs)))
         return
-    print(f"{res['n']:,} reports, k={est.size}, {secs:.2f} s; top items:")
+    print(f"{res['n']:,} reports in {res['shards']} shards, k={est.size}, {secs:.2f} s "
+          f"({res['method']}); top items:")
     for j in np.argsort(-est)[:10]:
         print(f"  {j:>6} {est[j]:>12,.1f}")
 
 
 def _cmd_plot(args) -> None:
     from . import plots
+    nonempty(args.out, "--out")
+    k = count(args.k, "--k", 2, MAX_PRIME - 1)
     if args.what == "amplification":
-        lo, hi = args.n_range
-        ns = np.unique(np.geomspace(lo, hi, args.points).astype(np.int64))
-        data = plots.plot_amplification(args.eps0, ns, args.delta, args.out,
-                                        None if args.k is None else int(args.k))
+        lo, hi = (count(v, "--n-range") for v in args.n_range)
+        if lo > hi:
+            raise ValueError(f"--n-range must be LOW HIGH with LOW <= HIGH, got {lo} {hi}")
+        points = count(args.points, "--points", 1, 200)
+        ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
+        data = plots.plot_amplification(positive(args.eps0, "--eps0"), ns,
+                                        probability(args.delta, "--delta"), args.out, k)
     else:
-        res = demo.run(n=int(args.n), k=int(args.k or 1000), quiet=True)
+        res = demo.run(n=count(args.n, "--n"), k=1000 if k is None else k, quiet=True)
         data = plots.plot_frequency(res["true"], res["estimate"], args.out)
     print(f"wrote {args.out}")
     if args.json:
         print(json.dumps(data))
 
 
+def _writer_options(parser) -> None:
+    parser.add_argument("--k", type=number, required=True, help="number of items (0 .. k-1)")
+    parser.add_argument("--symmetric", action="store_true", help="deletion DP (a1 = 1 - a0)")
+    parser.add_argument("--out", required=True, help="new or empty directory for the report set")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the report set already in --out (only its own files)")
+
+
 def register(sub) -> None:
     s = sub.add_parser("simulate", help="write a sharded set of simulated PI-RAPPOR reports")
-    s.add_argument("--n", type=number, required=True)
-    s.add_argument("--k", type=number, required=True)
+    s.add_argument("--n", type=number, required=True, help="reports")
     s.add_argument("--eps", type=number, default=4.0)
-    s.add_argument("--symmetric", action="store_true")
-    s.add_argument("--shards", type=int, default=8)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--out", required=True)
+    s.add_argument("--shards", type=number, help="files (default: 8, or n if smaller)")
+    s.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
+    _writer_options(s)
     s.set_defaults(func=_cmd_simulate)
-    e = sub.add_parser("encode", help="randomize a CSV of items (one per row) into report files")
-    e.add_argument("--csv", required=True)
-    e.add_argument("--k", type=number, required=True)
+    e = sub.add_parser("encode", help="randomize a CSV of items (one per line) into report files")
+    e.add_argument("--csv", required=True, help="one integer item in [0, k) per line")
+    e.add_argument("--header", action="store_true", help="line 1 is a header, not an item")
     e.add_argument("--eps", type=number, required=True)
-    e.add_argument("--symmetric", action="store_true")
-    e.add_argument("--shards", type=int, default=1)
-    e.add_argument("--out", required=True)
+    e.add_argument("--shards", type=number, default=1)
+    _writer_options(e)
     e.set_defaults(func=_cmd_encode)
-    a = sub.add_parser("aggregate", help="histogram of report files on Dask")
-    a.add_argument("reports", nargs="+", help="report files or directories")
-    a.add_argument("--oracle", default="pi-rappor")
-    a.add_argument("--scheduler", default="local", help="'local' or a scheduler address")
+    a = sub.add_parser("aggregate", help="histogram of report sets (in memory or on Dask)")
+    a.add_argument("reports", nargs="+", help="report set directories or shards")
+    a.add_argument("--oracle", default="pi-rappor", choices=["pi-rappor"])
+    a.add_argument("--scheduler", default="auto",
+                   help="'auto' (in memory below 5e6 reports, else a local cluster), 'memory', "
+                        "'local' or a scheduler address (tls://host:8786; the scheduler and "
+                        "workers run pickled code: they must be trusted)")
+    a.add_argument("--tls-ca-file", help="CA certificate (PEM) for tls://")
+    a.add_argument("--tls-cert", help="client certificate (PEM) for tls://")
+    a.add_argument("--tls-key", help="client private key (PEM) for tls://")
+    a.add_argument("--allow-insecure", action="store_true",
+                   help="allow tcp:// to another host (unencrypted, unauthenticated)")
+    a.add_argument("--retries", type=number, default=3,
+                   help="resubmissions of a shard whose worker died (default 3)")
     a.add_argument("--out", help="write item,estimate as CSV")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=_cmd_aggregate)
@@ -98,7 +150,7 @@ def register(sub) -> None:
     p.add_argument("what", choices=["amplification", "frequency"])
     p.add_argument("--eps0", type=number, default=4.0)
     p.add_argument("--n-range", type=number, nargs=2, default=[1e3, 1e7])
-    p.add_argument("--points", type=int, default=9)
+    p.add_argument("--points", type=number, default=9)
     p.add_argument("--delta", type=number, default=1e-6)
     p.add_argument("--k", type=number)
     p.add_argument("--n", type=number, default=100_000)

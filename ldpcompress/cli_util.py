@@ -1,7 +1,15 @@
-"""Helpers shared by the CLI commands: number parsing and plain-text tables."""
+"""Helpers shared by the CLI commands: number parsing, option checks and plain-text tables.
+
+Numeric options parse with ``type=number`` (so 1e6, 1_000_000 and 0.5 all parse); each command
+then checks its options with :func:`count`, :func:`positive`, :func:`probability` and
+:func:`nonempty`, which raise ValueError naming the option and the accepted range, so every
+command refuses 1.5 users, inf, nan or an empty path the same way (exit status 2).
+"""
 from __future__ import annotations
 
 import argparse
+
+from . import validate as V
 
 
 def number(text: str) -> float:
@@ -10,6 +18,35 @@ def number(text: str) -> float:
         return float(text.replace("_", ""))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def count(value, option: str, low: int = 1, high: int = V.MAX_N) -> int | None:
+    """An integer option in [low, high] given as 10000, 1e4, 10_000 or 3.0; 1.5, inf and nan
+    are refused naming the option (None passes through: an option not given)."""
+    if value is None:
+        return None
+    try:
+        return V.integer_at_least(value, option, low, high)
+    except (ValueError, TypeError):
+        shown = f"{value:g}" if isinstance(value, float) else repr(value)
+        raise ValueError(f"{option} must be an integer in [{low}, {high}], got {shown}") from None
+
+
+def positive(value, option: str) -> float:
+    """A finite real option > 0 (eps, eps0)."""
+    return V.positive_finite(value, option)
+
+
+def probability(value, option: str) -> float:
+    """A real option in the open interval (0, 1) (delta)."""
+    return V.probability_open(value, option)
+
+
+def nonempty(path, option: str):
+    """A path option that is not empty ('' would silently mean the working directory)."""
+    if path is not None and not str(path).strip():
+        raise ValueError(f"{option} must be a non-empty path, got {path!r}")
+    return path
 
 
 def fmt(value) -> str:

@@ -22,6 +22,8 @@ def kov_point(eps: float, delta: float, k: int, i: int) -> tuple[float, float]:
     if not 0 <= i <= k // 2:
         raise ValueError(f"i must be in [0, {k // 2}], got {i!r}")
     log_di = kov_log_delta_i(k, eps, i)
+    if log_di >= 0.0:  # delta_i rounds to 1: the point certifies nothing
+        return math.nextafter((k - 2 * i) * eps, math.inf), 1.0
     tail = math.log1p(-math.exp(log_di)) if log_di > -math.inf else 0.0
     dg = -math.expm1(k * math.log1p(-delta) + tail)
     # (k - 2i) eps rounded up: the float product may fall an ulp below the true one

@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 
 from . import reports
+from . import validate as V
 from .entropy import SYSTEM, Entropy
+from .limits import check_trials
 from .randomizers import Randomizer
 
 RATIO_SLACK = 1e-9  # relative rounding allowance before a ratio counts as exceeding e^eps_d
@@ -26,18 +28,21 @@ class PseudoRandomizer:
     """A randomizer that sends 17 bytes (version + seed) instead of its output."""
 
     def __init__(self, randomizer: Randomizer, tv_target: float = 2.0 ** -40,
-                 entropy: Entropy = SYSTEM):
+                 entropy: Entropy = SYSTEM, max_expected_trials: float | None = None,
+                 hint: str = ""):
         if not isinstance(randomizer, Randomizer):
             raise TypeError(f"randomizer must be an ldpcompress Randomizer, got "
                             f"{type(randomizer).__name__}")
-        if not 0.0 < tv_target < 1.0:
-            raise ValueError(f"tv_target must be in (0, 1), got {tv_target!r}")
+        self.tv_target = V.probability_open(tv_target, "tv_target")
+        if not isinstance(entropy, Entropy):
+            raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
         self.randomizer = randomizer
-        self.tv_target = tv_target
         self.entropy = entropy
         self.eps_d = randomizer.deletion_eps
         if not (self.eps_d > 0 and math.isfinite(self.eps_d)):
             raise ValueError(f"the randomizer's deletion eps must be finite and > 0, got {self.eps_d}")
+        # e^eps_d expected trials per report (FT21 Alg. 1): refuse before any encode can hang
+        check_trials(math.exp(min(self.eps_d, 700.0)), self.eps_d, max_expected_trials, hint)
         self.max_trials = trials_for(self.eps_d, tv_target)
         self._bound = math.exp(self.eps_d)
         bounds = randomizer.ratio_bounds()
@@ -90,6 +95,9 @@ class PseudoRandomizer:
 
 
 def compress(randomizer: Randomizer, tv_target: float = 2.0 ** -40,
-             entropy: Entropy = SYSTEM) -> PseudoRandomizer:
-    """The pseudo-randomizer of S5.2 for ``randomizer`` (truncated to TV distance tv_target)."""
-    return PseudoRandomizer(randomizer, tv_target, entropy)
+             entropy: Entropy = SYSTEM, max_expected_trials: float | None = None
+             ) -> PseudoRandomizer:
+    """The pseudo-randomizer of FT21 Alg. 1 for ``randomizer`` (truncated to TV distance
+    tv_target). Refuses (ValueError) when the expected trials per report e^eps_d exceed
+    ``max_expected_trials`` (default ``limits.MAX_EXPECTED_TRIALS`` = 1e4)."""
+    return PseudoRandomizer(randomizer, tv_target, entropy, max_expected_trials)

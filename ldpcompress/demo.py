@@ -9,7 +9,9 @@ import time
 import numpy as np
 
 from . import amplification, inverse
+from . import validate as V
 from .entropy import SYSTEM
+from .limits import array_bytes, check_bytes
 from .oracles import (HadamardOracle, KRROracle, OLHOracle, RAPPOROracle, SubsetOracle)
 from .pirappor import FieldReports, PIRappor
 
@@ -38,9 +40,33 @@ class Progress:
 def zipf_data(n: int, k: int, exponent: float, seed: int) -> np.ndarray:
     """Simulated users' items: Zipf(exponent) ranks truncated to [0, k) (numpy is fine here: this
     is test data, not privacy randomness)."""
+    parts = list(zipf_chunks(n, k, exponent, seed, chunk=max(n, 1)))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def zipf_chunks(n: int, k: int, exponent: float, seed: int, chunk: int = 1 << 20):
+    """The same simulated items as :func:`zipf_data`, as arrays of at most ``chunk`` items
+    (memory bounded by chunk + k whatever n; one chunk gives exactly zipf_data's items)."""
+    n = V.integer_at_least(n, "n", 0)
+    k = V.domain_size(k)
+    seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
+    check_bytes(array_bytes(2 * k, np.float64), f"the Zipf weights of k={k} items", "k")
     rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
     weights = 1.0 / np.arange(1, k + 1) ** exponent
-    return rng.choice(k, size=n, p=weights / weights.sum())
+    weights /= weights.sum()
+    for lo in range(0, n, chunk):
+        yield rng.choice(k, size=min(chunk, n - lo), p=weights)
+
+
+DEMO_BYTES_PER_USER = 40  # item, shuffle keys and permutation (int64/float64 each)
+
+
+def _report_bytes(orc) -> float:
+    """Bytes one report of this oracle takes in memory (measured on one report)."""
+    sample = orc.randomize_many(np.zeros(1, dtype=np.int64))
+    if isinstance(sample, FieldReports):
+        return sample.a.nbytes + sample.b.nbytes
+    return np.asarray(sample).nbytes
 
 
 def _concat(parts):
@@ -58,14 +84,19 @@ def _take(reports, order):
 
 def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
         oracle: str = "pi-rappor", seed: int = 0, quiet: bool = False) -> dict:
-    """Simulate, randomize, shuffle, estimate; return every figure the demo prints."""
+    """Simulate, randomize, shuffle, estimate; return every figure the demo prints. The memory
+    the n reports need is estimated (from one report) and refused above the limit."""
     if oracle not in ORACLES:
         raise ValueError(f"oracle must be one of {sorted(ORACLES)}, got {oracle!r}")
+    n, k = V.users(n), V.domain_size(k)
+    seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
     times = {}
     t = time.perf_counter()
     eps0 = inverse.max_eps0(n, eps, delta)
     times["choose eps0"] = time.perf_counter() - t
     orc = ORACLES[oracle](k, eps0)
+    check_bytes(n * (DEMO_BYTES_PER_USER + 3 * _report_bytes(orc)),
+                f"the demo with n={n} users ({oracle}, k={k})", "n or k")
     # deletion eps-DP randomizers are replacement 2 eps-DP (S1): account for that
     local = orc.eps if orc.kind == "replacement" else 2 * orc.eps
     central = amplification.epsilon(n, local, delta)

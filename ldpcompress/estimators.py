@@ -10,7 +10,81 @@ from __future__ import annotations
 
 import numpy as np
 
+from .limits import array_bytes, check_bytes
 from .validate import integer_at_least
+
+
+def _first_bad(mask: np.ndarray) -> int:
+    """Index of the first report (row) flagged in mask (1-D or 2-D)."""
+    rows = mask if mask.ndim == 1 else mask.any(axis=tuple(range(1, mask.ndim)))
+    return int(np.flatnonzero(rows)[0])
+
+
+def _as_array(reports) -> np.ndarray:
+    if isinstance(reports, np.ndarray):
+        return reports
+    try:
+        return np.asarray(reports)
+    except (ValueError, TypeError) as err:  # ragged nested lists
+        raise ValueError(f"reports must form a rectangular array ({err})") from None
+
+
+def integer_reports(reports, high, width: int | None = None, what: str = "value") -> np.ndarray:
+    """Untrusted reports as a validated int64 array, before any kernel sees them.
+
+    1-D when ``width`` is None, else shape (n, width); every entry of column c must be an integer
+    in [0, high[c]) (``high`` a scalar or one bound per column). An empty batch (size 0) is
+    accepted and gives n = 0. Errors name the first bad report and the accepted range.
+    """
+    arr = _as_array(reports)
+    want = "(n,)" if width is None else f"(n, {width})"
+    if arr.shape == (0,) or (width is not None and arr.shape == (0, width)):
+        return np.zeros((0,) if width is None else (0, width), dtype=np.int64)
+    if arr.ndim != (1 if width is None else 2) or (width is not None and arr.shape[1] != width):
+        raise ValueError(f"reports must be an array of shape {want}, got shape {arr.shape}")
+    highs = np.broadcast_to(np.asarray(high, dtype=object), (1,) if width is None else (width,))
+    if arr.dtype == object:  # Python ints of any size: check each, then convert
+        flat = arr.reshape(arr.shape[0], -1)
+        for i, row in enumerate(flat):
+            for c, v in enumerate(row):
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                    raise TypeError(f"report {i} holds {v!r} ({type(v).__name__}): reports must "
+                                    "be integers")
+                if not 0 <= v < highs[c % highs.size]:
+                    raise ValueError(f"report {i}: {what} {v} is outside [0, {highs[c % highs.size]})")
+        return arr.astype(np.int64)
+    if not np.issubdtype(arr.dtype, np.integer):
+        hint = ""
+        if np.issubdtype(arr.dtype, np.number):
+            with np.errstate(invalid="ignore"):
+                bad = ~np.isfinite(arr) | (arr != np.round(arr.real))
+            if bad.any():
+                i = _first_bad(bad)
+                hint = f" (report {i} is {arr[i].tolist()})"
+        raise TypeError(f"reports must be an integer array, got dtype {arr.dtype}{hint}")
+    uniform = np.ndim(high) == 0 or len(set(np.ravel(high).tolist())) == 1
+    h = int(np.ravel(high)[0]) if uniform else np.asarray(high, dtype=np.int64)
+    if uniform:  # one pass each over the whole batch
+        out_of_range = arr.min() < 0 or arr.max() >= h
+    else:
+        out_of_range = np.any(arr.min(axis=0) < 0) or np.any(arr.max(axis=0) >= h)
+    if out_of_range:
+        bad = (arr < 0) | (arr >= h)
+        i = _first_bad(bad)
+        row = arr[i]
+        if width is None:
+            raise ValueError(f"report {i}: {what} {row} is outside [0, {high}) "
+                             f"(a malformed or hostile report)")
+        c = int(np.flatnonzero(bad[i])[0])
+        raise ValueError(f"report {i}: column {c} is {row[c]}, outside [0, {highs[c]}) "
+                         f"(a malformed or hostile report)")
+    return arr.astype(np.int64, copy=False)
+
+
+def histogram_bytes(k: int, rows: int = 1, max_bytes=None, what: str = "the server histogram"):
+    """Refuse a rows x k int64 count table above the memory limit (it would name k)."""
+    check_bytes(array_bytes((rows, k)), f"{what} ({rows} x k = {rows} x {k} int64)", "k",
+                max_bytes)
 
 
 def binary_estimate(counts, n: int, a0: float, a1: float) -> np.ndarray:
@@ -25,29 +99,53 @@ def binary_variance(n: int, f, a0: float, a1: float):
 
 
 class BinaryEstimator:
-    """Server side of a binary-support oracle: subclasses give k, a0, a1 and ``counts(reports)``
-    (how many reports support each item); estimates and variances follow from the formulas above."""
+    """Server side of a binary-support oracle: subclasses give k, a0, a1, ``check_reports``
+    (validation of untrusted reports) and ``_count`` (support counts of validated reports);
+    estimates and variances follow from the formulas above. Every public entry point validates
+    the reports before a kernel touches them. An empty batch is valid: counts and estimates are
+    all zeros with n = 0 (the unbiased estimate from no reports)."""
 
     k: int
     a0: float
     a1: float
 
-    def counts(self, reports) -> np.ndarray:
+    def check_reports(self, reports):
+        """The reports validated (dtype, shape, every field in range) and normalised for the
+        kernels; ValueError/TypeError naming the first bad report. Subclasses define it."""
         raise NotImplementedError
+
+    def _count(self, reports) -> np.ndarray:
+        """Support counts of every item from reports already passed by check_reports."""
+        raise NotImplementedError
+
+    def counts(self, reports) -> np.ndarray:
+        """How many reports support each item (length k, int64)."""
+        return self._count(self.check_reports(reports))
 
     def n_reports(self, reports) -> int:
         return len(reports)
 
+    def check_item_index(self, j) -> int:
+        """An item index j in [0, k) (integral floats such as 3.0 accepted)."""
+        return integer_at_least(j, "j", 0, self.k - 1)
+
+    def _count_one(self, reports, j: int) -> int:
+        return int(self._count(reports)[j])
+
     def count_one(self, reports, j: int) -> int:
-        return int(self.counts(reports)[j])
+        """How many reports support item j."""
+        j = self.check_item_index(j)
+        return self._count_one(self.check_reports(reports), j)
 
     def estimate(self, reports) -> np.ndarray:
-        """Unbiased counts of every item."""
-        return binary_estimate(self.counts(reports), self.n_reports(reports), self.a0, self.a1)
+        """Unbiased counts of every item (an empty batch gives all zeros, n = 0)."""
+        reports = self.check_reports(reports)
+        return binary_estimate(self._count(reports), self.n_reports(reports), self.a0, self.a1)
 
     def estimate_one(self, reports, j: int) -> float:
-        j = integer_at_least(j, "j", 0, self.k - 1)
-        return float(binary_estimate(self.count_one(reports, j), self.n_reports(reports),
+        j = self.check_item_index(j)
+        reports = self.check_reports(reports)
+        return float(binary_estimate(self._count_one(reports, j), self.n_reports(reports),
                                      self.a0, self.a1))
 
     def variance(self, n: int, f=0.0):

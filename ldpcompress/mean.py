@@ -19,6 +19,7 @@ from scipy import optimize, special
 from . import validate as V
 from .compress import PseudoRandomizer
 from .entropy import SYSTEM, Entropy
+from .limits import array_bytes, check_bytes, check_trials, resolve_max_trials
 from .prg import PRG
 from .randomizers import Randomizer
 
@@ -43,7 +44,11 @@ def round_to_sphere(x: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
     norm = float(np.linalg.norm(x))
     if norm >= 1.0 - NORM_SLACK:
         return x / norm
-    direction = x / norm if norm > 0 else np.eye(x.size)[0]
+    if norm > 0:
+        direction = x / norm
+    else:  # any fixed unit vector (not a d x d identity: d may be large)
+        direction = np.zeros(x.size)
+        direction[0] = 1.0
     return direction if entropy.uniform(1)[0] < (1 + norm) / 2 else -direction
 
 
@@ -72,6 +77,23 @@ def gamma_for_cap(d: int, cap: float) -> float:
     return float(1.0 - 2.0 * special.betaincinv(a, a, cap))
 
 
+VECTORS_PER_REPORT = 4  # d-vectors alive while one report is randomized or decoded
+
+
+def check_dimension(d, max_bytes=None) -> int:
+    """An integer dimension d >= 2 (integral floats such as 1e3 accepted) whose per-report
+    working vectors fit the memory limit."""
+    d = V.integer_at_least(d, "d", 2)
+    check_bytes(array_bytes((VECTORS_PER_REPORT, d), np.float64),
+                f"PrivUnit2 working vectors in dimension d = {d}", "d", max_bytes)
+    return d
+
+
+def batch_bytes(n: int, d: int) -> int:
+    """Bytes of an n x d float64 batch of vectors (inputs or decoded reports)."""
+    return array_bytes((n, d), np.float64)
+
+
 @dataclass(frozen=True)
 class PrivUnitParams:
     d: int
@@ -85,7 +107,9 @@ class PrivUnitParams:
 
 def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
     """Exact privacy of PrivUnit2(p0, gamma) in dimension d (S7)."""
-    d = V.integer_at_least(d, "d", 2)
+    d = check_dimension(d)
+    p0 = V._real(p0, "p0")
+    gamma = V._real(gamma, "gamma")
     if not 0.5 <= p0 < 1:
         raise ValueError(f"p0 must be in [1/2, 1), got {p0!r}")
     if not 0 <= gamma < 1:
@@ -101,7 +125,7 @@ def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
 def optimal_params(d: int, eps: float) -> PrivUnitParams:
     """(p0, gamma) with replacement eps exactly, minimising E|Z|^2 = 1/m^2: eps is split into
     eps1 = log(p0/(1-p0)) and eps2 = log((1-P_cap)/P_cap) by a bounded 1-D search."""
-    d = V.integer_at_least(d, "d", 2)
+    d = check_dimension(d)
     eps = V.positive_finite(eps, "eps")
 
     def build(eps1):
@@ -131,7 +155,10 @@ class PrivUnit2(Randomizer):
     kind = "replacement"
 
     def __init__(self, d: int, eps: float, p0: float | None = None, gamma: float | None = None):
-        self.par = optimal_params(d, eps) if p0 is None else params(d, p0, gamma or 0.0)
+        if p0 is None and gamma is not None:
+            raise ValueError("gamma is given without p0: give both or neither")
+        self.par = optimal_params(d, eps) if p0 is None else params(d, p0, 0.0 if gamma is None
+                                                                      else gamma)
         self.d, self.eps, self.deletion_eps = self.par.d, self.par.eps, self.par.deletion_eps
         self.k = self.d  # for the Randomizer base (not a finite domain)
 
@@ -184,10 +211,16 @@ class CompressedPrivUnit2:
     The decoded mean of the K copies is unbiased; expected trials K e^(eps_d(eps/K))."""
 
     def __init__(self, d: int, eps: float, split: int = 1, tv_target: float = 2.0 ** -40,
-                 entropy: Entropy = SYSTEM):
+                 entropy: Entropy = SYSTEM, max_expected_trials: float | None = None):
         self.split = V.integer_at_least(split, "split", 1, 1000)
+        eps = V.positive_finite(eps, "eps")
+        d = check_dimension(d)
+        hint = f"; with d = {d}, mean.choose_split({d}, {eps:g}) finds K"
         self.inner = PrivUnit2(d, eps / self.split)
-        self.pr = PseudoRandomizer(self.inner, tv_target, entropy)
+        self.pr = PseudoRandomizer(self.inner, tv_target, entropy, max_expected_trials, hint)
+        # K copies: K e^eps_d(eps/K) trials per report in all
+        total = self.split * self.pr.expected_trials
+        check_trials(total, self.pr.eps_d, max_expected_trials, hint)
         self.entropy = entropy
         self.d, self.eps = d, eps
 
@@ -204,6 +237,8 @@ class CompressedPrivUnit2:
         return [self.pr.encode(u) for _ in range(self.split)]
 
     def decode(self, report: list[bytes]) -> np.ndarray:
+        if not isinstance(report, (list, tuple)):
+            raise TypeError(f"a report is a list of {self.split} seeds, got {type(report).__name__}")
         if len(report) != self.split:
             raise ValueError(f"a report has {self.split} seeds, got {len(report)}")
         return np.mean([self.pr.decode(r) for r in report], axis=0)
@@ -212,7 +247,14 @@ class CompressedPrivUnit2:
         return [self.encode(x) for x in xs]
 
     def decode_many(self, reports) -> np.ndarray:
-        return np.array([self.decode(r) for r in reports])
+        """Decoded vectors as an (n, d) array (n = 0 gives shape (0, d))."""
+        reports = list(reports)
+        check_bytes(batch_bytes(len(reports), self.d), f"{len(reports)} decoded vectors of "
+                    f"dimension {self.d}", "n or d")
+        out = np.empty((len(reports), self.d))
+        for i, r in enumerate(reports):
+            out[i] = self.decode(r)
+        return out
 
     def variance(self) -> float:
         """E|mean of K copies - u|^2 = (1/m_K^2 - 1)/K."""
@@ -220,11 +262,16 @@ class CompressedPrivUnit2:
 
 
 def choose_split(d: int, eps: float, max_trials: float = 1000.0) -> int:
-    """Smallest K whose expected trials K e^(eps_d(eps/K)) are at most max_trials."""
+    """Smallest K whose expected trials K e^(eps_d(eps/K)) are at most max_trials (capped at
+    ``limits.MAX_EXPECTED_TRIALS``), K copies at eps/K (FT21 Lemma 5.1)."""
+    d = check_dimension(d)
+    eps = V.positive_finite(eps, "eps")
+    max_trials = min(resolve_max_trials(max_trials), resolve_max_trials(None))
     for k in range(1, 1001):
-        if k * math.exp(PrivUnit2(d, eps / k).deletion_eps) <= max_trials:
+        if k * math.exp(min(PrivUnit2(d, eps / k).deletion_eps, 700.0)) <= max_trials:
             return k
-    raise ValueError(f"no split up to 1000 brings the expected trials under {max_trials}")
+    raise ValueError(f"no split up to 1000 brings the expected trials under {max_trials}: "
+                     f"use a smaller eps")
 
 
 class OneBitSphere:
@@ -235,8 +282,10 @@ class OneBitSphere:
     kind = "replacement"
 
     def __init__(self, d: int, eps: float):
-        self.d = V.integer_at_least(d, "d", 2)
+        self.d = check_dimension(d)
         self.eps = V.positive_finite(eps, "eps")
+        if self.eps > 700:
+            raise ValueError(f"eps must be in (0, 700] (e^eps must stay finite), got {eps!r}")
         c_d = math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / math.sqrt(math.pi)
         self.scale = (math.exp(eps) + 1) / ((math.exp(eps) - 1) * c_d)
 

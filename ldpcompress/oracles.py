@@ -8,6 +8,11 @@
 Every oracle here is a "binary support" oracle: a report supports item j with probability a1
 when its user holds j and a0 otherwise, so one estimator and one variance formula serve all
 (``ldpcompress.estimators``). Client coins come from the OS CSPRNG (``ldpcompress.entropy``).
+
+Reports are untrusted: ``oracle.check_reports(reports)`` validates dtype, shape and the range
+of every field before any kernel runs (counts, estimate, count_one and estimate_one all call
+it) and names the first bad report; an empty batch is valid and estimates all zeros (n = 0).
+Server allocations proportional to k are checked against ``limits.MAX_BYTES`` first.
 """
 from __future__ import annotations
 
@@ -19,8 +24,11 @@ from numba import get_num_threads
 from . import randomizers as RZ
 from . import validate as V
 from .entropy import SYSTEM, Entropy
-from .estimators import BinaryEstimator
+from .estimators import BinaryEstimator, histogram_bytes, integer_reports
 from .kernels.field import affine_hist, fwht, next_prime
+
+MAX_FIELD = 2 ** 31 - 1  # hashes a (x+1) + b stay below 2^62 in int64
+OLH_MAX_EPS = 20.0       # g = round(e^eps + 1) buckets with 4 g < p < 2^31
 
 
 def chunks_for(n: int) -> int:
@@ -38,6 +46,9 @@ class FrequencyOracle(BinaryEstimator):
     bits_per_report: int
 
     def randomize_many(self, xs, entropy: Entropy = SYSTEM):
+        raise NotImplementedError
+
+    def check_reports(self, reports):
         raise NotImplementedError
 
 
@@ -81,13 +92,25 @@ class OLHOracle(FrequencyOracle):
     def __init__(self, k: int, eps: float):
         self.k = V.domain_size(k)
         self.eps = V.positive_finite(eps, "eps")
+        if self.eps > OLH_MAX_EPS:
+            raise ValueError(f"eps must be in (0, {OLH_MAX_EPS}] for OLH (g = e^eps + 1 buckets "
+                             f"in a field below 2^31), got {eps!r}")
+        eps = self.eps
         self.g = max(2, int(round(math.exp(eps) + 1)))
-        self.p = int(next_prime(max(self.k + 2, 4 * self.g)))
+        start = max(self.k + 2, 4 * self.g)
+        if start >= MAX_FIELD:
+            raise ValueError(f"k must be below {MAX_FIELD - 2} for OLH (a field below 2^31), got {k!r}")
+        self.p = int(next_prime(start))
+        if self.p > MAX_FIELD:
+            raise ValueError(f"no prime field below 2^31 serves OLH with k={k}, eps={eps}")
         e = math.exp(eps)
         keep = e / (e + self.g - 1)
-        sizes = np.array([len(range(y, self.p, self.g)) for y in range(self.g)]) / self.p
+        # bucket y of F_p mod g has size q + 1 for y < p mod g, q = p // g otherwise
+        q, rem = divmod(self.p, self.g)
+        sizes = np.array([(q + 1) / self.p, q / self.p])
+        weights = np.array([rem, self.g - rem])
         prob_y = sizes * keep + (1 - sizes) * (1 - keep) / (self.g - 1)  # law of the report y
-        self.a1, self.a0 = keep, float(np.sum(prob_y * sizes))
+        self.a1, self.a0 = keep, float(np.sum(weights * prob_y * sizes))
         self._keep = keep
         self.bits_per_report = 2 * math.ceil(math.log2(self.p)) + math.ceil(math.log2(self.g))
 
@@ -102,10 +125,15 @@ class OLHOracle(FrequencyOracle):
         y = np.where(entropy.uniform(n) < self._keep, bucket, other)
         return np.stack([a, b, y], axis=1)
 
-    def counts(self, reports):
-        r = np.ascontiguousarray(reports, dtype=np.int64)
-        return affine_hist(r[:, 0].copy(), r[:, 1].copy(), r[:, 2].copy(), self.k, self.p, 0,
-                           self.g, chunks_for(r.shape[0]))
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are rows (a, b, y): shape (n, 3), a and b in [0, p), y in [0, g)."""
+        return integer_reports(reports, [self.p, self.p, self.g], width=3)
+
+    def _count(self, r):
+        chunks = chunks_for(r.shape[0])
+        histogram_bytes(self.k, chunks)
+        return affine_hist(np.ascontiguousarray(r[:, 0]), np.ascontiguousarray(r[:, 1]),
+                           np.ascontiguousarray(r[:, 2]), self.k, self.p, 0, self.g, chunks)
 
 
 class HadamardOracle(FrequencyOracle):
@@ -117,9 +145,9 @@ class HadamardOracle(FrequencyOracle):
 
     def __init__(self, k: int, eps: float):
         self.k = V.domain_size(k)
-        self.eps = V.positive_finite(eps, "eps")
+        self.eps = RZ._check_eps(eps)
         self.big_k = 1 << math.ceil(math.log2(self.k + 1))
-        self.a1, self.a0 = math.exp(eps) / (math.exp(eps) + 1), 0.5
+        self.a1, self.a0 = 1.0 / (1.0 + math.exp(-self.eps)), 0.5
         self.bits_per_report = int(math.log2(self.big_k))
 
     @staticmethod
@@ -141,8 +169,13 @@ class HadamardOracle(FrequencyOracle):
         wrong = (self._parity(xs & i) == 0) != want_plus
         return np.where(wrong, i ^ low, i)
 
-    def counts(self, reports):
-        hist = np.bincount(np.asarray(reports, dtype=np.int64), minlength=self.big_k)
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are Hadamard column indices: a 1-D integer array, entries in [0, K)."""
+        return integer_reports(reports, self.big_k, what="index")
+
+    def _count(self, reports):
+        histogram_bytes(self.big_k, 2, what="the Hadamard histogram and transform")
+        hist = np.bincount(reports, minlength=self.big_k)
         signed = fwht(hist.astype(np.int64))  # sum_i (-1)^popcount(i & j) hist[i]
         n = len(reports)
         return ((n + signed[1: self.k + 1]) // 2).astype(np.int64)

@@ -15,11 +15,16 @@ import numpy as np
 
 from . import validate as V
 from .entropy import SYSTEM, Entropy
-from .kernels.field import (affine_hist, inverse_table, is_prime, next_prime, pi_count_one,
-                            pi_hist_enum, vector_hits)
+from .estimators import histogram_bytes, integer_reports
+from .kernels.field import (MAX_FIELD, affine_hist, inverse_table, next_prime, pi_count_one,
+                            pi_hist_enum, prime, vector_hits)
+from .limits import array_bytes, check_bytes
 from .oracles import FrequencyOracle, chunks_for
+from .randomizers import check_flag
 
-MAX_PRIME = 2 ** 31 - 1
+MAX_PRIME = MAX_FIELD  # 2^31 - 1: products a (x+1) + b stay below 2^62 in int64
+# the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
+MAX_EPS = math.log(MAX_PRIME - 1)
 INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per report
 
 
@@ -36,18 +41,22 @@ class FieldReports:
 
 
 def choose_field(k: int, eps: float) -> tuple[int, int]:
-    """(p, s): the smallest prime p >= max(k+1, ceil(100 (e^eps + 1))), s = ceil(p alpha0) with
-    alpha0 = 1/(e^eps + 1), so the realised alpha0 = s/p >= alpha0 (S6.1). When rounding s up
-    would reach s/p >= 1/2 (tiny eps: no privacy loss left to spend on the rounding), p grows to
-    the next prime until 2 s < p."""
-    p = int(next_prime(max(k + 1, math.ceil(100 * (math.exp(eps) + 1)))))
-    while 2 * math.ceil(p / (math.exp(eps) + 1.0)) >= p:
-        p = int(next_prime(max(p + 1, int(p * 1.1))))
-        if p > MAX_PRIME:
-            break
-    if p > MAX_PRIME:
-        raise ValueError(f"no field below 2^31 serves k={k}, eps={eps}: eps is too small")
-    return p, math.ceil(p / (math.exp(eps) + 1.0))
+    """(p, s): the smallest prime p >= max(k+1, ceil(100 (e^eps + 1))), capped at the largest
+    prime below 2^31, s = ceil(p alpha0) with alpha0 = 1/(e^eps + 1), so the realised alpha0 =
+    s/p >= alpha0 (S6.1) and the realised eps is never above the requested one. Above eps ~ 16.9
+    the cap binds and s is rounded up more coarsely (realised eps at most log(2^31 - 2) ~ 21.5).
+    When rounding s up would reach s/p >= 1/2 (tiny eps: no privacy loss left to spend on the
+    rounding), p grows to the next prime until 2 s < p."""
+    def s_for(p):
+        return math.ceil(p / (math.exp(eps) + 1.0)) if eps < 700 else 1
+
+    target = math.ceil(100 * (math.exp(eps) + 1)) if eps < 30 else MAX_PRIME
+    p = next_prime(min(max(k + 1, target), MAX_PRIME), MAX_PRIME)
+    while 2 * s_for(p) >= p:
+        if p >= MAX_PRIME:
+            raise ValueError(f"no field below 2^31 serves k={k}, eps={eps}: eps is too small")
+        p = next_prime(min(max(p + 1, int(p * 1.1)), MAX_PRIME), MAX_PRIME)
+    return p, s_for(p)
 
 
 class PIRappor(FrequencyOracle):
@@ -60,13 +69,20 @@ class PIRappor(FrequencyOracle):
     def __init__(self, k: int, eps: float, symmetric: bool = False, p: int | None = None):
         self.k = V.domain_size(k)
         requested = V.positive_finite(eps, "eps")
+        symmetric = check_flag(symmetric, "symmetric")
+        if requested > MAX_EPS:
+            raise ValueError(f"eps must be in (0, {MAX_EPS:.4f}] for PI-RAPPOR (fields below 2^31 "
+                             f"cannot realise more: s/p >= 1/(2^31 - 1)), got {eps!r}")
+        if self.k >= MAX_PRIME:
+            raise ValueError(f"k must be below {MAX_PRIME} for PI-RAPPOR (a field below 2^31), "
+                             f"got {k!r}")
         if p is None:
             self.p, self.s = choose_field(self.k, requested)
         else:
             self.p = V.integer_at_least(p, "p", self.k + 1, MAX_PRIME)
-            if not is_prime(self.p):
+            if not prime(self.p):
                 raise ValueError(f"p must be a prime > k, got {p}")
-            self.s = math.ceil(self.p / (math.exp(requested) + 1.0))
+            self.s = math.ceil(self.p / (math.exp(min(requested, 700.0)) + 1.0))
             if 2 * self.s >= self.p:
                 raise ValueError(f"p={p} is too small for eps={eps}: s = ceil(p/(e^eps+1)) "
                                  f"must stay below p/2")
@@ -99,36 +115,39 @@ class PIRappor(FrequencyOracle):
 
     # -- server -------------------------------------------------------------------------------
     def check_reports(self, reports) -> FieldReports:
+        """FieldReports over this oracle's F_p with a, b 1-D integer arrays of equal length and
+        every element in [0, p); returns them as int64 (errors name the first bad report)."""
         if not isinstance(reports, FieldReports):
             raise TypeError(f"reports must be FieldReports, got {type(reports).__name__}")
-        if reports.p != self.p:
+        if isinstance(reports.p, bool) or not isinstance(reports.p, (int, np.integer)) \
+                or reports.p != self.p:
             raise ValueError(f"reports are over F_{reports.p}, this oracle uses F_{self.p}")
-        a, b = np.asarray(reports.a), np.asarray(reports.b)
-        if a.ndim != 1 or a.shape != b.shape:
-            raise ValueError("reports.a and reports.b must be 1-D arrays of the same length")
-        if not (np.issubdtype(a.dtype, np.integer) and np.issubdtype(b.dtype, np.integer)):
-            raise TypeError("report field elements must be integers")
-        if a.size and (min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= self.p):
-            raise ValueError(f"malformed reports: field elements outside F_{self.p}")
-        if a.dtype != np.int64 or b.dtype != np.int64:
-            reports = FieldReports(a.astype(np.int64), b.astype(np.int64), self.p)
+        a = integer_reports(reports.a, self.p, what="field element a")
+        b = integer_reports(reports.b, self.p, what="field element b")
+        if a.shape != b.shape:
+            raise ValueError(f"reports.a and reports.b must have the same length, got "
+                             f"{a.shape[0]} and {b.shape[0]}")
+        if a is not reports.a or b is not reports.b:
+            reports = FieldReports(a, b, self.p)
         return reports
 
-    def count_one(self, reports, j):
-        r = self.check_reports(reports)
-        return int(pi_count_one(r.a, r.b, int(j), self.p, self.s))
+    def _count_one(self, reports, j):
+        return int(pi_count_one(reports.a, reports.b, j, self.p, self.s))
 
     def counts(self, reports, algorithm: str = "auto") -> np.ndarray:
         """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper."""
-        r = self.check_reports(reports)
+        if algorithm not in ("auto", "direct", "enum"):
+            raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
+        return self._count(self.check_reports(reports), algorithm)
+
+    def _count(self, r, algorithm: str = "auto") -> np.ndarray:
         if algorithm == "auto":
             algorithm = "enum" if 1.5 * self.s < self.k else "direct"
         chunks = chunks_for(len(r))
+        histogram_bytes(self.k, chunks)
         if algorithm == "direct":
             return affine_hist(r.a, r.b, r.a, self.k, self.p, self.s, 0, chunks)
-        if algorithm == "enum":
-            return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, self._inverses, chunks)
-        raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
+        return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, self._inverses, chunks)
 
     @functools.cached_property
     def _inverses(self) -> np.ndarray:
@@ -150,22 +169,28 @@ class PIRappor(FrequencyOracle):
         return np.packbits(bits.ravel()).tobytes()
 
     def unpack(self, data: bytes, n: int) -> FieldReports:
-        """Inverse of pack for n reports; rejects a wrong length or field elements >= p."""
+        """Inverse of pack for n reports; rejects a wrong length, non-zero padding bits and
+        field elements >= p (naming the first bad report)."""
         L = self.field_bits
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, got {type(data).__name__}")
-        need = math.ceil(n * 2 * L / 8)
+        n = V.integer_at_least(n, "n", 0)
+        need = -(-n * 2 * L // 8)
         if len(data) != need:
             raise ValueError(f"{n} reports over F_{self.p} take {need} bytes, got {len(data)}")
-        bits = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8))[: n * 2 * L]
-        bits = bits.reshape(n, 2 * L).astype(np.uint64)
+        if n == 0:
+            return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), self.p)
+        check_bytes(array_bytes((n, 2 * L), np.uint64) * 2, f"unpacking {n} reports", "n")
+        bits = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8))
+        if bits[n * 2 * L:].any():
+            raise ValueError(f"malformed report data: the {bits.size - n * 2 * L} padding bits "
+                             "after the last report must be zero")
+        bits = bits[: n * 2 * L].reshape(n, 2 * L).astype(np.uint64)
         weights = np.uint64(1) << np.arange(2 * L - 1, -1, -1, dtype=np.uint64)
         v = (bits * weights).sum(axis=1, dtype=np.uint64)
         a = (v >> np.uint64(L)).astype(np.int64)
         b = (v & np.uint64((1 << L) - 1)).astype(np.int64)
-        if np.any(a >= self.p) or np.any(b >= self.p):
-            raise ValueError(f"malformed reports: field elements outside F_{self.p}")
-        return FieldReports(a, b, self.p)
+        return self.check_reports(FieldReports(a, b, self.p))
 
 
 class VectorPIRappor(FrequencyOracle):
@@ -177,8 +202,9 @@ class VectorPIRappor(FrequencyOracle):
     def __init__(self, k: int, eps: float, q: int, t: int | None = None, symmetric: bool = False):
         self.k = V.domain_size(k)
         requested = V.positive_finite(eps, "eps")
+        symmetric = check_flag(symmetric, "symmetric")
         self.q = V.integer_at_least(q, "q", 3, MAX_PRIME)
-        if not is_prime(self.q):
+        if not prime(self.q):
             raise ValueError(f"q must be prime, got {q}")
         need_t = max(1, math.ceil(math.log(self.k) / math.log(self.q) - 1e-12))
         while self.q ** need_t < self.k:
@@ -186,7 +212,7 @@ class VectorPIRappor(FrequencyOracle):
         self.t = need_t if t is None else V.integer_at_least(t, "t", need_t, 64)
         if self.q ** (self.t + 1) >= 2 ** 62:
             raise ValueError("q^(t+1) must stay below 2^62 (reports are packed in one int64)")
-        self.s = math.ceil(self.q / (math.exp(requested) + 1.0))
+        self.s = math.ceil(self.q / (math.exp(min(requested, 700.0)) + 1.0))
         if 2 * self.s >= self.q:
             raise ValueError(f"q={q} is too small for eps={eps}: need s = ceil(q alpha0) < q/2")
         self.a0 = self.s / self.q
@@ -194,8 +220,11 @@ class VectorPIRappor(FrequencyOracle):
         self.kind = "deletion" if symmetric else "replacement"
         self.eps = (math.log(self.a1 / self.a0) if symmetric
                     else math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1))))
-        self.items = np.array([[(j // self.q ** d) % self.q for d in range(self.t)]
-                               for j in range(self.k)], dtype=np.int64)
+        check_bytes(array_bytes((self.k, self.t)), f"the item table (k x t = {self.k} x {self.t} "
+                    "int64)", "k")
+        # digits of every item in base q (vectorised: k can be large)
+        powers = np.array([self.q ** d for d in range(self.t)], dtype=np.int64)
+        self.items = (np.arange(self.k, dtype=np.int64)[:, None] // powers[None, :]) % self.q
         self.bits_per_report = (self.t + 1) * math.ceil(math.log2(self.q))
 
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
@@ -208,12 +237,11 @@ class VectorPIRappor(FrequencyOracle):
         b = (r - (a * self.items[xs]).sum(axis=1)) % self.q
         return np.column_stack([a, b])
 
-    def counts(self, reports) -> np.ndarray:
-        rep = np.asarray(reports, dtype=np.int64)
-        if rep.ndim != 2 or rep.shape[1] != self.t + 1:
-            raise ValueError(f"reports must have shape (n, {self.t + 1})")
-        if rep.size and (rep.min() < 0 or rep.max() >= self.q):
-            raise ValueError(f"malformed reports: field elements outside F_{self.q}")
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are rows (a_0, ..., a_{t-1}, b): shape (n, t+1), every entry in [0, q)."""
+        return integer_reports(reports, self.q, width=self.t + 1, what="field element")
+
+    def _count(self, rep) -> np.ndarray:
         # code = b + q (a_0 + q a_1 + ...): identical reports are decoded once
         code = np.zeros(rep.shape[0], dtype=np.int64)
         for d in range(self.t - 1, -1, -1):

@@ -13,7 +13,9 @@ import numpy as np
 
 from . import validate as V
 from .entropy import SYSTEM, Entropy
-from .estimators import BinaryEstimator
+from .estimators import BinaryEstimator, _first_bad, _as_array, histogram_bytes, integer_reports
+from .kernels.field import first_unsorted_row
+from .limits import array_bytes, check_bytes
 from .prg import PRG, uniform_at, word_at
 
 
@@ -58,8 +60,28 @@ class Randomizer:
         raise NotImplementedError
 
 
+EPS_MAX = 700.0  # e^eps must stay a finite double
+
+
 def _check_eps(eps) -> float:
-    return V.positive_finite(eps, "eps")
+    """eps in (0, EPS_MAX]."""
+    v = V.positive_finite(eps, "eps")
+    if v > EPS_MAX:
+        raise ValueError(f"eps must be in (0, {EPS_MAX:g}] (e^eps must be finite), got {eps!r}")
+    return v
+
+
+def check_flag(value, name: str) -> bool:
+    """A genuine bool (no silent truthiness of strings or numbers)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_batch_bytes(n: int, k: int, itemsize: int, what: str, max_bytes=None) -> None:
+    """Refuse an n x k client-side table (RAPPOR bits, subset keys) above the memory limit."""
+    check_bytes(array_bytes((n, k), np.float64) * itemsize // 8,
+                f"{what} for n = {n} reports x k = {k}", "n (batch the inputs) or k", max_bytes)
 
 
 class KRR(Randomizer, BinaryEstimator):
@@ -97,8 +119,13 @@ class KRR(Randomizer, BinaryEstimator):
         other = other + (other >= xs)
         return np.where(keep, xs, other)
 
-    def counts(self, ys) -> np.ndarray:
-        return np.bincount(np.asarray(ys, dtype=np.int64), minlength=self.k)
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are items: a 1-D integer array with every entry in [0, k)."""
+        return integer_reports(reports, self.k, what="item")
+
+    def _count(self, ys) -> np.ndarray:
+        histogram_bytes(self.k)
+        return np.bincount(ys, minlength=self.k).astype(np.int64)
 
 
 class RAPPOR(Randomizer, BinaryEstimator):
@@ -110,8 +137,8 @@ class RAPPOR(Randomizer, BinaryEstimator):
     def __init__(self, k: int, eps: float, symmetric: bool = True):
         self.k = V.domain_size(k)
         self.eps = _check_eps(eps)
-        self.symmetric = bool(symmetric)
-        self.a0 = 1.0 / (math.exp(eps) + 1.0)
+        self.symmetric = check_flag(symmetric, "symmetric")
+        self.a0 = 1.0 / (math.exp(self.eps) + 1.0)
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
         self.kind = "deletion" if symmetric else "replacement"
         self.deletion_eps = max(math.log(self.a1 / self.a0),
@@ -134,12 +161,24 @@ class RAPPOR(Randomizer, BinaryEstimator):
 
     def randomize_many(self, xs, entropy=SYSTEM):
         xs = V.items(xs, self.k)
+        check_batch_bytes(xs.size, self.k, 8 + 1, "RAPPOR client coins and bits")
         bits = entropy.uniform(xs.size * self.k).reshape(xs.size, self.k) < self.a0
         bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) < self.a1
         return bits
 
-    def counts(self, ys) -> np.ndarray:
-        return np.asarray(ys, dtype=bool).sum(axis=0).astype(np.int64)
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are k-bit rows: shape (n, k), bool or integers in {0, 1}."""
+        arr = _as_array(reports)
+        if arr.dtype == np.bool_:
+            if arr.ndim == 2 and arr.shape[1] == self.k:
+                return arr
+            if arr.shape == (0,):
+                return np.zeros((0, self.k), dtype=bool)
+            raise ValueError(f"reports must be an array of shape (n, {self.k}), got shape {arr.shape}")
+        return integer_reports(arr, 2, width=self.k, what="bit").astype(bool)
+
+    def _count(self, ys) -> np.ndarray:
+        return ys.sum(axis=0, dtype=np.int64)
 
 
 class SubsetSelection(Randomizer, BinaryEstimator):
@@ -186,6 +225,7 @@ class SubsetSelection(Randomizer, BinaryEstimator):
         first d, or the first d-1 and x."""
         xs = V.items(xs, self.k)
         n = xs.size
+        check_batch_bytes(n, self.k, 8 + 8, "subset-selection sort keys and order")
         keys = entropy.uniform(n * self.k).reshape(n, self.k)
         keys[np.arange(n), xs] = 2.0  # x sorts last
         order = np.argsort(keys, axis=1)[:, : self.d]
@@ -193,5 +233,23 @@ class SubsetSelection(Randomizer, BinaryEstimator):
         order[include, self.d - 1] = xs[include]
         return np.sort(order, axis=1)
 
-    def counts(self, ys) -> np.ndarray:
-        return np.bincount(np.asarray(ys).ravel(), minlength=self.k).astype(np.int64)
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are d-subsets: shape (n, d), entries in [0, k), distinct within a row (a
+        repeated item would count one user several times)."""
+        if (isinstance(reports, np.ndarray) and reports.dtype == np.int64
+                and reports.shape[1:] == (self.d,) and reports.ndim == 2 and reports.shape[0]
+                and first_unsorted_row(reports, self.k) < 0):
+            return reports  # the client's canonical form (sorted rows in [0, k)): one pass
+        arr = integer_reports(reports, self.k, width=self.d, what="item")
+        if self.d > 1 and arr.shape[0]:
+            srt = np.sort(arr, axis=1)  # only for rows not already sorted (the client sorts)
+            dup = srt[:, 1:] == srt[:, :-1]
+            if dup.any():
+                i = _first_bad(dup)
+                raise ValueError(f"report {i}: items {arr[i].tolist()} repeat an item (a "
+                                 f"{self.d}-subset has distinct items)")
+        return arr
+
+    def _count(self, ys) -> np.ndarray:
+        histogram_bytes(self.k)
+        return np.bincount(ys.ravel(), minlength=self.k).astype(np.int64)

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import optimize
 
 from . import validate as V
-from .pld import clone_pair_grid
+from .pld import clone_pair_grid, general_split, profile_atoms
 
 DEFAULT_ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arange(2.0, 12.0, 0.5),
                                  np.geomspace(12.0, 1e4, 40)])
@@ -28,36 +28,68 @@ def check_orders(orders) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=32)
-def _clone_loss_atoms(n: int, q: float, p: float, h: float, tol: float):
+def _clone_loss_atoms(n: int, q: float, p: float, h: float, tol: float, qc: float, pc: float):
     """(losses, log masses) of the pessimistic loss grid of the S2.1 pair; the windows'
-    left-out mass sits at the largest possible loss log(p/(1-p))."""
-    lo, pmf, out = clone_pair_grid(n, q, p, h, True, tol)
+    left-out mass sits at the largest possible loss log(p/pc)."""
+    lo, pmf, out = clone_pair_grid(n, q, p, h, "up", tol, qc, pc)
     keep = pmf > 0
-    losses = np.append((lo + np.flatnonzero(keep)) * h, math.log(p / (1.0 - p)))
+    losses = np.append((lo + np.flatnonzero(keep)) * h, math.log(p) - math.log(pc))
     with np.errstate(divide="ignore"):
         log_mass = np.log(np.append(pmf[keep], out)) + 1e-12  # round the masses up
     return losses, log_mass
 
 
 def clone_pair_rdp(n: int, q: float, p: float, orders=DEFAULT_ORDERS, h: float = 1e-5,
-                   tol: float = 1e-30) -> np.ndarray:
+                   tol: float = 1e-30, qc: float | None = None,
+                   pc: float | None = None) -> np.ndarray:
     """D_alpha of the S2.1 pair (symmetric, so both directions), an upper bound per order.
 
     D_alpha = log E_P[e^((alpha-1) L)] / (alpha-1) over the pessimistic loss grid of step h
-    (losses rounded up, so every term is rounded up); capped by log(p/(1-p)).
+    (losses rounded up, so every term is rounded up); capped by log(p/pc), pc = 1 - p (pass
+    qc = 1 - q and pc when they are known accurately).
     """
     orders = check_orders(orders)
-    losses, log_mass = _clone_loss_atoms(V.users(n), float(q), float(p), float(h), float(tol))
+    qc = 1.0 - float(q) if qc is None else float(qc)
+    pc = 1.0 - float(p) if pc is None else float(pc)
+    losses, log_mass = _clone_loss_atoms(V.users(n), float(q), float(p), float(h), float(tol),
+                                         qc, pc)
     curve = np.array([np.logaddexp.reduce(log_mass + (a - 1.0) * losses) / (a - 1.0)
                       for a in orders])
-    return np.minimum(curve, math.log(p / (1.0 - p)))
+    return np.minimum(curve, math.log(p) - math.log(pc))
 
 
 def shuffled_rdp(n: int, eps0: float, orders=DEFAULT_ORDERS) -> np.ndarray:
-    """RDP of n shuffled eps0-LDP reports via the FMT21 Thm 3.2 pair (S2.2, S3.1)."""
+    """RDP of n shuffled eps0-LDP reports via the FMT21 Thm 3.2 pair (S2.2, S3.1); the curve
+    is capped by eps0 itself (log(p/(1-p)) = eps0 exactly)."""
     eps0 = V.positive_finite(eps0, "eps0")
-    q, p = math.exp(-eps0), 1.0 / (1.0 + math.exp(-eps0))
-    return clone_pair_rdp(n, q, p, orders)
+    q, qc, p, pc = general_split(eps0)
+    h = max(1e-5, 2.0 * eps0 / 2 ** 24)  # the grid covers [-eps0, eps0]: at most 2^24 points
+    return np.minimum(clone_pair_rdp(n, q, p, orders, h=h, qc=qc, pc=pc), eps0)
+
+
+def atoms_rdp(losses, masses, inf_mass: float, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """D_alpha = log(sum_j m_j e^((alpha-1) L_j)) / (alpha-1) of a symmetric pair given by its
+    loss atoms (L_j, m_j) under P; +inf at every order when the infinity atom has mass > 0.
+    Masses are rounded up by a relative 1e-12 (every term is then an upper bound)."""
+    orders = check_orders(orders)
+    if inf_mass > 0.0:
+        return np.full(orders.size, math.inf)
+    losses = np.asarray(losses, float)
+    masses = np.asarray(masses, float)
+    keep = masses > 0.0
+    log_mass = np.log(masses[keep]) + 1e-12
+    return np.array([np.logaddexp.reduce(log_mass + (a - 1.0) * losses[keep]) / (a - 1.0)
+                     for a in orders])
+
+
+def profile_rdp(delta_fn: Callable[[float], float], eps_max: float, orders=DEFAULT_ORDERS,
+                points: int = 240) -> np.ndarray:
+    """Renyi curve of the connect-the-dots PLD of a symmetric privacy profile (Doroshenko et
+    al. 2022). Its hockey-stick curve lies above the true pair's at every eps (both directions),
+    so the dots pair dominates the true one (Blackwell): by data processing its Renyi
+    divergences upper-bound the true ones. Capped by eps_max (the pair is eps_max-DP)."""
+    losses, masses, inf_mass = profile_atoms(delta_fn, eps_max, points)
+    return np.minimum(atoms_rdp(losses, masses, inf_mass, orders), eps_max)
 
 
 def gaussian_rdp(sigma: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:

@@ -13,7 +13,8 @@ RTOL = 1e-10
 
 
 def _log_gap(d: float, target: float) -> float:
-    return math.log(d / target) if d > 0.0 else -math.inf
+    # log(d) - log(target), not log(d / target): the ratio overflows for a denormal target
+    return math.log(d) - math.log(target) if d > 0.0 else -math.inf
 
 
 def epsilon_for_delta(delta_at: Callable[[float], float], target: float, eps_max: float,

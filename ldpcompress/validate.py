@@ -7,6 +7,8 @@ import numbers
 import numpy as np
 
 MAX_N = 2 ** 53
+MAX_EPS0 = 700.0  # e^eps0 must stay a finite double with room for e^eps0 * (k - 1) etc.
+MAX_SHUFFLE_N = 10 ** 10  # amplification kernels cost O(sqrt(n)) per evaluation: ~1 s at 1e10
 
 
 def _real(value, name: str) -> float:
@@ -20,6 +22,32 @@ def positive_finite(value, name: str) -> float:
     v = _real(value, name)
     if not math.isfinite(v) or v <= 0.0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return v
+
+
+def local_eps0(value, name: str = "eps0") -> float:
+    """A local epsilon in (0, MAX_EPS0] (beyond it e^eps0 leaves the double range)."""
+    v = positive_finite(value, name)
+    if v > MAX_EPS0:
+        raise ValueError(f"{name} must be in (0, {MAX_EPS0:g}], got {value!r}")
+    return v
+
+
+def tolerance(value, name: str = "tol") -> float:
+    """A window tolerance (mass a window may leave out) in [1e-300, 1)."""
+    v = _real(value, name)
+    if not (1e-300 <= v < 1.0):
+        raise ValueError(f"{name} must be in [1e-300, 1), got {value!r}")
+    return v
+
+
+def probability_in(value, name: str, low: float, high: float, high_open: bool = False) -> float:
+    """A real in [low, high] (or [low, high) when high_open)."""
+    v = _real(value, name)
+    ok = low <= v < high if high_open else low <= v <= high
+    if not ok:
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}{')' if high_open else ']'}, "
+                         f"got {value!r}")
     return v
 
 
@@ -62,6 +90,26 @@ def users(n) -> int:
     return integer_at_least(n, "n", 1)
 
 
+def shuffle_users(n) -> int:
+    """Number of users of a shuffled round, 1 <= n <= MAX_SHUFFLE_N (the amplification kernels
+    sum a window of O(sqrt(n)) terms per evaluation; larger n is refused, not left to run)."""
+    v = _real(n, "n")
+    if math.isfinite(v) and v == math.floor(v) and v > MAX_SHUFFLE_N:
+        raise ValueError(f"n must be an integer in [1, {MAX_SHUFFLE_N}] for amplification bounds "
+                         f"(the cost grows as sqrt(n)); got {n!r}. The bound at n = "
+                         f"{MAX_SHUFFLE_N} is also sound for any larger n.")
+    return integer_at_least(n, "n", 1, MAX_SHUFFLE_N)
+
+
+def blocks(value) -> int | None:
+    """Number of m-blocks of the k-RR blanket bound: None (unblocked) or an integer >= 1."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"blocks must be None or an integer >= 1, got {type(value).__name__}")
+    return integer_at_least(value, "blocks", 1, 2 ** 62)
+
+
 def domain_size(k) -> int:
     """Domain size k >= 2."""
     return integer_at_least(k, "k", 2, 2 ** 31 - 1)
@@ -71,7 +119,10 @@ def eps_array(eps, name: str = "eps") -> tuple[np.ndarray, bool]:
     """eps as a 1-d float array (all >= 0) and whether the input was a scalar."""
     if np.isscalar(eps):
         return np.array([nonnegative(eps, name)]), True
-    arr = np.asarray(eps, dtype=float).ravel()
+    try:
+        arr = np.asarray(eps, dtype=float).ravel()
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a real number or an array of reals") from err
     if arr.size == 0 or np.isnan(arr).any() or (arr < 0).any():
         raise ValueError(f"{name} must be a non-empty array of values >= 0")
     return arr, False

@@ -81,3 +81,49 @@ def krr_worst_delta(n, k, eps0, eps_grid):
         for i, eps in enumerate(eps_grid):
             worst[i] = max(worst[i], hockey(law0, law1, eps))
     return worst
+
+
+def mp_general_delta(n, eps0, eps, dps=60):
+    """H_{e^eps}(P||Q) of the FMT21 Thm 3.2 pair (q = e^-eps0, p = e^eps0/(e^eps0+1)) in mpmath,
+    with q and p formed from eps0 at dps digits (not from rounded floats)."""
+    with mp.workdps(dps):
+        e0 = mp.e ** mp.mpf(eps0)
+        q, p, pc = 1 / e0, e0 / (e0 + 1), 1 / (e0 + 1)
+        e = mp.e ** mp.mpf(eps)
+        total = mp.mpf(0)
+        for c in range(n):
+            wc = mp.binomial(n - 1, c) * q ** c * (1 - q) ** (n - 1 - c)
+            for a in range(c + 2):
+                b_prev = mp.binomial(c, a - 1) / mp.mpf(2) ** c if a >= 1 else 0
+                b_here = mp.binomial(c, a) / mp.mpf(2) ** c if a <= c else 0
+                total += wc * max(0, (p - e * pc) * b_prev + (pc - e * p) * b_here)
+        return total
+
+
+def mp_krr_worst_delta(n, k, eps0, eps, dps=50):
+    """Exact worst-case delta(eps) of shuffled k-RR over all neighbouring datasets, in mpmath
+    (k-RR probabilities e^eps0/Z and 1/Z formed at dps digits)."""
+    with mp.workdps(dps):
+        e0 = mp.e ** mp.mpf(eps0)
+        e = mp.e ** mp.mpf(eps)
+        z = e0 + k - 1
+
+        def law(values):
+            out = {tuple([0] * k): mp.mpf(1)}
+            for x in values:
+                new = {}
+                for hist, pr in out.items():
+                    for y in range(k):
+                        h = list(hist)
+                        h[y] += 1
+                        h = tuple(h)
+                        new[h] = new.get(h, 0) + pr * ((e0 if y == x else 1) / z)
+                out = new
+            return out
+
+        worst = mp.mpf(0)
+        for others in itertools.combinations_with_replacement(range(k), n - 1):
+            l0, l1 = law((0,) + others), law((1,) + others)
+            for a, b in ((l0, l1), (l1, l0)):
+                worst = max(worst, sum(max(0, a[o] - e * b.get(o, 0)) for o in a))
+        return worst

@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from ldpcompress.cli import main
 import ldpcompress as L
 
@@ -32,9 +34,56 @@ def test_compose_json_matches_accountant(capsys):
     assert main(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "10", "--delta", "1e-6",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    acct = Accountant().compose(ShuffledRound(10_000, 2.0), times=10)
-    assert out["results"]["pld"]["eps"] == acct.epsilon(1e-6).value
-    assert out["results"]["pld"]["lower"] <= out["results"]["pld"]["eps"] <= out["results"]["rdp"]["eps"]
+    res = Accountant().compose(ShuffledRound(10_000, 2.0), times=10).epsilon(1e-6)
+    assert out["eps"] == res.value and out["method"] == res.method
+    assert out["eps"] == min(v for v in out["methods"].values() if v is not None)
+    assert out["lower"] <= out["eps"] <= out["methods"]["rdp"]
+
+
+def test_compose_reports_the_smallest_method(capsys):
+    # a coarse fixed grid loses to RDP: the table must report RDP, not the PLD value
+    assert main(["compose", "--n", "1e4", "--eps0", "1", "--rounds", "1e3", "--delta", "1e-6",
+                 "--h", "1e-2"]) == 0
+    out = capsys.readouterr().out
+    assert "RDP, the smallest sound bound" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compose", "--n", "1e4", "--eps0", "2", "--rounds", "2.5", "--delta", "1e-6"],
+     "--rounds must be an integer"),
+    (["compose", "--n", "1e4", "--eps0", "2", "--rounds", "10", "--delta", "1e-6", "--h", "1e-9"],
+     "MiB"),
+    (["noise", "--n", "100", "--scale", "1", "--sensitivity", "nan"], "sensitivity"),
+    (["noise", "--n", "100", "--scale", "1", "--sensitivity", "inf", "--json"], "sensitivity"),
+    (["noise", "--n", "100", "--scale", "1", "--sensitivity", "1e300", "--json"], "overflow"),
+    (["noise", "--n", "10000", "--scale", "1"], "GiB"),
+    (["noise", "--n", "2.5", "--scale", "1"], "--n must be an integer"),
+    (["amplify", "--n", "1e5", "--eps0", "2", "--eps", "1", "--delta", "1e-6"], "not both"),
+    (["amplify", "--inverse", "--n", "1e5", "--eps0", "2", "--eps", "1", "--delta", "1e-6"],
+     "not both"),
+    (["amplify", "--n", "1e5", "--eps0", "2", "--delta", "1e-6", "--k", "10", "--delta0", "1e-9"],
+     "cannot be combined"),
+    (["amplify", "--inverse", "--n", "1e5", "--eps", "1", "--delta", "1e-6", "--k", "10",
+      "--delta0", "1e-9"], "cannot be combined"),
+])
+def test_cli_refuses_ignored_or_bad_flags(capsys, argv, message):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
+def test_compose_accepts_integral_float_rounds(capsys):
+    assert main(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "1e1", "--delta", "1e-6",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["params"]["rounds"] == 10
+
+
+def test_amplify_inverse_honours_delta0(capsys):
+    assert main(["amplify", "--inverse", "--n", "1e5", "--eps", "1", "--delta", "1e-6",
+                 "--delta0", "1e-9", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["value"] == 1.0 and out["params"]["delta0"] == 1e-9
+    assert L.epsilon(100000, out["value"], 1e-6, delta0=1e-9).value <= 1.0
 
 
 def test_noise_table(capsys):

@@ -1,6 +1,7 @@
 """Frequency oracles (SPEC S6, S5.4): exact privacy of PI-RAPPOR, pairwise independence,
 unbiasedness with the stated variance, histogram algorithms, wire format, bad input."""
 import itertools
+import time
 import math
 
 import numpy as np
@@ -142,3 +143,153 @@ def test_field_choice_and_wire_format():
 def test_bad_input(call, exc):
     with pytest.raises(exc):
         call()
+
+
+# -- untrusted reports and operator mistakes (issue 13) ---------------------------------------
+
+def _error(call):
+    with pytest.raises((ValueError, TypeError)) as err:
+        call()
+    return str(err.value)
+
+
+def test_hadamard_out_of_range_report_is_refused_not_a_memory_error():
+    # was: counts ~1e19, a segfault or "free(): invalid next size" (bincount longer than K)
+    msg = _error(lambda: HadamardOracle(10, 1.0).estimate(np.array([1, 16])))
+    assert "report 1" in msg and "[0, 16)" in msg
+
+
+@pytest.mark.parametrize("make, bad, first", [
+    (lambda: KRROracle(10, 1.0), np.array([3, 10, 2]), 1),
+    (lambda: KRROracle(10, 1.0), np.array([3, 4, -1]), 2),
+    (lambda: RAPPOROracle(3, 1.0), np.array([[0, 1, 0], [0, 2, 0]]), 1),
+    (lambda: SubsetOracle(6, 1.0, d=2), np.array([[0, 1], [2, 6]]), 1),
+    (lambda: SubsetOracle(6, 1.0, d=2), np.array([[0, 1], [3, 3]]), 1),  # one user counted twice
+    (lambda: OLHOracle(6, 1.0), np.array([[1, 2, 0], [1, 2, 99]]), 1),
+    (lambda: VectorPIRappor(10, 1.0, q=5), np.array([[0, 0, 0], [0, 5, 0]]), 1),
+])
+def test_out_of_range_reports_name_the_first_bad_one(make, bad, first):
+    oracle = make()
+    for call in (oracle.counts, oracle.estimate, lambda r: oracle.count_one(r, 0),
+                 lambda r: oracle.estimate_one(r, 0)):
+        assert f"report {first}" in _error(lambda: call(bad))
+
+
+@pytest.mark.parametrize("make, bad", [
+    (lambda: KRROracle(10, 1.0), np.array([1.0, 2.0])),          # floats, even integral
+    (lambda: KRROracle(10, 1.0), np.array([1, np.nan])),
+    (lambda: KRROracle(10, 1.0), np.array([[1, 2]])),            # wrong rank
+    (lambda: KRROracle(10, 1.0), np.array([True, False])),
+    (lambda: RAPPOROracle(3, 1.0), np.ones((2, 4), dtype=bool)),  # wrong width
+    (lambda: RAPPOROracle(3, 1.0), np.ones(3, dtype=bool)),
+    (lambda: SubsetOracle(6, 1.0, d=2), np.array([[0, 1, 2]])),
+    (lambda: OLHOracle(6, 1.0), np.array([[1, 2]])),
+    (lambda: HadamardOracle(10, 1.0), np.array(["1"])),
+    (lambda: HadamardOracle(10, 1.0), [1, [2, 3]]),                # ragged
+])
+def test_malformed_report_batches_are_refused(make, bad):
+    oracle = make()
+    _error(lambda: oracle.estimate(bad))
+
+
+def test_uint64_and_python_int_reports_do_not_wrap():
+    # 2^64 - 1 would wrap to -1 in an int64 cast, 2^70 overflows: both must be refused
+    assert "report 1" in _error(lambda: KRROracle(10, 1.0).counts(
+        np.array([1, 2 ** 64 - 1], dtype=np.uint64)))
+    assert "report 1" in _error(lambda: KRROracle(10, 1.0).counts([1, 2 ** 70]))
+    assert KRROracle(10, 1.0).counts(np.array([9, 9], dtype=np.uint8)).tolist() == [0] * 9 + [2]
+
+
+@pytest.mark.parametrize("make", ORACLES)
+def test_empty_batch_gives_zero_estimates(make):
+    oracle = make()
+    empty = (FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), oracle.p)
+             if isinstance(oracle, PIRappor) else np.array([], dtype=np.int64))
+    assert oracle.counts(empty).tolist() == [0] * oracle.k
+    assert oracle.estimate(empty).tolist() == [0.0] * oracle.k
+    assert oracle.count_one(empty, 0) == 0
+
+
+@pytest.mark.parametrize("make", ORACLES)
+def test_count_one_checks_the_item(make):
+    oracle = make()
+    reps = oracle.randomize_many(np.arange(oracle.k))
+    for j in (oracle.k, -1, 2.5, "0", True):
+        _error(lambda: oracle.count_one(reps, j))
+        _error(lambda: oracle.estimate_one(reps, j))
+    assert oracle.count_one(reps, float(oracle.k - 1)) == oracle.counts(reps)[-1]
+
+
+def test_unpack_refuses_nonzero_padding_and_bad_n():
+    oracle = PIRappor(10, 1.0, p=17)  # 5-bit elements: one report is 10 bits, 6 padding bits
+    good = oracle.pack(FieldReports(np.array([3]), np.array([4]), 17))
+    assert oracle.unpack(good, 1).a.tolist() == [3]
+    tampered = good[:-1] + bytes([good[-1] | 1])
+    assert "padding" in _error(lambda: oracle.unpack(tampered, 1))
+    _error(lambda: oracle.unpack(good, -1))
+    _error(lambda: oracle.unpack(good, 1.5))
+    assert len(oracle.unpack(b"", 0)) == 0
+
+
+@pytest.mark.parametrize("eps", [17.2, 20.0, 30.0, 38.9, 39.0, 60.0, 1e6])
+def test_large_eps_builds_fast_or_refuses(eps):
+    # was: next_prime overflowed int64 in Miller-Rabin and looped forever (eps ~17.2-38.9), or a
+    # Numba TypingError (eps >= 39)
+    start = time.perf_counter()
+    try:
+        oracle = PIRappor(16, eps)
+    except ValueError as err:
+        assert "eps must be in (0, 21.48" in str(err)
+    else:
+        assert oracle.p <= 2 ** 31 - 1 and eps - 0.7 < oracle.eps <= eps
+        reps = oracle.randomize_many(np.arange(16))
+        assert oracle.counts(reps, "direct").tolist() == oracle.counts(reps, "enum").tolist()
+    try:
+        OLHOracle(16, eps)
+    except ValueError as err:
+        assert "eps must be in (0, 20" in str(err)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_miller_rabin_exact_above_2_31():
+    from ldpcompress.kernels.field import next_prime, prime
+    assert next_prime(2 ** 31) == 2147483659
+    assert next_prime(2 ** 61 - 2) == 2 ** 61 - 1  # Mersenne prime M61
+    assert not prime(2 ** 61 + 1) and prime(2 ** 61 - 1)
+    assert prime(2 ** 62 - 57) and not any(prime(2 ** 62 - i) for i in range(1, 57))
+    assert not prime(3215031751)  # strong pseudoprime to bases 2, 3, 5, 7 (above 2^31)
+    # independent: trial division by every prime up to sqrt(n) (a sieve), around 2^31 and 2^32
+    sieve = np.ones(66000, dtype=bool)
+    sieve[:2] = False
+    for i in range(2, 257):
+        sieve[i * i::i] = False
+    small = np.flatnonzero(sieve)
+    for centre in (2 ** 31, 2 ** 32):
+        for n in range(centre - 150, centre + 150):
+            divisors = small[small <= math.isqrt(n)]
+            assert prime(n) == bool(np.all(n % divisors)), n
+    _error(lambda: next_prime(2 ** 62))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: RAPPOROracle(10, 1.0, symmetric="yes"),
+    lambda: PIRappor(10, 1.0, symmetric=1),
+    lambda: KRROracle(2.7, 1.0), lambda: KRROracle(float("inf"), 1.0),
+    lambda: KRROracle(10, float("nan")), lambda: KRROracle(10, 1000.0),
+    lambda: SubsetOracle(10, 1.0, d=2.5), lambda: VectorPIRappor(10, 1.0, q=5, t=1.5),
+    lambda: HadamardOracle(10, float("inf")),
+])
+def test_constructor_parameters_refused(call):
+    _error(call)
+
+
+def test_integral_floats_accepted():
+    assert KRROracle(1e3, 1.0).k == 1000 and SubsetOracle(10, 1.0, d=3.0).d == 3
+
+
+def test_server_memory_refused_with_the_figure():
+    # k ~ 2^31 from a report file's metadata: the histogram alone is 16 GiB
+    msg = _error(lambda: KRROracle(2 ** 31 - 1, 1.0).counts(np.array([0])))
+    assert "16.0 GiB" in msg and "reduce k" in msg
+    msg = _error(lambda: RAPPOROracle(10 ** 6, 1.0).randomize_many(np.zeros(10 ** 4, np.int64)))
+    assert "GiB" in msg and "n" in msg

@@ -113,3 +113,73 @@ def test_mean_cli(capsys):
     for name in ("privunit2", "privunit2-compressed"):
         assert out[name]["mse"] < 5 * out[name]["predicted"]
     assert out["privunit2-compressed"]["bytes"] == 17 * out["split"]
+
+
+# -- hangs, memory and parameters (issue 13) ------------------------------------------------------
+
+def test_split_one_at_large_eps_refused_with_the_remedy():
+    import time
+    start = time.perf_counter()
+    # was: `mean --eps 14 --split 1` ran for minutes (e^eps_d expected trials per report)
+    with pytest.raises(ValueError) as err:
+        M.CompressedPrivUnit2(100, 14.0, split=1)
+    msg = str(err.value)
+    assert "expected trials" in msg and "choose_split" in msg and "eps/K" in msg
+    assert time.perf_counter() - start < 2.0
+    k = M.choose_split(100, 14.0)
+    comp = M.CompressedPrivUnit2(100, 14.0, split=k)
+    assert comp.expected_trials <= 1000.0
+    # choose_split never goes above the library cap on expected trials
+    k_cap = M.choose_split(100, 14.0, max_trials=1e9)
+    assert k_cap * math.exp(M.PrivUnit2(100, 14.0 / k_cap).deletion_eps) <= 1e4
+
+
+@pytest.mark.parametrize("call", [
+    lambda: M.PrivUnit2(float("inf"), 2.0), lambda: M.PrivUnit2(2.7, 2.0),
+    lambda: M.PrivUnit2(10, float("nan")), lambda: M.PrivUnit2(1, 2.0),
+    lambda: M.PrivUnit2(10, 2.0, p0="0.7"), lambda: M.PrivUnit2(10, 2.0, gamma=0.1),
+    lambda: M.CompressedPrivUnit2(10, 2.0, split=1.5), lambda: M.CompressedPrivUnit2(10, 2.0, split=0),
+    lambda: M.OneBitSphere(10, 1e4), lambda: M.choose_split(float("inf"), 2.0),
+])
+def test_mean_parameters_refused(call):
+    with pytest.raises((ValueError, TypeError)):
+        call()
+
+
+def test_integral_float_dimension_accepted():
+    assert M.PrivUnit2(1e2, 2.0).d == 100
+
+
+def test_dimension_memory_refused_with_the_figure():
+    with pytest.raises(ValueError) as err:
+        M.PrivUnit2(10 ** 10, 2.0)
+    assert "GiB" in str(err.value) and "reduce d" in str(err.value)
+
+
+def test_zero_vector_in_high_dimension_does_not_allocate_d_squared():
+    # was np.eye(d)[0]: d = 1e6 needs 7.3 TiB
+    u = M.round_to_sphere(np.zeros(10 ** 6), Entropy(deterministic_source(1)))
+    assert abs(abs(u[0]) - 1) < 1e-15 and np.count_nonzero(u) == 1
+
+
+def test_decode_many_empty_and_malformed():
+    comp = M.CompressedPrivUnit2(8, 2.0, split=2)
+    assert comp.decode_many([]).shape == (0, 8)
+    with pytest.raises(TypeError):
+        comp.decode(b"\x01" * 2)
+    with pytest.raises(ValueError):
+        comp.decode([b"\x01" + bytes(16)])
+
+
+def test_exact_laplace_sum_refuses_memory_with_the_figure():
+    from ldpcompress import noise as N
+    # was: `noise --n 10000` tried to allocate 14.9 GiB per (points x n) table
+    with pytest.raises(ValueError) as err:
+        N.laplace_sum_exact_rdp(10_000, 1.0, [2.0])
+    msg = str(err.value)
+    assert "29.8 GiB" in msg and "reduce n" in msg
+    assert N.laplace_sum_bytes(200001, 10_000) == 2 * 8 * 200001 * 10_000
+    with pytest.raises(ValueError):
+        N.laplace_sum_exact_rdp(5, 1.0, [2.0], max_bytes=1000)
+    with pytest.raises((ValueError, TypeError)):
+        N.laplace_sum_exact_rdp(5, 1.0, [2.0], points=2.5)

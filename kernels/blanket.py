@@ -1,0 +1,388 @@
+"""Privacy-blanket bound for binary-support frequency oracles, and an exact oracle attack
+(Balle, Bell, Gascon, Nissim 2019; Su, Cheng, Wang 2025; docs/theory.md §2.5, §2.6(c)).
+
+Units. Every sum is divided by c = e^eps0 - 1 so that nothing overflows for large eps0: the
+blanket sum of m draws is ``c (K1 - E K2 - r m)`` with E = e^eps and r = (E-1)/c, where K1, K2
+count the draws that support x1, x1'.
+
+The inner brick is ``E[(K - theta)_+]`` for K ~ Bin(m, a), in closed form from the tail
+U = Pr[K >= t] and the pmf P = Pr[K = t] at t = floor(theta) + 1:
+
+    E[(K - theta)_+] = (m a - theta) U + t (1 - a) P   (since sum_{k>=t} (k - m a) b(k) = t (1-a) b(t)).
+
+(U, P) move by O(1) recurrences when theta moves by a few units, as in kernels/clones.py.
+Upper sums add the mass outside every window (times a proven bound on what it can carry) and
+are inflated by their rounding bound; lower sums drop the outside mass and are deflated.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .binomial import TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window
+
+DBL_MIN = 2.2250738585072014e-308
+MAX_JUMP = 64
+
+
+@njit(cache=True)
+def bin_sf(t, m, a, b):
+    """Pr[Bin(m, a) >= t]: the smaller side summed by pmf ratios, geometric remainder."""
+    if t <= 0:
+        return 1.0
+    if t > m:
+        return 0.0
+    if a == 0.0:
+        return 0.0
+    if b == 0.0:
+        return 1.0
+    upper = t >= m * a
+    k = t if upper else t - 1
+    log_head = binom_logpmf(k, m, a, b)
+    term = 1.0
+    total = 1.0
+    while True:
+        if upper:
+            if k >= m:
+                break
+            rho = (m - k) / (k + 1.0) * (a / b)
+            k += 1
+        else:
+            if k <= 0:
+                break
+            rho = k / (m - k + 1.0) * (b / a)
+            k -= 1
+        term *= rho
+        total += term
+        nxt = ((m - k) / (k + 1.0) * (a / b)) if upper else (k / (m - k + 1.0) * (b / a))
+        if nxt < 1.0 and term * nxt / (1.0 - nxt) <= 1e-18 * total:
+            total += term * nxt / (1.0 - nxt)
+            break
+    s = math.exp(log_head + math.log(total))
+    if upper:
+        return min(1.0, s)
+    return max(0.0, 1.0 - s)
+
+
+@njit(cache=True)
+def sf_anchor(t, m, a, b):
+    """(Pr[Bin(m, a) >= t], Pr[Bin(m, a) = t]) computed directly."""
+    return bin_sf(t, m, a, b), math.exp(binom_logpmf(t, m, a, b))
+
+
+@njit(cache=True)
+def sf_move(t, target, m, a, b, u, pk):
+    """Move the state (u, pk) at t to target by pmf-ratio recurrences; re-anchor on long
+    jumps, underflow, or when a subtraction would cancel half the value."""
+    if abs(target - t) > MAX_JUMP or pk < TINY:
+        return sf_anchor(target, m, a, b)
+    while t > target:
+        if t > m or t - 1 < 0:
+            return sf_anchor(target, m, a, b)
+        pk = pk * t * b / ((m - t + 1.0) * a)
+        u = min(1.0, u + pk)
+        t -= 1
+        if pk < TINY:
+            return sf_anchor(target, m, a, b)
+    while t < target:
+        if t < 0 or t >= m:
+            return sf_anchor(target, m, a, b)
+        nu = u - pk
+        if nu < 0.5 * u:
+            return sf_anchor(target, m, a, b)
+        pk = pk * (m - t) * a / ((t + 1.0) * b)
+        u = nu
+        t += 1
+        if pk < TINY:
+            return sf_anchor(target, m, a, b)
+    return u, pk
+
+
+@njit(cache=True)
+def first_above(theta, m):
+    """Smallest integer t > theta, clipped to [0, m + 1]."""
+    if theta < 0.0:
+        return 0
+    if theta >= m:
+        return m + 1
+    t = int(math.floor(theta)) + 1
+    if t - 1 > theta:
+        t -= 1
+    return t
+
+
+@njit(cache=True)
+def excess(theta, t, m, a, b, u, pk):
+    """(E[(K - theta)_+], rounding allowance) for K ~ Bin(m, a) from (u, pk) at t."""
+    if t > m:
+        return 0.0, 0.0
+    lead = (m * a - theta) * u
+    tail = t * b * pk
+    v = lead + tail
+    err = 8.0 * UNIT_ROUNDOFF * (abs(lead) + tail + abs(theta) * u + m * a * u)
+    return max(v, 0.0), err
+
+
+@njit(cache=True)
+def indep_excess(m, a, b, e, shift, tol, upper):
+    """sum_{K2} Pr[K2] E[(K1 - e K2 - shift)_+], K1, K2 iid Bin(m, a), over a window of K2.
+
+    Returns (sum, rounding allowance, outside mass of the K2 window, terms). K2 runs downward
+    so the threshold falls and the K1 tail grows by stable additions.
+    """
+    if m <= 0:
+        return max(-shift, 0.0), 0.0, 0.0, 1
+    lo, hi, outside = binom_window(m, a, b, tol)
+    k2 = hi
+    w = math.exp(binom_logpmf(k2, m, a, b))
+    theta = e * k2 + shift
+    t = first_above(theta, m)
+    u, pk = sf_anchor(t, m, a, b)
+    total = 0.0
+    allow = 0.0
+    steps = 0
+    while True:
+        v, err = excess(theta, t, m, a, b, u, pk)
+        total += w * v
+        allow += w * err
+        steps += 1
+        if k2 <= lo:
+            break
+        w *= (k2 / (m - k2 + 1.0)) * (b / a)
+        k2 -= 1
+        if w < TINY:
+            w = math.exp(binom_logpmf(k2, m, a, b))
+        theta = e * k2 + shift
+        nt = first_above(theta, m)
+        if nt <= m:
+            u, pk = sf_move(t, nt, m, a, b, u, pk) if t <= m else sf_anchor(nt, m, a, b)
+        t = nt
+    return total, allow, outside, steps
+
+
+@njit(cache=True)
+def indep_upper_delta(ms, weights, a, b, gc, a1, c, eps0, eps, tol, outside_m):
+    """Blanket upper bound for independent Bern(a) support bits (docs/theory.md §2.5):
+    delta <= sum_blocks Pr[M' in block] g(m_block) + outside_m, with
+    g(m) = (gamma c / m) E[(K1 - E K2 - r m)_+], K1, K2 iid Bin(m, a); ms[i] is the smallest M'
+    of block i (g is non-increasing in m: see ldpcompress/blanket.py). The K2 mass outside its
+    window adds at most a1 times that mass ((.)_+ <= c K1 and gamma c a = a1 - gamma a <= a1).
+    c = e^eps0 - 1 is passed exactly (gc = gamma c).
+    """
+    if eps >= eps0:
+        return 0.0
+    e = math.exp(eps)
+    r = math.expm1(eps) / c
+    total = 0.0
+    steps = 0
+    for i in range(ms.shape[0]):
+        m = ms[i]
+        s, allow, out, st = indep_excess(m, a, b, e, r * m, tol, True)
+        steps += st
+        g = (gc / m) * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) + a1 * out
+        total += weights[i] * min(g, 1.0)
+    total *= 1.0 + 8.0 * (ms.shape[0] + 16) * UNIT_ROUNDOFF
+    return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
+
+
+@njit(cache=True)
+def indep_lower_delta(n, a, b, pb3, pb3c, kappa, c, eps0, eps, tol):
+    """Exact delta(eps) of a post-processing of the attack (x1, x3..x3) vs (x1', x3..x3) for
+    support bits independent under w (docs/theory.md §2.6(c)): the analyst keeps (b1, b2) of the
+    n - N reports that do not support x3 (N ~ Bin(n, pb3) under R_x3) and only the count N.
+    Its density ratio is 1 + (c/n)(K1 - E K2 - r((n - N) + kappa N)), K1, K2 iid Bin(n - N, a),
+    kappa = e^-eps0 E_w[e^(eps0 b1)] = e^-eps0 (1 - a) + a (the discarded reports' ratio replaced
+    by its conditional mean). Windows drop mass and the sum is rounded down.
+    """
+    if eps >= eps0 or not c < math.inf:
+        return 0.0
+    e = math.exp(eps)
+    r = math.expm1(eps) / c
+    lo, hi, _ = binom_window(n, pb3, pb3c, tol)
+    total = 0.0
+    steps = 0
+    for big_n in range(lo, hi + 1):
+        wn = math.exp(binom_logpmf(big_n, n, pb3, pb3c))
+        if wn < TINY:
+            continue
+        m = n - big_n
+        s, allow, _, st = indep_excess(m, a, b, e, r * (m + kappa * big_n), tol, False)
+        steps += st
+        v = (s - allow) * (1.0 - 8.0 * (st + 16) * UNIT_ROUNDOFF)
+        if v > 0.0:
+            total += wn * v
+    total *= 1.0 - 8.0 * (hi - lo + 16) * UNIT_ROUNDOFF
+    return max(0.0, total * (c / n) * (1.0 - 4.0 * UNIT_ROUNDOFF))
+
+
+@njit(cache=True)
+def half_dec_order(j, t, u, pk):
+    """State (Pr[X >= t], Pr[X = t]) of X ~ Bin(j, 1/2) -> the same for Bin(j - 1, 1/2):
+    U_{j-1}(t) = U_j(t) - B_j(t) t / j and B_{j-1}(t) = B_j(t) 2 (j - t) / j (re-anchors when
+    the subtraction would cancel half the value or the pmf underflows)."""
+    if t <= 0 or t >= j or pk < TINY:
+        return sf_anchor(t, j - 1, 0.5, 0.5)
+    nu = u - pk * t / j
+    if nu < 0.5 * u:
+        return sf_anchor(t, j - 1, 0.5, 0.5)
+    return nu, pk * 2.0 * (j - t) / j
+
+
+@njit(cache=True)
+def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0, beta=-1.0,
+                rep_last=False):
+    """sum over (J, N11) of Pr E[(V - theta)_+], V | J ~ Bin(J, 1/2), for m draws whose
+    (b1, b2) law has P(1,0) = P(0,1) = pj/2 and P(1,1) = pi (1 - pj):
+    J = N10 + N01 ~ Bin(m, pj), N11 | J ~ Bin(m - J, pi), theta = (E J + (E-1) N11 + shift)/(1+E)
+    (the blanket sum is c (1+E)(V - theta)). Consecutive N11 values are blocked by
+    ``n11_block`` at the block's smallest N11: theta grows with N11 while the law of V does not
+    depend on it, so that value is the largest of the block (an upper bound).
+    J runs downward; the tail state at the first N11 block is carried from J to J - 1.
+    General form (the attack): theta = (aj J + beta N11 + shift)/(1+E) (defaults aj = E,
+    beta = E - 1); ``rep_last`` evaluates each N11 block at its largest member (a lower bound).
+
+    Returns (sum, allowance, outside mass, terms).
+    """
+    if aj < 0.0:
+        aj = e
+    if beta < 0.0:
+        beta = e - 1.0
+    jlo, jhi, outside = binom_window(m, pj, pjc, tol)
+    total = 0.0
+    allow = 0.0
+    steps = 0
+    j = jhi
+    wj = math.exp(binom_logpmf(j, m, pj, pjc))
+    t0 = -1
+    u0 = 0.0
+    p0 = 0.0
+    while j >= jlo:
+        rest = m - j
+        if pi > 0.0:
+            nlo, nhi, nout = binom_window(rest, pi, pic, tol)
+        else:
+            nlo, nhi, nout = 0, 0, 0.0
+        outside += wj * nout
+        n11 = nlo
+        wn = math.exp(binom_logpmf(n11, rest, pi, pic)) if pi > 0.0 else 1.0
+        # state at the first block, carried over from order j + 1
+        rep = min(nhi, n11 + n11_block - 1) if rep_last else n11
+        theta = (aj * j + beta * rep + shift) / (1.0 + e)
+        nt = first_above(theta, j)
+        if nt <= j:
+            if t0 < 0 or t0 > j + 1:
+                u0, p0 = sf_anchor(nt, j, 0.5, 0.5)
+            else:
+                if t0 >= 0 and j + 1 > 0 and t0 <= j + 1:
+                    u0, p0 = half_dec_order(j + 1, t0, u0, p0)
+                u0, p0 = sf_move(t0, nt, j, 0.5, 0.5, u0, p0)
+            t0 = nt
+        else:
+            t0 = -1
+        t = t0
+        u = u0
+        pk = p0
+        first = True
+        while n11 <= nhi:
+            if not first:
+                rep = min(nhi, n11 + n11_block - 1) if rep_last else n11
+                theta = (aj * j + beta * rep + shift) / (1.0 + e)
+                nt = first_above(theta, j)
+                if nt <= j and t >= 0:
+                    u, pk = sf_move(t, nt, j, 0.5, 0.5, u, pk)
+                t = nt
+            first = False
+            if t < 0 or t > j:
+                v, err = 0.0, 0.0
+            else:
+                v, err = excess(theta, t, j, 0.5, 0.5, u, pk)
+            bw = 0.0
+            top = min(nhi, n11 + n11_block - 1)
+            while n11 <= top:
+                bw += wn
+                if n11 < rest and pi > 0.0:
+                    wn *= (rest - n11) / (n11 + 1.0) * (pi / pic)
+                    if wn < TINY:
+                        wn = math.exp(binom_logpmf(n11 + 1, rest, pi, pic))
+                n11 += 1
+                steps += 1
+            total += wj * bw * v
+            allow += wj * bw * err
+        if j <= 0:
+            break
+        wj *= (j / (m - j + 1.0)) * (pjc / pj)
+        j -= 1
+        if wj < TINY:
+            wj = math.exp(binom_logpmf(j, m, pj, pjc))
+    return total, allow, outside, steps + 1
+
+
+@njit(cache=True)
+def pair_upper_delta(ms, weights, pj, pjc, pi, pic, gc, a1, c, eps0, eps, tol, outside_m,
+                     n11_block):
+    """Blanket upper bound for a symmetric correlated (b1, b2) law (subset selection, k-RR,
+    OLH exactly): g(m) = (gamma c (1+E)/m) E[(V - theta)_+] (pair_excess), blocked in M' as in
+    indep_upper_delta; inner windows' outside mass adds at most a1 times itself."""
+    if eps >= eps0:
+        return 0.0
+    e = math.exp(eps)
+    r = math.expm1(eps) / c
+    total = 0.0
+    steps = 0
+    for i in range(ms.shape[0]):
+        m = ms[i]
+        s, allow, out, st = pair_excess(m, pj, pjc, pi, pic, e, r * m, tol, n11_block)
+        steps += st
+        g = (gc * (1.0 + e) / m) * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) \
+            + a1 * out
+        total += weights[i] * min(g, 1.0)
+    total *= 1.0 + 8.0 * (ms.shape[0] + 16) * UNIT_ROUNDOFF
+    return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
+
+
+@njit(cache=True)
+def m_blocks(n, gamma, gammac, width, tol):
+    """Blocks of M' = 1 + C, C ~ Bin(n-1, gamma), over a window of C: returns (smallest M' of
+    each block, Pr[M' in block] rounded up, outside mass of the window)."""
+    big_n = n - 1
+    lo, hi, outside = binom_window(big_n, gamma, gammac, tol)
+    nb = (hi - lo) // width + 1
+    ms = np.empty(nb, dtype=np.int64)
+    ws = np.zeros(nb)
+    c = lo
+    w = math.exp(binom_logpmf(c, big_n, gamma, gammac))
+    for i in range(nb):
+        ms[i] = c + 1
+        top = min(hi, c + width - 1)
+        acc = 0.0
+        while c <= top:
+            acc += w
+            if c < big_n:
+                w *= (big_n - c) / (c + 1.0) * (gamma / gammac)
+                if w < TINY:
+                    w = math.exp(binom_logpmf(c + 1, big_n, gamma, gammac))
+            c += 1
+        ws[i] = acc * (1.0 + 4.0 * (width + 4) * UNIT_ROUNDOFF)
+    return ms, ws, outside
+
+
+@njit(cache=True)
+def pair_lower_delta(n, pj, pjc, e0inv, c, eps0, eps, tol, n11_block):
+    """Exact delta(eps) (rounded down, windows' mass dropped) of the attack (x1, x3..x3) vs
+    (x1', x3..x3) when b3 = 1 iff b1 = b2 (Hadamard rows with r3 = r1 ^ r2): under R_x3 a
+    report has b1 != b2 w.p. pj, split evenly, else b1 = b2 in {0, 1} evenly. With
+    J = N10 + N01 ~ Bin(n, pj), V = N10 | J ~ Bin(J, 1/2), N11 | J ~ Bin(n - J, 1/2), the
+    density-ratio sum is c (1+E)(V - theta), theta = (aj J + beta N11 + shift)/(1+E),
+    aj = E + r (1 - e^-eps0), beta = (E - 1) e^-eps0, shift = r e^-eps0 n (docs/theory.md §2.6(c)).
+    N11 blocks use their largest member (theta grows with N11): a lower bound.
+    """
+    if eps >= eps0 or not c < math.inf:
+        return 0.0
+    e = math.exp(eps)
+    r = math.expm1(eps) / c
+    aj = e + r * (1.0 - e0inv)
+    beta = math.expm1(eps) * e0inv
+    s, allow, _, st = pair_excess(n, pj, pjc, 0.5, 0.5, e, r * e0inv * n, tol, n11_block,
+                                  aj, beta, True)
+    v = (s - allow) * (1.0 - 8.0 * (st + 16) * UNIT_ROUNDOFF)
+    return max(0.0, v * (c * (1.0 + e) / n) * (1.0 - 8.0 * UNIT_ROUNDOFF))

@@ -1,0 +1,251 @@
+"""Edge cases of the accountant: losses beyond +-709, grid caps, the smallest sound method,
+the grid step chosen from the composition, mean-preserving grids (GLW21), k-RR Renyi curves.
+
+numpy floating-point warnings are errors here: a RuntimeWarning is never an answer.
+"""
+import itertools
+import math
+import warnings
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldpcompress import accountant as A
+from ldpcompress import composition as K
+from ldpcompress import pld as P
+from ldpcompress import rdp as R
+
+
+@pytest.fixture(autouse=True)
+def fp_errors():
+    with np.errstate(over="raise", invalid="raise", divide="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        yield
+
+
+def product_delta(p, q, times, eps):
+    """Exact delta(eps) of the T-fold product pair by enumeration (both directions)."""
+    best = 0.0
+    for a, b in ((p, q), (q, p)):
+        total = mp.mpf(0)
+        for idx in itertools.product(range(len(a)), repeat=times):
+            pa = mp.fprod(mp.mpf(a[i]) for i in idx)
+            pb = mp.fprod(mp.mpf(b[i]) for i in idx)
+            total += max(mp.mpf(0), pa - mp.e ** eps * pb)
+        best = max(best, float(total))
+    return best
+
+
+# -- losses beyond 709 ------------------------------------------------------------------------
+
+def test_pld_beyond_exp_range_pure_dp():
+    """RR(1) composed 1e5 times: KOV (exact at its points, tested against enumeration) gives
+    47,542; the true eps lies in (KOV - 2, KOV]. The PLD once overflowed to 31,559."""
+    acct = A.Accountant().compose(A.PureDP(1.0), times=100_000)
+    kov = K.kov_epsilon(1.0, 0.0, 100_000, 1e-6)
+    res = acct.epsilon(1e-6, method="pld")
+    assert kov - 2.0 <= res.value <= kov * 1.01
+    assert res.lower <= kov
+
+
+def test_pld_delta_far_beyond_709():
+    up = P.pure_dp(1.0, h=0.05).self_compose(2000)
+    d = up.delta([0.0, 800.0, 1500.0, 3000.0])
+    assert np.all(np.isfinite(d)) and d[-1] <= 1e-9  # (FFT error bound only)
+    # exact: 2000-fold RR(1); delta at 800 from KOV's exact profile point (k - 2i) eps = 800
+    assert d[1] >= K.kov_delta(1.0, 0.0, 2000, 800.0) * (1 - 1e-9) - 1e-15
+    e = up.epsilon(1e-6)
+    assert math.isfinite(e) and e >= K.kov_epsilon(1.0, 0.0, 2000, 1e-6) - 2.0
+
+
+# -- grids over their cap: coarsened, never inf ------------------------------------------------
+
+@pytest.mark.parametrize("event, times", [(A.PureDP(1.0), 1000), (A.Laplace(1.0), 100),
+                                          (A.Gaussian(1.0), 100)])
+def test_capped_grid_is_coarsened_not_inf(event, times):
+    acct = A.Accountant().compose(event, times=times)
+    res = acct.epsilon(1e-6, method="pld", compare=True)
+    assert math.isfinite(res.value) and res.lower is not None and 0 < res.lower <= res.value
+    assert res.value <= res.others["rdp"] * 1.02
+
+
+def test_gaussian_composition_against_closed_form():
+    """100-fold Gaussian(sigma=1) is Gaussian with mu = 10: delta(eps) in closed form."""
+    mu = 10.0
+
+    def exact_delta(e):
+        return stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) * stats.norm.cdf(-e / mu - mu / 2)
+
+    from scipy import optimize
+    exact = optimize.brentq(lambda e: exact_delta(e) - 1e-6, 0.0, 200.0, xtol=1e-10)
+    res = A.Accountant().compose(A.Gaussian(1.0), times=100).epsilon(1e-6)
+    assert res.lower <= exact <= res.value <= exact * 1.01
+
+
+def test_user_fixed_grid_too_fine_is_refused_with_its_size():
+    acct = A.Accountant(h=1e-9).compose(A.ShuffledRound(1000, 2.0), times=3)
+    with pytest.raises(ValueError, match="MiB"):
+        acct.epsilon(1e-6, method="pld")
+
+
+# -- the smallest sound method -----------------------------------------------------------------
+
+def test_auto_reports_the_smallest_method():
+    acct = A.Accountant(h=1e-2).compose(A.ShuffledRound(10_000, 1.0), times=1000)
+    res = acct.epsilon(1e-6)
+    vals = {res.method: res.value, **res.others}
+    finite = {m: v for m, v in vals.items() if v is not None}
+    assert res.value == min(finite.values()) and set(finite) >= {"pld", "rdp"}
+    assert res.method == "rdp"  # the coarse grid loses here
+
+
+def test_auto_delta_is_smallest_too():
+    acct = A.Accountant().compose(A.PureDP(0.5), times=50)
+    res = acct.delta(10.0)
+    vals = {res.method: res.value, **res.others}
+    assert res.value == min(v for v in vals.values() if v is not None)
+    assert res.value >= K.kov_delta(0.5, 0.0, 50, 10.0) * (1 - 1e-9)  # KOV is exact here
+
+
+# -- grid step chosen from the composition ------------------------------------------------------
+
+def test_gap_is_one_percent_for_many_rounds():
+    acct = A.Accountant().compose(A.ShuffledRound(10 ** 5, 2.0), times=1000)
+    res = acct.epsilon(1e-6, method="pld")
+    assert res.lower <= res.value <= res.lower * 1.0101
+    assert res.value < 1.86  # the fixed h = 1e-4 grid gave [1.7833, 1.8836]
+
+
+@pytest.mark.slow
+def test_ten_thousand_rounds_of_a_million_users():
+    acct = A.Accountant().compose(A.ShuffledRound(10 ** 6, 1.0), times=10_000)
+    res = acct.epsilon(1e-6)
+    assert res.value <= 0.70 and res.value - res.lower <= 0.02 * res.value
+
+
+# -- mean-preserving grids (GLW21) against enumeration ----------------------------------------
+
+@pytest.mark.parametrize("times", [1, 3, 5])
+def test_mean_rounded_grid_brackets_enumeration(times):
+    p, q = [0.5, 0.3, 0.2, 0.0], [0.2, 0.3, 0.4, 0.1]
+    grid = P.from_pmfs(p, q, 3e-3, mean=True).self_compose(times)
+    assert grid.mean_steps == times
+    for eps in (0.0, 0.3, 0.9, 2.0):
+        exact = product_delta(p, q, times, eps)
+        assert grid.delta_lower(eps) <= exact + 1e-12 <= grid.delta(eps) + 2e-12
+
+
+def test_mean_rounded_epsilon_brackets_exact_rr():
+    """T-fold RR(0.37): eps(delta) of the exact law is bracketed by KOV's neighbouring points."""
+    times, eps0 = 200, 0.37
+    grid = P.pure_dp(eps0, h=1e-3, mean=True).self_compose(times)
+    up, low = grid.epsilon(1e-5), grid.epsilon_lower(1e-5)
+    exact_hi = K.kov_epsilon(eps0, 0.0, times, 1e-5)  # a point with delta <= 1e-5
+    assert low <= exact_hi and up >= exact_hi - 2 * eps0 and up <= exact_hi * 1.05
+
+
+# -- large eps0: complements never formed by subtraction ---------------------------------------
+
+@pytest.mark.parametrize("eps0", [17.0, 25.0, 36.0, 40.0, 60.0])
+def test_clone_pld_at_large_eps0_is_exact_rr_for_one_user(eps0):
+    q, qc, p, pc = P.general_split(eps0)
+    grid = P.clone_pair(1, q, p, h=1e-3, qc=qc, pc=pc)
+    for eps in (0.0, eps0 / 2, eps0 - 0.5):
+        e0, e = mp.mpf(eps0), mp.mpf(eps)
+        exact = float((mp.e ** e0 - mp.e ** e) / (mp.e ** e0 + 1))
+        assert grid.delta(eps) >= exact * (1 - 1e-12)
+    curve = A.ShuffledRound(1, eps0).rdp(np.array([1.5, 4.0]))
+    assert np.all(curve <= eps0) and np.all(curve >= R.pure_rdp(eps0, [1.5, 4.0]) * (1 - 1e-9))
+
+
+# -- k-RR: the pair's own Renyi curve ---------------------------------------------------------
+
+def shuffled_krr_law(xs, k, eps0):
+    """Law of the histogram of n k-RR reports on data xs, by enumeration (mpmath)."""
+    z = mp.e ** eps0 + k - 1
+    law = {}
+    for out in itertools.product(range(k), repeat=len(xs)):
+        pr = mp.fprod((mp.e ** eps0 if o == x else 1) / z for o, x in zip(out, xs))
+        key = tuple(out.count(v) for v in range(k))
+        law[key] = law.get(key, 0) + pr
+    return law
+
+
+def brute_krr_rdp(n, k, eps0, alpha):
+    """max over the others' data and both directions of D_alpha(shuffled P || shuffled Q)."""
+    mp.mp.dps = 30
+    best = mp.mpf(0)
+    for rest in itertools.product(range(k), repeat=n - 1):
+        a, b = shuffled_krr_law((0,) + rest, k, eps0), shuffled_krr_law((1,) + rest, k, eps0)
+        for p, q in ((a, b), (b, a)):
+            s = mp.fsum(p[o] ** alpha * q[o] ** (1 - alpha) for o in p)
+            best = max(best, mp.log(s) / (alpha - 1))
+    return float(best)
+
+
+@pytest.mark.parametrize("n, k, eps0", [(3, 3, 1.0), (4, 3, 2.0), (3, 4, 1.5)])
+def test_krr_rdp_dominates_brute_force(n, k, eps0):
+    orders = np.array([1.5, 2.0, 4.0, 10.0])
+    curve = A.KRRShuffledRound(n, eps0, k).rdp(orders)
+    for a, c in zip(orders, curve):
+        assert brute_krr_rdp(n, k, eps0, a) <= c + 1e-12
+
+
+def test_krr_rdp_is_its_own_curve():
+    rounds, delta = 10, 1e-6
+    krr = A.Accountant().compose(A.KRRShuffledRound(10_000, 4.0, 10), times=rounds)
+    general = A.Accountant().compose(A.ShuffledRound(10_000, 4.0), times=rounds)
+    k_rdp = krr.epsilon(delta, method="rdp").value
+    g_rdp = general.epsilon(delta, method="rdp").value
+    k_pld = krr.epsilon(delta, method="pld").value
+    assert k_rdp < 0.7 * g_rdp and k_pld <= k_rdp  # was the generic curve: k_rdp == g_rdp
+
+
+def test_atoms_rdp_against_mpmath():
+    losses, masses = np.array([-0.7, 0.1, 0.9]), np.array([0.2, 0.5, 0.3])
+    for a in (1.5, 3.0, 20.0):
+        exact = mp.log(mp.fsum(mp.mpf(m) * mp.e ** ((a - 1) * mp.mpf(l))
+                               for l, m in zip(losses, masses))) / (a - 1)
+        got = R.atoms_rdp(losses, masses, 0.0, [a])[0]
+        assert float(exact) <= got <= float(exact) + 1e-11
+    assert np.all(np.isinf(R.atoms_rdp(losses, masses, 1e-9, [2.0])))
+
+
+# -- inverse queries share the forward path ------------------------------------------------------
+
+from ldpcompress import amplification as amp  # noqa: E402
+from ldpcompress import inverse as I  # noqa: E402
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(delta0=1e-13), dict(k=10)])
+def test_max_eps0_agrees_with_forward(kw):
+    n, eps, delta = 10 ** 5, 1.0, 1e-6
+    e0 = I.max_eps0(n, eps, delta, **kw)
+    assert amp.epsilon(n, e0, delta, **kw).value <= eps
+    assert amp.epsilon(n, e0 * (1 + 1e-6), delta, **kw).value > eps
+
+
+def test_max_eps0_honours_delta0():
+    """Thm 3.8 with delta0 = 1e-9 and n = 1e5 adds ~2.7e-4 > delta: no amplification, so the
+    largest eps0 is eps itself (it was 7.07, whose forward query gives 7.07)."""
+    e0 = I.max_eps0(10 ** 5, 1.0, 1e-6, delta0=1e-9)
+    assert e0 == 1.0 and amp.epsilon(10 ** 5, e0, 1e-6, delta0=1e-9).value <= 1.0
+    with pytest.raises(ValueError, match="delta0"):
+        I.max_eps0(10 ** 5, 1.0, 1e-6, delta0=1e-5)
+    with pytest.raises(ValueError, match="k and delta0"):
+        I.max_eps0(10 ** 5, 1.0, 1e-6, delta0=1e-9, k=10)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(delta0=1e-12), dict(k=20)])
+def test_min_n_agrees_with_forward(kw):
+    eps0, eps, delta = 2.0, 0.5, 1e-6
+    n = I.min_n(eps0, eps, delta, **kw)
+    assert amp.epsilon(n, eps0, delta, **kw).value <= eps
+    assert amp.epsilon(n - 1, eps0, delta, **kw).value > eps
+
+
+def test_certified_is_the_forward_query():
+    assert I.certified(10 ** 5, 2.0, amp.epsilon(10 ** 5, 2.0, 1e-6).value, 1e-6)
+    assert not I.certified(10 ** 5, 2.0, 0.9 * amp.epsilon(10 ** 5, 2.0, 1e-6).value, 1e-6)

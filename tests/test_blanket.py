@@ -1,0 +1,437 @@
+"""Privacy blanket for every frequency oracle (docs/theory.md §2.5-2.7) against independent
+references: brute-force enumeration of the shuffled output law of each oracle as implemented,
+mpmath summation of the bound's formula, and independently computed reference figures."""
+import itertools
+import math
+from collections import defaultdict
+from math import comb
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from ldpcompress import blanket as BL
+from ldpcompress.oracles import HadamardOracle, KRROracle, OLHOracle, RAPPOROracle, SubsetOracle
+from ldpcompress.pirappor import PIRappor, VectorPIRappor
+
+TOL = 1e-30
+
+
+# ---------------------------------------------------------------------------------------------
+# Output laws R[x, y] written from each randomizer's code (not from the blanket derivation),
+# with the support pattern of each output for the reduced-view check.
+# ---------------------------------------------------------------------------------------------
+
+def law_rappor(o):
+    outs, sup = [], []
+    for y in itertools.product([0, 1], repeat=o.k):
+        row = []
+        for x in range(o.k):
+            pr = 1.0
+            for j in range(o.k):
+                q = o.a1 if j == x else o.a0
+                pr *= q if y[j] else 1.0 - q
+            row.append(pr)
+        outs.append(row)
+        sup.append(tuple(y))
+    return np.array(outs).T, sup
+
+
+def law_krr(o):
+    R = np.full((o.k, o.k), (1.0 - o.a1) / (o.k - 1))
+    np.fill_diagonal(R, o.a1)
+    return R, [tuple(int(j == y) for j in range(o.k)) for y in range(o.k)]
+
+
+def law_subset(o):
+    outs, sup = [], []
+    for S in itertools.combinations(range(o.k), o.d):
+        outs.append([o.a1 / comb(o.k - 1, o.d - 1) if x in S else (1 - o.a1) / comb(o.k - 1, o.d)
+                     for x in range(o.k)])
+        sup.append(tuple(int(j in S) for j in range(o.k)))
+    return np.array(outs).T, sup
+
+
+def law_olh(o):
+    keep = o.a1
+    outs, sup = [], []
+    for a in range(o.p):
+        for b in range(o.p):
+            h = [((a * (x + 1) + b) % o.p) % o.g for x in range(o.k)]
+            for y in range(o.g):
+                outs.append([(keep if h[x] == y else (1 - keep) / (o.g - 1)) / o.p ** 2
+                             for x in range(o.k)])
+                sup.append(tuple(int(h[x] == y) for x in range(o.k)))
+    return np.array(outs).T, sup
+
+
+def law_hadamard(o):
+    K = o.big_k
+    outs, sup = [], []
+    for i in range(K):
+        plus = [bin((x + 1) & i).count("1") % 2 == 0 for x in range(o.k)]
+        outs.append([(2.0 / K) * (o.a1 if pl else 1 - o.a1) for pl in plus])
+        sup.append(tuple(int(pl) for pl in plus))
+    return np.array(outs).T, sup
+
+
+def law_pirappor(o):
+    outs, sup = [], []
+    for a in range(o.p):
+        for b in range(o.p):
+            hit = [(a * (x + 1) + b) % o.p < o.s for x in range(o.k)]
+            outs.append([(o.a1 / o.s if h else (1 - o.a1) / (o.p - o.s)) / o.p for h in hit])
+            sup.append(tuple(int(h) for h in hit))
+    return np.array(outs).T, sup
+
+
+def law_vector_pirappor(o):
+    outs, sup = [], []
+    for rep in itertools.product(range(o.q), repeat=o.t + 1):
+        a, b = np.array(rep[:-1]), rep[-1]
+        hit = [(int(a @ o.items[x]) + b) % o.q < o.s for x in range(o.k)]
+        outs.append([(o.a1 / o.s if h else (1 - o.a1) / (o.q - o.s)) / o.q ** o.t for h in hit])
+        sup.append(tuple(int(h) for h in hit))
+    return np.array(outs).T, sup
+
+
+def classes(R, key=None):
+    """Merge outputs whose likelihood vectors are proportional (or that share ``key``)."""
+    groups = defaultdict(lambda: np.zeros(R.shape[0]))
+    for j in range(R.shape[1]):
+        col = R[:, j]
+        kk = key[j] if key is not None else tuple(np.round(col / col.max(), 10))
+        groups[kk] = groups[kk] + col
+    keys = sorted(groups)
+    return np.array([groups[kk] for kk in keys]).T, keys
+
+
+def shuffled(C, xs):
+    """Law of the multiset (class counts) of the users' reports."""
+    law = {(): 1.0}
+    law = {tuple([0] * C.shape[1]): 1.0}
+    for x in xs:
+        new = defaultdict(float)
+        for cnt, pr in law.items():
+            for j in range(C.shape[1]):
+                if C[x, j] > 0:
+                    c2 = list(cnt)
+                    c2[j] += 1
+                    new[tuple(c2)] += pr * C[x, j]
+        law = new
+    return law
+
+
+def hockey(P, Q, eps):
+    e = math.exp(eps)
+    keys = set(P) | set(Q)
+    h1 = sum(max(0.0, P.get(s, 0.0) - e * Q.get(s, 0.0)) for s in keys)
+    h2 = sum(max(0.0, Q.get(s, 0.0) - e * P.get(s, 0.0)) for s in keys)
+    return max(h1, h2)
+
+
+def worst_case(C, k, n, eps_list):
+    """max over x1 != x1' and the others' values of the exact delta(eps)."""
+    worst = np.zeros(len(eps_list))
+    for x1, x2 in itertools.permutations(range(k), 2):
+        for z in itertools.combinations_with_replacement(range(k), n - 1):
+            P, Q = shuffled(C, (x1,) + z), shuffled(C, (x2,) + z)
+            worst = np.maximum(worst, [hockey(P, Q, e) for e in eps_list])
+    return worst
+
+
+CASES = [
+    ("oue", lambda: RAPPOROracle(3, 1.2, symmetric=False), law_rappor),
+    ("rappor-sym", lambda: RAPPOROracle(3, 0.6, symmetric=True), law_rappor),
+    ("krr", lambda: KRROracle(3, 1.5), law_krr),
+    ("subset", lambda: SubsetOracle(4, 1.0, d=2), law_subset),
+    ("olh", lambda: OLHOracle(3, 1.0), law_olh),
+    ("hadamard", lambda: HadamardOracle(4, 1.3), law_hadamard),
+    ("pi-rappor", lambda: PIRappor(3, 1.0, p=11), law_pirappor),
+    ("pi-rappor-sym", lambda: PIRappor(3, 0.8, symmetric=True, p=7), law_pirappor),
+    ("pi-rappor-vector", lambda: VectorPIRappor(3, 1.0, q=5), law_vector_pirappor),
+]
+EPS = [0.0, 0.05, 0.2, 0.5, 0.9]
+
+
+@pytest.mark.parametrize("name,make,law", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_blanket_above_brute_force(name, make, law, n):
+    o = make()
+    R, _ = law(o)
+    assert np.allclose(R.sum(axis=1), 1.0)
+    C, _ = classes(R)
+    k = R.shape[0]
+    worst = worst_case(C, k, n, EPS)
+    for frac, exact in ((0.0, True), (0.5, False), (0.0, False)):
+        prof = BL.blanket_profile(n, o, block_frac=frac, exact_law=exact)
+        for e, w in zip(EPS, worst):
+            up = prof.delta(e, TOL)
+            assert up >= w * (1 - 1e-12) - 1e-15, (name, n, e, up, w)
+    if n == 1:  # one user: the blanket bound is exactly the local hockey-stick divergence
+        prof = BL.blanket_profile(1, o, exact_law=True)
+        for e, w in zip(EPS, worst):
+            assert prof.delta(e, TOL) == pytest.approx(w, rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,make,law", CASES[:3] + CASES[5:6], ids=["oue", "sym", "krr", "had"])
+def test_blanket_above_brute_force_n4(name, make, law):
+    o = make()
+    R, _ = law(o)
+    C, _ = classes(R)
+    worst = worst_case(C, R.shape[0], 4, EPS)
+    prof = BL.blanket_profile(4, o)
+    for e, w in zip(EPS, worst):
+        assert prof.delta(e, TOL) >= w * (1 - 1e-12) - 1e-15
+
+
+def reduced_view_delta(o, law, n, eps_list, items):
+    """Exact delta of the attack's view, by enumeration: (x1, x3..x3) vs (x1', x3..x3), the
+    analyst keeps (b1, b2) of reports with b3 = 0 and only marks the others."""
+    R, sup = law(o)
+    x1, x2, x3 = items
+    if o.name == "hadamard":  # b3 = [b1 = b2]: the attack keeps the whole view
+        key = [(s[x1], s[x2], s[x3]) for s in sup]
+    else:
+        key = [(2, 2) if s[x3] else (s[x1], s[x2]) for s in sup]
+    C, _ = classes(R, key)
+    P, Q = shuffled(C, (x1,) + (x3,) * (n - 1)), shuffled(C, (x2,) + (x3,) * (n - 1))
+    full_C, _ = classes(R)
+    Pf, Qf = shuffled(full_C, (x1,) + (x3,) * (n - 1)), shuffled(full_C, (x2,) + (x3,) * (n - 1))
+    return [hockey(P, Q, e) for e in eps_list], [hockey(Pf, Qf, e) for e in eps_list]
+
+
+LOWER_CASES = [c for c in CASES if c[0] in ("oue", "rappor-sym", "hadamard")]
+
+
+@pytest.mark.parametrize("name,make,law", LOWER_CASES, ids=[c[0] for c in LOWER_CASES])
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_lower_bound_is_exact_delta_of_its_view(name, make, law, n):
+    o = make()
+    low = BL.lower_profile(n, o)
+    red, full = reduced_view_delta(o, law, n, EPS, low.items)
+    up = BL.blanket_profile(n, o)
+    for e, r, f in zip(EPS, red, full):
+        got = low.delta(e, TOL)
+        assert got <= r * (1 + 1e-12) + 1e-300      # never above the exact value of its view (float brute force)
+        assert got >= r * (1 - 1e-9) - 1e-15         # and equal to it
+        assert got <= f * (1 + 1e-12) + 1e-300      # so below the full pair's delta
+        assert got <= up.delta(e, TOL)
+
+
+# ---------------------------------------------------------------------------------------------
+# mpmath: the bound's formula summed directly (no windows, no blocks, no recurrences).
+# ---------------------------------------------------------------------------------------------
+
+def mp_blanket(n, st, eps):
+    mp.mp.dps = 40
+    a1, a = mp.mpf(st.a1.numerator) / st.a1.denominator, mp.mpf(st.a.numerator) / st.a.denominator
+    A, B = a1 / a, (1 - a1) / (1 - a)
+    e = mp.e ** eps
+    p11 = mp.mpf(st.p11.numerator) / st.p11.denominator
+    p10 = mp.mpf(st.p10.numerator) / st.p10.denominator
+    p00 = 1 - p11 - 2 * p10
+    L = {(1, 1): A - e * A, (1, 0): A - e * B, (0, 1): B - e * A, (0, 0): B - e * B}
+    gamma = B
+    total = mp.mpf(0)
+    for m in range(1, n + 1):
+        pm = mp.binomial(n - 1, m - 1) * gamma ** (m - 1) * (1 - gamma) ** (n - m)
+        s = mp.mpf(0)
+        for n11 in range(m + 1):
+            for n10 in range(m - n11 + 1):
+                for n01 in range(m - n11 - n10 + 1):
+                    n00 = m - n11 - n10 - n01
+                    pr = (mp.factorial(m) / (mp.factorial(n11) * mp.factorial(n10)
+                          * mp.factorial(n01) * mp.factorial(n00))
+                          * p11 ** n11 * p10 ** (n10 + n01) * p00 ** n00)
+                    v = n11 * L[1, 1] + n10 * L[1, 0] + n01 * L[0, 1] + n00 * L[0, 0]
+                    if v > 0:
+                        s += pr * v
+        total += pm * s / m
+    return total
+
+
+@pytest.mark.parametrize("make", [lambda: RAPPOROracle(50, 1.5, symmetric=False),
+                                  lambda: SubsetOracle(20, 1.0, d=5),
+                                  lambda: OLHOracle(30, 2.0),
+                                  lambda: KRROracle(10, 2.0)],
+                         ids=["oue", "subset", "olh", "krr"])
+@pytest.mark.parametrize("n", [1, 3, 12])
+def test_blanket_kernel_matches_mpmath(make, n):
+    o = make()
+    st = BL.structure(o)
+    prof = BL.BlanketProfile(n, st, block_frac=0.0, n11_block=1, exact_law=True)
+    blocked = BL.BlanketProfile(n, st)
+    for eps in [0.0, 0.1, 0.5, 0.9 * st.eps0]:
+        exact = mp_blanket(n, st, eps)
+        got = prof.delta(eps, TOL)
+        assert got >= exact * (1 - 1e-15)
+        assert got <= exact * (1 + 1e-9) + 1e-14
+        assert blocked.delta(eps, TOL) >= exact * (1 - 1e-15)
+
+
+def mp_lower(n, st, eps):
+    """The attack view's delta summed directly: (c/n) E[(K1 - E K2 - r((n-N) + kappa N))_+]."""
+    mp.mp.dps = 40
+    a1, a = mp.mpf(st.a1.numerator) / st.a1.denominator, mp.mpf(st.a.numerator) / st.a.denominator
+    A, B = a1 / a, (1 - a1) / (1 - a)
+    e0, e = A / B, mp.e ** eps
+    kappa = (1 - a) / e0 + a
+    total = mp.mpf(0)
+    for big_n in range(n + 1):
+        pn = mp.binomial(n, big_n) * a1 ** big_n * (1 - a1) ** (n - big_n)
+        m = n - big_n
+        for k1 in range(m + 1):
+            for k2 in range(m + 1):
+                v = (m * (1 - e) + (e0 - 1) * (k1 - e * k2) + big_n * kappa * (1 - e))
+                if v > 0:
+                    total += pn * mp.binomial(m, k1) * mp.binomial(m, k2) * a ** (k1 + k2) \
+                        * (1 - a) ** (2 * m - k1 - k2) * v
+    return total / n
+
+
+@pytest.mark.parametrize("n", [1, 5, 20])
+def test_lower_kernel_matches_mpmath(n):
+    o = RAPPOROracle(30, 1.5, symmetric=False)
+    st = BL.structure(o)
+    low = BL.OracleLowerProfile(n, st)
+    for eps in [0.0, 0.2, 0.7]:
+        exact = mp_lower(n, st, eps)
+        got = low.delta(eps, TOL)
+        assert got <= exact * (1 + 1e-15)
+        assert got >= exact * (1 - 1e-9) - 1e-300
+
+
+# ---------------------------------------------------------------------------------------------
+# Large eps0, reference figures, k-RR agreement, identity of the oracle.
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps0", [17.0, 20.0, 25.0, 30.0, 36.0, 40.0, 60.0])
+def test_large_eps0_single_user_exact(eps0):
+    """n = 1: the bound is the local divergence of OUE, in closed form with mpmath."""
+    o = RAPPOROracle(10, eps0, symmetric=False)
+    st = BL.structure(o)
+    mp.mp.dps = 60
+    a0 = mp.mpf(o.a0)
+    for eps in [0.5 * eps0, eps0 - 1.0, eps0 - 1e-3]:
+        e = mp.e ** eps
+        # (b1, b2) ~ (Bern(1/2), Bern(a0)) vs swapped: only (1, 0) has P > E Q
+        exact = mp.mpf(1) / 2 * (1 - a0) - e * a0 / 2
+        exact = max(exact, 0)
+        got = BL.blanket_profile(1, o).delta(eps, TOL)
+        assert got >= exact * (1 - 1e-15)
+        assert got <= exact * (1 + 1e-8) + 1e-300
+    for n in (2, 3):
+        prof = BL.blanket_profile(n, o)
+        d = [prof.delta(e, TOL) for e in (0.5 * eps0, eps0 - 1, eps0 - 1e-3)]
+        assert all(math.isfinite(v) and 0 < v <= 1 for v in d) and d[0] >= d[1] >= d[2]
+        assert st.eps0 == pytest.approx(eps0, rel=1e-12)
+
+
+def test_huge_eps0_does_not_overflow():
+    from fractions import Fraction
+    # a = 1e-400: eps0 = log(1e400) ~ 921, e^eps0 overflows a double
+    st = BL.ShuffleStructure("test", (), Fraction(1, 10 ** 400), Fraction(1, 2),
+                             Fraction(1, 10 ** 800), Fraction(1, 10 ** 400), True)
+    assert st.eps0 == pytest.approx(400 * math.log(10), rel=1e-12)
+    for n in (1, 3, 100):
+        prof = BL.BlanketProfile(n, st)
+        d = [prof.delta(e, TOL) for e in (1.0, 500.0, 800.0)]
+        assert all(math.isfinite(v) and 0 < v <= 1 for v in d)
+        assert d[0] >= d[1] >= d[2]
+        assert prof.delta(0.5, TOL) == pytest.approx(0.5, rel=1e-6)  # (1 - e^(eps-eps0)) a1 ~ 1/2
+
+def test_unrealisable_randomizer_is_refused():
+    from fractions import Fraction
+    with pytest.raises(ValueError, match="0 < a < a1 < 1"):
+        BL.ShuffleStructure("x", (), Fraction(1, 3), Fraction(1), Fraction(0), Fraction(1, 3), False)
+
+
+def test_reference_figures():
+    """Computed independently (delta = 1e-6, k = 1000)."""
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOROracle(1000, 4.0, symmetric=False)), 1e-6)
+    assert eps == pytest.approx(0.02357, abs=1e-5)
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOROracle(1000, 2.0, symmetric=True)), 1e-6)
+    assert eps == pytest.approx(0.03019, abs=1e-5)
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, HadamardOracle(1000, 4.0)), 1e-6)
+    assert eps == pytest.approx(0.02358, abs=1e-5)
+    o = RAPPOROracle(1000, 6.0, symmetric=False)
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 4, o, block_frac=0.0), 1e-6)
+    assert eps == pytest.approx(0.8257, abs=1e-4)
+    blocked = BL.profile_epsilon(BL.blanket_profile(10 ** 4, o), 1e-6)
+    assert eps <= blocked <= eps * 1.001
+
+
+@pytest.mark.slow
+def test_krr_close_to_exact_attack():
+    """k-RR through the correlated-law kernel sits above the exact k-RR attack and within 1e-4 of it."""
+    from ldpcompress.profiles import KRRLowerProfile
+    for n, eps0, k, rel in [(50, 1.0, 5, 0.1), (2000, 3.0, 20, 2e-3)]:
+        o = KRROracle(k, eps0)
+        ours = BL.blanket_profile(n, o, block_frac=0.0)
+        low = KRRLowerProfile(n, eps0, k)
+        for eps in [0.05, 0.3]:
+            u, l = ours.delta(eps, TOL), low.delta(eps, TOL)
+            assert l <= u <= l * (1 + rel)
+
+
+def test_structures_from_oracles():
+    o = RAPPOROracle(100, 3.0, symmetric=False)
+    st = BL.structure(o)
+    e = math.exp(3.0)
+    assert st.gamma == pytest.approx((e + 1) / (2 * e), rel=1e-14)
+    assert st.independent and float(st.a) == o.a0
+    sym = BL.structure(RAPPOROracle(100, 1.5, symmetric=True))
+    assert sym.eps0 == pytest.approx(3.0, rel=1e-13)
+    assert sym.gamma == pytest.approx(math.exp(-1.5), rel=1e-13)
+    had = BL.structure(HadamardOracle(100, 2.0))
+    assert had.gamma == pytest.approx(2 / (math.exp(2.0) + 1), rel=1e-13)
+    sub = BL.structure(SubsetOracle(50, 2.0, d=7))
+    assert sub.gamma == pytest.approx(1 / (1 + 7 / 50 * math.expm1(2.0)), rel=1e-13)
+    olh = BL.structure(OLHOracle(100, 3.0))
+    assert olh.p11 >= olh.a ** 2  # affine family mod g: collisions at least 1/g
+    pi = PIRappor(100, 3.0)
+    assert BL.structure(pi).eps0 == pytest.approx(pi.eps, rel=1e-13)
+
+
+def test_olh_product_law_dominates_exact_law():
+    o = OLHOracle(40, 2.5)
+    st = BL.structure(o)
+    assert not st.independent and st.p11 > st.a ** 2
+    for n in (5, 300):
+        exact = BL.blanket_profile(n, o, exact_law=True, n11_block=1, block_frac=0.0)
+        dom = BL.blanket_profile(n, o, block_frac=0.0)
+        assert dom.structure.independent and dom.structure.identity == st.identity
+        for eps in (0.05, 0.3, 1.0):
+            assert dom.delta(eps, TOL) >= exact.delta(eps, TOL)
+    with pytest.raises(ValueError, match="negatively correlated"):
+        BL.structure(SubsetOracle(20, 1.0, d=5)).dominating_independent()
+
+
+def test_parameters_are_validated():
+    o = RAPPOROracle(10, 1.0, symmetric=False)
+    for bad in (0, -3, 2.5, "10"):
+        with pytest.raises((ValueError, TypeError), match="n"):
+            BL.blanket_profile(bad, o)
+    with pytest.raises(ValueError, match="block_frac"):
+        BL.blanket_profile(10, o, block_frac=-1.0)
+    with pytest.raises(ValueError, match="block_frac"):
+        BL.blanket_profile(10, o, block_frac=float("inf"))
+    with pytest.raises(ValueError, match="n11_block"):
+        BL.blanket_profile(10, o, n11_block=0)
+    with pytest.raises(ValueError, match="n"):
+        BL.lower_profile(0, o)
+
+
+def test_oracle_mismatch_is_an_error():
+    prof = BL.blanket_profile(1000, RAPPOROracle(100, 2.0, symmetric=False))
+    prof.check_oracle(RAPPOROracle(100, 2.0, symmetric=False))
+    with pytest.raises(ValueError, match="derived for rappor"):
+        prof.check_oracle(PIRappor(100, 2.0))
+    with pytest.raises(ValueError, match="derived for rappor"):
+        prof.check_oracle(RAPPOROracle(100, 2.5, symmetric=False))
+    with pytest.raises(TypeError):
+        BL.structure("oue")
+    with pytest.raises(ValueError, match="no oracle-specific attack"):
+        BL.lower_profile(100, PIRappor(100, 2.0))
