@@ -124,7 +124,7 @@ def excess(theta, t, m, a, b, u, pk):
 
 
 @njit(cache=True)
-def indep_excess(m, a, b, e, shift, tol, upper):
+def indep_excess(m, a, b, e, shift, tol):
     """sum_{K2} Pr[K2] E[(K1 - e K2 - shift)_+], K1, K2 iid Bin(m, a), over a window of K2.
 
     Returns (sum, rounding allowance, outside mass of the K2 window, terms). K2 runs downward
@@ -177,42 +177,12 @@ def indep_upper_delta(ms, weights, a, b, gc, a1, c, eps0, eps, tol, outside_m):
     steps = 0
     for i in range(ms.shape[0]):
         m = ms[i]
-        s, allow, out, st = indep_excess(m, a, b, e, r * m, tol, True)
+        s, allow, out, st = indep_excess(m, a, b, e, r * m, tol)
         steps += st
         g = (gc / m) * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) + a1 * out
         total += weights[i] * min(g, 1.0)
     total *= 1.0 + 8.0 * (ms.shape[0] + 16) * UNIT_ROUNDOFF
     return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
-
-
-@njit(cache=True)
-def indep_lower_delta(n, a, b, pb3, pb3c, kappa, c, eps0, eps, tol):
-    """Exact delta(eps) of a post-processing of the attack (x1, x3..x3) vs (x1', x3..x3) for
-    support bits independent under w (docs/theory.md §2.6(c)): the analyst keeps (b1, b2) of the
-    n - N reports that do not support x3 (N ~ Bin(n, pb3) under R_x3) and only the count N.
-    Its density ratio is 1 + (c/n)(K1 - E K2 - r((n - N) + kappa N)), K1, K2 iid Bin(n - N, a),
-    kappa = e^-eps0 E_w[e^(eps0 b1)] = e^-eps0 (1 - a) + a (the discarded reports' ratio replaced
-    by its conditional mean). Windows drop mass and the sum is rounded down.
-    """
-    if eps >= eps0 or not c < math.inf:
-        return 0.0
-    e = math.exp(eps)
-    r = math.expm1(eps) / c
-    lo, hi, _ = binom_window(n, pb3, pb3c, tol)
-    total = 0.0
-    steps = 0
-    for big_n in range(lo, hi + 1):
-        wn = math.exp(binom_logpmf(big_n, n, pb3, pb3c))
-        if wn < TINY:
-            continue
-        m = n - big_n
-        s, allow, _, st = indep_excess(m, a, b, e, r * (m + kappa * big_n), tol, False)
-        steps += st
-        v = (s - allow) * (1.0 - 8.0 * (st + 16) * UNIT_ROUNDOFF)
-        if v > 0.0:
-            total += wn * v
-    total *= 1.0 - 8.0 * (hi - lo + 16) * UNIT_ROUNDOFF
-    return max(0.0, total * (c / n) * (1.0 - 4.0 * UNIT_ROUNDOFF))
 
 
 @njit(cache=True)
@@ -229,8 +199,7 @@ def half_dec_order(j, t, u, pk):
 
 
 @njit(cache=True)
-def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0, beta=-1.0,
-                rep_last=False):
+def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
     """sum over (J, N11) of Pr E[(V - theta)_+], V | J ~ Bin(J, 1/2), for m draws whose
     (b1, b2) law has P(1,0) = P(0,1) = pj/2 and P(1,1) = pi (1 - pj):
     J = N10 + N01 ~ Bin(m, pj), N11 | J ~ Bin(m - J, pi), theta = (E J + (E-1) N11 + shift)/(1+E)
@@ -238,15 +207,13 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0, beta=-1.
     ``n11_block`` at the block's smallest N11: theta grows with N11 while the law of V does not
     depend on it, so that value is the largest of the block (an upper bound).
     J runs downward; the tail state at the first N11 block is carried from J to J - 1.
-    General form (the attack): theta = (aj J + beta N11 + shift)/(1+E) (defaults aj = E,
-    beta = E - 1); ``rep_last`` evaluates each N11 block at its largest member (a lower bound).
+    The attack (pi = 0, so N11 = 0) passes its own coefficient: theta = (aj J + shift)/(1+E).
 
     Returns (sum, allowance, outside mass, terms).
     """
     if aj < 0.0:
         aj = e
-    if beta < 0.0:
-        beta = e - 1.0
+    beta = e - 1.0
     jlo, jhi, outside = binom_window(m, pj, pjc, tol)
     total = 0.0
     allow = 0.0
@@ -266,8 +233,7 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0, beta=-1.
         n11 = nlo
         wn = math.exp(binom_logpmf(n11, rest, pi, pic)) if pi > 0.0 else 1.0
         # state at the first block, carried over from order j + 1
-        rep = min(nhi, n11 + n11_block - 1) if rep_last else n11
-        theta = (aj * j + beta * rep + shift) / (1.0 + e)
+        theta = (aj * j + beta * n11 + shift) / (1.0 + e)
         nt = first_above(theta, j)
         if nt <= j:
             if t0 < 0 or t0 > j + 1:
@@ -285,8 +251,7 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0, beta=-1.
         first = True
         while n11 <= nhi:
             if not first:
-                rep = min(nhi, n11 + n11_block - 1) if rep_last else n11
-                theta = (aj * j + beta * rep + shift) / (1.0 + e)
+                theta = (aj * j + beta * n11 + shift) / (1.0 + e)
                 nt = first_above(theta, j)
                 if nt <= j and t >= 0:
                     u, pk = sf_move(t, nt, j, 0.5, 0.5, u, pk)
@@ -367,22 +332,24 @@ def m_blocks(n, gamma, gammac, width, tol):
 
 
 @njit(cache=True)
-def pair_lower_delta(n, pj, pjc, e0inv, c, eps0, eps, tol, n11_block):
-    """Exact delta(eps) (rounded down, windows' mass dropped) of the attack (x1, x3..x3) vs
-    (x1', x3..x3) when b3 = 1 iff b1 = b2 (Hadamard rows with r3 = r1 ^ r2): under R_x3 a
-    report has b1 != b2 w.p. pj, split evenly, else b1 = b2 in {0, 1} evenly. With
-    J = N10 + N01 ~ Bin(n, pj), V = N10 | J ~ Bin(J, 1/2), N11 | J ~ Bin(n - J, 1/2), the
-    density-ratio sum is c (1+E)(V - theta), theta = (aj J + beta N11 + shift)/(1+E),
-    aj = E + r (1 - e^-eps0), beta = (E - 1) e^-eps0, shift = r e^-eps0 n (docs/theory.md §2.6(c)).
-    N11 blocks use their largest member (theta grows with N11): a lower bound.
+def split_attack_delta(n, pj, pjc, one_minus_ro, ro, c, eps0, eps, tol):
+    """Exact delta(eps), rounded down (windows' mass dropped), of the attack
+    (x1, x3, ..., x3) vs (x1', x3, ..., x3) seen through a post-processing that keeps, of each
+    report, only its class: "supports x1 but neither x1' nor x3", the same with x1 and x1'
+    exchanged, or "other" (docs/theory.md §2.6(c)).
+
+    Under R_x3 each of the first two classes has probability pj/2 (pj = 2 B t3). With J their
+    count and V the first class's count (V | J ~ Bin(J, 1/2)), the density-ratio sum of the
+    view is c (1+E) (V - theta_J), theta_J = (aj J + r ro n)/(1+E), aj = E + r (1 - ro),
+    r = (E-1)/c, c = e^eps0 - 1, ro = the likelihood ratio of the "other" class (the same
+    under both datasets). One binomial window in J, the V tail in closed form.
     """
     if eps >= eps0 or not c < math.inf:
         return 0.0
     e = math.exp(eps)
     r = math.expm1(eps) / c
-    aj = e + r * (1.0 - e0inv)
-    beta = math.expm1(eps) * e0inv
-    s, allow, _, st = pair_excess(n, pj, pjc, 0.5, 0.5, e, r * e0inv * n, tol, n11_block,
-                                  aj, beta, True)
-    v = (s - allow) * (1.0 - 8.0 * (st + 16) * UNIT_ROUNDOFF)
+    aj = e + r * one_minus_ro
+    s, allow, _, st = pair_excess(n, pj, pjc, 0.0, 1.0, e, r * ro * n, tol, 1, aj)
+    # pmf weights from exp(log pmf) and their recurrences: at most (512 + 8 terms) ulps
+    v = (s - allow) * (1.0 - (512.0 + 8.0 * (st + 16)) * UNIT_ROUNDOFF)
     return max(0.0, v * (c * (1.0 + e) / n) * (1.0 - 8.0 * UNIT_ROUNDOFF))

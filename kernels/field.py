@@ -235,3 +235,30 @@ def first_unsorted_row(rows, high):
         if bad:
             return i
     return -1
+
+
+@njit(cache=True)
+def affine_mod_triples(p, g):
+    """#{(v, d) in F_p^2 : v, (v + d) mod p, (v + 2d) mod p all equal mod g} (OLH's hash of
+    three items in arithmetic progression, docs/theory.md §2.6(c)). For fixed d the two
+    wrap-arounds split [0, p) into at most three runs on which (v + d) mod p - v and
+    (v + 2d) mod p - v are constant, so each run counts whole or not at all: O(p)."""
+    total = 0
+    for d in range(p):
+        d2 = (2 * d) % p
+        t1 = p - d   # v >= t1: v + d wraps
+        t2 = p - d2  # v >= t2: v + 2d wraps
+        lo, hi = min(t1, t2), max(t1, t2)
+        ok00 = (d % g == 0) and (d2 % g == 0)
+        ok11 = ((d - p) % g == 0) and ((d2 - p) % g == 0)
+        if t1 < t2:   # on [t1, t2) only v + d wraps
+            okmid = ((d - p) % g == 0) and (d2 % g == 0)
+        else:         # on [t2, t1) only v + 2d wraps
+            okmid = (d % g == 0) and ((d2 - p) % g == 0)
+        if ok00:
+            total += lo
+        if okmid:
+            total += hi - lo
+        if ok11:
+            total += p - hi
+    return total

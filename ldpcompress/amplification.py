@@ -4,7 +4,9 @@ Public queries:
 
 * ``epsilon(n, eps0, delta, k=None, delta0=0)`` -> AmplificationResult: the smallest sound eps
   over every applicable bound, the bound that produced it, and the exact lower bound.
-* ``delta(n, eps0, eps, k=None, delta0=0)`` -> AmplificationResult for delta at eps.
+* ``epsilon(n, delta=..., oracle=o)``: the same question asked of one frequency oracle ``o``
+  (its realised eps0, its privacy-blanket bound and its own attack), docs/theory.md §2.5.
+* ``delta(n, eps0, eps, k=None, delta0=0)`` / ``delta(n, eps=..., oracle=o)``: delta at eps.
 * One function per bound (``general_epsilon``, ``closed_form_epsilon``, ``krr_blanket_delta`` ...)
   returning a :class:`Bound`.
 * ``clone_pair_delta(n, q, p, eps)``: the generic S2.1 kernel, scalar or array eps.
@@ -19,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 
+from . import blanket as BL
 from . import validate as V
 from .kernels.clones import clone_delta_many
 from .profiles import (BinaryLowerProfile, GeneralProfile, KRRBlanketProfile, KRRLowerProfile,
@@ -342,57 +345,117 @@ def _common_args(n, eps0, k, delta0):
     return n, eps0, k, delta0
 
 
-def epsilon(n, eps0, delta, *, k=None, delta0: float = 0.0, blocks: int | None = 64,
-            lower: bool = True) -> AmplificationResult:
+@dataclass(frozen=True)
+class _Query:
+    """What one forward query accounts: the upper profiles, the lower profile (or why there is
+    none), whether the closed form applies, and the parameters to report."""
+
+    n: int
+    eps0: float
+    uppers: tuple
+    lower: Profile | None
+    lower_note: str
+    closed_form: bool
+    params: dict
+
+
+def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
+    """The bounds that apply to the randomizer described by (eps0, k, delta0) or by ``oracle``."""
+    blocks = V.blocks(blocks)
+    if oracle is None:
+        if eps0 is None:
+            raise TypeError("epsilon()/delta() need eps0 (any eps0-LDP randomizer) or oracle=")
+        n, eps0, k, delta0 = _common_args(n, eps0, k, delta0)
+        if delta0 > 0.0:
+            return _Query(n, eps0, (), None, "", False, _params(n, eps0, k, delta0))
+        uppers = (GeneralProfile(n, eps0),) if k is None else tuple(_krr_profiles(n, eps0, k,
+                                                                                  blocks))
+        return _Query(n, eps0, uppers, _lower_profile(n, eps0, k), "", True,
+                      _params(n, eps0, k, delta0))
+    st = BL.structure(oracle)
+    if eps0 is not None or k is not None or delta0 != 0.0:
+        raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
+                         "alone, without eps0, k or delta0")
+    n = V.shuffle_users(n)
+    params = dict(n=n, eps0=st.eps0, k=int(oracle.k), delta0=0.0, oracle=st.describe())
+    if st.oracle == "krr":  # k-RR's own bounds (S2.3 of the guide) are this blanket, unblocked
+        eps0 = V.local_eps0(st.eps0)  # the realised eps0 (client coins included), rounded up
+        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, oracle.k, blocks)),
+                      _lower_profile(n, eps0, oracle.k), "", True, dict(params, eps0=eps0))
+    blanket = BL.BlanketProfile(n, st)
+    blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
+    uppers = [blanket]
+    if st.eps0 <= V.MAX_EPS0:
+        uppers.insert(0, GeneralProfile(n, st.eps0))
+    lower, note = None, ""
+    if st.t3 is not None:
+        lower = BL.OracleLowerProfile(n, st)
+        lower.label = f"lower bound: {st.oracle} attack"
+    else:
+        note = f"no attack on {st.oracle} with fewer than 3 items"
+    return _Query(n, st.eps0, tuple(uppers), lower, note, st.eps0 <= V.MAX_EPS0, params)
+
+
+def _no_lower(q: _Query) -> Bound:
+    return Bound("lower", "lower bound", None, upper=False, note=q.lower_note)
+
+
+def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=None,
+            blocks: int | None = 64, lower: bool = True) -> AmplificationResult:
     """Central eps at delta for n shuffled eps0-LDP reports: the min over every sound bound.
 
     k: the randomizer is k-RR (adds the S2.3 bounds and the k-RR lower bound).
     delta0 > 0: an (eps0, delta0)-DP randomizer (Thm 3.8 only).
+    oracle: a frequency-oracle object (e.g. ``PIRappor(k, 4.0)``) instead of eps0: its realised
+    replacement eps0, its privacy-blanket bound beside the generic ones, and its own exact
+    attack as the lower bound (docs/theory.md §2.5-2.6).
     """
-    n, eps0, k, delta0 = _common_args(n, eps0, k, delta0)
+    if delta is None:
+        raise TypeError("epsilon() needs delta")
+    q = _plan(n, eps0, k, delta0, oracle, blocks)
     delta = V.probability_open(delta, "delta")
-    blocks = V.blocks(blocks)
     start = time.perf_counter()
-    if delta0 > 0.0:
-        bounds = [approx_epsilon(n, eps0, delta0, delta)]
+    low = None
+    if not q.uppers:  # approximate-DP randomizer
+        bounds = [approx_epsilon(q.n, q.eps0, q.params["delta0"], delta)]
         if not bounds[0].applicable:
             raise ValueError(f"no sound eps at delta={delta}: {bounds[0].note}")
-        low = None
     else:
-        bounds = [closed_form_epsilon(n, eps0, delta)]
-        profiles = [GeneralProfile(n, eps0)] if k is None else _krr_profiles(n, eps0, k, blocks)
-        bounds += [_eps_bound(p, delta) for p in profiles]
-        low = None
-        if lower:
+        bounds = [closed_form_epsilon(q.n, q.eps0, delta)] if q.closed_form else []
+        bounds += [_eps_bound(p, delta) for p in q.uppers]
+        if lower and q.lower is not None:
             best_up = _best(bounds).value
-            lb = _eps_bound(_lower_profile(n, eps0, k), delta, eps_max=min(eps0, best_up))
+            lb = _eps_bound(q.lower, delta, eps_max=min(q.eps0, best_up))
             bounds.append(lb)
             low = lb.value
+        elif lower:
+            bounds.append(_no_lower(q))
     best = _best(bounds)
     return AmplificationResult("epsilon", best.value, best.name, low, tuple(bounds),
-                               _params(n, eps0, k, delta0, delta=delta),
-                               time.perf_counter() - start)
+                               dict(q.params, delta=delta), time.perf_counter() - start)
 
 
-def delta(n, eps0, eps, *, k=None, delta0: float = 0.0, blocks: int | None = 64,
-          lower: bool = True) -> AmplificationResult:
-    """Central delta at eps for n shuffled eps0-LDP reports: the min over every sound bound."""
-    n, eps0, k, delta0 = _common_args(n, eps0, k, delta0)
+def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
+          blocks: int | None = 64, lower: bool = True) -> AmplificationResult:
+    """Central delta at eps for n shuffled eps0-LDP reports (or reports of ``oracle``): the min
+    over every sound bound."""
+    if eps is None:
+        raise TypeError("delta() needs eps")
+    q = _plan(n, eps0, k, delta0, oracle, blocks)
     eps = V.nonnegative(eps, "eps")
-    blocks = V.blocks(blocks)
     start = time.perf_counter()
-    if delta0 > 0.0:
-        bounds = [approx_delta(n, eps0, delta0, eps)]
-        low = None
+    low = None
+    if not q.uppers:
+        bounds = [approx_delta(q.n, q.eps0, q.params["delta0"], eps)]
     else:
-        bounds = [closed_form_delta(n, eps0, eps)]
-        profiles = [GeneralProfile(n, eps0)] if k is None else _krr_profiles(n, eps0, k, blocks)
-        bounds += [_delta_bound(p, eps) for p in profiles]
-        low = None
-        if lower:
-            lb = _delta_bound(_lower_profile(n, eps0, k), eps)
+        bounds = [closed_form_delta(q.n, q.eps0, eps)] if q.closed_form else []
+        bounds += [_delta_bound(p, eps) for p in q.uppers]
+        if lower and q.lower is not None:
+            lb = _delta_bound(q.lower, eps)
             bounds.append(lb)
             low = lb.value
+        elif lower:
+            bounds.append(_no_lower(q))
     best = _best(bounds)
     return AmplificationResult("delta", best.value, best.name, low, tuple(bounds),
-                               _params(n, eps0, k, delta0, eps=eps), time.perf_counter() - start)
+                               dict(q.params, eps=eps), time.perf_counter() - start)

@@ -11,14 +11,15 @@ only needs the law of (b1, b2) = (b(Y, x1), b(Y, x1')) under w:
     delta(eps) <= E_{M'}[ g(M') ],   M' = 1 + Bin(n-1, gamma),
     g(m) = (gamma / m) E[ (sum_{i<=m} L_i)_+ ],  L = e^(eps0 b1) - e^eps e^(eps0 b2)   (b's iid ~ w).
 
-``structure(oracle)`` derives (a, a1, law) from the oracle object as implemented (its realised
-a0/a1, field, hash family, buckets), exactly in rational arithmetic on the realised floats.
+``structure(oracle)`` asks the oracle object for (a, a1, law), which it derives from itself as
+implemented (its realised a0/a1, field, hash family, buckets), exactly in rational arithmetic
+on the realised floats (``ldpcompress.structure``).
 
 API (what the accountant and amplification.epsilon call):
 
     st = structure(oracle)                    # ShuffleStructure of an oracle object, exact law
     up = BlanketProfile(n, st)                # Profile: delta(eps, tol), delta_at(eps), upper=True
-    lo = OracleLowerProfile(n, st)            # Profile, upper=False (RAPPOR both, OUE, Hadamard)
+    lo = OracleLowerProfile(n, st)            # Profile, upper=False (any oracle on k >= 3 items)
     up.check_oracle(other)                    # ValueError unless `other` has the same structure
     blanket_profile(n, oracle), lower_profile(n, oracle), profile_epsilon(profile, delta)
 
@@ -31,204 +32,29 @@ bench/blanket.py.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from fractions import Fraction
 
-import numpy as np
-
-from .kernels.blanket import (indep_lower_delta, indep_upper_delta, m_blocks, pair_lower_delta,
-                              pair_upper_delta)
 from . import validate as V
+from .kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, split_attack_delta
 from .profiles import Profile
+from .structure import ShuffleStructure
 
 EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
 N11_BLOCK = 4       # correlated laws: consecutive N11 values per block (upper bound, see kernel)
 
 
-@dataclass(frozen=True)
-class ShuffleStructure:
-    """Blanket structure of one binary-support oracle (docs/theory.md §2.5).
-
-    ``a`` = Pr_w[b(Y, x) = 1]; ``a1`` = Pr_{R_x}[b(Y, x) = 1] (so A = a1/a, B = (1-a1)/(1-a));
-    the law of (b1, b2) under w is given by ``p11`` and ``p10`` (= p01); ``independent`` says
-    it is the product Bern(a) x Bern(a). ``oracle`` and ``params`` identify the oracle it was
-    derived from. All probabilities are exact rationals of the realised parameters.
-    """
-
-    oracle: str
-    params: tuple
-    a: Fraction
-    a1: Fraction
-    p11: Fraction
-    p10: Fraction
-    independent: bool
-    # attack (x1, x3..x3): under w, are (b1, b2) independent of b3 and of each other?
-    lower_ok: bool = False
-
-    def __post_init__(self):
-        if not (0 < self.a < 1 and self.a < self.a1 < 1):
-            raise ValueError(f"{self.oracle}: need 0 < a < a1 < 1 for a blanket, got "
-                             f"a = {float(self.a)!r}, a1 = {float(self.a1)!r} (the realised "
-                             "randomizer is not eps0-DP for finite eps0)")
-        if self.p10 * 2 + self.p11 > 1 or self.p11 < 0 or self.p10 < 0:
-            raise ValueError(f"{self.oracle}: invalid law of (b1, b2)")
-
-    # -- derived quantities (floats, formed without cancellation from the exact rationals) --
-    @property
-    def gamma(self) -> float:
-        """Blanket weight B = (1 - a1)/(1 - a)."""
-        return float((1 - self.a1) / (1 - self.a))
-
-    @property
-    def gamma_c(self) -> float:
-        """1 - gamma = (a1 - a)/(1 - a)."""
-        return float((self.a1 - self.a) / (1 - self.a))
-
-    @property
-    def eps0(self) -> float:
-        """Replacement eps0 = log(A/B) = log a1 - log a + log(1-a) - log(1-a1), rounded up (a few
-        ulps) so that 'delta = 0 for eps >= eps0' is never applied below the exact value."""
-        v = _log(self.a1) - _log(self.a) + _log(1 - self.a) - _log(1 - self.a1)
-        return v + 8.0 * abs(v) * 2.0 ** -53 + 1e-300
-
-    @property
-    def expm1_eps0(self) -> float:
-        """e^eps0 - 1 = (a1 - a)/(a (1 - a1)), exact rational to float (inf if it overflows)."""
-        v = (self.a1 - self.a) / (self.a * (1 - self.a1))
-        try:
-            return float(v)
-        except OverflowError:
-            return math.inf
-
-    @property
-    def gamma_c_times(self) -> float:
-        """gamma (e^eps0 - 1) = A - B = (a1 - a)/(a (1 - a)) (inf if it overflows)."""
-        try:
-            return float((self.a1 - self.a) / (self.a * (1 - self.a)))
-        except OverflowError:
-            return math.inf
-
-    @property
-    def kernel_ready(self) -> bool:
-        """Whether the double-precision kernels apply (e^eps0 and every probability finite and
-        normal); otherwise only the local divergence is used (see ``local_delta``)."""
-        return (math.isfinite(self.gamma_c_times) and math.isfinite(self.expm1_eps0)
-                and float(self.a) > 1e-300 and float(self.p10) > 1e-300)
-
-    def local_delta(self, eps: float) -> float:
-        """H_{e^eps}(R_x1 || R_x1') = P(1,0) (A - e^eps B)_+ (only reports supporting x1 and
-        not x1' have a positive part): an upper bound for any n, since the shuffled output
-        is a post-processing of user 1's report and independent others. Log space."""
-        la = _log(self.a1 * self.p10 / self.a)
-        lb = eps + _log((1 - self.a1) * self.p10 / (1 - self.a))
-        if lb >= la:
-            return 0.0
-        return min(1.0, math.exp(la) * -math.expm1(lb - la) * (1 + 8 * 2.0 ** -53) + 1e-300)
-
-    @property
-    def p00(self) -> Fraction:
-        return 1 - self.p11 - 2 * self.p10
-
-    @property
-    def identity(self) -> tuple:
-        return (self.oracle, self.params)
-
-    def dominating_independent(self) -> "ShuffleStructure":
-        """The product law Bern(a) x Bern(a) with the same oracle identity, valid when
-        P(1,1) >= a^2 (positively correlated support bits, e.g. OLH's affine family mod g).
-
-        Proof: with the same marginals, the correlated law is the product law plus
-        d (point(0,0) + point(1,1) - point(1,0) - point(0,1)), d = P(1,1) - a^2 >= 0. The values
-        l = e^(eps0 b1) - E e^(eps0 b2) satisfy l(0,1) <= l(1,1) <= l(0,0) <= l(1,0) and
-        l(0,0) + l(1,1) = l(1,0) + l(0,1): mass moves from the two extremes to the two inner
-        values with the mean kept, a mean-preserving contraction. So l_corr <=_cx l_prod, sums
-        of iid copies keep the convex order, and E[(sum)_+] (convex) is no larger: the bound
-        computed with the product law dominates the exact one.
-        """
-        if self.independent:
-            return self
-        if self.p11 < self.a * self.a:
-            raise ValueError(f"{self.oracle}: P(1,1) < a^2 (negatively correlated bits); the "
-                             "product law does not dominate, use the exact law")
-        return ShuffleStructure(self.oracle, self.params, self.a, self.a1, self.a * self.a,
-                                self.a * (1 - self.a), True, False)
-
-
-def _log(x: Fraction) -> float:
-    """log of a positive rational without underflow of its float."""
-    num, den = x.numerator, x.denominator
-    return _log_int(num) - _log_int(den)
-
-
-def _log_int(v: int) -> float:
-    shift = max(0, v.bit_length() - 1000)
-    return math.log(v >> shift) + shift * math.log(2.0)
-
-
-# ---------------------------------------------------------------------------------------------
-# Structures derived from the oracle objects as implemented.
-# ---------------------------------------------------------------------------------------------
-
-def _indep(name, params, a, a1, lower_ok=True) -> ShuffleStructure:
-    a, a1 = Fraction(a), Fraction(a1)
-    return ShuffleStructure(name, params, a, a1, a * a, a * (1 - a), True, lower_ok)
-
-
 def structure(oracle) -> ShuffleStructure:
-    """The blanket structure of a frequency-oracle object (dispatch on its class)."""
-    from .oracles import HadamardOracle, KRROracle, OLHOracle, RAPPOROracle, SubsetOracle
-    from .pirappor import PIRappor, VectorPIRappor
-
-    if isinstance(oracle, PIRappor):
-        # w = uniform (a, b) in F_p^2; (h(x1), h(x2)) uniform on F_p^2 for x1 != x2, so the
-        # bits are exactly independent Bern(s/p). Triples are not independent (2 parameters):
-        # no oracle attack from the independent-bit kernel.
-        return _indep("pi-rappor", (oracle.k, oracle.p, oracle.s, oracle.a1, oracle.symmetric),
-                      Fraction(oracle.s, oracle.p), oracle.a1, lower_ok=False)
-    if isinstance(oracle, VectorPIRappor):
-        return _indep("pi-rappor-vector", (oracle.k, oracle.q, oracle.t, oracle.s, oracle.a1),
-                      Fraction(oracle.s, oracle.q), oracle.a1, lower_ok=False)
-    if isinstance(oracle, RAPPOROracle):
-        # w = iid Bern(a0) bits: bit x ~ Bern(a1) under R_x, all others Bern(a0)
-        return _indep("rappor", (oracle.k, oracle.a0, oracle.a1, oracle.symmetric),
-                      oracle.a0, oracle.a1, lower_ok=oracle.k >= 3)
-    if isinstance(oracle, HadamardOracle):
-        # w = uniform column i of H_K; rows x+1 are distinct and non-zero, so the signs of two
-        # rows are independent fair coins; three rows with r1 ^ r2 ^ r3 != 0 as well (K >= 8).
-        return _indep("hadamard", (oracle.k, oracle.big_k, oracle.a1),
-                      Fraction(1, 2), oracle.a1, lower_ok=oracle.k >= 3)
-    if isinstance(oracle, SubsetOracle):
-        k, d = oracle.k, oracle.d
-        # w = uniform d-subset; R_x(S)/w(S) = a1 k/d if x in S else (1-a1) k/(k-d)
-        return ShuffleStructure("subset", (k, d, oracle.a1), Fraction(d, k), Fraction(oracle.a1),
-                                Fraction(d * (d - 1), k * (k - 1)),
-                                Fraction(d * (k - d), k * (k - 1)), False)
-    if isinstance(oracle, OLHOracle):
-        return _olh_structure(oracle)
-    if isinstance(oracle, KRROracle):
-        k = oracle.k
-        # w = uniform item; Pr[y = x] = a1, every other item (1 - a1)/(k - 1) as implemented
-        return ShuffleStructure("krr", (k, oracle.a1), Fraction(1, k), Fraction(oracle.a1),
-                                Fraction(0), Fraction(1, k), False)
-    raise TypeError(f"oracle must be a frequency oracle of ldpcompress, got {type(oracle).__name__}")
-
-
-def _olh_structure(oracle) -> ShuffleStructure:
-    """OLH as implemented: report (a, b, y), bucket h(x) = ((a (x+1) + b) mod p) mod g,
-    y = bucket w.p. keep, else uniform among the g - 1 others. w = uniform on F_p^2 x [g].
-
-    For x1 != x2 the pair (u, v) = (a(x1+1)+b, a(x2+1)+b) mod p is uniform on F_p^2, so with
-    y uniform and independent: P(b1 = 1) = 1/g exactly and
-    P(1,1) = (1/g) Pr[u = v mod g] = (1/g) sum_c (size_c / p)^2 >= 1/g^2 (bucket sizes of
-    F_p mod g: q+1 for rem of them, q for the rest). The law is used exactly (not independent).
-    """
-    p, g = oracle.p, oracle.g
-    q, rem = divmod(p, g)
-    coll = Fraction(rem * (q + 1) ** 2 + (g - rem) * q ** 2, p * p)
-    p11 = coll / g
-    return ShuffleStructure("olh", (oracle.k, p, g, oracle.a1), Fraction(1, g),
-                            Fraction(oracle.a1), p11, Fraction(1, g) - p11, False)
+    """The blanket structure an oracle object states for itself (``oracle.shuffle_structure()``,
+    derived from its realised parameters); TypeError for anything that is not such an oracle."""
+    method = getattr(oracle, "shuffle_structure", None)
+    if not callable(method):
+        raise TypeError(f"oracle must be a binary-support frequency oracle of ldpcompress (one "
+                        f"with shuffle_structure()), got {type(oracle).__name__}")
+    st = method()
+    if not isinstance(st, ShuffleStructure):
+        raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
+                        f"ShuffleStructure, got {type(st).__name__}")
+    return st
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,8 +75,8 @@ class OracleProfile(Profile):
         """Raise ValueError unless ``oracle`` has exactly the structure this bound was built for."""
         other = structure(oracle)
         if other.identity != self.structure.identity:
-            raise ValueError(f"this bound was derived for {self.structure.oracle} "
-                             f"{self.structure.params}, not for {other.oracle} {other.params}: "
+            raise ValueError(f"this bound was derived for {self.structure.describe()}, not for "
+                             f"{other.describe()}: "
                              "a blanket bound applies only to the oracle it was derived from")
 
 
@@ -317,45 +143,35 @@ class BlanketProfile(OracleProfile):
 
 
 class OracleLowerProfile(OracleProfile):
-    """Exact delta of an attack on this oracle (docs/theory.md §2.6(c)): datasets
-    (x1, x3, ..., x3) vs (x1', x3, ..., x3), the analyst keeping the support bits for x1, x1'
-    of the reports that do not support x3 and only the count of those that do (a
-    post-processing, so the value lower-bounds the pair and hence every upper bound).
-    Needs (b1, b2, b3) independent under w (RAPPOR, OUE). Hadamard uses x3 with row
-    r3 = r1 ^ r2 instead, where b3 = [b1 = b2] and the full view is an exact 3-category sum
-    (no post-processing)."""
+    """Exact delta of an attack on this oracle (docs/theory.md §2.6(c)), a lower bound on its
+    shuffled privacy: datasets (x1, x3, ..., x3) vs (x1', x3, ..., x3) with the oracle's attack
+    items, seen through the post-processing that keeps of each report only whether it supports
+    x1 alone, x1' alone (among x1, x1', x3) or neither. Needs only a, a1 and
+    t3 = Pr_w[b1 = 1, b2 = 0, b3 = 0] (equal to its mirror image for every oracle here)."""
 
     name, label, upper = "lower_oracle", "lower bound: oracle attack", False
 
     def __init__(self, n: int, st: ShuffleStructure):
         super().__init__(n, st)
-        if not st.lower_ok:
-            raise ValueError(f"no oracle-specific attack is implemented for {st.oracle} "
-                             f"{st.params} (its support bits of three items are not independent)")
-        # the attack's items (x1, x1', x3); Hadamard: rows x+1 = 1, 2, 3 with 3 = 1 ^ 2, so the
-        # sign of row 3 is the product of the other two: b3 = 1 iff b1 = b2 (an exact 3-category law)
-        self.items = (0, 1, 2)
-        self._hadamard = st.oracle == "hadamard"
-        a = st.a
-        self._a, self._ac = float(a), float(1 - a)
-        self._pb3, self._pb3c = float(st.a1), float(1 - st.a1)
-        # kappa = e^-eps0 E_w[e^(eps0 b1)] = e^-eps0 (1 - a) + a  (exact in rationals: B/A (1-a) + a)
-        ratio = (1 - st.a1) / (1 - a) / (st.a1 / a)
-        self._kappa = float(ratio * (1 - a) + a)
-        self._e0inv = float(ratio)
+        if st.t3 is None:
+            raise ValueError(f"no oracle-specific attack is implemented for {st.describe()} "
+                             "(it needs k >= 3 items)")
+        self.items = st.attack_items
+        a, a1, t = st.a, st.a1, st.t3
+        big_a, big_b = a1 / a, (1 - a1) / (1 - a)  # densities of R_x1 w.r.t. w (exact)
+        pj = 2 * big_b * t                            # Pr_{R_x3}[first two classes]
+        self._pj, self._pjc = float(pj), float(1 - pj)
+        # likelihood ratio of the merged class, the same under x1 and x1': ro and 1 - ro
+        rest = 1 - pj
+        self._ro = float((1 - (big_a + big_b) * t) / rest)
+        self._one_minus_ro = float((big_a - big_b) * t / rest)
         self._c = st.expm1_eps0
 
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
-        eps = min(eps, EPS_CAP)
-        if self._hadamard:
-            sd = math.sqrt(self.n) / 2.0
-            block = max(1, int(sd * BLOCK_FRAC))
-            return pair_lower_delta(self.n, self._pb3c, self._pb3, self._e0inv, self._c,
-                                    self.eps0, eps, max(tol, 1e-40), block)
-        return indep_lower_delta(self.n, self._a, self._ac, self._pb3, self._pb3c, self._kappa,
-                                 self._c, self.eps0, eps, max(tol, 1e-40))
+        return split_attack_delta(self.n, self._pj, self._pjc, self._one_minus_ro, self._ro,
+                                  self._c, self.eps0, min(eps, EPS_CAP), max(tol, 1e-40))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,15 +34,25 @@ def _forward_kwargs(k, delta0, forward: dict) -> dict:
     return kw
 
 
-def max_eps0(n, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> float:
+def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
+             **forward) -> float:
     """Largest eps0 whose shuffled eps(delta) <= eps, as certified by the forward query with the
     same k / delta0 (doubling then bisection; returns the verified lower end).
 
     For a pure randomizer eps0 = eps always qualifies (the output is eps0-DP), so the answer is
     >= eps; for an (eps0, delta0)-DP one it does when delta >= delta0 (FMT21 Thm 3.8).
+
+    oracle_factory: a callable eps0 -> frequency oracle (e.g. ``lambda e: PIRappor(1000, e)``):
+    the answer is the largest parameter whose oracle, as realised, meets the target by its own
+    shuffled bounds (docs/theory.md §2.5); build the oracle to deploy with ``oracle_factory(answer)``.
     """
     n, eps = V.shuffle_users(n), V.positive_finite(eps, "eps")
     delta = V.probability_open(delta, "delta")
+    if oracle_factory is not None:
+        if k is not None or delta0 != 0.0 or forward:
+            raise ValueError("an oracle_factory describes the randomizer: pass it without k, "
+                             "delta0 or other randomizer arguments")
+        return _max_eps0_oracle(n, eps, delta, oracle_factory)
     kw = _forward_kwargs(k, delta0, forward)
     ok = lambda e0: certified(n, e0, eps, delta, **kw)  # noqa: E731
     if not ok(eps):
@@ -54,8 +64,10 @@ def max_eps0(n, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> float:
 
 def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
     """Smallest n for which n shuffled eps0-LDP reports are (eps, delta)-DP by the forward query
-    with the same k / delta0 (galloping search; the answer is verified)."""
-    eps0, eps = V.local_eps0(eps0), V.positive_finite(eps, "eps")
+    with the same k / delta0 (galloping search; the answer is verified). With ``oracle=o`` (and
+    eps0=None) the reports are those of the frequency oracle o."""
+    eps0 = None if eps0 is None and "oracle" in forward else V.local_eps0(eps0)
+    eps = V.positive_finite(eps, "eps")
     delta = V.probability_open(delta, "delta")
     kw = _forward_kwargs(k, delta0, forward)
     found = smallest_feasible_int(lambda n: certified(n, eps0, eps, delta, **kw), N_CAP)
@@ -63,3 +75,22 @@ def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
         raise ValueError(f"no n <= {N_CAP:.0e} makes eps0={eps0} shuffled reports "
                          f"({eps}, {delta})-DP")
     return found
+
+
+def _max_eps0_oracle(n: int, eps: float, delta: float, factory) -> float:
+    """Largest parameter e with factory(e) certified; a parameter the factory refuses
+    (ValueError: outside the oracle's range) counts as not certified."""
+    def ok(e0: float) -> bool:
+        try:
+            oracle = factory(e0)
+        except ValueError:
+            return False
+        return certified(n, None, eps, delta, oracle=oracle)
+
+    lo = eps
+    while not ok(lo):  # e.g. a deletion-DP oracle: its replacement eps0 is twice its parameter
+        lo /= 2.0
+        if lo < 1e-9:
+            raise ValueError(f"no parameter >= 1e-9 of this oracle is certified for "
+                             f"({eps}, {delta})-DP with n = {n}")
+    return largest_feasible(ok, lo, EPS0_CAP)

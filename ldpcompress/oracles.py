@@ -17,6 +17,7 @@ Server allocations proportional to k are checked against ``limits.MAX_BYTES`` fi
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from numba import get_num_threads
@@ -25,7 +26,8 @@ from . import randomizers as RZ
 from . import validate as V
 from .entropy import SYSTEM, Entropy
 from .estimators import BinaryEstimator, histogram_bytes, integer_reports
-from .kernels.field import affine_hist, fwht, next_prime
+from .kernels.field import affine_hist, affine_mod_triples, fwht, next_prime
+from .structure import ShuffleStructure, independent_structure, kept
 
 MAX_FIELD = 2 ** 31 - 1  # hashes a (x+1) + b stay below 2^62 in int64
 OLH_MAX_EPS = 20.0       # g = round(e^eps + 1) buckets with 4 g < p < 2^31
@@ -111,7 +113,8 @@ class OLHOracle(FrequencyOracle):
         weights = np.array([rem, self.g - rem])
         prob_y = sizes * keep + (1 - sizes) * (1 - keep) / (self.g - 1)  # law of the report y
         self.a1, self.a0 = keep, float(np.sum(weights * prob_y * sizes))
-        self._keep = keep
+        x = math.exp(-eps)
+        self.a1c = (self.g - 1) * x / (1.0 + (self.g - 1) * x)  # 1 - keep, no cancellation
         self.bits_per_report = 2 * math.ceil(math.log2(self.p)) + math.ceil(math.log2(self.g))
 
     def randomize_many(self, xs, entropy=SYSTEM):
@@ -122,8 +125,27 @@ class OLHOracle(FrequencyOracle):
         bucket = (a * (xs + 1) + b) % self.p % self.g
         other = entropy.integers(self.g - 1, n)
         other = other + (other >= bucket)
-        y = np.where(entropy.uniform(n) < self._keep, bucket, other)
+        y = np.where(entropy.uniform(n) >= self.a1c, bucket, other)
         return np.stack([a, b, y], axis=1)
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform on F_p^2 x [g]. For x1 != x2 the hashes (u, v) = (a(x1+1)+b, a(x2+1)+b)
+        mod p are uniform on F_p^2, so with y uniform and independent: Pr[b1 = 1] = 1/g and
+        Pr[b1 = b2 = 1] = (1/g) Pr[u = v mod g] = (1/g) sum_c (size_c/p)^2 >= 1/g^2 (bucket sizes
+        of F_p mod g: q+1 for rem of them, q for the rest). The attack's items 0, 1, 2 hash to
+        v, v + a, v + 2a (v = a + b uniform): t3 = (1/g)(1 - 2 coll + P3) with P3 the
+        probability that all three agree mod g (counted exactly, O(p))."""
+        p, g = self.p, self.g
+        q, rem = divmod(p, g)
+        coll = Fraction(rem * (q + 1) ** 2 + (g - rem) * q ** 2, p * p)
+        p11 = coll / g
+        t3 = None
+        if self.k >= 3:
+            p3 = Fraction(int(affine_mod_triples(p, g)), p * p)
+            t3 = (1 - 2 * coll + p3) / g
+        return ShuffleStructure("olh", (("k", self.k), ("p", p), ("g", g), ("a1", self.a1)),
+                                Fraction(1, g), kept(self.a1c), p11, Fraction(1, g) - p11, False, t3,
+                                (0, 2, 1))
 
     def check_reports(self, reports) -> np.ndarray:
         """Reports are rows (a, b, y): shape (n, 3), a and b in [0, p), y in [0, g)."""
@@ -148,7 +170,18 @@ class HadamardOracle(FrequencyOracle):
         self.eps = RZ._check_eps(eps)
         self.big_k = 1 << math.ceil(math.log2(self.k + 1))
         self.a1, self.a0 = 1.0 / (1.0 + math.exp(-self.eps)), 0.5
+        self.a1c = 1.0 / (1.0 + math.exp(self.eps))  # 1 - a1 (0 only beyond eps ~ 745)
         self.bits_per_report = int(math.log2(self.big_k))
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform column i of H_K; rows x+1 are distinct and non-zero, so the signs of two
+        rows are independent fair coins (a = 1/2). The attack's third item has row 3 = 1 ^ 2:
+        its sign is the product of the other two, so b3 = [b1 = b2] and t3 = Pr[b1 != b2 ...]
+        = Pr[b1 = 1, b2 = 0] = 1/4."""
+        t3 = Fraction(1, 4) if self.k >= 3 else None
+        return independent_structure("hadamard", (("k", self.k), ("K", self.big_k), ("a1", self.a1)),
+                                     Fraction(1, 2), kept(self.a1c), triple_independent=False, t3=t3,
+                                     attack_items=(0, 1, 2))
 
     @staticmethod
     def _parity(v: np.ndarray) -> np.ndarray:
@@ -162,7 +195,7 @@ class HadamardOracle(FrequencyOracle):
     def randomize_many(self, xs, entropy=SYSTEM):
         xs = V.items(xs, self.k) + 1
         n = xs.size
-        want_plus = entropy.uniform(n) < self.a1
+        want_plus = entropy.uniform(n) >= self.a1c
         i = entropy.integers(self.big_k, n)
         # flip one bit of i where x has a set bit whenever the sign is the wrong one
         low = xs & -xs

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from .kernels.field import (MAX_FIELD, affine_hist, inverse_table, next_prime, p
 from .limits import array_bytes, check_bytes
 from .oracles import FrequencyOracle, chunks_for
 from .randomizers import check_flag
+from .structure import ShuffleStructure, ap3_count, independent_structure, kept
 
 MAX_PRIME = MAX_FIELD  # 2^31 - 1: products a (x+1) + b stay below 2^62 in int64
 # the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
@@ -90,6 +92,7 @@ class PIRappor(FrequencyOracle):
         self.requested_eps = requested
         self.a0 = self.s / self.p
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.a1c = self.a0 if symmetric else 0.5  # clients draw z = 0 w.p. a1c (see kept())
         self.kind = "deletion" if symmetric else "replacement"
         # realised eps: log of the largest likelihood ratio between two inputs
         self.eps = math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
@@ -104,7 +107,7 @@ class PIRappor(FrequencyOracle):
         xs = V.items(xs, self.k)
         n = xs.size
         a = entropy.integers(self.p, n)
-        z = entropy.uniform(n) < self.a1
+        z = entropy.uniform(n) >= self.a1c
         r = np.where(z, entropy.integers(self.s, n), self.s + entropy.integers(self.p - self.s, n))
         b = (r - a * (xs + 1)) % self.p
         return FieldReports(a, b, self.p)
@@ -112,6 +115,16 @@ class PIRappor(FrequencyOracle):
     def randomize(self, x: int, entropy: Entropy = SYSTEM) -> tuple[int, int]:
         rep = self.randomize_many(np.array([x]), entropy)
         return int(rep.a[0]), int(rep.b[0])
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform (a, b) in F_p^2: (h(x1), h(x2)) is uniform on F_p^2 for x1 != x2, so the
+        bits of two items are independent Bern(s/p). Three items are not independent (two
+        parameters): the attack's items 0, 2, 1 are the field elements 1, 3, 2, whose hashes
+        v, v + 2a, v + a form an arithmetic progression, so
+        t3 = s/p - 2 (s/p)^2 + AP3(s)/p^2 (inclusion-exclusion; AP3 from :func:`ap3_count`)."""
+        return _field_structure("pi-rappor", (("k", self.k), ("p", self.p), ("s", self.s),
+                                              ("a1", self.a1), ("symmetric", self.symmetric)),
+                                self.p, self.s, self.a1c, self.k)
 
     # -- server -------------------------------------------------------------------------------
     def check_reports(self, reports) -> FieldReports:
@@ -217,6 +230,7 @@ class VectorPIRappor(FrequencyOracle):
             raise ValueError(f"q={q} is too small for eps={eps}: need s = ceil(q alpha0) < q/2")
         self.a0 = self.s / self.q
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.a1c = self.a0 if symmetric else 0.5
         self.kind = "deletion" if symmetric else "replacement"
         self.eps = (math.log(self.a1 / self.a0) if symmetric
                     else math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1))))
@@ -232,10 +246,21 @@ class VectorPIRappor(FrequencyOracle):
         xs = V.items(xs, self.k)
         n = xs.size
         a = entropy.integers(self.q, n * self.t).reshape(n, self.t)
-        z = entropy.uniform(n) < self.a1
+        z = entropy.uniform(n) >= self.a1c
         r = np.where(z, entropy.integers(self.s, n), self.s + entropy.integers(self.q - self.s, n))
         b = (r - (a * self.items[xs]).sum(axis=1)) % self.q
         return np.column_stack([a, b])
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform (a, b) in F_q^(t+1): two distinct items give independent Bern(s/q) bits.
+        With t >= 2 and k > q the attack uses items 0, 1, q (the vectors 0, e_0, e_1, affinely
+        independent), whose three bits are independent; with t = 1 it is PI-RAPPOR over F_q
+        (items 0, 2, 1 in arithmetic progression)."""
+        params = (("k", self.k), ("q", self.q), ("t", self.t), ("s", self.s), ("a1", self.a1))
+        if self.t >= 2 and self.k > self.q:
+            return independent_structure("pi-rappor-vector", params, Fraction(self.s, self.q),
+                                         kept(self.a1c), attack_items=(0, self.q, 1))
+        return _field_structure("pi-rappor-vector", params, self.q, self.s, self.a1c, self.k)
 
     def check_reports(self, reports) -> np.ndarray:
         """Reports are rows (a_0, ..., a_{t-1}, b): shape (n, t+1), every entry in [0, q)."""
@@ -249,3 +274,13 @@ class VectorPIRappor(FrequencyOracle):
         code = code * self.q + rep[:, self.t]
         codes, counts = np.unique(code, return_counts=True)
         return vector_hits(codes, counts.astype(np.int64), self.items, self.q, self.t, self.s, self.k)
+
+
+def _field_structure(name: str, params: tuple, p: int, s: int, a1c: float,
+                     k: int) -> ShuffleStructure:
+    """Independent Bern(s/p) bits for two items; the attack's items 0, 2, 1 (field elements in
+    arithmetic progression: c, c + 2, c + 1) give
+    t3 = (s p - 2 s^2 + AP3(s)) / p^2 by inclusion-exclusion (all pairs are independent)."""
+    t3 = Fraction(s * p - 2 * s * s + ap3_count(s), p * p) if k >= 3 else None
+    return independent_structure(name, params, Fraction(s, p), kept(a1c), triple_independent=False,
+                                 t3=t3, attack_items=(0, 2, 1))

@@ -8,6 +8,7 @@ normaliser of S5.2), plus ``randomize(x)`` with true randomness and the server e
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -15,8 +16,10 @@ from . import validate as V
 from .entropy import SYSTEM, Entropy
 from .estimators import BinaryEstimator, _first_bad, _as_array, histogram_bytes, integer_reports
 from .kernels.field import first_unsorted_row
+from .kernels.sample import partial_shuffles
 from .limits import array_bytes, check_bytes
 from .prg import PRG, uniform_at, word_at
+from .structure import ShuffleStructure, coin, independent_structure, kept
 
 
 class Randomizer:
@@ -95,10 +98,20 @@ class KRR(Randomizer, BinaryEstimator):
         self.eps = _check_eps(eps)
         z = math.exp(eps) + self.k - 1
         self.a1, self.a0 = math.exp(eps) / z, 1.0 / z
+        x = math.exp(-self.eps)
+        self.a1c = (self.k - 1) * x / (1.0 + (self.k - 1) * x)  # 1 - a1, no cancellation
         self.deletion_eps = max(math.log(self.k * self.a1), -math.log(self.k * self.a0))
 
     def ratio_bounds(self):
         return self.k * self.a0, self.k * self.a1
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform item; b(y, x) = [y = x]: Pr[y = x] = a1, every other item
+        (1 - a1)/(k - 1) as implemented; two items are never both supported; t3 = 1/k."""
+        k = self.k
+        return ShuffleStructure("krr", (("k", k), ("a1", self.a1)), Fraction(1, k), kept(self.a1c),
+                                Fraction(0), Fraction(1, k), False,
+                                Fraction(1, k) if k >= 3 else None)
 
     def sample(self, prg):
         return int(prg.integers(self.k, 1)[0])
@@ -114,7 +127,7 @@ class KRR(Randomizer, BinaryEstimator):
 
     def randomize_many(self, xs, entropy=SYSTEM):
         xs = V.items(xs, self.k)
-        keep = entropy.uniform(xs.size) < self.a1
+        keep = entropy.uniform(xs.size) >= self.a1c
         other = entropy.integers(self.k - 1, xs.size)
         other = other + (other >= xs)
         return np.where(keep, xs, other)
@@ -128,6 +141,9 @@ class KRR(Randomizer, BinaryEstimator):
         return np.bincount(ys, minlength=self.k).astype(np.int64)
 
 
+SYMMETRIC_EPS_MAX = 36.0  # 1/(e^eps+1) must stay above 2^-53 (float 1 - a0 < 1)
+
+
 class RAPPOR(Randomizer, BinaryEstimator):
     """Unary encoding with independent bit flips (S5.4). ``symmetric=True``: a1 = 1 - a0,
     a0 = 1/(e^eps+1), deletion eps-DP. ``symmetric=False``: a1 = 1/2, a0 = 1/(e^eps+1),
@@ -138,14 +154,27 @@ class RAPPOR(Randomizer, BinaryEstimator):
         self.k = V.domain_size(k)
         self.eps = _check_eps(eps)
         self.symmetric = check_flag(symmetric, "symmetric")
+        if symmetric and self.eps > SYMMETRIC_EPS_MAX:  # 1 - a0 would round to 1: no flips
+            raise ValueError(f"eps must be at most {SYMMETRIC_EPS_MAX:g} for symmetric RAPPOR "
+                             f"(a flip probability 1/(e^eps+1) below 2^-53 cannot be drawn by "
+                             f"the client's 53-bit coins), got {eps!r}")
         self.a0 = 1.0 / (math.exp(self.eps) + 1.0)
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.a1c = self.a0 if symmetric else 0.5
         self.kind = "deletion" if symmetric else "replacement"
         self.deletion_eps = max(math.log(self.a1 / self.a0),
                                 math.log((1 - self.a0) / (1 - self.a1)))
 
     def ratio_bounds(self):
         return sorted((self._bit_ratio(True), self._bit_ratio(False)))
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = iid Bern(a0) bits: bit x ~ Bern(a1) under R_x, every other bit Bern(a0), so the
+        bits of any items are independent under w."""
+        return independent_structure("rappor", (("k", self.k), ("a0", self.a0), ("a1", self.a1),
+                                                ("symmetric", self.symmetric)),
+                                     coin(self.a0), kept(self.a1c),
+                                     triple_independent=self.k >= 3)
 
     def sample(self, prg):
         return prg.uniform(self.k) < self.a0
@@ -163,7 +192,7 @@ class RAPPOR(Randomizer, BinaryEstimator):
         xs = V.items(xs, self.k)
         check_batch_bytes(xs.size, self.k, 8 + 1, "RAPPOR client coins and bits")
         bits = entropy.uniform(xs.size * self.k).reshape(xs.size, self.k) < self.a0
-        bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) < self.a1
+        bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) >= self.a1c
         return bits
 
     def check_reports(self, reports) -> np.ndarray:
@@ -196,6 +225,8 @@ class SubsetSelection(Randomizer, BinaryEstimator):
         self.d = V.integer_at_least(d, "d", 1, self.k - 1)
         e = math.exp(eps)
         self.a1 = self.d * e / (self.d * e + self.k - self.d)
+        x = math.exp(-self.eps)
+        self.a1c = (self.k - self.d) * x / (self.d + (self.k - self.d) * x)  # 1 - a1
         self.a0 = (self.a1 * (self.d - 1) + (1 - self.a1) * self.d) / (self.k - 1)
         self.deletion_eps = max(abs(math.log(self.a1 * self.k / self.d)),
                                 abs(math.log((1 - self.a1) * self.k / (self.k - self.d))))
@@ -212,6 +243,18 @@ class SubsetSelection(Randomizer, BinaryEstimator):
     def ratio_bounds(self):
         return sorted((self.a1 * self.k / self.d, (1 - self.a1) * self.k / (self.k - self.d)))
 
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform d-subset; R_x(S)/w(S) = a1 k/d if x in S else (1-a1) k/(k-d). Two items
+        are both in S w.p. d(d-1)/(k(k-1)); t3 = Pr[x1 in S, x1', x3 not] =
+        d (k-d)(k-d-1)/(k (k-1)(k-2))."""
+        k, d = self.k, self.d
+        t3 = Fraction(d * (k - d) * (k - d - 1), k * (k - 1) * (k - 2)) if k >= 3 and d < k - 1 \
+            else None
+        return ShuffleStructure("subset", (("k", k), ("d", d), ("a1", self.a1)), Fraction(d, k),
+                                kept(self.a1c),
+                                Fraction(d * (d - 1), k * (k - 1)),
+                                Fraction(d * (k - d), k * (k - 1)), False, t3)
+
     def sample(self, prg):
         ints = np.array([prg.integers(self.k - i, 1)[0] for i in range(self.d)])
         return self._subset(ints)
@@ -221,17 +264,21 @@ class SubsetSelection(Randomizer, BinaryEstimator):
         return self.a1 * self.k / self.d if inside else (1 - self.a1) * self.k / (self.k - self.d)
 
     def randomize_many(self, xs, entropy=SYSTEM):
-        """Rows of sorted d-subsets: random keys order the other k-1 items uniformly; keep the
-        first d, or the first d-1 and x."""
+        """Rows of sorted d-subsets: a partial Fisher-Yates shuffle (exact integer draws, so the
+        subset law is exactly uniform) of the k-1 items other than x; keep the first d of them,
+        or the first d-1 and x (w.p. a1, drawn as 'not excluded', see structure.kept)."""
         xs = V.items(xs, self.k)
         n = xs.size
-        check_batch_bytes(n, self.k, 8 + 8, "subset-selection sort keys and order")
-        keys = entropy.uniform(n * self.k).reshape(n, self.k)
-        keys[np.arange(n), xs] = 2.0  # x sorts last
-        order = np.argsort(keys, axis=1)[:, : self.d]
-        include = entropy.uniform(n) < self.a1
-        order[include, self.d - 1] = xs[include]
-        return np.sort(order, axis=1)
+        check_bytes(array_bytes((n, 2 * self.d)), f"subset-selection draws for n = {n} reports "
+                    f"x d = {self.d}", "n (batch the inputs)")
+        draws = np.empty((n, self.d), dtype=np.int64)
+        for i in range(self.d):  # column i uniform in [0, k - 1 - i), from the CSPRNG
+            draws[:, i] = entropy.integers(self.k - 1 - i, n)
+        chosen = partial_shuffles(draws, self.k - 1)
+        chosen += chosen >= xs[:, None]  # index among the others -> item (skipping x)
+        include = entropy.uniform(n) >= self.a1c
+        chosen[include, self.d - 1] = xs[include]
+        return np.sort(chosen, axis=1)
 
     def check_reports(self, reports) -> np.ndarray:
         """Reports are d-subsets: shape (n, d), entries in [0, k), distinct within a row (a

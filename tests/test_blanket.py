@@ -7,6 +7,7 @@ from collections import defaultdict
 from math import comb
 
 import mpmath as mp
+from fractions import Fraction
 import numpy as np
 import pytest
 
@@ -175,7 +176,7 @@ def test_blanket_above_brute_force(name, make, law, n):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,make,law", CASES[:3] + CASES[5:6], ids=["oue", "sym", "krr", "had"])
+@pytest.mark.parametrize("name,make,law", CASES, ids=[c[0] for c in CASES])
 def test_blanket_above_brute_force_n4(name, make, law):
     o = make()
     R, _ = law(o)
@@ -188,13 +189,11 @@ def test_blanket_above_brute_force_n4(name, make, law):
 
 def reduced_view_delta(o, law, n, eps_list, items):
     """Exact delta of the attack's view, by enumeration: (x1, x3..x3) vs (x1', x3..x3), the
-    analyst keeps (b1, b2) of reports with b3 = 0 and only marks the others."""
+    analyst keeps of each report only whether it supports x1 alone, x1' alone (among x1, x1',
+    x3) or neither; and the same datasets' full delta."""
     R, sup = law(o)
     x1, x2, x3 = items
-    if o.name == "hadamard":  # b3 = [b1 = b2]: the attack keeps the whole view
-        key = [(s[x1], s[x2], s[x3]) for s in sup]
-    else:
-        key = [(2, 2) if s[x3] else (s[x1], s[x2]) for s in sup]
+    key = [(s[x1], s[x2]) if (s[x1] != s[x2] and not s[x3]) else (2, 2) for s in sup]
     C, _ = classes(R, key)
     P, Q = shuffled(C, (x1,) + (x3,) * (n - 1)), shuffled(C, (x2,) + (x3,) * (n - 1))
     full_C, _ = classes(R)
@@ -202,7 +201,7 @@ def reduced_view_delta(o, law, n, eps_list, items):
     return [hockey(P, Q, e) for e in eps_list], [hockey(Pf, Qf, e) for e in eps_list]
 
 
-LOWER_CASES = [c for c in CASES if c[0] in ("oue", "rappor-sym", "hadamard")]
+LOWER_CASES = CASES  # every oracle (k >= 3 items) has an attack
 
 
 @pytest.mark.parametrize("name,make,law", LOWER_CASES, ids=[c[0] for c in LOWER_CASES])
@@ -272,35 +271,64 @@ def test_blanket_kernel_matches_mpmath(make, n):
 
 
 def mp_lower(n, st, eps):
-    """The attack view's delta summed directly: (c/n) E[(K1 - E K2 - r((n-N) + kappa N))_+]."""
+    """The attack view's delta summed directly from its definition: J ~ Bin(n, 2 B t3) reports
+    in the two informative classes, V | J ~ Bin(J, 1/2) of them supporting x1 alone; the
+    density ratio of the view is (1/n) sum over reports of its class's ratio."""
     mp.mp.dps = 40
-    a1, a = mp.mpf(st.a1.numerator) / st.a1.denominator, mp.mpf(st.a.numerator) / st.a.denominator
+    fr = lambda x: mp.mpf(x.numerator) / x.denominator  # noqa: E731
+    a1, a, t = fr(st.a1), fr(st.a), fr(st.t3)
     A, B = a1 / a, (1 - a1) / (1 - a)
-    e0, e = A / B, mp.e ** eps
-    kappa = (1 - a) / e0 + a
+    e = mp.e ** eps
+    q10 = B * t                                   # R_x3 mass of "x1 alone" (and of "x1' alone")
+    r_other = (1 - (A + B) * t) / (1 - 2 * q10)   # the merged class's ratio, both hypotheses
+    l10, l01, lo = (A - e * B) * t / q10, (B - e * A) * t / q10, (1 - e) * r_other
     total = mp.mpf(0)
-    for big_n in range(n + 1):
-        pn = mp.binomial(n, big_n) * a1 ** big_n * (1 - a1) ** (n - big_n)
-        m = n - big_n
-        for k1 in range(m + 1):
-            for k2 in range(m + 1):
-                v = (m * (1 - e) + (e0 - 1) * (k1 - e * k2) + big_n * kappa * (1 - e))
-                if v > 0:
-                    total += pn * mp.binomial(m, k1) * mp.binomial(m, k2) * a ** (k1 + k2) \
-                        * (1 - a) ** (2 * m - k1 - k2) * v
+    for j in range(n + 1):
+        pj = mp.binomial(n, j) * (2 * q10) ** j * (1 - 2 * q10) ** (n - j)
+        for v in range(j + 1):
+            s = v * l10 + (j - v) * l01 + (n - j) * lo
+            if s > 0:
+                total += pj * mp.binomial(j, v) / mp.mpf(2) ** j * s
     return total / n
 
 
+@pytest.mark.parametrize("make", [lambda: RAPPOROracle(30, 1.5, symmetric=False),
+                                  lambda: PIRappor(30, 2.0),
+                                  lambda: SubsetOracle(20, 1.0, d=5),
+                                  lambda: OLHOracle(30, 2.0),
+                                  lambda: HadamardOracle(30, 1.0)],
+                         ids=["oue", "pi-rappor", "subset", "olh", "hadamard"])
 @pytest.mark.parametrize("n", [1, 5, 20])
-def test_lower_kernel_matches_mpmath(n):
-    o = RAPPOROracle(30, 1.5, symmetric=False)
-    st = BL.structure(o)
+def test_lower_kernel_matches_mpmath(make, n):
+    st = BL.structure(make())
     low = BL.OracleLowerProfile(n, st)
     for eps in [0.0, 0.2, 0.7]:
         exact = mp_lower(n, st, eps)
         got = low.delta(eps, TOL)
         assert got <= exact * (1 + 1e-15)
         assert got >= exact * (1 - 1e-9) - 1e-300
+
+
+def test_attack_triples_by_enumeration():
+    """t3 of PI-RAPPOR (3-term progressions) and OLH (O(p) run count) against enumeration of
+    every (a, b) of small fields."""
+    for p, eps in ((11, 1.0), (13, 0.7), (29, 2.0), (31, 0.3)):
+        o = PIRappor(5, eps, p=p)
+        x1, x2, x3 = o.shuffle_structure().attack_items
+        hits = [[(a * (x + 1) + b) % p < o.s for x in (x1, x2, x3)]
+                for a in range(p) for b in range(p)]
+        count = sum(1 for h in hits if h[0] and not h[1] and not h[2])
+        assert o.shuffle_structure().t3 == Fraction(count, p * p)
+    for k, eps in ((3, 1.0), (7, 2.0), (20, 0.5)):
+        o = OLHOracle(k, eps)
+        p, g = o.p, o.g
+        x1, x2, x3 = o.shuffle_structure().attack_items
+        count = 0
+        for a in range(p):
+            for b in range(p):
+                h = [((a * (x + 1) + b) % p) % g for x in (x1, x2, x3)]
+                count += sum(1 for y in range(g) if h[0] == y and h[1] != y and h[2] != y)
+        assert o.shuffle_structure().t3 == Fraction(count, p * p * g)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,7 +341,7 @@ def test_large_eps0_single_user_exact(eps0):
     o = RAPPOROracle(10, eps0, symmetric=False)
     st = BL.structure(o)
     mp.mp.dps = 60
-    a0 = mp.mpf(o.a0)
+    a0 = mp.mpf(math.ceil(o.a0 * 2.0 ** 53)) / 2 ** 53  # the client's realised coin (53-bit uniforms)
     for eps in [0.5 * eps0, eps0 - 1.0, eps0 - 1e-3]:
         e = mp.e ** eps
         # (b1, b2) ~ (Bern(1/2), Bern(a0)) vs swapped: only (1, 0) has P > E Q
@@ -324,13 +352,31 @@ def test_large_eps0_single_user_exact(eps0):
         assert got <= exact * (1 + 1e-8) + 1e-300
     for n in (2, 3):
         prof = BL.blanket_profile(n, o)
-        d = [prof.delta(e, TOL) for e in (0.5 * eps0, eps0 - 1, eps0 - 1e-3)]
+        e0 = st.eps0  # realised (53-bit coins cap it near 36.7)
+        d = [prof.delta(e, TOL) for e in (0.5 * e0, e0 - 1, e0 - 1e-3)]
         assert all(math.isfinite(v) and 0 < v <= 1 for v in d) and d[0] >= d[1] >= d[2]
-        assert st.eps0 == pytest.approx(eps0, rel=1e-12)
+        # the realised eps0 of 53-bit coins: never above the request, exactly log((1-a0)/a0)
+        assert st.eps0 <= eps0 * (1 + 1e-15)
+        assert st.eps0 == pytest.approx(float(mp.log((1 - a0) / a0)), rel=1e-12)
+
+
+def test_realised_coins():
+    """Clients draw u = j 2^-53 and compare: Pr[u < p] = ceil(p 2^53)/2^53 exactly, checked by
+    feeding every boundary word; structures use these realised values, never the nominal."""
+    from ldpcompress.entropy import Entropy
+    from ldpcompress.structure import coin, kept
+    for p in (0.5, 1 / 3, 1e-9, 2.0 ** -60, 1 - 2.0 ** -53, 0.1234567):
+        j = math.ceil(p * 2.0 ** 53)
+        words = np.array([(j - 1) << 11, j << 11, ((j - 1) << 11) | 0x7FF], dtype="<u8")
+        u = Entropy(lambda nb: words[: nb // 8].tobytes()).uniform(3)
+        assert list(u < p) == [j >= 1, False, j >= 1]
+        assert coin(p) == Fraction(j, 2 ** 53) and kept(p) == 1 - Fraction(j, 2 ** 53)
+    o = KRROracle(2, 30.0)  # 1 - a1 ~ 1e-13: drawn as the small complement, never rounded away
+    st = BL.structure(o)
+    assert st.a1 < 1 and 1 - st.a1 >= Fraction(o.a1c)
 
 
 def test_huge_eps0_does_not_overflow():
-    from fractions import Fraction
     # a = 1e-400: eps0 = log(1e400) ~ 921, e^eps0 overflows a double
     st = BL.ShuffleStructure("test", (), Fraction(1, 10 ** 400), Fraction(1, 2),
                              Fraction(1, 10 ** 800), Fraction(1, 10 ** 400), True)
@@ -343,7 +389,6 @@ def test_huge_eps0_does_not_overflow():
         assert prof.delta(0.5, TOL) == pytest.approx(0.5, rel=1e-6)  # (1 - e^(eps-eps0)) a1 ~ 1/2
 
 def test_unrealisable_randomizer_is_refused():
-    from fractions import Fraction
     with pytest.raises(ValueError, match="0 < a < a1 < 1"):
         BL.ShuffleStructure("x", (), Fraction(1, 3), Fraction(1), Fraction(0), Fraction(1, 3), False)
 
@@ -381,7 +426,7 @@ def test_structures_from_oracles():
     st = BL.structure(o)
     e = math.exp(3.0)
     assert st.gamma == pytest.approx((e + 1) / (2 * e), rel=1e-14)
-    assert st.independent and float(st.a) == o.a0
+    assert st.independent and st.a == Fraction(math.ceil(o.a0 * 2.0 ** 53), 2 ** 53)
     sym = BL.structure(RAPPOROracle(100, 1.5, symmetric=True))
     assert sym.eps0 == pytest.approx(3.0, rel=1e-13)
     assert sym.gamma == pytest.approx(math.exp(-1.5), rel=1e-13)
@@ -434,4 +479,4 @@ def test_oracle_mismatch_is_an_error():
     with pytest.raises(TypeError):
         BL.structure("oue")
     with pytest.raises(ValueError, match="no oracle-specific attack"):
-        BL.lower_profile(100, PIRappor(100, 2.0))
+        BL.lower_profile(100, PIRappor(2, 2.0))
