@@ -307,10 +307,14 @@ def pair_upper_delta(ms, weights, pj, pjc, pi, pic, gc, a1, c, eps0, eps, tol, o
 
 @njit(cache=True)
 def m_blocks(n, gamma, gammac, width, tol):
-    """Blocks of M' = 1 + C, C ~ Bin(n-1, gamma), over a window of C: returns (smallest M' of
-    each block, Pr[M' in block] rounded up, outside mass of the window)."""
+    """Blocks of M' = 1 + C, C ~ Bin(n-1, gamma), over a window of C, aligned at multiples of
+    width: returns (smallest M' of each block, Pr[M' in block] rounded up, outside mass of the
+    window)."""
     big_n = n - 1
     lo, hi, outside = binom_window(big_n, gamma, gammac, tol)
+    # blocks start at multiples of width whatever the window, so a wider window (smaller tol)
+    # only adds blocks: the bound is then non-increasing as tol shrinks
+    lo = (lo // width) * width
     nb = (hi - lo) // width + 1
     ms = np.empty(nb, dtype=np.int64)
     ws = np.zeros(nb)

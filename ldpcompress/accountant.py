@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import blanket as BL
 from . import pld as P
 from . import rdp as R
 from . import validate as V
 from .composition import kov_delta, kov_epsilon
 from .profiles import GeneralProfile, KRRBlanketProfile
+from .structure import ShuffleStructure
 
 
 class Event:
@@ -149,6 +151,56 @@ class KRRShuffledRound(Event):
         """The Renyi curve of the k-RR pair's own connect-the-dots PLD (it dominates the
         shuffled k-RR pair, so its divergences are upper bounds), not the generic pair's."""
         return _dots_rdp(self, self.eps0, orders, self.points)
+
+
+@dataclass(frozen=True)
+class OracleShuffledRound(Event):
+    """n shuffled reports of one frequency oracle (docs/theory.md §2.5): the connect-the-dots
+    PLD and RDP curve of the smallest of its generic bound (FMT21 Thm 3.2 at the oracle's
+    realised eps0) and its privacy-blanket bound, so many rounds of, e.g., PI-RAPPOR are
+    accounted at the oracle's own level. ``oracle`` is the oracle object (or its
+    ShuffleStructure); the event keeps its structure, so equal oracles make equal events."""
+
+    n: int
+    oracle: object
+    points: int = 120
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", V.shuffle_users(self.n))
+        st = self.oracle if isinstance(self.oracle, ShuffleStructure) else BL.structure(self.oracle)
+        if not st.eps0 <= V.MAX_EPS0:
+            raise ValueError(f"{st.describe()}: realised eps0 = {st.eps0:.4g} is above the "
+                             f"supported {V.MAX_EPS0:g}")
+        object.__setattr__(self, "oracle", st)
+        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+
+    @property
+    def eps0(self) -> float:
+        return self.oracle.eps0
+
+    def _profile(self):
+        st = self.oracle
+        general = GeneralProfile(self.n, st.eps0)
+        if st.oracle == "krr":
+            own = KRRBlanketProfile(self.n, st.eps0, dict(st.params)["k"])
+        else:
+            # blocks of half a standard deviation of M' (sound, see blanket.py): 4x fewer terms
+            # for the profile evaluations of the dots, at about 0.3% of delta
+            own = BL.BlanketProfile(self.n, st, block_frac=0.5)
+        return lambda e: min(general.delta(e, 1e-40), own.delta(e, 1e-40))
+
+    def pld(self, h, rounding):
+        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
+            return None
+        return _dots_pld(self, self.eps0, self.points, h, rounding)
+
+    def rdp(self, orders):
+        """The Renyi curve of the oracle's own connect-the-dots pair (it dominates the shuffled
+        oracle, so its divergences are upper bounds)."""
+        return _dots_rdp(self, self.eps0, orders, self.points)
+
+    def approx_dp(self):
+        return self.eps0, 0.0  # one report is eps0-DP, hence the shuffled round
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 import time
@@ -9,14 +10,28 @@ import time
 from . import amplification as amp
 from . import inverse
 from .cli_accounting import dump_json
-from .cli_util import fmt, number, print_table
+from .catalog import ORACLES, make_oracle
+from .cli_util import count, fmt, number, print_table
 
 
 def _randomizer_kwargs(args) -> dict:
     """k and delta0 exactly as the forward API takes them (it refuses k with delta0 > 0)."""
+    if args.oracle is not None:
+        if args.delta0 is not None:
+            raise ValueError("--oracle and --delta0 cannot be combined: every oracle is a pure "
+                             "eps0-DP randomizer")
+        if args.k is None:
+            raise ValueError(f"--oracle {args.oracle} needs --k (the number of items)")
+        return {}
     if args.k is not None and args.delta0 is not None:
         raise ValueError("--k and --delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
     return dict(k=args.k, delta0=0.0 if args.delta0 is None else args.delta0)
+
+
+def _oracle_factory(args):
+    """eps0 -> the oracle named by --oracle on --k items."""
+    k = count(args.k, "--k", 2)
+    return functools.partial(make_oracle, args.oracle, k)
 
 
 def _amplify_forward(args) -> dict:
@@ -26,10 +41,14 @@ def _amplify_forward(args) -> dict:
         raise ValueError("give --delta (asks for eps) or --eps (asks for delta), not both; "
                          "--inverse takes both as the target")
     kwargs = _randomizer_kwargs(args)
+    eps0 = args.eps0
+    if args.oracle is not None:  # the oracle states its own (realised) eps0
+        kwargs, eps0 = dict(oracle=_oracle_factory(args)(args.eps0)), None
+    lower = not args.no_lower
     if args.eps is not None:
-        res = amp.delta(args.n, args.eps0, args.eps, **kwargs)
+        res = amp.delta(args.n, eps0, args.eps, lower=lower, **kwargs)
     elif args.delta is not None:
-        res = amp.epsilon(args.n, args.eps0, args.delta, **kwargs)
+        res = amp.epsilon(args.n, eps0, args.delta, lower=lower, **kwargs)
     else:
         raise ValueError("give --delta (for eps) or --eps (for delta)")
     return res.as_dict()
@@ -44,10 +63,19 @@ def _amplify_inverse(args) -> dict:
     kwargs = _randomizer_kwargs(args)
     start = time.perf_counter()
     if args.n is not None:
-        value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs)
+        if args.oracle is not None:
+            value = inverse.max_eps0(args.n, args.eps, args.delta, _oracle_factory(args))
+            kwargs = dict(oracle=args.oracle, k=args.k)
+        else:
+            value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs)
         what = "max_eps0"
     elif args.eps0 is not None:
-        value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs)
+        if args.oracle is not None:
+            oracle = _oracle_factory(args)(args.eps0)
+            value = inverse.min_n(None, args.eps, args.delta, oracle=oracle)
+            kwargs = dict(oracle=args.oracle, k=args.k)
+        else:
+            value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs)
         what = "min_n"
     else:
         raise ValueError("--inverse needs --n (to find the largest eps0) or --eps0 (smallest n)")
@@ -61,7 +89,11 @@ def _show_forward(res: dict) -> None:
     what = "eps" if res["query"] == "epsilon" else "delta"
     given = f"delta={p['delta']:g}" if what == "eps" else f"eps={p['eps']:g}"
     k = f", k={p['k']}" if p["k"] is not None else ""
-    print(f"Shuffled eps0={p['eps0']:g}-LDP reports, n={p['n']}{k}, {given}")
+    if p.get("oracle"):
+        print(f"Shuffled reports of {p['oracle']} (realised eps0 = {p['eps0']:.6g}), "
+              f"n={p['n']}, {given}")
+    else:
+        print(f"Shuffled eps0={p['eps0']:g}-LDP reports, n={p['n']}{k}, {given}")
     rows = [(b["label"], fmt(b["value"]) if b["value"] is not None else f"n/a ({b['note']})",
              f"{b['seconds'] * 1e3:.2f}") for b in res["bounds"]]
     print_table(rows, ("bound", what, "ms"))
@@ -81,6 +113,8 @@ def _floor_digits(value: float, digits: int = 6) -> str:
 def _show_inverse(res: dict) -> None:
     p = res["params"]
     extra = "".join(f", {key}={p[key]:g}" for key in ("k", "delta0") if p.get(key))
+    if p.get("oracle"):
+        extra = f", oracle {p['oracle']}{extra}"
     if res["query"] == "max_eps0":
         print(f"Largest local eps0 for central ({p['eps']:g}, {p['delta']:g})-DP with "
               f"n={p['n']:g}{extra}: {_floor_digits(res['value'])}")
@@ -108,7 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--eps0", type=number, help="local epsilon of each report")
     a.add_argument("--delta", type=number, help="target delta (asks for eps)")
     a.add_argument("--eps", type=number, help="target eps (asks for delta; target for --inverse)")
-    a.add_argument("--k", type=number, help="the randomizer is k-ary randomized response")
+    a.add_argument("--k", type=number, help="the randomizer is k-ary randomized response; with "
+                                           "--oracle, the oracle's number of items")
+    a.add_argument("--oracle", choices=sorted(ORACLES), default=None,
+                   help="account the shuffled reports of this frequency oracle (built with --k "
+                        "and --eps0) by its own privacy-blanket bound and exact attack")
+    a.add_argument("--no-lower", action="store_true",
+                   help="skip the exact lower bound (an attack; costs time at large n)")
     a.add_argument("--delta0", type=number, default=None,
                    help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
     a.add_argument("--inverse", action="store_true",
