@@ -29,7 +29,7 @@ from . import pld as P
 from . import rdp as R
 from . import validate as V
 from .composition import kov_delta, kov_epsilon
-from .profiles import GeneralProfile, KRRBlanketProfile
+from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
 
 
 class Event:
@@ -83,7 +83,7 @@ class ShuffledRound(Event):
     DOTS_RDP_EPS0_MAX = 15.0  # the profiles' float arithmetic is checked up to here
 
     def __post_init__(self):
-        object.__setattr__(self, "n", V.users(self.n))
+        object.__setattr__(self, "n", V.shuffle_users(self.n))
         object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
         if self.pld_method not in ("auto", "exact", "dots"):
@@ -119,6 +119,11 @@ class ShuffledRound(Event):
             curve = dots if curve is None else np.minimum(curve, dots)
         return R.shuffled_rdp(self.n, self.eps0, orders) if curve is None else curve
 
+    def approx_dp(self):
+        """The shuffled output is eps0-DP (post-processing of user 1's eps0-DP report), so KOV
+        composition applies and caps T rounds at T eps0 (FMT21; docs/theory.md)."""
+        return self.eps0, 0.0
+
 
 @dataclass(frozen=True)
 class KRRShuffledRound(Event):
@@ -130,15 +135,20 @@ class KRRShuffledRound(Event):
     points: int = 120
 
     def __post_init__(self):
-        object.__setattr__(self, "n", V.users(self.n))
+        object.__setattr__(self, "n", V.shuffle_users(self.n))
         object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
         object.__setattr__(self, "k", V.domain_size(self.k))
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
     def _profile(self):
-        general = GeneralProfile(self.n, self.eps0)
+        """min(general, split pair, blanket pair): each is an upper bound on the k-RR profile.
+        The blanket pair is skipped where its tables exceed their work limit (large n), as in
+        ``amplification.epsilon``, so the event answers at every supported n."""
+        profiles = [GeneralProfile(self.n, self.eps0), KRRSplitProfile(self.n, self.eps0, self.k)]
         blanket = KRRBlanketProfile(self.n, self.eps0, self.k)
-        return lambda e: min(general.delta(e, 1e-40), blanket.delta(e, 1e-40))
+        if blanket.unsupported() is None:
+            profiles.append(blanket)
+        return lambda e: min(p.delta(e, 1e-40) for p in profiles)
 
     def pld(self, h, rounding):
         if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
@@ -149,6 +159,10 @@ class KRRShuffledRound(Event):
         """The Renyi curve of the k-RR pair's own connect-the-dots PLD (it dominates the
         shuffled k-RR pair, so its divergences are upper bounds), not the generic pair's."""
         return _dots_rdp(self, self.eps0, orders, self.points)
+
+    def approx_dp(self):
+        """k-RR with eps0 is eps0-DP, and so is the shuffled output (post-processing): KOV."""
+        return self.eps0, 0.0
 
 
 @dataclass(frozen=True)
@@ -405,7 +419,8 @@ class Accountant:
         pairs = {event.approx_dp() for event, _ in self.events}
         if None in pairs or len(pairs) != 1:
             raise ValueError("KOV composition needs every event to be the same (eps, delta)-DP "
-                             "event (PureDP or ApproxDP); use method='pld'")
+                             "event (PureDP, ApproxDP, or shuffled rounds of one eps0); use "
+                             "method='pld'")
         eps, delta = pairs.pop()
         return eps, delta, self.rounds
 
