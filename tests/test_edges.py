@@ -11,7 +11,8 @@ import pytest
 import ldpcompress as L
 from ldpcompress import amplification as A
 from ldpcompress.inverse import max_eps0
-from reference import mp_binary_rr_lower, mp_general_delta, mp_krr_worst_delta
+from reference import (mp_binary_rr_lower, mp_general_delta, mp_krr_attack_delta,
+                       mp_krr_worst_delta)
 
 BIG_EPS0 = [17.0, 20.0, 25.0, 30.0, 36.0, 40.0, 60.0]
 
@@ -254,3 +255,36 @@ def test_closed_form_delta_never_zero_below_eps0():
     """Thm 3.1 gives delta = 4 e^-L > 0; at n = 2^53 it underflowed to a (pure-DP) 0.0."""
     got = A.closed_form_delta(2 ** 53, 1.0, 0.5).value
     assert got is not None and got > 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# k-RR exact attack at large eps0 (its f0 - E f1 once cancelled e^eps0-fold)
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps0", [17.0, 20.0, 25.0, 30.0, 40.0])
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_krr_attack_lower_bound_large_eps0(eps0, n):
+    """lower <= exact attack <= upper, and the lower bound is the attack to 1e-9 relative.
+    lower_delta(4, 25, 24.999, k=3) was 0 (exact 9.995e-4); at eps0 = 40, eps = 39.5, 0 vs 0.393."""
+    for eps in (eps0 - 1e-3, eps0 - 0.5, eps0 - 3.0, 0.5 * eps0):
+        exact = mp_krr_attack_delta(n, 3, eps0, eps)
+        low = no_warnings(A.lower_delta, n, eps0, eps, k=3).value
+        up = no_warnings(L.delta, n, eps0, eps, k=3, lower=False).value
+        assert low <= exact <= up, (n, eps0, eps, low, float(exact), up)
+        assert low >= float(exact) * (1 - 1e-9) - 1e-300, (n, eps0, eps, low, float(exact))
+
+
+def test_krr_attack_lower_eps_large_n():
+    """L.epsilon(1e6, 30, 1e-6, k=100).lower was 29.435, far below the single-outcome attack
+    (histogram {x0: 1, z: n-1} alone gives delta(eps) >= A - e^eps B)."""
+    n, eps0, k, delta = 10 ** 6, 30.0, 100, 1e-6
+    res = L.epsilon(n=n, eps0=eps0, delta=delta, k=k)
+    with mp.workdps(60):
+        e0 = mp.e ** mp.mpf(eps0)
+        z = e0 + k - 1
+        al, be = e0 / z, 1 / z
+        a = al ** n + (n - 1) * be ** 2 * al ** (n - 2)
+        b = be * al ** (n - 1) + (n - 1) * be ** 2 * al ** (n - 2)
+        floor_eps = float(mp.log((a - mp.mpf(delta)) / b))
+    assert floor_eps >= 29.9999989
+    assert floor_eps * (1 - 1e-9) <= res.lower <= res.value
