@@ -100,9 +100,36 @@ def pmf_rel_err(x, n, p, lp):
     """
     if not (lp > -math.inf) or p == 0.0 or p == 1.0 or n == 0:
         return 0.0
-    err = UNIT_ROUNDOFF * (128.0 * (abs(lp) + math.log1p(n) + 4.0)
-                           + 32.0 * (abs(x - n * p) + 4.0))
-    return math.expm1(err) + 2.0 * UNIT_ROUNDOFF
+    err = 128.0 * (abs(lp) + math.log1p(n) + 4.0)
+    if p != 0.5:  # p = q = 1/2 are exact: no input error to propagate
+        err += 32.0 * (abs(x - n * p) + 4.0)
+    return math.expm1(UNIT_ROUNDOFF * err) + 2.0 * UNIT_ROUNDOFF
+
+
+LOG_DBL_TRUE_MIN = 745.2  # -log of the smallest positive double: |log pmf| of any nonzero pmf
+
+
+@njit(cache=True)
+def tail_rel_err(t, m, p):
+    """Relative error bound of a tail state (Pr[Bin(m,p) >= t], Pr[Bin(m,p) = t]) built from
+    binom_logpmf anchors and pmf-ratio sums (see pmf_rel_err).
+
+    Every nonzero pmf of Bin(m, p) has |log pmf| <= min(745.2, m |log min(p, 1-p)|) (the pmf is
+    at least min(p, 1-p)^m, and a double is at least e^-745.2). An anchor's sum of pmf ratios
+    stops at a 1e-18 remainder; its terms fall geometrically past the mode, so it sums at most
+    min(m + 1, 64 sqrt(m + 1) + 64) terms of relative size above 1e-18, each carrying at most
+    4 ulps (a chain of ratio products and one addition), and the input sensitivity of a term k
+    is |k - m p| <= |t - m p| + that count. Recurrence moves from the anchor are bounded by the
+    callers' per-step allowance."""
+    terms = min(m + 1.0, 64.0 * math.sqrt(m + 1.0) + 64.0)
+    small = min(p, 1.0 - p)
+    lp_max = LOG_DBL_TRUE_MIN
+    if small > 0.0:
+        lp_max = min(lp_max, -m * math.log(small))
+    err = 128.0 * (lp_max + math.log1p(m) + 4.0) + 4.0 * terms
+    if p != 0.5:  # p = q = 1/2 are exact: no input error to propagate
+        err += 32.0 * (abs(t - m * p) + terms + 4.0)
+    return math.expm1(UNIT_ROUNDOFF * err) + 2.0 * UNIT_ROUNDOFF
 
 
 @njit(cache=True)
