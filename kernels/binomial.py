@@ -72,15 +72,71 @@ def binom_logpmf(x, n, p, q):
         return 0.0 if x == 0 else -math.inf
     if q == 0.0:
         return 0.0 if x == n else -math.inf
+    # x = 0 or n: n log(q) or n log(p); the larger of p, q is written as log1p(-smaller), so a q
+    # near 1 (whose float carries few digits of 1 - q) does not cost n ulps of the result
     if x == 0:
-        return n * math.log(q)
+        return n * math.log1p(-p) if q > 0.5 else n * math.log(q)
     if x == n:
-        return n * math.log(p)
+        return n * math.log1p(-q) if p > 0.5 else n * math.log(p)
     fx = float(x)
     fn = float(n)
     lc = stirlerr(fn) - stirlerr(fx) - stirlerr(fn - fx) - bd0(fx, fn * p) - bd0(fn - fx, fn * q)
     lf = LOG_2PI + math.log(fx) + math.log1p(-fx / fn)
     return lc - 0.5 * lf
+
+
+@njit(cache=True)
+def pmf_rel_err(x, n, p, lp):
+    """Bound on the relative error of exp(lp), lp = binom_logpmf(x, n, p, q), against the exact
+    Pr[Bin(n, p*) = x] when p and q are within 8 ulps of p* and 1 - p* (every caller forms them
+    with a few roundings from e^-eps0 and the like).
+
+    The computed log-pmf is log C(n,x) + x log p + (n-x) log q + n(1 - p - q) + rounding, so a
+    relative change d of p (of q) moves it by d |x - n p| (d |n - x - n q|), both at most
+    10 u (|x - n p| + 4) for n <= 2^53 (the x = 0 and x = n branches use log1p of the smaller
+    probability, which keeps the same sensitivity). The evaluation itself (stirlerr, bd0 with at
+    most a 20-fold cancellation outside its series range, the log terms) errs by less than
+    128 u (|lp| + log(1 + n) + 4). exp adds one ulp. 0 when the value is exact (0 or 1).
+    """
+    if not (lp > -math.inf) or p == 0.0 or p == 1.0 or n == 0:
+        return 0.0
+    err = 128.0 * (abs(lp) + math.log1p(n) + 4.0)
+    if p != 0.5:  # p = q = 1/2 are exact: no input error to propagate
+        err += 32.0 * (abs(x - n * p) + 4.0)
+    return math.expm1(UNIT_ROUNDOFF * err) + 2.0 * UNIT_ROUNDOFF
+
+
+LOG_DBL_TRUE_MIN = 745.2  # -log of the smallest positive double: |log pmf| of any nonzero pmf
+
+
+@njit(cache=True)
+def tail_rel_err(t, m, p):
+    """Relative error bound of a tail state (Pr[Bin(m,p) >= t], Pr[Bin(m,p) = t]) built from
+    binom_logpmf anchors and pmf-ratio sums (see pmf_rel_err).
+
+    Every nonzero pmf of Bin(m, p) has |log pmf| <= min(745.2, m |log min(p, 1-p)|) (the pmf is
+    at least min(p, 1-p)^m, and a double is at least e^-745.2). An anchor's sum of pmf ratios
+    stops at a 1e-18 remainder; its terms fall geometrically past the mode, so it sums at most
+    min(m + 1, 64 sqrt(m + 1) + 64) terms of relative size above 1e-18, each carrying at most
+    4 ulps (a chain of ratio products and one addition), and the input sensitivity of a term k
+    is |k - m p| <= |t - m p| + that count. Recurrence moves from the anchor are bounded by the
+    callers' per-step allowance."""
+    terms = min(m + 1.0, 64.0 * math.sqrt(m + 1.0) + 64.0)
+    small = min(p, 1.0 - p)
+    lp_max = LOG_DBL_TRUE_MIN
+    if small > 0.0:
+        lp_max = min(lp_max, -m * math.log(small))
+    err = 128.0 * (lp_max + math.log1p(m) + 4.0) + 4.0 * terms
+    if p != 0.5:  # p = q = 1/2 are exact: no input error to propagate
+        err += 32.0 * (abs(t - m * p) + terms + 4.0)
+    return math.expm1(UNIT_ROUNDOFF * err) + 2.0 * UNIT_ROUNDOFF
+
+
+@njit(cache=True)
+def pmf_and_err(x, n, p, q):
+    """(Pr[Bin(n, p) = x], a bound on its relative error: see pmf_rel_err)."""
+    lp = binom_logpmf(x, n, p, q)
+    return math.exp(lp), pmf_rel_err(x, n, p, lp)
 
 
 @njit(cache=True)
@@ -189,11 +245,16 @@ def tail_direct(c, t):
 
 @njit(cache=True)
 def tail_dec_c(c, t, u, pm1):
-    """(c, t) -> (c - 1, t): Pr_{c-1}[X >= t] = Pr_c[X >= t] - B_{c-1}(t-1)/2."""
+    """(c, t) -> (c - 1, t): Pr_{c-1}[X >= t] = Pr_c[X >= t] - B_{c-1}(t-1)/2; re-anchors if
+    half the value cancels (deep in the upper tail the first term dominates the tail, and the
+    difference would carry the rounding of u and b amplified), as tail_inc_t does."""
     b = pm1 * 2.0 * (c - t + 1) / c
     if pm1 < TINY or t > c + 1:
         return tail_direct(c - 1, t)
-    return max(u - 0.5 * b, 0.0), b
+    nu = u - 0.5 * b
+    if nu < 0.5 * u:
+        return tail_direct(c - 1, t)
+    return nu, b
 
 
 @njit(cache=True)

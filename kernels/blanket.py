@@ -19,7 +19,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .binomial import TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window
+from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_err,
+                       tail_rel_err)
 
 DBL_MIN = 2.2250738585072014e-308
 MAX_JUMP = 64
@@ -113,13 +114,15 @@ def first_above(theta, m):
 
 @njit(cache=True)
 def excess(theta, t, m, a, b, u, pk):
-    """(E[(K - theta)_+], rounding allowance) for K ~ Bin(m, a) from (u, pk) at t."""
+    """(E[(K - theta)_+], rounding allowance) for K ~ Bin(m, a) from (u, pk) at t. The allowance
+    includes the tail state's own error bound (log-pmf anchors and ratio sums: tail_rel_err)."""
     if t > m:
         return 0.0, 0.0
     lead = (m * a - theta) * u
     tail = t * b * pk
     v = lead + tail
-    err = 8.0 * UNIT_ROUNDOFF * (abs(lead) + tail + abs(theta) * u + m * a * u)
+    err = 8.0 * UNIT_ROUNDOFF * (abs(lead) + tail + abs(theta) * u + m * a * u) \
+        + tail_rel_err(t, m, a) * (abs(lead) + tail)
     return max(v, 0.0), err
 
 
@@ -128,13 +131,17 @@ def indep_excess(m, a, b, e, shift, tol):
     """sum_{K2} Pr[K2] E[(K1 - e K2 - shift)_+], K1, K2 iid Bin(m, a), over a window of K2.
 
     Returns (sum, rounding allowance, outside mass of the K2 window, terms). K2 runs downward
-    so the threshold falls and the K1 tail grows by stable additions.
+    so the threshold falls and the K1 tail grows by stable additions. The allowance includes
+    each K2 weight's log-pmf error bound (pmf_rel_err) and 8 ulps per recurrence step since it.
     """
     if m <= 0:
         return max(-shift, 0.0), 0.0, 0.0, 1
     lo, hi, outside = binom_window(m, a, b, tol)
     k2 = hi
-    w = math.exp(binom_logpmf(k2, m, a, b))
+    lw = binom_logpmf(k2, m, a, b)
+    w = math.exp(lw)
+    rel_w = pmf_rel_err(k2, m, a, lw)
+    since = 0
     theta = e * k2 + shift
     t = first_above(theta, m)
     u, pk = sf_anchor(t, m, a, b)
@@ -144,14 +151,18 @@ def indep_excess(m, a, b, e, shift, tol):
     while True:
         v, err = excess(theta, t, m, a, b, u, pk)
         total += w * v
-        allow += w * err
+        allow += w * (err + v * (rel_w + 8.0 * (since + 1) * UNIT_ROUNDOFF))
         steps += 1
         if k2 <= lo:
             break
         w *= (k2 / (m - k2 + 1.0)) * (b / a)
         k2 -= 1
+        since += 1
         if w < TINY:
-            w = math.exp(binom_logpmf(k2, m, a, b))
+            lw = binom_logpmf(k2, m, a, b)
+            w = math.exp(lw)
+            rel_w = pmf_rel_err(k2, m, a, lw)
+            since = 0
         theta = e * k2 + shift
         nt = first_above(theta, m)
         if nt <= m:
@@ -219,7 +230,10 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
     allow = 0.0
     steps = 0
     j = jhi
-    wj = math.exp(binom_logpmf(j, m, pj, pjc))
+    lw = binom_logpmf(j, m, pj, pjc)
+    wj = math.exp(lw)
+    rel_j = pmf_rel_err(j, m, pj, lw)
+    since_j = 0
     t0 = -1
     u0 = 0.0
     p0 = 0.0
@@ -231,7 +245,13 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
             nlo, nhi, nout = 0, 0, 0.0
         outside += wj * nout
         n11 = nlo
-        wn = math.exp(binom_logpmf(n11, rest, pi, pic)) if pi > 0.0 else 1.0
+        if pi > 0.0:
+            lw = binom_logpmf(n11, rest, pi, pic)
+            wn = math.exp(lw)
+            rel_n = pmf_rel_err(n11, rest, pi, lw)
+        else:
+            wn, rel_n = 1.0, 0.0
+        since_n = 0
         # state at the first block, carried over from order j + 1
         theta = (aj * j + beta * n11 + shift) / (1.0 + e)
         nt = first_above(theta, j)
@@ -262,23 +282,34 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
             else:
                 v, err = excess(theta, t, j, 0.5, 0.5, u, pk)
             bw = 0.0
+            rel_b = 0.0  # largest relative error bound of a weight in the block
             top = min(nhi, n11 + n11_block - 1)
             while n11 <= top:
                 bw += wn
+                rel_b = max(rel_b, rel_n + 8.0 * (since_n + 1) * UNIT_ROUNDOFF)
                 if n11 < rest and pi > 0.0:
                     wn *= (rest - n11) / (n11 + 1.0) * (pi / pic)
+                    since_n += 1
                     if wn < TINY:
-                        wn = math.exp(binom_logpmf(n11 + 1, rest, pi, pic))
+                        lw = binom_logpmf(n11 + 1, rest, pi, pic)
+                        wn = math.exp(lw)
+                        rel_n = pmf_rel_err(n11 + 1, rest, pi, lw)
+                        since_n = 0
                 n11 += 1
                 steps += 1
             total += wj * bw * v
-            allow += wj * bw * err
+            rel = (1.0 + rel_j + 8.0 * (since_j + 1) * UNIT_ROUNDOFF) * (1.0 + rel_b) - 1.0
+            allow += wj * bw * (err + v * rel)
         if j <= 0:
             break
         wj *= (j / (m - j + 1.0)) * (pjc / pj)
         j -= 1
+        since_j += 1
         if wj < TINY:
-            wj = math.exp(binom_logpmf(j, m, pj, pjc))
+            lw = binom_logpmf(j, m, pj, pjc)
+            wj = math.exp(lw)
+            rel_j = pmf_rel_err(j, m, pj, lw)
+            since_j = 0
     return total, allow, outside, steps + 1
 
 
@@ -309,7 +340,8 @@ def pair_upper_delta(ms, weights, pj, pjc, pi, pic, gc, a1, c, eps0, eps, tol, o
 def m_blocks(n, gamma, gammac, width, tol):
     """Blocks of M' = 1 + C, C ~ Bin(n-1, gamma), over a window of C, aligned at multiples of
     width: returns (smallest M' of each block, Pr[M' in block] rounded up, outside mass of the
-    window)."""
+    window). Rounding up covers the block sum, the weights' log-pmf anchors (pmf_rel_err) and
+    8 ulps per recurrence step since the last anchor."""
     big_n = n - 1
     lo, hi, outside = binom_window(big_n, gamma, gammac, tol)
     # blocks start at multiples of width whatever the window, so a wider window (smaller tol)
@@ -319,19 +351,28 @@ def m_blocks(n, gamma, gammac, width, tol):
     ms = np.empty(nb, dtype=np.int64)
     ws = np.zeros(nb)
     c = lo
-    w = math.exp(binom_logpmf(c, big_n, gamma, gammac))
+    lw = binom_logpmf(c, big_n, gamma, gammac)
+    w = math.exp(lw)
+    rel_w = pmf_rel_err(c, big_n, gamma, lw)
+    since = 0
     for i in range(nb):
         ms[i] = c + 1
         top = min(hi, c + width - 1)
         acc = 0.0
+        rel_b = 0.0
         while c <= top:
             acc += w
+            rel_b = max(rel_b, rel_w + 8.0 * (since + 1) * UNIT_ROUNDOFF)
             if c < big_n:
                 w *= (big_n - c) / (c + 1.0) * (gamma / gammac)
+                since += 1
                 if w < TINY:
-                    w = math.exp(binom_logpmf(c + 1, big_n, gamma, gammac))
+                    lw = binom_logpmf(c + 1, big_n, gamma, gammac)
+                    w = math.exp(lw)
+                    rel_w = pmf_rel_err(c + 1, big_n, gamma, lw)
+                    since = 0
             c += 1
-        ws[i] = acc * (1.0 + 4.0 * (width + 4) * UNIT_ROUNDOFF)
+        ws[i] = acc * (1.0 + 4.0 * (width + 4) * UNIT_ROUNDOFF) * (1.0 + rel_b)
     return ms, ws, outside
 
 
@@ -354,6 +395,5 @@ def split_attack_delta(n, pj, pjc, one_minus_ro, ro, c, eps0, eps, tol):
     r = math.expm1(eps) / c
     aj = e + r * one_minus_ro
     s, allow, _, st = pair_excess(n, pj, pjc, 0.0, 1.0, e, r * ro * n, tol, 1, aj)
-    # pmf weights from exp(log pmf) and their recurrences: at most (512 + 8 terms) ulps
-    v = (s - allow) * (1.0 - (512.0 + 8.0 * (st + 16)) * UNIT_ROUNDOFF)
+    v = (s - allow) * (1.0 - 8.0 * (st + 16) * UNIT_ROUNDOFF)  # allow includes pmf errors
     return max(0.0, v * (c * (1.0 + e) / n) * (1.0 - 8.0 * UNIT_ROUNDOFF))

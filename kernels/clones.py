@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_tail_h,
-                       tail_dec_c, tail_direct, tail_move_t)
+                       pmf_rel_err, tail_dec_c, tail_direct, tail_move_t, tail_rel_err)
 
 ANCHOR_EVERY = 4096
 DBL_MIN = 2.2250738585072014e-308
@@ -111,8 +111,10 @@ def clone_delta(n, q, qc, p, pc, eps, tol):
     """delta(eps) = H_{e^eps}(P||Q) of the clone pair, an upper bound within +tol (outside mass).
 
     qc = 1 - q and pc = 1 - p are given accurately by the caller. The result is inflated by the
-    accumulated rounding bound 8 * steps * u and by DBL_MIN per term (mass that could
-    underflow), so it is never below the exact value.
+    accumulated rounding bound 8 * steps * u, by the relative error bound of the weights'
+    log-pmf anchors (pmf_rel_err: the log-pmf errs by a few ulps of its magnitude, e.g. 7e-14
+    relative at |log w| = 330) and of the half-binomial tail anchors (tail_rel_err), and by
+    DBL_MIN per term (mass that could underflow), so it is never below the exact value.
     """
     al, be, theta, theta_c = pair_coefficients(p, pc, eps)
     if al <= 0.0:
@@ -125,19 +127,27 @@ def clone_delta(n, q, qc, p, pc, eps, tol):
         outside += math.exp(-CHERNOFF_EXP)
     ratio_down = qc / q if q > 0.0 else 0.0
     c = hi
-    w = math.exp(binom_logpmf(c, big_n, q, qc))
-    t = clone_threshold(c, theta)
+    lw = binom_logpmf(c, big_n, q, qc)
+    w = math.exp(lw)
+    rel_w = pmf_rel_err(c, big_n, q, lw)
+    mode = int(math.floor((big_n + 1.0) * q))  # the weight is re-anchored there: its error
+    t = clone_threshold(c, theta)             # bound is smallest near the mean
     u, pm1 = tail_direct(c, t)
     total = 0.0
+    allow = 0.0  # each term's share of its weight's anchor error
     steps = 0
     while True:
-        total += w * clone_tail_h(c, t, u, pm1, al, be)
+        term = w * clone_tail_h(c, t, u, pm1, al, be)
+        total += term
+        allow += term * rel_w
         if c <= lo:
             break
         # weight w_{c-1} = w_c * c / (N - c + 1) * (1-q)/q
         w *= c / (big_n - c + 1.0) * ratio_down
-        if w < TINY:
-            w = math.exp(binom_logpmf(c - 1, big_n, q, qc))
+        if w < TINY or c - 1 == mode:
+            lw = binom_logpmf(c - 1, big_n, q, qc)
+            w = math.exp(lw)
+            rel_w = pmf_rel_err(c - 1, big_n, q, lw)
         u, pm1 = tail_dec_c(c, t, u, pm1)
         c -= 1
         nt = clone_threshold(c, theta)
@@ -148,7 +158,8 @@ def clone_delta(n, q, qc, p, pc, eps, tol):
         else:
             u, pm1 = tail_move_t(c, t, u, pm1, nt)
             t = nt
-    total *= 1.0 + 8.0 * (steps + 16) * UNIT_ROUNDOFF
+    total = (total + allow) * (1.0 + 8.0 * (steps + 16) * UNIT_ROUNDOFF) \
+        * (1.0 + tail_rel_err(0, hi, 0.5))
     return min(1.0, total + outside + (steps + 1) * DBL_MIN)
 
 

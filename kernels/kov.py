@@ -3,27 +3,53 @@ import math
 
 from numba import njit
 
+from .binomial import TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_err
+
+KOV_TOL = 1e-300  # mass of Bin(k, 1/(1+e^eps)) left outside the summed window (added whole)
+ANCHOR_EVERY = 4096
+
 
 @njit(cache=True)
 def kov_log_delta_i(k, eps, i):
-    """log delta_i = log sum_{l<i} C(k,l) (e^((k-l)eps) - e^((k-2i+l)eps)) / (1+e^eps)^k.
+    """log of an upper bound on delta_i = sum_{l<i} C(k,l) (e^((k-l)eps) - e^((k-2i+l)eps)) / (1+e^eps)^k.
 
-    Each term is exp(log C(k,l) + (k-l) eps - k log(1+e^eps)) (1 - e^(-2(i-l) eps)), summed
-    by a streaming log-sum-exp, so k eps far above 700 neither overflows nor underflows.
+    Written as sum_{l<i} b(l) (1 - e^(-2(i-l) eps)) with b the pmf of Bin(k, 1/(1+e^eps)), the
+    sum runs over the part of [0, i-1] inside a window of b (kernels/binomial.py) and adds the
+    window's whole outside mass (each factor is <= 1), so it costs O(sqrt(k)) rather than O(i)
+    and never falls below delta_i. The pmf comes from Loader's log-pmf (accurate at k = 1e9,
+    where lgamma differences lose six digits) and consecutive-ratio recurrences, re-anchored
+    every 4096 steps; the sum is inflated by the anchors' error bound and 4 ulps per step.
     Returns -inf for i = 0.
     """
-    log_norm = k * (eps + math.log1p(math.exp(-eps)))
-    mx = -math.inf
-    acc = 0.0
-    lgk = math.lgamma(k + 1.0)
-    for l in range(i):
-        v = (lgk - math.lgamma(l + 1.0) - math.lgamma(k - l + 1.0) + (k - l) * eps - log_norm
-             + math.log(-math.expm1(-2.0 * (i - l) * eps)))
-        if v > mx:
-            acc = acc * math.exp(mx - v) + 1.0
-            mx = v
-        else:
-            acc += math.exp(v - mx)
-    if acc == 0.0:
+    if i <= 0:
         return -math.inf
-    return mx + math.log(acc)
+    x = math.exp(-eps)
+    pb, pbc = x / (1.0 + x), 1.0 / (1.0 + x)  # 1/(1+e^eps), e^eps/(1+e^eps)
+    lo, hi, outside = binom_window(k, pb, pbc, KOV_TOL)
+    top = min(hi, i - 1)
+    total = 0.0
+    rel = 0.0
+    steps = 0
+    if top >= lo:
+        ratio_down = pbc / pb  # b(l-1)/b(l) = l/(k-l+1) * e^eps
+        lp = binom_logpmf(top, k, pb, pbc)
+        w = math.exp(lp)
+        rel = pmf_rel_err(top, k, pb, lp)
+        l = top
+        while True:
+            total += w * -math.expm1(-2.0 * (i - l) * eps)
+            if l <= lo:
+                break
+            w *= l / (k - l + 1.0) * ratio_down
+            l -= 1
+            steps += 1
+            if w < TINY or steps % ANCHOR_EVERY == 0:
+                lp = binom_logpmf(l, k, pb, pbc)
+                w = math.exp(lp)
+                rel = max(rel, pmf_rel_err(l, k, pb, lp))
+    total = total * (1.0 + rel) * (1.0 + 4.0 * (min(steps, ANCHOR_EVERY) + 8) * UNIT_ROUNDOFF)
+    total = min(1.0, total + outside + (steps + 1) * 2.0 ** -1074)
+    if total <= 0.0:
+        return -math.inf
+    lt = math.log(total)  # <= 0: shrinking it toward 0 rounds the bound up
+    return lt * (1.0 - 4.0 * UNIT_ROUNDOFF) + 2.0 * UNIT_ROUNDOFF

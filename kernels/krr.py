@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_tail_h,
-                       tail_dec_c, tail_direct, tail_move_t)
+                       pmf_rel_err, tail_dec_c, tail_direct, tail_move_t, tail_rel_err)
 from .clones import DBL_MIN, clone_threshold, pair_coefficients, rr_split
 
 
@@ -35,8 +35,10 @@ def krr_probs(k, eps0):
 
 @njit(cache=True)
 def _add_row(row, s_lo, s_hi, m, pm, wk, wkc):
-    """row[s - s_lo] += pm * Bin(m, wk)(s) for s in the window (wkc = 1 - wk); returns the
-    count of terms."""
+    """row[s - s_lo] += pm * Bin(m, wk)(s) for s in the window (wkc = 1 - wk), each term rounded
+    up: pm carries its own error bound already, Bin(m, wk)(start) its log-pmf error bound
+    (pmf_rel_err, plus |log pm| ulps for log(pm)), and each ratio-recurrence step 8 ulps.
+    Returns the count of terms."""
     top = min(s_hi, m)
     if s_lo > top or pm == 0.0:
         return 0
@@ -46,20 +48,23 @@ def _add_row(row, s_lo, s_hi, m, pm, wk, wkc):
         return 1
     start = int(math.floor((m + 1.0) * wk))
     start = min(max(start, s_lo), top)
-    v0 = math.exp(math.log(pm) + binom_logpmf(start, m, wk, wkc))
+    lw = binom_logpmf(start, m, wk, wkc)
+    lpm = math.log(pm)
+    v0 = math.exp(lpm + lw)
+    rel0 = pmf_rel_err(start, m, wk, lw) + 2.0 * UNIT_ROUNDOFF * (abs(lpm) + 2.0)
     up = wk / wkc
     v = v0
     s = start
     count = 0
     while s <= top and v >= TINY:
-        row[s - s_lo] += v
+        row[s - s_lo] += v * (1.0 + rel0 + 8.0 * (s - start + 1) * UNIT_ROUNDOFF)
         v *= (m - s) / (s + 1.0) * up
         s += 1
         count += 1
     v = v0 * start / (m - start + 1.0) / up
     s = start - 1
     while s >= s_lo and v >= TINY:
-        row[s - s_lo] += v
+        row[s - s_lo] += v * (1.0 + rel0 + 8.0 * (start - s + 1) * UNIT_ROUNDOFF)
         v *= s / (m - s + 1.0) / up
         s -= 1
         count += 1
@@ -90,7 +95,8 @@ def blanket_tables(n, k, eps0, nblocks, tol):
     for m in range(m_lo, m_hi + 1):
         while j + 1 < nb and m >= m_first[j + 1]:
             j += 1
-        pm = math.exp(binom_logpmf(m, big_n, g, gc))
+        lpm = binom_logpmf(m, big_n, g, gc)
+        pm = math.exp(lpm) * (1.0 + pmf_rel_err(m, big_n, g, lpm))  # rounded up
         terms += _add_row(tables[j], s_lo, s_hi, m, pm, wk, wkc) + 2
     return tables, m_first, s_lo, om + os_ + terms * TINY
 
@@ -138,7 +144,8 @@ def blanket_delta(tables, m_first, s_lo, k, eps0, eps, outside):
             if steps % 4096 == 0:
                 u, pm1 = tail_direct(c, t)
             big_t -= 1
-    total *= 1.0 + 8.0 * (steps + 16) * UNIT_ROUNDOFF
+    # tail anchors of Bin(T - 1, 1/2) (tail_rel_err), rounding of the walk
+    total *= (1.0 + 8.0 * (steps + 16) * UNIT_ROUNDOFF) * (1.0 + tail_rel_err(0, s_hi, 0.5))
     return min(1.0, total + outside + steps * DBL_MIN)
 
 

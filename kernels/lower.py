@@ -8,8 +8,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, tail_direct,
-                       tail_move_t)
+from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_err,
+                       tail_direct, tail_move_t)
 from .clones import SUBNORMAL_ULP, rr_split
 from .krr import krr_probs
 
@@ -73,57 +73,90 @@ def binary_rr_delta(lo, b, rel_b, big_n, eps0, eps):
 
 @njit(cache=True)
 def krr_lower_delta(n, k, eps0, eps, tol):
-    """Exact delta(eps) of shuffled k-RR on D0 = (x0, z..z) vs D1 = (x1, z..z), k >= 3.
+    """Exact delta(eps) of shuffled k-RR on D0 = (x0, z..z) vs D1 = (x1, z..z), k >= 3, rounded
+    down (windows' mass dropped).
 
-    Under n users on z (multinomial N), P0(V) = N(V) f0(V)/n with
-    f0 - E f1 = a1 V0 + K(T, Vz), a1 = (e^eps0 - 1)(1 + E), T = V0 + V1 ~ Bin(n, 2 beta),
-    Vz | T ~ Bin(n - T, e^eps0/(e^eps0 + k - 3)), V0 | T ~ Bin(T, 1/2). The inner sum over V0
-    is a half-binomial tail; the pair is symmetric under x0 <-> x1. Everything is computed
-    divided by e^eps0 (x = e^-eps0 as the scale), so nothing overflows; the scaled sum loses an
-    absolute allowance for subnormal rounding before it is scaled back.
+    Under n users on z (multinomial N), P0(V) = N(V) f0(V)/n, and divided by e^eps0 (x = e^-eps0
+    as the scale, so nothing overflows)
+
+        (f0 - E f1)/e^eps0 = a1 V0 - (E - x) T - D = c1 T - a1 (T - V0) - D,
+        a1 = (1 - x)(1 + E),  c1 = 1 - x E = -expm1(eps - eps0),  D = (E - 1) x ((n - T - Vz) + x Vz),
+
+    T = V0 + V1 ~ Bin(n, 2 beta), Vz | T ~ Bin(n - T, e^eps0/(e^eps0 + k - 3)), V0 | T ~ Bin(T, 1/2).
+    The sum over V0 >= v* of the positive part is, with U = Pr[Bin(T,1/2) >= v*] and
+    U' = Pr[Bin(T-1,1/2) >= v*] (E[T - V0; V0 >= v*] = (T/2) U'),
+
+        g = c1 T U - D U - a1 (T/2) U'.
+
+    Written this way no term is of size E T while g is of size c1 T: the earlier form
+    a1 E[V0; V0 >= v*] + K U, with a1 ~ K ~ E T, cancelled e^eps0-fold and its rounding
+    allowance swallowed the whole value from eps0 ~ 20 on. Each term of g is at most c1 T U
+    (the summed integrands are >= 0), so the allowance stays relative to g's own scale. The pair is symmetric under x0 <-> x1.
+    Each g loses its rounding bound, each weight its log-pmf error bound (pmf_rel_err) and
+    8 ulps per recurrence step.
     """
     x = math.exp(-eps0)
     e = math.exp(eps)
     em1 = math.expm1(eps)
-    x0m1 = math.expm1(-eps0)  # x - 1
+    cm = -math.expm1(-eps0)  # 1 - x
+    c1 = -math.expm1(eps - eps0)  # 1 - x E
+    a1 = cm * (1.0 + e)
     _, _, r, rc, _, _ = krr_probs(k, eps0)
-    a1 = -x0m1 * (1.0 + e)  # (e^eps0 - 1)(1 + E) / e^eps0
     piz = 1.0 / (1.0 + (k - 3.0) * x)
     pizc = (k - 3.0) * x / (1.0 + (k - 3.0) * x)
     t_lo, t_hi, _ = binom_window(n, r, rc, tol)
     total = 0.0
     terms = 0
-    for big_t in range(t_lo, t_hi + 1):
-        wt = math.exp(binom_logpmf(big_t, n, r, rc))
+    for big_t in range(max(t_lo, 1), t_hi + 1):  # T = 0: g = -D <= 0
+        lpt = binom_logpmf(big_t, n, r, rc)
+        wt = math.exp(lpt)
         if wt < TINY:
             continue
+        rel_t = pmf_rel_err(big_t, n, r, lpt)
         rest = n - big_t
         v_lo, v_hi, _ = binom_window(rest, piz, pizc, tol)
-        w = math.exp(binom_logpmf(v_lo, rest, piz, pizc))
+        lpw = binom_logpmf(v_lo, rest, piz, pizc)
+        w = math.exp(lpw)
+        rel_w = pmf_rel_err(v_lo, rest, piz, lpw)
+        wsteps = 0
         t = -1
         u = 0.0
         pm1 = 0.0
+        u2 = 0.0
+        pm2 = 0.0
         steps = 0
         for vz in range(v_lo, v_hi + 1):
             if w < TINY:
-                w = math.exp(binom_logpmf(vz, rest, piz, pizc))
-            # K / e^eps0 = (x - E) T - (E - 1) x (rest - (1 - x) vz)
-            kk = (x - e) * big_t - em1 * x * (rest + x0m1 * vz)
-            vstar = int(math.floor(min(max(-kk / a1, -1.0), big_t + 1.0))) + 1
+                lpw = binom_logpmf(vz, rest, piz, pizc)
+                w = math.exp(lpw)
+                rel_w = pmf_rel_err(vz, rest, piz, lpw)
+                wsteps = 0
+            d = em1 * x * ((rest - vz) + x * vz)
+            # positive part: T - V0 < s = (c1 T - D)/a1, i.e. V0 >= T + 1 - ceil(s); s is formed
+            # on its own (T - s would round s away when it is below an ulp of T). A threshold
+            # off by one only adds a term <= 0 or drops a term ~ 0: still a lower bound.
+            s_w = (c1 * big_t - d) / a1
+            vstar = big_t + 1 - int(math.ceil(min(max(s_w, 0.0), big_t + 1.0)))
             vstar = min(max(vstar, 0), big_t + 1)
             if t < 0:
                 u, pm1 = tail_direct(big_t, vstar)
+                u2, pm2 = tail_direct(big_t - 1, vstar)
             else:
                 u, pm1 = tail_move_t(big_t, t, u, pm1, vstar)
+                u2, pm2 = tail_move_t(big_t - 1, t, u2, pm2, vstar)
             t = vstar
             steps += 1
-            mean_part = 0.5 * a1 * (big_t * u + pm1 * (big_t - vstar + 1.0))
-            g = mean_part + kk * u
-            g -= 16.0 * (steps + 8) * UNIT_ROUNDOFF * (abs(mean_part) + abs(kk * u))
+            pos = c1 * big_t * u
+            neg = d * u + a1 * (0.5 * big_t) * u2
+            g = pos - neg
+            g -= 16.0 * (steps + 8) * UNIT_ROUNDOFF * (pos + neg)
             if g > 0.0:
-                total += wt * w * g
+                rel = rel_t + rel_w + 8.0 * (wsteps + 2) * UNIT_ROUNDOFF
+                total += wt * w * g * (1.0 - rel)
                 terms += 1
             if vz < rest:
                 w *= (rest - vz) / (vz + 1.0) * (piz / pizc) if pizc > 0.0 else 0.0
-    total = max(0.0, total - 4.0 * (terms + 1) * SUBNORMAL_ULP)
-    return total / (x * n) if total > 0.0 else 0.0
+                wsteps += 1
+    total = total * (1.0 - 4.0 * (terms + 8) * UNIT_ROUNDOFF) - 4.0 * (terms + 1) * SUBNORMAL_ULP
+    total = max(0.0, total)
+    return total / (x * n) * (1.0 - 4.0 * UNIT_ROUNDOFF) if total > 0.0 else 0.0

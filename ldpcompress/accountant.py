@@ -30,8 +30,16 @@ from . import pld as P
 from . import rdp as R
 from . import validate as V
 from .composition import kov_delta, kov_epsilon
-from .profiles import GeneralProfile, KRRBlanketProfile
+from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
 from .structure import ShuffleStructure
+
+
+# Window tolerance of the profiles behind connect-the-dots events. The profile cannot fall
+# below the windows' outside mass, so a coarse tolerance leaves atoms of mass ~tol at large
+# losses, which dominate the Renyi curve from order ~ log(1/tol)/loss on: at 1e-40 the k-RR
+# round (n = 1e6, eps0 = 1, k = 100, 10 rounds) had RDP eps 0.0683; at 1e-300 it is 0.0093.
+DOTS_TOL = 1e-300
+BLANKET_DOTS_TOL = 1e-40
 
 
 class Event:
@@ -85,7 +93,7 @@ class ShuffledRound(Event):
     DOTS_RDP_EPS0_MAX = 15.0  # the profiles' float arithmetic is checked up to here
 
     def __post_init__(self):
-        object.__setattr__(self, "n", V.users(self.n))
+        object.__setattr__(self, "n", V.shuffle_users(self.n))
         object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
         if self.pld_method not in ("auto", "exact", "dots"):
@@ -100,7 +108,7 @@ class ShuffledRound(Event):
 
     def _profile(self):
         general = GeneralProfile(self.n, self.eps0)
-        return lambda e: general.delta(e, 1e-40)
+        return lambda e: general.delta(e, DOTS_TOL)
 
     def pld(self, h, rounding):
         if self._method() == "dots":
@@ -121,9 +129,33 @@ class ShuffledRound(Event):
             curve = dots if curve is None else np.minimum(curve, dots)
         return R.shuffled_rdp(self.n, self.eps0, orders) if curve is None else curve
 
+    def approx_dp(self):
+        """The shuffled output is eps0-DP (post-processing of user 1's eps0-DP report), so KOV
+        composition applies and caps T rounds at T eps0 (FMT21; docs/theory.md)."""
+        return self.eps0, 0.0
+
+
+class _DotsRound(Event):
+    """A shuffled round of a pure eps0-DP randomizer accounted from a privacy profile
+    (``_profile()``: eps -> an upper bound on delta): connect-the-dots PLD and its Renyi curve
+    (DGKKM22; the dots pair dominates the profile, so both are upper bounds), and KOV at
+    (eps0, 0) (one report is eps0-DP, so is the shuffled output). Subclasses give n, eps0,
+    points and _profile."""
+
+    def pld(self, h, rounding):
+        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
+            return None
+        return _dots_pld(self, self.eps0, self.points, h, rounding)
+
+    def rdp(self, orders):
+        return _dots_rdp(self, self.eps0, orders, self.points)
+
+    def approx_dp(self):
+        return self.eps0, 0.0
+
 
 @dataclass(frozen=True)
-class KRRShuffledRound(Event):
+class KRRShuffledRound(_DotsRound):
     """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (S2.3b, S3.2)."""
 
     n: int
@@ -132,29 +164,28 @@ class KRRShuffledRound(Event):
     points: int = 120
 
     def __post_init__(self):
-        object.__setattr__(self, "n", V.users(self.n))
+        object.__setattr__(self, "n", V.shuffle_users(self.n))
         object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
         object.__setattr__(self, "k", V.domain_size(self.k))
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
     def _profile(self):
-        general = GeneralProfile(self.n, self.eps0)
+        """min(general, split pair, blanket pair): each is an upper bound on the k-RR profile.
+        The blanket pair is skipped where its tables exceed their work limit (large n), as in
+        ``amplification.epsilon``, so the event answers at every supported n."""
+        profiles = [(GeneralProfile(self.n, self.eps0), DOTS_TOL),
+                    (KRRSplitProfile(self.n, self.eps0, self.k), DOTS_TOL)]
         blanket = KRRBlanketProfile(self.n, self.eps0, self.k)
-        return lambda e: min(general.delta(e, 1e-40), blanket.delta(e, 1e-40))
+        if blanket.unsupported() is None:
+            # its tables grow as log(1/tol): 1e-40 there, while the cheap general and split
+            # pairs take the deep tail (far in the tail the min is theirs)
+            profiles.append((blanket, BLANKET_DOTS_TOL))
+        return lambda e: min(p.delta(e, tol) for p, tol in profiles)
 
-    def pld(self, h, rounding):
-        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
-            return None
-        return _dots_pld(self, self.eps0, self.points, h, rounding)
-
-    def rdp(self, orders):
-        """The Renyi curve of the k-RR pair's own connect-the-dots PLD (it dominates the
-        shuffled k-RR pair, so its divergences are upper bounds), not the generic pair's."""
-        return _dots_rdp(self, self.eps0, orders, self.points)
 
 
 @dataclass(frozen=True)
-class OracleShuffledRound(Event):
+class OracleShuffledRound(_DotsRound):
     """n shuffled reports of one frequency oracle (docs/theory.md §2.5): the connect-the-dots
     PLD and RDP curve of the smallest of its generic bound (FMT21 Thm 3.2 at the oracle's
     realised eps0) and its privacy-blanket bound, so many rounds of, e.g., PI-RAPPOR are
@@ -180,27 +211,13 @@ class OracleShuffledRound(Event):
 
     def _profile(self):
         st = self.oracle
-        general = GeneralProfile(self.n, st.eps0)
         if st.oracle == "krr":
-            own = KRRBlanketProfile(self.n, st.eps0, dict(st.params)["k"])
-        else:
-            # blocks of half a standard deviation of M' (sound, see blanket.py): 4x fewer terms
-            # for the profile evaluations of the dots, at about 0.3% of delta
-            own = BL.BlanketProfile(self.n, st, block_frac=0.5)
-        return lambda e: min(general.delta(e, 1e-40), own.delta(e, 1e-40))
-
-    def pld(self, h, rounding):
-        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
-            return None
-        return _dots_pld(self, self.eps0, self.points, h, rounding)
-
-    def rdp(self, orders):
-        """The Renyi curve of the oracle's own connect-the-dots pair (it dominates the shuffled
-        oracle, so its divergences are upper bounds)."""
-        return _dots_rdp(self, self.eps0, orders, self.points)
-
-    def approx_dp(self):
-        return self.eps0, 0.0  # one report is eps0-DP, hence the shuffled round
+            return KRRShuffledRound(self.n, st.eps0, dict(st.params)["k"])._profile()
+        # M'-blocks of half a standard deviation (sound, see blanket.py): 4x fewer terms for
+        # the profile evaluations of the dots, at about 0.3% of delta
+        own = BL.BlanketProfile(self.n, st, block_frac=0.5)
+        general = GeneralProfile(self.n, st.eps0)
+        return lambda e: min(general.delta(e, DOTS_TOL), own.delta(e, BLANKET_DOTS_TOL))
 
 
 @dataclass(frozen=True)
@@ -457,7 +474,8 @@ class Accountant:
         pairs = {event.approx_dp() for event, _ in self.events}
         if None in pairs or len(pairs) != 1:
             raise ValueError("KOV composition needs every event to be the same (eps, delta)-DP "
-                             "event (PureDP or ApproxDP); use method='pld'")
+                             "event (PureDP, ApproxDP, or shuffled rounds of one eps0); use "
+                             "method='pld'")
         eps, delta = pairs.pop()
         return eps, delta, self.rounds
 

@@ -1,7 +1,6 @@
 """CLI commands of the accountant: ``compose`` (S3) and ``noise`` (S4)."""
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -9,19 +8,10 @@ import numpy as np
 from . import accountant as A
 from . import noise as N
 from . import validate as V
-from .cli_util import fmt, number, print_table
+from .cli_util import dump_json, fmt, number, print_table
 from .limits import check_bytes
 
 NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
-
-
-def dump_json(obj) -> str:
-    """Strict JSON: a non-finite number is an error, never the invalid token ``Infinity``."""
-    try:
-        return json.dumps(obj, indent=2, allow_nan=False)
-    except ValueError:
-        raise ValueError("a result is not a finite number (inf or nan): refusing to print it; "
-                         "check the inputs' ranges") from None
 
 
 def integral(value, name: str, low: int = 1) -> int:
@@ -30,7 +20,7 @@ def integral(value, name: str, low: int = 1) -> int:
 
 
 def _cmd_compose(args) -> None:
-    n = integral(args.n, "--n")
+    n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
     rounds = integral(args.rounds, "--rounds")
     if args.k is None:
         event = A.ShuffledRound(n, args.eps0)
@@ -42,9 +32,19 @@ def _cmd_compose(args) -> None:
     if not math.isfinite(res.value):
         raise ValueError(f"no method gives a finite eps: {'; '.join(res.notes)}")
     if args.json:
+        # Strict JSON: only the reported eps must be finite (checked above); a method without
+        # a finite bound is null, with a note saying why
+        notes = list(res.notes)
+        methods = {}
+        for m, v in values.items():
+            if v is not None and not math.isfinite(v):
+                notes.append(f"{m}: no finite bound ({v}): null")
+                v = None
+            methods[m] = v
+        lower = res.lower if res.lower is not None and math.isfinite(res.lower) else None
         print(dump_json(dict(params=vars_of(args), eps=res.value, method=res.method,
-                             lower=res.lower, h=res.h, seconds=res.seconds,
-                             methods={m: v for m, v in values.items()}, notes=list(res.notes))))
+                             lower=lower, h=res.h, seconds=res.seconds, methods=methods,
+                             notes=notes)))
         return
     kind = f"{event.k}-RR" if args.k is not None else "eps0-LDP"
     print(f"{rounds} shuffled rounds of n={n} {kind} reports, eps0={args.eps0:g}, "

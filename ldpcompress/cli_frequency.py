@@ -1,10 +1,9 @@
 """CLI command ``demo``: the end-to-end frequency-estimation job (S6 + S2.6)."""
 from __future__ import annotations
 
-import json
 
 from . import demo
-from .cli_util import count, number, positive, probability
+from .cli_util import count, dump_json, number, positive, probability
 from .pirappor import MAX_PRIME
 
 
@@ -14,7 +13,7 @@ def _cmd_demo(args) -> None:
                    oracle=args.oracle, seed=count(args.seed, "--seed", 0), quiet=args.json)
     if args.json:
         res = {k: v for k, v in res.items() if k not in ("estimate", "true")}
-        print(json.dumps(res, indent=2))
+        print(dump_json(res))
     else:
         demo.show(res)
 

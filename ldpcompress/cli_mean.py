@@ -1,7 +1,6 @@
 """CLI command ``mean``: PrivUnit2 (plain and compressed) vs the one-bit baseline (S7)."""
 from __future__ import annotations
 
-import json
 import math
 import time
 
@@ -9,7 +8,7 @@ import numpy as np
 
 from . import mean as M
 from . import validate as V
-from .cli_util import count, number, positive
+from .cli_util import count, dump_json, number, positive
 from .limits import array_bytes, check_bytes
 
 ARRAYS = 4  # n x d float64 arrays alive at once: the data, its noise, one method's outputs
@@ -61,7 +60,7 @@ def _cmd_mean(args) -> None:
     split = split if split is not None else M.choose_split(d, eps)
     res = run(d, n, eps, split)
     if args.json:
-        print(json.dumps(res, indent=2))
+        print(dump_json(res))
         return
     print(f"mean of n={n:,} unit vectors in d={d}, eps={eps:g} "
           f"(compressed: K={res['split']} copies, {res['expected_trials']:.1f} expected trials)")

@@ -1,14 +1,13 @@
 """CLI commands for the server at scale: simulate, encode, aggregate, plot."""
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
 from . import demo
-from .cli_util import count, nonempty, number, positive, probability
+from .cli_util import count, dump_json, nonempty, number, positive, probability
 from .pirappor import MAX_PRIME, PIRappor
 from .report_files import MAX_SHARDS
 
@@ -77,8 +76,8 @@ def _cmd_aggregate(args) -> None:
         np.savetxt(args.out, np.column_stack([np.arange(est.size), est]), delimiter=",",
                    header="item,estimate", comments="", fmt=["%d", "%.3f"])
     if args.json:
-        print(json.dumps(dict(n=res["n"], shards=res["shards"], method=res["method"],
-                              estimate=est.tolist(), seconds=secs)))
+        print(dump_json(dict(n=res["n"], shards=res["shards"], method=res["method"],
+                              estimate=est.tolist(), seconds=secs), indent=None))
         return
     print(f"{res['n']:,} reports in {res['shards']} shards, k={est.size}, {secs:.2f} s "
           f"({res['method']}); top items:")
@@ -103,7 +102,7 @@ def _cmd_plot(args) -> None:
         data = plots.plot_frequency(res["true"], res["estimate"], args.out)
     print(f"wrote {args.out}")
     if args.json:
-        print(json.dumps(data))
+        print(dump_json(data, indent=None))
 
 
 def _writer_options(parser) -> None:

@@ -8,8 +8,19 @@ command refuses 1.5 users, inf, nan or an empty path the same way (exit status 2
 from __future__ import annotations
 
 import argparse
+import json
 
 from . import validate as V
+
+
+def dump_json(obj, indent: int | None = 2) -> str:
+    """Strict JSON: a non-finite number is an error, never the invalid token ``Infinity`` or
+    ``NaN`` (a field that may legitimately have no finite value must be set to None first)."""
+    try:
+        return json.dumps(obj, indent=indent, allow_nan=False)
+    except ValueError:
+        raise ValueError("a result is not a finite number (inf or nan): refusing to print it; "
+                         "check the inputs' ranges") from None
 
 
 def number(text: str) -> float:

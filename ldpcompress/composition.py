@@ -6,6 +6,7 @@ i = 0..floor(k/2); delta_i is computed in log space by ``kernels.kov``.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from . import validate as V
 from .kernels.kov import kov_log_delta_i
@@ -23,11 +24,19 @@ def kov_point(eps: float, delta: float, k: int, i: int) -> tuple[float, float]:
         raise ValueError(f"i must be in [0, {k // 2}], got {i!r}")
     log_di = kov_log_delta_i(k, eps, i)
     if log_di >= 0.0:  # delta_i rounds to 1: the point certifies nothing
-        return math.nextafter((k - 2 * i) * eps, math.inf), 1.0
+        return _times_up(k - 2 * i, eps), 1.0
     tail = math.log1p(-math.exp(log_di)) if log_di > -math.inf else 0.0
     dg = -math.expm1(k * math.log1p(-delta) + tail)
-    # (k - 2i) eps rounded up: the float product may fall an ulp below the true one
-    return math.nextafter((k - 2 * i) * eps, math.inf), min(1.0, max(0.0, dg * (1.0 + 1e-12)))
+    return _times_up(k - 2 * i, eps), min(1.0, max(0.0, dg * (1.0 + 1e-12)))
+
+
+def _times_up(m: int, eps: float) -> float:
+    """The smallest float >= m * eps (exact rational check): the float product may fall an ulp
+    below the true one, and an exact product (one round: m = 1) must stay eps itself."""
+    prod = m * eps
+    if Fraction(prod) >= m * Fraction(eps):
+        return prod
+    return math.nextafter(prod, math.inf)
 
 
 def kov_delta(eps: float, delta: float, k: int, eps_total: float) -> float:

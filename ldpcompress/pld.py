@@ -539,7 +539,7 @@ def profile_atoms(delta_fn: Callable[[float], float], eps_max: float, points: in
     pos = eps_max * (np.linspace(0.0, 1.0, points) ** 2)
     d_pos = np.array([min(1.0, max(0.0, delta_fn(float(e)))) for e in pos])
     neg = -pos[:0:-1]
-    d_neg = 1.0 - np.exp(neg) + np.exp(neg) * d_pos[:0:-1]
+    d_neg = -np.expm1(neg) + np.exp(neg) * d_pos[:0:-1]  # 1 - e^neg: no cancellation near 0
     eps = np.concatenate([neg, pos])
     dl = np.concatenate([d_neg, d_pos])
     losses, masses = _dots_to_atoms(eps, dl)
@@ -549,18 +549,22 @@ def profile_atoms(delta_fn: Callable[[float], float], eps_max: float, points: in
 def _dots_to_atoms(eps: np.ndarray, dl: np.ndarray):
     """(losses, masses) of the PLD whose profile is the lower convex hull of (e^eps, delta)."""
     x = np.exp(eps)
+    # e^b - e^a = e^a expm1(b - a): the rounded e^eps near 1 (tiny eps) would cost the
+    # differences all their digits
+    dx = lambda a, b: x[a] * math.expm1(eps[b] - eps[a])  # noqa: E731
     hull: list[int] = []
     for i in range(x.size):  # monotone chain, lower hull
         while len(hull) >= 2:
             a, b = hull[-2], hull[-1]
-            cross = (x[b] - x[a]) * (dl[i] - dl[a]) - (dl[b] - dl[a]) * (x[i] - x[a])
+            cross = dx(a, b) * (dl[i] - dl[a]) - (dl[b] - dl[a]) * dx(a, i)
             if cross <= 0:
                 hull.pop()
             else:
                 break
         hull.append(i)
     hx, hd, he = x[hull], dl[hull], eps[hull]
-    slopes = np.append(-np.diff(hd) / np.diff(hx), 0.0)  # S_j = -slope right of vertex j
+    gaps = hx[:-1] * np.expm1(np.diff(he))
+    slopes = np.append(-np.diff(hd) / gaps, 0.0)  # S_j = -slope right of vertex j
     masses = np.empty(hx.size)
     masses[1:] = hx[1:] * (slopes[:-1] - slopes[1:])
     masses[0] = max(0.0, 1.0 - dl[-1] - masses[1:].sum())

@@ -228,7 +228,7 @@ def _write_json_atomic(path: Path, doc: dict, durable: bool = True) -> None:
     """Readers see the old file or the new one, never a part (write aside, then rename)."""
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w") as fh:
-        json.dump(doc, fh, indent=1)
+        json.dump(doc, fh, indent=1, allow_nan=False)
         if durable:
             fh.flush()
             os.fsync(fh.fileno())
@@ -359,7 +359,7 @@ class ReportSetWriter:
             raise ValueError(f"all {self.shards} shards are already written")
         path = self.out / self.names[i]
         schema = pa.schema([(c, pa.int64()) for c in COLUMNS]).with_metadata(
-            {META_KEY: json.dumps(_shard_meta(self.set_id, i, self.meta)).encode()})
+            {META_KEY: json.dumps(_shard_meta(self.set_id, i, self.meta), allow_nan=False).encode()})
         rows = 0
         with open(path, "wb") as fh:
             sink = _HashingFile(fh)

@@ -90,15 +90,16 @@ def users(n) -> int:
     return integer_at_least(n, "n", 1)
 
 
-def shuffle_users(n) -> int:
+def shuffle_users(n, name: str = "n") -> int:
     """Number of users of a shuffled round, 1 <= n <= MAX_SHUFFLE_N (the amplification kernels
-    sum a window of O(sqrt(n)) terms per evaluation; larger n is refused, not left to run)."""
-    v = _real(n, "n")
+    sum a window of O(sqrt(n)) terms per evaluation; larger n is refused, not left to run).
+    ``name`` is the parameter named in the error (``--n`` for the CLI)."""
+    v = _real(n, name)
     if math.isfinite(v) and v == math.floor(v) and v > MAX_SHUFFLE_N:
-        raise ValueError(f"n must be an integer in [1, {MAX_SHUFFLE_N}] for amplification bounds "
-                         f"(the cost grows as sqrt(n)); got {n!r}. The bound at n = "
+        raise ValueError(f"{name} must be an integer in [1, {MAX_SHUFFLE_N}] for amplification "
+                         f"bounds (the cost grows as sqrt(n)); got {n!r}. The bound at n = "
                          f"{MAX_SHUFFLE_N} is also sound for any larger n.")
-    return integer_at_least(n, "n", 1, MAX_SHUFFLE_N)
+    return integer_at_least(n, name, 1, MAX_SHUFFLE_N)
 
 
 def blocks(value) -> int | None:

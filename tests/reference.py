@@ -127,3 +127,33 @@ def mp_krr_worst_delta(n, k, eps0, eps, dps=50):
             for a, b in ((l0, l1), (l1, l0)):
                 worst = max(worst, sum(max(0, a[o] - e * b.get(o, 0)) for o in a))
         return worst
+
+
+def mp_krr_attack_delta(n, k, eps0, eps, dps=60):
+    """Exact delta(eps) of the k-RR attack of SPEC S2.4(b): datasets (x0, z, ..., z) vs
+    (x1, z, ..., z), by enumerating the shuffled histogram law (values 0 = x0, 1 = x1, 2 = z),
+    both directions, k-RR probabilities formed at dps digits."""
+    with mp.workdps(dps):
+        e0 = mp.e ** mp.mpf(eps0)
+        e = mp.e ** mp.mpf(eps)
+        z = e0 + k - 1
+
+        def law(values):
+            out = {tuple([0] * k): mp.mpf(1)}
+            for x in values:
+                new = {}
+                for hist, pr in out.items():
+                    for y in range(k):
+                        h = list(hist)
+                        h[y] += 1
+                        h = tuple(h)
+                        new[h] = new.get(h, 0) + pr * ((e0 if y == x else 1) / z)
+                out = new
+            return out
+
+        p0 = law((0,) + (2,) * (n - 1))
+        p1 = law((1,) + (2,) * (n - 1))
+        keys = set(p0) | set(p1)
+        h1 = sum(max(0, p0.get(o, 0) - e * p1.get(o, 0)) for o in keys)
+        h2 = sum(max(0, p1.get(o, 0) - e * p0.get(o, 0)) for o in keys)
+        return max(h1, h2)

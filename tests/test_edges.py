@@ -11,7 +11,8 @@ import pytest
 import ldpcompress as L
 from ldpcompress import amplification as A
 from ldpcompress.inverse import max_eps0
-from reference import mp_binary_rr_lower, mp_general_delta, mp_krr_worst_delta
+from reference import (mp_binary_rr_lower, mp_general_delta, mp_krr_attack_delta,
+                       mp_krr_worst_delta)
 
 BIG_EPS0 = [17.0, 20.0, 25.0, 30.0, 36.0, 40.0, 60.0]
 
@@ -254,3 +255,104 @@ def test_closed_form_delta_never_zero_below_eps0():
     """Thm 3.1 gives delta = 4 e^-L > 0; at n = 2^53 it underflowed to a (pure-DP) 0.0."""
     got = A.closed_form_delta(2 ** 53, 1.0, 0.5).value
     assert got is not None and got > 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# k-RR exact attack at large eps0 (its f0 - E f1 once cancelled e^eps0-fold)
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps0", [17.0, 20.0, 25.0, 30.0, 40.0])
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_krr_attack_lower_bound_large_eps0(eps0, n):
+    """lower <= exact attack <= upper, and the lower bound is the attack to 1e-9 relative.
+    lower_delta(4, 25, 24.999, k=3) was 0 (exact 9.995e-4); at eps0 = 40, eps = 39.5, 0 vs 0.393."""
+    for eps in (eps0 - 1e-3, eps0 - 0.5, eps0 - 3.0, 0.5 * eps0):
+        exact = mp_krr_attack_delta(n, 3, eps0, eps)
+        low = no_warnings(A.lower_delta, n, eps0, eps, k=3).value
+        up = no_warnings(L.delta, n, eps0, eps, k=3, lower=False).value
+        assert low <= exact <= up, (n, eps0, eps, low, float(exact), up)
+        assert low >= float(exact) * (1 - 1e-9) - 1e-300, (n, eps0, eps, low, float(exact))
+
+
+def test_krr_attack_lower_eps_large_n():
+    """L.epsilon(1e6, 30, 1e-6, k=100).lower was 29.435, far below the single-outcome attack
+    (histogram {x0: 1, z: n-1} alone gives delta(eps) >= A - e^eps B)."""
+    n, eps0, k, delta = 10 ** 6, 30.0, 100, 1e-6
+    res = L.epsilon(n=n, eps0=eps0, delta=delta, k=k)
+    with mp.workdps(60):
+        e0 = mp.e ** mp.mpf(eps0)
+        z = e0 + k - 1
+        al, be = e0 / z, 1 / z
+        a = al ** n + (n - 1) * be ** 2 * al ** (n - 2)
+        b = be * al ** (n - 1) + (n - 1) * be ** 2 * al ** (n - 2)
+        floor_eps = float(mp.log((a - mp.mpf(delta)) / b))
+    assert floor_eps >= 29.9999989
+    assert floor_eps * (1 - 1e-9) <= res.lower <= res.value
+
+
+# ----------------------------------------------------------------------------------------------
+# Upper-bound kernels carry the error bound of their log-pmf weights
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,eps0,eps", [(50, 25.0, 12.5), (150, 25.0, 12.5), (150, 25.0, 24.9),
+                                        (20, 30.0, 10.0), (300, 17.0, 8.0), (200, 2.0, 0.5)])
+def test_general_delta_never_below_mpmath(n, eps0, eps):
+    """general_delta(150, 25, 12.5) was 0.9999962722982468, 4.5e-14 below the exact
+    0.99999627229829207: the weights exp(binom_logpmf) err by a few ulps of |log w| (7e-14 at
+    |log w| = 330) and no allowance covered it."""
+    exact = mp_general_delta(n, eps0, eps, dps=50)
+    got = no_warnings(A.general_delta, n, eps0, eps).value
+    assert got >= exact, (n, eps0, eps, got, mp.nstr(exact, 20))
+    assert got <= exact * (1 + 1e-9)
+    # the kernel itself (no eps0 cap in the way)
+    q, p = math.exp(-eps0), 1 / (1 + math.exp(-eps0))
+    pc = math.exp(-eps0) / (1 + math.exp(-eps0))
+    assert A.clone_pair_delta(n, q, p, eps, pc=pc) >= mp_clone_delta_exact(n, eps0, eps)
+
+
+def mp_clone_delta_exact(n, eps0, eps):
+    """The clone pair at q = float(e^-eps0) (the kernel's own q, taken as exact) in mpmath."""
+    with mp.workdps(50):
+        q = mp.mpf(math.exp(-eps0))
+        e0 = mp.e ** mp.mpf(eps0)
+        p, pc = e0 / (e0 + 1), 1 / (e0 + 1)
+        e = mp.e ** mp.mpf(eps)
+        total = mp.mpf(0)
+        for c in range(n):
+            wc = mp.binomial(n - 1, c) * q ** c * (1 - q) ** (n - 1 - c)
+            for a in range(c + 2):
+                b_prev = mp.binomial(c, a - 1) / mp.mpf(2) ** c if a >= 1 else 0
+                b_here = mp.binomial(c, a) / mp.mpf(2) ** c if a <= c else 0
+                total += wc * max(0, (p - e * pc) * b_prev + (pc - e * p) * b_here)
+        return total
+
+
+def test_half_binomial_tail_walk_keeps_its_digits():
+    """tail_dec_c (c -> c - 1 at fixed t) subtracted without re-anchoring: deep in the upper tail
+    the first term dominates and the error grew ~3x per step (2e89 relative after 130 steps)."""
+    from ldpcompress.kernels.binomial import tail_dec_c, tail_direct
+    c, t = 1000, 850
+    u, pm1 = tail_direct(c, t)
+    with mp.workdps(50):
+        while c > 870:
+            u, pm1 = tail_dec_c(c, t, u, pm1)
+            c -= 1
+            exact = mp.fsum(mp.binomial(c, a) for a in range(t, c + 1)) / mp.mpf(2) ** c
+            assert abs(mp.mpf(u) / exact - 1) < 1e-11, c
+
+
+@pytest.mark.parametrize("eps0", [1e-9, 1e-6, 1e-3])
+def test_connect_the_dots_at_tiny_eps(eps0):
+    """Connect-the-dots atoms of binary RR(eps0) reproduce its total variation (the profile at
+    eps = 0). The hull's e^b - e^a and 1 - e^neg were formed by subtraction: at eps0 = 1e-9 the
+    atoms' delta(0) fell 1.3e-7 (relative) below the true one."""
+    from ldpcompress import pld as P
+
+    def profile(e):
+        return math.exp(e) * math.expm1(eps0 - e) / (math.exp(eps0) + 1) if e < eps0 else 0.0
+    losses, masses, inf_mass = P.profile_atoms(profile, eps0, 8)
+    with mp.workdps(40):
+        tv = (mp.e ** eps0 - 1) / (mp.e ** eps0 + 1)
+        d0 = mp.fsum(mp.mpf(m) * max(0, 1 - mp.e ** (-mp.mpf(l)))
+                     for l, m in zip(losses, masses)) + inf_mass
+        assert abs(d0 / tv - 1) < 1e-12
