@@ -369,6 +369,36 @@ class Accountant:
     def rounds(self) -> int:
         return sum(t for _, t in self.events)
 
+    # -- state and interop ---------------------------------------------------------------------
+    def compose_dp_event(self, dp_event) -> "Accountant":
+        """Compose a dp_accounting DpEvent (Gaussian, Laplace, their compositions; the extra
+        [dp-accounting]): see accountant_state.events_from_dp_event."""
+        from .accountant_state import events_from_dp_event
+        for event, times in events_from_dp_event(dp_event):
+            self.compose(event, times)
+        return self
+
+    def to_json(self) -> str:
+        """The recorded events and the settings as JSON (accountant_state)."""
+        from .accountant_state import dumps
+        return dumps(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Accountant":
+        from .accountant_state import loads
+        return loads(text)
+
+    def save(self, path) -> None:
+        """Write the state to a file (atomic replace), for long-running accounting."""
+        from .accountant_state import save
+        save(self, path)
+
+    @classmethod
+    def load(cls, path) -> "Accountant":
+        """Read a state written by save(); the file is checked as untrusted input."""
+        from .accountant_state import load
+        return load(path)
+
     # -- PLD -----------------------------------------------------------------------------------
     def _pld(self, h: float, rounding: str) -> P.PLD | None:
         """The composed PLD (kept for later queries); None when some event has no PLD with
