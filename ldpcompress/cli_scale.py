@@ -86,6 +86,8 @@ def _cmd_aggregate(args) -> None:
 
 
 def _cmd_plot(args) -> None:
+    from .optional import require
+    require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
     from . import plots
     nonempty(args.out, "--out")
     k = count(args.k, "--k", 2, MAX_PRIME - 1)
@@ -99,7 +101,11 @@ def _cmd_plot(args) -> None:
                                         probability(args.delta, "--delta"), args.out, k)
     else:
         res = demo.run(n=count(args.n, "--n"), k=1000 if k is None else k, quiet=True)
-        data = plots.plot_frequency(res["true"], res["estimate"], args.out)
+        eps, delta = res["target"]
+        title = (f"{res['oracle']}, n = {res['n']:,}, local eps0 = {res['local_eps']:.3g}; "
+                 f"central ({eps:g}, {delta:g})-DP")
+        data = plots.plot_frequency(res["estimate"], np.sqrt(res["variance"]), true=res["true"],
+                                    out=args.out, title=title)
     print(f"wrote {args.out}")
     if args.json:
         print(dump_json(data, indent=None))

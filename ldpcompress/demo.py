@@ -128,6 +128,7 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
                 sd=float(np.sqrt(orc.variance(n, 0.0))),
                 sd_top=float(np.sqrt(orc.variance(n, float(np.max(np.bincount(xs)))))),
                 top=[(int(j), int(true[j]), float(est[j])) for j in top], times=times,
+                variance=orc.variance(n, np.maximum(est, 0.0)),
                 estimate=est, true=true)
 
 
