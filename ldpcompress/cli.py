@@ -10,6 +10,7 @@ from . import amplification as amp
 from . import inverse
 from .cli_accounting import dump_json
 from .cli_util import fmt, number, print_table
+from .limits import command_line
 
 
 def _randomizer_kwargs(args) -> dict:
@@ -100,6 +101,12 @@ def _cmd_amplify(args) -> None:
         _show_forward(res)
 
 
+def one_line(message: str) -> str:
+    """The message on one line: control characters (a newline or carriage return inside an
+    echoed option value) are shown escaped, as Python would write them."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ldpcompress", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -125,9 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        args.func(args)
+        with command_line():
+            args.func(args)
     except (ValueError, TypeError, ImportError, OSError) as err:
-        print(f"ldpcompress: error: {err}", file=sys.stderr)
+        print(f"ldpcompress: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     return 0
 
