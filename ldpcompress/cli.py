@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import decimal
 import math
 import sys
 import time
@@ -75,6 +76,10 @@ def _floor_digits(value: float, digits: int = 6) -> str:
     rounded up would be a value that was not certified."""
     if value <= 0 or not math.isfinite(value):
         return f"{value:g}"
+    if value < 1e-5:  # scientific notation (not 300 zeros), still rounded down, exactly
+        exact = decimal.Decimal(value)
+        step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        return f"{exact.quantize(step, rounding=decimal.ROUND_FLOOR):.{digits - 1}e}"
     d = max(0, digits - 1 - math.floor(math.log10(value)))
     return f"{math.floor(value * 10 ** d) / 10 ** d:.{d}f}"
 

@@ -11,12 +11,17 @@ import numpy as np
 from . import amplification, inverse
 from . import validate as V
 from .entropy import SYSTEM
-from .limits import array_bytes, check_bytes
-from .oracles import (HadamardOracle, KRROracle, OLHOracle, RAPPOROracle, SubsetOracle)
+from .limits import array_bytes, check_bytes, in_command_line
+from .oracles import (OLH_MAX_EPS, HadamardOracle, KRROracle, OLHOracle, RAPPOROracle,
+                      SubsetOracle)
+from .pirappor import MAX_EPS as PIRAPPOR_MAX_EPS
 from .pirappor import FieldReports, PIRappor
+from .randomizers import EPS_MAX as RANDOMIZER_MAX_EPS
 
 ORACLES = {"pi-rappor": PIRappor, "rappor": RAPPOROracle, "krr": KRROracle,
            "subset": SubsetOracle, "olh": OLHOracle, "hadamard": HadamardOracle}
+# the largest local eps each oracle realises (PI-RAPPOR and OLH: fields below 2^31)
+MAX_LOCAL_EPS = {"pi-rappor": PIRAPPOR_MAX_EPS, "olh": OLH_MAX_EPS}
 
 
 class Progress:
@@ -94,7 +99,22 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     t = time.perf_counter()
     eps0 = inverse.max_eps0(n, eps, delta)
     times["choose eps0"] = time.perf_counter() - t
-    orc = ORACLES[oracle](k, eps0)
+    # a smaller eps0 only strengthens the central guarantee: a target the oracle cannot realise
+    # (e.g. --eps 100) runs at the oracle's largest eps0 instead of failing on it
+    cap = MAX_LOCAL_EPS.get(oracle, RANDOMIZER_MAX_EPS)
+    capped = eps0 > cap
+    eps0 = min(eps0, cap)
+    dash = "--" if in_command_line() else ""  # the option's name on the command line
+    given = (f"{dash}eps = {eps:g} ({dash}delta = {delta:g}, {dash}n = {n}) gives a local "
+             f"eps0 = {eps0:.4g}")
+    try:
+        orc = ORACLES[oracle](k, eps0)
+    except ValueError as err:  # name the parameter the user gave, not only eps0
+        raise ValueError(f"{given}, which {oracle} cannot realise ({err}): use a larger "
+                         f"{dash}eps") from None
+    if not orc.a1 > orc.a0:  # before any work: the estimates would be infinite
+        raise ValueError(f"{given} at which {oracle}'s report probabilities are equal in double "
+                         f"precision: use a larger {dash}eps")
     check_bytes(n * (DEMO_BYTES_PER_USER + 3 * _report_bytes(orc)),
                 f"the demo with n={n} users ({oracle}, k={k})", "n or k")
     # deletion eps-DP randomizers are replacement 2 eps-DP (S1): account for that
@@ -119,7 +139,8 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     times["server"] = time.perf_counter() - t
     true = np.bincount(xs, minlength=k)
     top = np.argsort(-true)[:10]
-    return dict(n=n, k=k, oracle=oracle, target=(eps, delta), eps0=eps0, local_eps=orc.eps,
+    return dict(n=n, k=k, oracle=oracle, target=(eps, delta), eps0=eps0, eps0_capped=capped,
+                local_eps=orc.eps,
                 kind=orc.kind, bits=orc.bits_per_report, rappor_bits=k,
                 central_eps=central.value, central_method=central.method,
                 central_lower=central.lower, linf=float(np.max(np.abs(est - true))),
@@ -134,8 +155,11 @@ def show(res: dict) -> None:
     eps, delta = res["target"]
     print(f"ldpcompress demo: {res['n']:,} users, Zipf(1.1) over {res['k']:,} items, "
           f"oracle {res['oracle']}")
+    cap = (f" (capped: the largest {res['oracle']} realises)" if res.get("eps0_capped")
+           else "")
     print(f"target central ({eps:g}, {delta:g})-DP after shuffling -> largest local eps0 = "
-          f"{res['eps0']:.4f}; realised local eps = {res['local_eps']:.4f} ({res['kind']} DP)")
+          f"{res['eps0']:.4f}{cap}; realised local eps = {res['local_eps']:.4f} "
+          f"({res['kind']} DP)")
     lower = res["central_lower"]
     print(f"central guarantee: eps = {res['central_eps']:.5f} at delta = {delta:g} "
           f"({res['central_method']} bound); exact lower bound {lower:.5f}" if lower is not None
