@@ -94,7 +94,7 @@ def _log_m(d: int, p0: float, gamma: float, cap: float, rest: float, h: float) -
 
 
 def log_m(d: int, p0: float, gamma: float) -> float:
-    """log m of S7 (stable for d up to 1e5 and more, and for eps from 1e-9 to 700)."""
+    """log m of PrivUnit2 (stable for d up to 1e5 and more, and for eps from 1e-9 to 700)."""
     return _log_m(d, p0, gamma, *_cap_parts(d, gamma))
 
 
@@ -144,7 +144,7 @@ class PrivUnitParams:
 
 
 def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
-    """Exact privacy of PrivUnit2(p0, gamma) in dimension d (S7), computed without cancellation
+    """Exact privacy of PrivUnit2(p0, gamma) in dimension d, computed without cancellation
     (log1p of positive ratios) so that eps from 1e-9 to 700 comes out to full precision."""
     d = check_dimension(d)
     p0 = V._real(p0, "p0")
