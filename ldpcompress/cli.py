@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import decimal
 import functools
 import math
 import sys
@@ -12,6 +13,7 @@ from . import inverse
 from .cli_accounting import dump_json
 from .catalog import ORACLES, make_oracle
 from .cli_util import count, fmt, number, print_table
+from .limits import command_line
 
 
 def _randomizer_kwargs(args) -> dict:
@@ -106,6 +108,10 @@ def _floor_digits(value: float, digits: int = 6) -> str:
     rounded up would be a value that was not certified."""
     if value <= 0 or not math.isfinite(value):
         return f"{value:g}"
+    if value < 1e-5:  # scientific notation (not 300 zeros), still rounded down, exactly
+        exact = decimal.Decimal(value)
+        step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        return f"{exact.quantize(step, rounding=decimal.ROUND_FLOOR):.{digits - 1}e}"
     d = max(0, digits - 1 - math.floor(math.log10(value)))
     return f"{math.floor(value * 10 ** d) / 10 ** d:.{d}f}"
 
@@ -132,6 +138,12 @@ def _cmd_amplify(args) -> None:
         _show_inverse(res)
     else:
         _show_forward(res)
+
+
+def one_line(message: str) -> str:
+    """The message on one line: control characters (a newline or carriage return inside an
+    echoed option value) are shown escaped, as Python would write them."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,9 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        args.func(args)
+        with command_line():
+            args.func(args)
     except (ValueError, TypeError, ImportError, OSError) as err:
-        print(f"ldpcompress: error: {err}", file=sys.stderr)
+        print(f"ldpcompress: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     return 0
 

@@ -3,16 +3,18 @@ from __future__ import annotations
 
 
 from . import demo
+from . import validate as V
 from .cli_util import count, dump_json, number, positive, probability
 from .pirappor import MAX_PRIME
 
 
 def _cmd_demo(args) -> None:
     res = demo.run(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_PRIME - 1),
-                   eps=positive(args.eps, "--eps"), delta=probability(args.delta, "--delta"),
+                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
+                   delta=probability(args.delta, "--delta"),
                    oracle=args.oracle, seed=count(args.seed, "--seed", 0), quiet=args.json)
     if args.json:
-        res = {k: v for k, v in res.items() if k not in ("estimate", "true")}
+        res = {k: v for k, v in res.items() if k not in ("estimate", "true", "variance")}
         print(dump_json(res))
     else:
         demo.show(res)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -62,10 +61,11 @@ def _security(args):
 
 def _cmd_aggregate(args) -> None:
     from . import distributed
+    from . import report_files as RF
     nonempty(args.out, "--out")
     retries = count(args.retries, "--retries", 0, 100)
-    if args.out is not None and Path(args.out).is_dir():
-        raise ValueError(f"--out {args.out} is a directory: give a CSV file name")
+    if args.out is not None:  # before the aggregation, not after it
+        RF.check_output_file(args.out, "--out")
     start = time.perf_counter()
     res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler,
                                 security=_security(args), allow_insecure=args.allow_insecure,
@@ -73,8 +73,11 @@ def _cmd_aggregate(args) -> None:
     secs = time.perf_counter() - start
     est = res["estimate"]
     if args.out:
-        np.savetxt(args.out, np.column_stack([np.arange(est.size), est]), delimiter=",",
-                   header="item,estimate", comments="", fmt=["%d", "%.3f"])
+        try:
+            np.savetxt(args.out, np.column_stack([np.arange(est.size), est]), delimiter=",",
+                       header="item,estimate", comments="", fmt=["%d", "%.3f"])
+        except OSError as err:
+            raise ValueError(f"--out {args.out}: cannot write ({err.strerror or err})") from None
     if args.json:
         print(dump_json(dict(n=res["n"], shards=res["shards"], method=res["method"],
                               estimate=est.tolist(), seconds=secs), indent=None))
@@ -89,7 +92,9 @@ def _cmd_plot(args) -> None:
     from .optional import require
     require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
     from . import plots
+    from . import report_files as RF
     nonempty(args.out, "--out")
+    RF.check_output_file(args.out, "--out")
     k = count(args.k, "--k", 2, MAX_PRIME - 1)
     if args.what == "amplification":
         lo, hi = (count(v, "--n-range") for v in args.n_range)

@@ -12,8 +12,8 @@ import numpy as np
 from . import amplification, inverse
 from . import validate as V
 from .entropy import SYSTEM
-from .limits import array_bytes, check_bytes
 from .catalog import ORACLES, make_oracle
+from .limits import array_bytes, check_bytes, in_command_line
 from .pirappor import FieldReports
 
 
@@ -92,14 +92,33 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     t = time.perf_counter()
     factory = functools.partial(make_oracle, oracle, k)
     # the oracle's own shuffled bound (privacy blanket) decides how much local eps0 we may spend
-    eps0 = inverse.max_eps0(n, eps, delta, factory)
+    dash = "--" if in_command_line() else ""  # the option's name on the command line
+    try:
+        eps0 = inverse.max_eps0(n, eps, delta, factory)
+    except ValueError as err:
+        raise ValueError(f"{dash}eps = {eps:g} ({dash}delta = {delta:g}, {dash}n = {n}): {err}; "
+                         f"use a larger {dash}eps") from None
     times["choose eps0"] = time.perf_counter() - t
     orc = factory(eps0)
+    # max_eps0 never leaves the oracle's range: at its edge the target is looser than the
+    # oracle can use (e.g. --eps 100), and a smaller eps0 only strengthens the guarantee
+    try:
+        factory(eps0 * (1 + 1e-9))
+        capped = False
+    except ValueError:
+        capped = True
+    if not orc.a1 > orc.a0:  # before any work: the estimates would be infinite
+        raise ValueError(f"{dash}eps = {eps:g} ({dash}delta = {delta:g}, {dash}n = {n}) gives "
+                         f"a local eps0 = {eps0:.4g} at which {oracle}'s report probabilities "
+                         f"are equal in double precision: use a larger {dash}eps")
     check_bytes(n * (DEMO_BYTES_PER_USER + 3 * _report_bytes(orc)),
                 f"the demo with n={n} users ({oracle}, k={k})", "n or k")
     central = amplification.epsilon(n, delta=delta, oracle=orc)
     # what the generic bound (any eps0-LDP randomizer, FMT21 Thm 3.2) would have allowed
-    generic = factory(inverse.max_eps0(n, eps, delta))
+    try:
+        generic = factory(inverse.max_eps0(n, eps, delta))
+    except ValueError:  # beyond the oracle's range: no comparison to show
+        generic = None
     xs = zipf_data(n, k, 1.1, seed)
     t = time.perf_counter()
     bar = Progress("randomize", n, quiet)
@@ -119,8 +138,9 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     times["server"] = time.perf_counter() - t
     true = np.bincount(xs, minlength=k)
     top = np.argsort(-true)[:10]
-    return dict(n=n, k=k, oracle=oracle, target=(eps, delta), eps0=eps0, local_eps=orc.eps,
-                generic_eps0=generic.eps, generic_sd=float(np.sqrt(generic.variance(n, 0.0))),
+    return dict(n=n, k=k, oracle=oracle, target=(eps, delta), eps0=eps0, eps0_capped=capped,
+                local_eps=orc.eps, generic_eps0=None if generic is None else generic.eps,
+                generic_sd=None if generic is None else float(np.sqrt(generic.variance(n, 0.0))),
                 kind=orc.kind, bits=orc.bits_per_report, rappor_bits=k,
                 central_eps=central.value, central_method=central.method,
                 central_lower=central.lower, linf=float(np.max(np.abs(est - true))),
@@ -136,17 +156,20 @@ def show(res: dict) -> None:
     eps, delta = res["target"]
     print(f"ldpcompress demo: {res['n']:,} users, Zipf(1.1) over {res['k']:,} items, "
           f"oracle {res['oracle']}")
+    cap = (f" (capped: the largest {res['oracle']} realises)" if res.get("eps0_capped")
+           else "")
     print(f"target central ({eps:g}, {delta:g})-DP after shuffling -> largest local eps0 = "
-          f"{res['eps0']:.4f} by {res['oracle']}'s own shuffled bound; realised local eps = "
-          f"{res['local_eps']:.4f} ({res['kind']} DP)")
+          f"{res['eps0']:.4f}{cap} by {res['oracle']}'s own shuffled bound; realised local "
+          f"eps = {res['local_eps']:.4f} ({res['kind']} DP)")
     lower = res["central_lower"]
     print(f"central guarantee: eps = {res['central_eps']:.5f} at delta = {delta:g} "
           f"({res['central_method']} bound); exact lower bound ({res['oracle']} attack) "
           f"{lower:.5f}" if lower is not None
           else f"central guarantee: eps = {res['central_eps']:.5f} at delta = {delta:g}")
-    print(f"the generic bound (any eps0-LDP randomizer) would allow only eps0 = "
-          f"{res['generic_eps0']:.4f}: standard error {res['generic_sd']:.1f} instead of "
-          f"{res['sd']:.1f} ({res['generic_sd'] / res['sd']:.2f}x) for a rare item's count")
+    if res["generic_eps0"] is not None:
+        print(f"the generic bound (any eps0-LDP randomizer) would allow only eps0 = "
+              f"{res['generic_eps0']:.4f}: standard error {res['generic_sd']:.1f} instead of "
+              f"{res['sd']:.1f} ({res['generic_sd'] / res['sd']:.2f}x) for a rare item's count")
     print(f"bits per report: {res['bits']} (RAPPOR: {res['rappor_bits']}, "
           f"{res['rappor_bits'] / res['bits']:.1f}x more)")
     print(f"error: L_inf = {res['linf']:.1f}, L_2 = {res['l2']:.1f} "

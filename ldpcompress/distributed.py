@@ -1,10 +1,11 @@
 """Histogram of PI-RAPPOR report sets, in this process or on Dask (optional extra ``[dask]``).
 
 Every shard is checked before any counting (manifest, duplicates, common oracle: see
-``report_files.collect``); each shard is then read once, checked (size, SHA-256, metadata,
-ranges) and counted by the Numba kernel, and the per-shard counts are summed. Small inputs are
-aggregated in this process, shard by shard (memory bounded by the largest shard); large ones,
+``report_files.collect``); each shard is then hashed (size, SHA-256) and read in batches of
+``batch_rows`` reports, each checked (metadata, page checksums, ranges) and counted by the Numba
+kernel; the partial counts are summed. Small inputs are aggregated in this process, large ones,
 or any run given a scheduler, on Dask: one task per shard, resubmitted when a worker dies.
+Either way memory is bounded by the batch, not by the shard.
 
 Trust: Dask ships pickled functions and data, so a scheduler and its workers run whatever code
 they are sent and can return any counts. Use only a cluster you control; ``tcp://`` is neither
@@ -27,7 +28,6 @@ from .optional import require
 from .pirappor import FieldReports, PIRappor
 
 IN_MEMORY_ROWS = 5_000_000  # "auto": below this many reports, no cluster is started
-BATCH_ROWS = 1 << 22         # in memory: reports per kernel call when shards are small (64 MiB)
 SCHEMES_SECURE = ("tls", "wss")
 SCHEMES_PLAIN = ("tcp", "ws")
 
@@ -48,11 +48,11 @@ def _oracle(meta_json: str) -> PIRappor:
     return RF.oracle_from_metadata(json.loads(meta_json))
 
 
-def shard_counts(shard: RF.Shard, meta_json: str) -> tuple[np.ndarray, int]:
-    """(support counts, number of reports) of one shard, after every check of read_shard."""
-    oracle = _oracle(meta_json)
-    reports = RF.read_shard(shard, oracle)
-    return oracle.counts(reports), len(reports)
+def shard_counts(shard: RF.Shard, meta_json: str, batch_rows: int = RF.READ_BATCH_ROWS
+                 ) -> tuple[np.ndarray, int]:
+    """(support counts, number of reports) of one shard, read ``batch_rows`` reports at a time
+    (worker memory bounded by the batch, not the shard), after every check of iter_shard."""
+    return RF.count_shard(shard, _oracle(meta_json), batch_rows)
 
 
 def check_scheduler(address, security=None, allow_insecure: bool = False) -> str:
@@ -101,10 +101,11 @@ def tls_security(ca_file: str, cert: str, key: str | None = None):
     for name, path in (("tls-ca-file", ca_file), ("tls-cert", cert), ("tls-key", key)):
         if path is not None:
             try:
-                with open(path, "rb"):
-                    pass
-            except OSError as err:
-                raise ValueError(f"--{name} {path}: cannot read ({err.strerror or err})") from None
+                RF.open_regular(path, "a PEM file").close()
+            except ValueError as err:  # "<path>: <reason>"
+                reason = str(err)[len(str(path)) + 2:] if str(err).startswith(str(path)) \
+                    else str(err)
+                raise ValueError(f"--{name} {path}: cannot read ({reason})") from None
     return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
                     require_encryption=True)
 
@@ -112,15 +113,17 @@ def tls_security(ca_file: str, cert: str, key: str | None = None):
 def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
               n_workers: int | None = None, client=None, *, security=None,
               allow_insecure: bool = False, retries: int = 3,
-              in_memory_rows: int = IN_MEMORY_ROWS) -> dict:
+              in_memory_rows: int = IN_MEMORY_ROWS,
+              batch_rows: int = RF.READ_BATCH_ROWS) -> dict:
     """Counts and unbiased estimates of every item over all report sets/shards in ``paths``.
 
     ``scheduler``: "auto" (in this process below ``in_memory_rows`` reports, else a local
     cluster), "memory", "local" (a ``LocalCluster`` of ``n_workers`` processes) or the address
     of a running scheduler (see :func:`check_scheduler`); ``client`` overrides it. Every shard
     is checked before any work starts. A shard whose worker dies is resubmitted up to
-    ``retries`` times, then ClusterError names it. Returns dict(counts, estimate, n, oracle,
-    shards, method).
+    ``retries`` times, then ClusterError names it. Each shard is read ``batch_rows`` reports
+    at a time, here or on a worker, so memory is bounded by the batch whatever the shard's
+    size. Returns dict(counts, estimate, n, oracle, shards, method).
     """
     if oracle != "pi-rappor":
         raise ValueError(f"only 'pi-rappor' report files are supported, got {oracle!r}")
@@ -128,6 +131,7 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
         raise TypeError(f"scheduler must be a string, got {type(scheduler).__name__}")
     retries = V.integer_at_least(retries, "retries", 0, 100)
     in_memory_rows = V.integer_at_least(in_memory_rows, "in_memory_rows", 0)
+    batch_rows = RF._batch_rows(batch_rows)
     if n_workers is not None:
         n_workers = V.integer_at_least(n_workers, "n_workers", 1, 1024)
     if client is None and scheduler not in ("auto", "memory", "local"):
@@ -136,10 +140,10 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
     n_total = sum(s.rows for s in shards)
     if client is None and (scheduler == "memory" or (scheduler == "auto"
                                                      and n_total < in_memory_rows)):
-        return _in_memory(orc, shards)
+        return _in_memory(orc, shards, batch_rows)
     dist = _dask()
     if client is not None:
-        counts, n = _on_cluster(dist, client, orc, shards, retries)
+        counts, n = _on_cluster(dist, client, orc, shards, retries, batch_rows)
         return _result(orc, counts, n, shards, "dask")
     cluster = None
     if scheduler in ("auto", "local"):
@@ -148,21 +152,22 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
     try:
         with dist.Client(cluster if cluster is not None else scheduler,
                          security=security) as own:
-            counts, n = _on_cluster(dist, own, orc, shards, retries)
+            counts, n = _on_cluster(dist, own, orc, shards, retries, batch_rows)
     finally:
         if cluster is not None:
             cluster.close()
     return _result(orc, counts, n, shards, "dask")
 
 
-def _on_cluster(dist, client, orc: PIRappor, shards, retries: int):
+def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
+                batch_rows: int = RF.READ_BATCH_ROWS):
     """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted."""
     meta = json.dumps(RF.oracle_metadata(orc), sort_keys=True)
     run = uuid.uuid4().hex[:12]
     counts, n = np.zeros(orc.k, np.int64), 0
 
     def submit(i, attempt):
-        return client.submit(shard_counts, shards[i], meta, pure=False,
+        return client.submit(shard_counts, shards[i], meta, batch_rows, pure=False,
                              key=f"ldpcompress-shard-{i}-try{attempt}-{run}")
 
     pending = {submit(i, 0): (i, 0) for i in range(len(shards))}
@@ -216,20 +221,33 @@ def _checked_result(result, shard: RF.Shard, k: int) -> tuple[np.ndarray, int]:
     return c.astype(np.int64), int(m)
 
 
-def _in_memory(orc: PIRappor, shards) -> dict:
-    """Shard by shard, small shards batched up to BATCH_ROWS reports per kernel call (fewer
-    parallel regions); memory: max(largest shard, BATCH_ROWS) reports."""
+def _in_memory(orc: PIRappor, shards, batch_rows: int = RF.READ_BATCH_ROWS) -> dict:
+    """Shard by shard, each read batch_rows reports at a time; batches of small shards are
+    pooled up to batch_rows reports per kernel call (fewer parallel regions). Memory: about
+    two batches, whatever the shards' sizes. A shard that fails a check (even at its end)
+    aborts the whole aggregation: no partial histogram is ever returned."""
     counts, n = np.zeros(orc.k, np.int64), 0
-    batch: list[FieldReports] = []
-    for i, s in enumerate(shards):
-        batch.append(RF.read_shard(s, orc))
-        if i + 1 == len(shards) or sum(map(len, batch)) + shards[i + 1].rows > BATCH_ROWS:
-            reports = batch[0] if len(batch) == 1 else FieldReports(
-                np.concatenate([r.a for r in batch]), np.concatenate([r.b for r in batch]),
-                orc.p)
+    pool: list[FieldReports] = []
+    pooled = 0
+
+    def flush():
+        nonlocal counts, n, pool, pooled
+        if pool:
+            reports = pool[0] if len(pool) == 1 else FieldReports(
+                np.concatenate([r.a for r in pool]), np.concatenate([r.b for r in pool]), orc.p)
             counts += orc.counts(reports)
             n += len(reports)
-            batch = []
+            pool, pooled = [], 0
+
+    for s in shards:
+        for reports in RF.iter_shard(s, orc, batch_rows):
+            if pooled + len(reports) > batch_rows:
+                flush()
+            pool.append(reports)
+            pooled += len(reports)
+    flush()
+    if n != sum(s.rows for s in shards):  # pragma: no cover (iter_shard checks every shard)
+        raise ValueError(f"counted {n} reports, the shards hold {sum(s.rows for s in shards)}")
     return _result(orc, counts, n, shards, "memory")
 
 
@@ -238,6 +256,7 @@ def _result(orc, counts, n, shards, method) -> dict:
                 estimate=binary_estimate(counts, n, orc.a0, orc.a1))
 
 
-def aggregate_in_memory(paths) -> dict:
-    """The same result in this process, shard by shard (peak memory: the largest shard)."""
-    return _in_memory(*RF.collect(paths))
+def aggregate_in_memory(paths, batch_rows: int = RF.READ_BATCH_ROWS) -> dict:
+    """The same result in this process, shard by shard, batch_rows reports at a time."""
+    batch_rows = RF._batch_rows(batch_rows)
+    return _in_memory(*RF.collect(paths), batch_rows)

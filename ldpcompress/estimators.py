@@ -87,13 +87,24 @@ def histogram_bytes(k: int, rows: int = 1, max_bytes=None, what: str = "the serv
                 max_bytes)
 
 
+def check_separated(a0: float, a1: float) -> None:
+    """a1 > a0: else no estimator exists (a tiny eps rounds a1 and a0 to the same double, and
+    the estimates would be infinite or NaN)."""
+    if not a1 > a0:
+        raise ValueError(f"the oracle's report probabilities a1 = {a1!r} and a0 = {a0!r} are not "
+                         "a1 > a0 in double precision (eps too small): its estimates would be "
+                         "infinite; use a larger eps")
+
+
 def binary_estimate(counts, n: int, a0: float, a1: float) -> np.ndarray:
     """(count_j - n a0) / (a1 - a0) for every j."""
+    check_separated(a0, a1)
     return (np.asarray(counts, dtype=float) - n * a0) / (a1 - a0)
 
 
 def binary_variance(n: int, f, a0: float, a1: float):
     """Variance of binary_estimate at true counts f (scalar or array)."""
+    check_separated(a0, a1)
     f = np.asarray(f, dtype=float)
     return (n * a0 * (1 - a0) + f * (a1 * (1 - a1) - a0 * (1 - a0))) / (a1 - a0) ** 2
 

@@ -8,9 +8,29 @@ stating the figure, the limit and the parameter to change. Rejection-sampling co
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import numpy as np
+
+# True while the command line runs: refusals then give the remedies its user has (options),
+# not Python arguments (max_bytes, max_expected_trials) the command line does not expose
+_COMMAND_LINE = contextvars.ContextVar("ldpcompress_command_line", default=False)
+
+
+@contextlib.contextmanager
+def command_line():
+    """Within this block, limit errors are worded for the command line's user."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def in_command_line() -> bool:
+    return _COMMAND_LINE.get()
 
 MAX_BYTES = 4 * 2 ** 30          # default ceiling on one allocation (4 GiB)
 MAX_EXPECTED_TRIALS = 1e4        # default ceiling on e^eps_d expected trials per report
@@ -51,9 +71,10 @@ def check_bytes(nbytes: float, what: str, parameter: str, max_bytes=None) -> Non
     parameter to reduce (or ``max_bytes`` to raise)."""
     limit = resolve_max_bytes(max_bytes)
     if nbytes > limit:
+        remedy = ("; the command line keeps this limit (the Python API's max_bytes argument "
+                  "raises it)" if in_command_line() else " (or raise max_bytes)")
         raise ValueError(f"{what} would need {format_bytes(nbytes)} ({int(nbytes)} bytes), above "
-                         f"the limit of {format_bytes(limit)}: reduce {parameter} "
-                         f"(or raise max_bytes)")
+                         f"the limit of {format_bytes(limit)}: reduce {parameter}{remedy}")
 
 
 def resolve_max_trials(max_expected_trials) -> float:
@@ -77,6 +98,12 @@ def check_trials(expected: float, eps_d: float, max_expected_trials=None,
     limit = resolve_max_trials(max_expected_trials)
     if not expected <= limit:
         split = max(2, math.ceil(eps_d / max(math.log(limit), 1e-9)))
+        if in_command_line():
+            raise ValueError(
+                f"compression needs e^eps_d = {expected:.4g} expected trials per report "
+                f"(deletion eps_d = {eps_d:.4g}), above the limit of {limit:.4g}: use a smaller "
+                f"--eps or a larger --split (K copies at eps/K, FT21 Lemma 5.1; about K >= "
+                f"{split} here), or leave --split out to let the command choose K")
         raise ValueError(
             f"compression needs e^eps_d = {expected:.4g} expected trials per report "
             f"(deletion eps_d = {eps_d:.4g}), above max_expected_trials = {limit:.4g}: use a "

@@ -52,28 +52,66 @@ def round_to_sphere(x: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
     return direction if entropy.uniform(1)[0] < (1 + norm) / 2 else -direction
 
 
+# Supported parameters: every probability PrivUnit2 draws or compares against stays well inside
+# double precision. 1 - p0 >= Q0_MIN and the cap's half-width (1 - gamma)/2 >= X_MIN (rounding
+# then moves them by at most 2^-23 relative), P_cap >= CAP_MIN (a normal double with room for the
+# sampler's c * P_cap), eps <= MAX_EPS (e^eps finite). Together they give eps_range(d).
+MIN_EPS = 1e-9
+MAX_EPS = 700.0
+Q0_MIN = 2.0 ** -30
+X_MIN = 2.0 ** -30
+CAP_MIN = 2.0 ** -1000
+EPS1_MAX = math.log1p(-Q0_MIN) - math.log(Q0_MIN)  # largest log(p0 / (1 - p0))
+
+
+def _cap_parts(d: int, gamma: float) -> tuple[float, float, float]:
+    """(P_cap, 1 - P_cap, h = 1 - 2 P_cap), each to full relative precision: with t = <V, u>,
+    t^2 ~ Beta(1/2, alpha), so h = P(|t| < gamma) = I_{gamma^2}(1/2, alpha) (accurate when the
+    cap is wide), and P_cap = I_{(1-gamma)/2}(alpha, alpha) (accurate when it is narrow)."""
+    a = (d - 1) / 2
+    h = float(special.betainc(0.5, a, gamma * gamma))
+    if h <= 0.5:
+        return (1 - h) / 2, (1 + h) / 2, h
+    cap = float(special.betainc(a, a, (1 - gamma) / 2))
+    return cap, 1 - cap, 1 - 2 * cap
+
+
 def p_cap(d: int, gamma: float) -> float:
     """Pr[<v, u> >= gamma] for v uniform on S^(d-1): I_{1-gamma^2}((d-1)/2, 1/2) / 2."""
-    return 0.5 * float(special.betainc((d - 1) / 2, 0.5, 1.0 - gamma * gamma))
+    return _cap_parts(d, gamma)[0]
+
+
+def _log_m(d: int, p0: float, gamma: float, cap: float, rest: float, h: float) -> float:
+    """log m without cancellation: p0/P_cap - (1-p0)/(1-P_cap) = (2p0 - 1 + h) / (2 P_cap
+    (1 - P_cap)) (every term positive) and 1 - gamma^2 = (1 - gamma)(1 + gamma)."""
+    a = (d - 1) / 2
+    lift = (2 * p0 - 1) + h  # 2 p0 - 1 is exact for p0 in [1/2, 1)
+    if not (lift > 0 and cap > 0 and rest > 0):
+        raise ValueError(f"PrivUnit2 with p0={p0}, gamma={gamma} has no positive bias")
+    log_pre = (a * (math.log1p(-gamma) + math.log1p(gamma)) - (d - 2) * math.log(2.0)
+               - math.log(d - 1) - special.betaln(a, a))
+    return log_pre + math.log(lift) - math.log(2.0) - math.log(cap) - math.log(rest)
 
 
 def log_m(d: int, p0: float, gamma: float) -> float:
-    """log m of S7 (stable for d up to 1e5 and more)."""
+    """log m of PrivUnit2 (stable for d up to 1e5 and more, and for eps from 1e-9 to 700)."""
+    return _log_m(d, p0, gamma, *_cap_parts(d, gamma))
+
+
+def _gamma_for_eps2(d: int, eps2: float) -> float:
+    """gamma with log((1 - P_cap) / P_cap) = eps2 (h = tanh(eps2/2) for a wide cap, P_cap =
+    1/(1 + e^eps2) for a narrow one)."""
     a = (d - 1) / 2
-    tau = (1 + gamma) / 2
-    i_cap = float(special.betainc(a, a, 1 - tau))  # = P_cap
-    i_rest = 1.0 - i_cap
-    bracket = p0 / i_cap - (1 - p0) / i_rest
-    if not bracket > 0:
-        raise ValueError(f"PrivUnit2 with p0={p0}, gamma={gamma} has no positive bias")
-    log_pre = (a * math.log1p(-gamma * gamma) - (d - 2) * math.log(2.0) - math.log(d - 1)
-               - special.betaln(a, a))
-    return log_pre + math.log(bracket)
+    if eps2 <= math.log(3.0):  # P_cap >= 1/4
+        return float(math.sqrt(special.betaincinv(0.5, a, math.tanh(eps2 / 2))))
+    return float(1.0 - 2.0 * special.betaincinv(a, a, special.expit(-eps2)))
 
 
 def gamma_for_cap(d: int, cap: float) -> float:
     """gamma >= 0 with p_cap(d, gamma) = cap (cap <= 1/2)."""
     a = (d - 1) / 2
+    if cap >= 0.25:
+        return float(math.sqrt(special.betaincinv(0.5, a, 1.0 - 2.0 * cap)))
     return float(1.0 - 2.0 * special.betaincinv(a, a, cap))
 
 
@@ -106,7 +144,8 @@ class PrivUnitParams:
 
 
 def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
-    """Exact privacy of PrivUnit2(p0, gamma) in dimension d (S7)."""
+    """Exact privacy of PrivUnit2(p0, gamma) in dimension d, computed without cancellation
+    (log1p of positive ratios) so that eps from 1e-9 to 700 comes out to full precision."""
     d = check_dimension(d)
     p0 = V._real(p0, "p0")
     gamma = V._real(gamma, "gamma")
@@ -114,38 +153,88 @@ def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
         raise ValueError(f"p0 must be in [1/2, 1), got {p0!r}")
     if not 0 <= gamma < 1:
         raise ValueError(f"gamma must be in [0, 1), got {gamma!r}")
-    cap = p_cap(d, gamma)
-    eps = math.log(p0 / (1 - p0)) + math.log((1 - cap) / cap)
-    # pure deletion DP needs both sides of the ratio in [e^-eps_d, e^eps_d]
-    eps_d = max(math.log(p0 / cap), -math.log((1 - p0) / (1 - cap)),
-                math.log((1 - p0) / (1 - cap)), -math.log(p0 / cap))
-    return PrivUnitParams(d, p0, gamma, cap, math.exp(log_m(d, p0, gamma)), eps, eps_d)
+    cap, rest, h = _cap_parts(d, gamma)
+    if not cap >= CAP_MIN:
+        raise ValueError(f"gamma must leave the cap a probability >= {CAP_MIN:.3g} in dimension "
+                         f"d = {d}, got gamma = {gamma!r} (P_cap = {cap:.3g})")
+    q0, lift = 1 - p0, (2 * p0 - 1) + h  # both exact or accurate: p0 >= 1/2
+    eps1 = math.log1p((2 * p0 - 1) / q0)     # log(p0 / (1 - p0))
+    eps2 = math.log1p(h / cap)               # log((1 - P_cap) / P_cap)
+    # pure deletion DP needs both sides of the ratio in [e^-eps_d, e^eps_d]:
+    # p0/P_cap = 1 + lift/(2 P_cap) >= 1 and (1-p0)/(1-P_cap) = 1 - lift/(2 (1-P_cap)) <= 1
+    up = math.log1p(lift / (2 * cap))
+    down = -math.log1p(-lift / (2 * rest)) if lift < 2 * rest else math.inf
+    m = math.exp(_log_m(d, p0, gamma, cap, rest, h))
+    return PrivUnitParams(d, p0, gamma, cap, m, eps1 + eps2, max(up, down))
+
+
+def _floor(value: float, digits: int = 4) -> float:
+    """value rounded down to `digits` significant digits (a shown upper limit stays accepted)."""
+    scale = 10 ** (digits - 1 - math.floor(math.log10(value)))
+    return math.floor(value * scale) / scale
+
+
+def _eps2_max(d: int) -> float:
+    a = (d - 1) / 2
+    cap = max(float(special.betainc(a, a, X_MIN)), CAP_MIN)
+    return math.log1p(-cap) - math.log(cap)
+
+
+def eps_range(d: int) -> tuple[float, float]:
+    """The replacement eps PrivUnit2 supports in dimension d: [MIN_EPS, EPS1_MAX + eps2_max(d)]
+    capped at MAX_EPS (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
+    700 from d = 52 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
+    precision; below MIN_EPS the variance (about d / eps^2) is of no use."""
+    d = check_dimension(d)
+    return MIN_EPS, min(MAX_EPS, EPS1_MAX + _eps2_max(d))
+
+
+def check_eps(d: int, eps, name: str = "eps") -> float:
+    """eps (finite, > 0) inside eps_range(d); ValueError naming ``name`` and the range."""
+    eps = V.positive_finite(eps, name)
+    lo, hi = eps_range(d)
+    if not lo * (1 - 1e-12) <= eps <= hi:  # eps/K may round a hair below MIN_EPS (soft limit)
+        raise ValueError(f"{name} must be in [{lo:g}, {_floor(hi):g}] for PrivUnit2 in dimension "
+                         f"d = {d} (beyond, its probabilities leave double precision), "
+                         f"got {eps:g}")
+    return eps
 
 
 def optimal_params(d: int, eps: float) -> PrivUnitParams:
-    """(p0, gamma) with replacement eps exactly, minimising E|Z|^2 = 1/m^2: eps is split into
-    eps1 = log(p0/(1-p0)) and eps2 = log((1-P_cap)/P_cap) by a bounded 1-D search."""
+    """(p0, gamma) with replacement eps at most eps (and equal up to rounding), minimising
+    E|Z|^2 = 1/m^2: eps is split into eps1 = log(p0/(1-p0)) and eps2 = log((1-P_cap)/P_cap) by a
+    bounded 1-D search over eps1 (within the limits of :func:`eps_range`)."""
     d = check_dimension(d)
-    eps = V.positive_finite(eps, "eps")
+    eps = check_eps(d, eps)
+    eps2_max = _eps2_max(d)
 
-    def build(eps1):
-        p0 = 1.0 / (1.0 + math.exp(-eps1))
-        gamma = max(0.0, gamma_for_cap(d, 1.0 / (1.0 + math.exp(eps - eps1))))
-        return p0, gamma
+    def build(eps1, eps2):
+        p0 = float(special.expit(eps1))
+        return p0, max(0.0, _gamma_for_eps2(d, eps2))
 
     def loss(eps1):
         try:
-            return -log_m(d, *build(eps1))
-        except ValueError:
+            return -log_m(d, *build(eps1, eps - eps1))
+        except (ValueError, ZeroDivisionError, OverflowError):
             return math.inf
 
-    res = optimize.minimize_scalar(loss, bounds=(1e-6 * eps, eps * (1 - 1e-6)), method="bounded",
-                                   options={"xatol": 1e-8 * eps})
-    p0, gamma = build(res.x)
-    out = params(d, p0, gamma)
-    if out.eps > eps * (1 + 1e-9):  # never report parameters above the budget
-        raise ValueError(f"parameter search exceeded eps ({out.eps} > {eps})")
-    return out
+    lo = max(1e-6 * eps, eps - eps2_max)
+    hi = min(eps * (1 - 1e-6), EPS1_MAX)
+    if lo < hi:
+        eps1 = optimize.minimize_scalar(loss, bounds=(lo, hi), method="bounded",
+                                        options={"xatol": 1e-8 * eps}).x
+    else:  # eps at the top of its range: both parts at their limits
+        eps1 = hi
+    # rounding p0 and gamma to doubles may overshoot the budget by an ulp or two: shrink both
+    # parts until the realised eps is within it (never report parameters above the budget)
+    shrink = 0.0
+    for _ in range(60):
+        out = params(d, *build(eps1 * (1 - shrink), (eps - eps1) * (1 - shrink)))
+        if out.eps <= eps:
+            return out
+        shrink = max(2 * shrink, 2.0 ** -52)
+    raise ValueError(f"eps = {eps!r}: no PrivUnit2 parameters within the budget in dimension "
+                     f"d = {d} (realised {out.eps!r})")  # pragma: no cover
 
 
 class PrivUnit2(Randomizer):
@@ -202,8 +291,9 @@ class PrivUnit2(Randomizer):
         return (t * u + math.sqrt(max(0.0, 1 - t * t)) * w) / p.m
 
     def variance(self) -> float:
-        """E|Z - u|^2 = 1/m^2 - 1 for a unit input."""
-        return 1.0 / self.par.m ** 2 - 1.0
+        """E|Z - u|^2 = 1/m^2 - 1 for a unit input (>= 0: m <= 1 since E|Z|^2 >= |E Z|^2 = 1;
+        a log m rounded a hair above 0 must not give a negative variance)."""
+        return max(0.0, math.expm1(-2.0 * math.log(self.par.m)))
 
 
 class CompressedPrivUnit2:
@@ -215,6 +305,7 @@ class CompressedPrivUnit2:
         self.split = V.integer_at_least(split, "split", 1, 1000)
         eps = V.positive_finite(eps, "eps")
         d = check_dimension(d)
+        check_split(d, eps, self.split)
         hint = f"; with d = {d}, mean.choose_split({d}, {eps:g}) finds K"
         self.inner = PrivUnit2(d, eps / self.split)
         self.pr = PseudoRandomizer(self.inner, tv_target, entropy, max_expected_trials, hint)
@@ -261,17 +352,37 @@ class CompressedPrivUnit2:
         return self.inner.variance() / self.split
 
 
-def choose_split(d: int, eps: float, max_trials: float = 1000.0) -> int:
+def check_split(d: int, eps: float, split: int, names: tuple[str, str] = ("eps", "split")) -> None:
+    """Each of the K = split copies runs at eps/K, which must be inside eps_range(d);
+    ValueError naming both parameters and the splits that work."""
+    lo, hi = eps_range(d)
+    if not lo * (1 - 1e-12) <= eps / split <= hi:
+        first, last = max(1, math.ceil(eps / hi)), min(1000, math.floor(eps / lo * (1 + 1e-12)))
+        fix = (f"choose {names[1]} in [{first}, {last}]" if first <= last else
+               f"{names[0]} = {eps:g} cannot be split into at most 1000 copies in range")
+        raise ValueError(f"{names[0]}/{names[1]} = {eps / split:g} ({names[0]} = {eps:g}, "
+                         f"{names[1]} = {split}) must be in [{lo:g}, {_floor(hi):g}] for "
+                         f"PrivUnit2 in dimension d = {d}: {fix}")
+
+
+def choose_split(d: int, eps: float, max_trials: float = 1000.0, name: str = "eps") -> int:
     """Smallest K whose expected trials K e^(eps_d(eps/K)) are at most max_trials (capped at
-    ``limits.MAX_EXPECTED_TRIALS``), K copies at eps/K (FT21 Lemma 5.1)."""
+    ``limits.MAX_EXPECTED_TRIALS``), K copies at eps/K (FT21 Lemma 5.1); K starts where eps/K
+    enters eps_range(d). Errors name eps as ``name``."""
     d = check_dimension(d)
-    eps = V.positive_finite(eps, "eps")
+    eps = V.positive_finite(eps, name)
     max_trials = min(resolve_max_trials(max_trials), resolve_max_trials(None))
-    for k in range(1, 1001):
+    lo, hi = eps_range(d)
+    if eps < lo:
+        check_eps(d, eps, name)
+    for k in range(max(1, math.ceil(eps / hi)), 1001):
+        if eps / k < lo * (1 - 1e-12):
+            break
         if k * math.exp(min(PrivUnit2(d, eps / k).deletion_eps, 700.0)) <= max_trials:
             return k
-    raise ValueError(f"no split up to 1000 brings the expected trials under {max_trials}: "
-                     f"use a smaller eps")
+    raise ValueError(f"{name} = {eps:g}: no split K up to 1000 brings the expected trials "
+                     f"K e^eps_d(eps/K) under {max_trials:g} in dimension d = {d}: use a smaller "
+                     f"{name}")
 
 
 class OneBitSphere:
@@ -284,10 +395,12 @@ class OneBitSphere:
     def __init__(self, d: int, eps: float):
         self.d = check_dimension(d)
         self.eps = V.positive_finite(eps, "eps")
-        if self.eps > 700:
-            raise ValueError(f"eps must be in (0, 700] (e^eps must stay finite), got {eps!r}")
-        c_d = math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / math.sqrt(math.pi)
-        self.scale = (math.exp(eps) + 1) / ((math.exp(eps) - 1) * c_d)
+        if not MIN_EPS <= self.eps <= MAX_EPS:
+            raise ValueError(f"eps must be in [{MIN_EPS:g}, {MAX_EPS:g}] (e^eps finite, a "
+                             f"finite variance), got {eps!r}")
+        c_d = math.exp(special.gammaln(self.d / 2) - special.gammaln((self.d + 1) / 2)) \
+            / math.sqrt(math.pi)
+        self.scale = (math.exp(self.eps) + 1) / (math.expm1(self.eps) * c_d)
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
         u = round_to_sphere(check_vector(x, self.d), entropy)

@@ -96,12 +96,24 @@ def laplace_sum_exact_rdp(n: int, scale: float, orders, sensitivity: float = 1.0
                 f"x n = {n} terms)", "n (or points)", max_bytes)
     orders = check_orders(orders)
     width = scale * (n + 60.0 * math.sqrt(n) + 60.0) + abs(sensitivity)
-    x = np.linspace(-width, width, points)
+    step = 2 * width / (points - 1)
+    if abs(sensitivity) >= step:
+        # both densities' kinks (at 0 and at s) on grid points, at most `points` of them
+        step = abs(sensitivity) / math.floor(abs(sensitivity) / step)
+        half = math.ceil(width / step)
+        x = np.arange(-half, half + 1) * step
+    else:
+        x = np.linspace(-width, width, points)
     lp = laplace_sum_logpdf(x - sensitivity, n, scale, max_bytes)
     lq = laplace_sum_logpdf(x, n, scale, max_bytes)
+    # self-normalised: divided by the same quadrature of the density itself (1 exactly), so the
+    # quadrature error cancels to first order in alpha - 1 and orders near 1 stay accurate
+    # (unnormalised, 1 + 1e-7 gave D = -0.03 for n = 1, where the true value is 0.368)
+    mq = lq.max()
+    log_norm = mq + math.log(np.trapezoid(np.exp(lq - mq), x))
     out = []
     for a in orders:
         v = a * lp + (1 - a) * lq
         m = v.max()
-        out.append((m + math.log(np.trapezoid(np.exp(v - m), x))) / (a - 1))
-    return np.array(out)
+        out.append((m + math.log(np.trapezoid(np.exp(v - m), x)) - log_norm) / (a - 1))
+    return np.maximum(np.array(out), 0.0)  # D >= 0: a value a rounding below 0 is 0

@@ -549,6 +549,10 @@ def profile_atoms(delta_fn: Callable[[float], float], eps_max: float, points: in
 def _dots_to_atoms(eps: np.ndarray, dl: np.ndarray):
     """(losses, masses) of the PLD whose profile is the lower convex hull of (e^eps, delta)."""
     x = np.exp(eps)
+    # eps a hair apart (eps_max ~ 1e-300) share one e^eps: of such points the lower hull keeps
+    # the last (largest eps, smallest delta) -- without this, its slopes would be 0/0
+    last = np.append(np.diff(x) > 0, True)
+    x, dl, eps = x[last], dl[last], eps[last]
     # e^b - e^a = e^a expm1(b - a): the rounded e^eps near 1 (tiny eps) would cost the
     # differences all their digits
     dx = lambda a, b: x[a] * math.expm1(eps[b] - eps[a])  # noqa: E731

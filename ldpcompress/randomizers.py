@@ -223,13 +223,15 @@ class SubsetSelection(Randomizer, BinaryEstimator):
         if d is None:
             d = max(1, min(self.k - 1, round(self.k / (math.exp(eps) + 1))))
         self.d = V.integer_at_least(d, "d", 1, self.k - 1)
-        e = math.exp(eps)
-        self.a1 = self.d * e / (self.d * e + self.k - self.d)
-        x = math.exp(-self.eps)
-        self.a1c = (self.k - self.d) * x / (self.d + (self.k - self.d) * x)  # 1 - a1
-        self.a0 = (self.a1 * (self.d - 1) + (1 - self.a1) * self.d) / (self.k - 1)
-        self.deletion_eps = max(abs(math.log(self.a1 * self.k / self.d)),
-                                abs(math.log((1 - self.a1) * self.k / (self.k - self.d))))
+        # in log space: d e^eps may overflow, and 1 - a1 = (k-d)/(d e^eps + k - d) must not be
+        # computed as 1 - a1 (it rounds to 0 from eps ~ 37 on)
+        log_total = float(np.logaddexp(math.log(self.d) + self.eps, math.log(self.k - self.d)))
+        self.a1 = math.exp(math.log(self.d) + self.eps - log_total)
+        self.q1 = math.exp(math.log(self.k - self.d) - log_total)  # 1 - a1
+        self.a1c = self.q1  # clients draw 'exclude x' w.p. a1c (structure.kept)
+        self.a0 = (self.a1 * (self.d - 1) + self.q1 * self.d) / (self.k - 1)
+        self.deletion_eps = max(abs(self.eps + math.log(self.k) - log_total),
+                                abs(math.log(self.k) - log_total))
 
     def _subset(self, ints: np.ndarray) -> np.ndarray:
         """Partial Fisher-Yates: the first d entries of a permutation of [k] driven by ints[i]
@@ -241,7 +243,7 @@ class SubsetSelection(Randomizer, BinaryEstimator):
         return np.sort(perm[: self.d])
 
     def ratio_bounds(self):
-        return sorted((self.a1 * self.k / self.d, (1 - self.a1) * self.k / (self.k - self.d)))
+        return sorted((self.a1 * self.k / self.d, self.q1 * self.k / (self.k - self.d)))
 
     def shuffle_structure(self) -> ShuffleStructure:
         """w = uniform d-subset; R_x(S)/w(S) = a1 k/d if x in S else (1-a1) k/(k-d). Two items
@@ -261,7 +263,7 @@ class SubsetSelection(Randomizer, BinaryEstimator):
 
     def ratio(self, x, y):
         inside = bool(np.any(np.asarray(y) == x))
-        return self.a1 * self.k / self.d if inside else (1 - self.a1) * self.k / (self.k - self.d)
+        return self.a1 * self.k / self.d if inside else self.q1 * self.k / (self.k - self.d)
 
     def randomize_many(self, xs, entropy=SYSTEM):
         """Rows of sorted d-subsets: a partial Fisher-Yates shuffle (exact integer draws, so the

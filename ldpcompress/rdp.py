@@ -95,7 +95,8 @@ def profile_rdp(delta_fn: Callable[[float], float], eps_max: float, orders=DEFAU
 def gaussian_rdp(sigma: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
     """alpha s^2 / (2 sigma^2)."""
     sigma = V.positive_finite(sigma, "sigma")
-    return check_orders(orders) * sensitivity ** 2 / (2.0 * sigma ** 2)
+    # (s / sigma)^2, not s^2 / sigma^2: sigma = 1e300 must give ~0, not an overflow
+    return check_orders(orders) * (sensitivity / sigma) ** 2 / 2.0
 
 
 def laplace_rdp(scale: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
@@ -105,7 +106,7 @@ def laplace_rdp(scale: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -
     r = sensitivity / scale
     t1 = np.log(a / (2 * a - 1)) + (a - 1) * r
     t2 = np.log((a - 1) / (2 * a - 1)) - a * r
-    return np.logaddexp(t1, t2) / (a - 1)
+    return np.maximum(np.logaddexp(t1, t2) / (a - 1), 0.0)  # >= 0: no rounding below 0
 
 
 def pure_rdp(eps: float, orders=DEFAULT_ORDERS) -> np.ndarray:

@@ -6,13 +6,18 @@ metadata key ``ldpcompress``, JSON with the format version, the set's random id,
 index and the oracle's parameters. The manifest, written last and atomically, holds the format
 version, the set id, the oracle's parameters, the total report count and, per shard, its file
 name, row count, size and SHA-256. Readers check all of it before counting anything: a missing,
-extra, duplicated, copied, truncated or altered shard, a stale or interrupted set and malformed
-metadata are each a ValueError naming the file (and the key). Writing streams shard by shard,
-so memory is bounded by ``CHUNK`` rows whatever the number of reports. Needs the optional
-extra ``[dask]`` (pyarrow).
+extra, duplicated, copied, truncated or altered shard, a stale or interrupted set, malformed
+metadata and anything but a regular file in a listed file's place (a FIFO would block) are
+each a ValueError naming the file (and the key). Writing streams shard by shard in row groups
+of at most ``ROW_GROUP_ROWS`` rows, so memory is bounded by ``CHUNK`` rows whatever the number
+of reports; one writer at a time per directory (a lock file). Reading streams too: a shard is
+hashed block by block, then parsed and counted ``READ_BATCH_ROWS`` reports at a time from
+bytes verified against that hash, so any shard that can be written can be read. Needs the
+optional extra ``[dask]`` (pyarrow).
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -20,6 +25,8 @@ import json
 import math
 import os
 import shutil
+import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -38,11 +45,17 @@ META_KEY = b"ldpcompress"
 MANIFEST = "manifest.json"
 KIND = "ldpcompress report set"
 CHUNK = 1 << 20               # rows randomized and written at a time (one Parquet row group)
+ROW_GROUP_ROWS = CHUNK        # largest Parquet row group written, whatever the batches given
 CSV_CHUNK = 1 << 16           # CSV lines parsed into Python ints before becoming an array
 MAX_SHARDS = 100_000
 MAX_MANIFEST_BYTES = 1 << 28  # 256 MiB: about two million shard entries
 MAX_META_BYTES = 1 << 16
 READ_BYTES_PER_ROW = 48       # a, b int64 as Arrow buffers, as numpy, and the checked copy
+READ_BATCH_ROWS = 1 << 20     # reports read, checked and counted at a time (about 48 MiB)
+READ_BUFFER = 1 << 20         # Parquet column chunks are streamed in pieces of this size
+PAGE_BYTES = 1 << 20          # Parquet data page size written
+VERIFY_BLOCK = 1 << 20        # shards are hashed block by block (see _VerifiedReader)
+VERIFY_CACHE = 8              # verified blocks kept while reading a shard
 COLUMNS = ("a", "b")
 
 
@@ -150,16 +163,67 @@ def _hex_digest_set(value: str, source: str) -> str:
     return value
 
 
-def _load_json(path: Path, limit: int, what: str):
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _not_regular(path, mode: int, what: str) -> ValueError:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return ValueError(f"{path}: is {kind}, not a regular file: refusing to read it as {what} "
+                      "(reading a FIFO or device could block or never end)")
+
+
+def check_regular(path, what: str, listed_in=None) -> os.stat_result:
+    """The stat (symlinks followed) of a file that must be a regular file: anything else (FIFO,
+    socket, device, directory) is refused before it is opened, naming the file."""
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise ValueError(f"{path}: {what} of {format_bytes(size)} is larger than "
-                             f"{format_bytes(limit)}: not a valid {what}")
-        with open(path, "rb") as fh:
-            raw = fh.read(limit + 1)
+        st = os.stat(path)
+    except FileNotFoundError:
+        where = f" (listed in {listed_in})" if listed_in is not None else ""
+        raise ValueError(f"{path}: missing{where}") from None
     except OSError as err:
-        raise ValueError(f"{path}: cannot read the {what} ({err.strerror or err})") from None
+        raise ValueError(f"{path}: cannot read ({err.strerror or err})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(path, st.st_mode, what)
+    return st
+
+
+def open_regular(path, what: str, listed_in=None):
+    """Open a regular file for reading (binary). Checked by :func:`check_regular` before the
+    open, and again on the descriptor, which is opened non-blocking: a FIFO swapped in between
+    cannot make the open hang."""
+    check_regular(path, what, listed_in)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        where = f" (listed in {listed_in})" if listed_in is not None else ""
+        raise ValueError(f"{path}: missing{where}") from None
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read ({err.strerror or err})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode, what)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _load_json(path: Path, limit: int, what: str):
+    with open_regular(path, f"a {what}") as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise ValueError(f"{path}: {what} of {format_bytes(size)} is larger than "
+                                 f"{format_bytes(limit)}: not a valid {what}")
+            raw = fh.read(limit + 1)
+        except OSError as err:
+            raise ValueError(f"{path}: cannot read the {what} ({err.strerror or err})") from None
     return _parse_json(raw, str(path), what)
 
 
@@ -224,45 +288,91 @@ def read_manifest(path) -> tuple[dict, list[Shard]]:
     return oracle, shards
 
 
-def _write_json_atomic(path: Path, doc: dict, durable: bool = True) -> None:
-    """Readers see the old file or the new one, never a part (write aside, then rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(doc, fh, indent=1, allow_nan=False)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _write_json_atomic(path: Path, doc: dict, durable: bool = True, tag: str = "") -> None:
+    """Readers see the old file or the new one, never a part (write aside, then rename); the
+    temporary file's name carries ``tag`` (the writer's set id)."""
+    tmp = path.with_name(f".{path.name}.{tag}.tmp" if tag else f".{path.name}.tmp")
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(doc, fh, indent=1, allow_nan=False)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise ValueError(f"{path}: cannot write ({err.strerror or err})") from None
 
 
 # -- writing ----------------------------------------------------------------------------------
+LOCK = ".ldpcompress-writer.lock"
+
+
 def _parquet_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.parquet"))
 
 
-def prepare_output(out_dir, overwrite: bool = False, planned: Iterable[str] = ()) -> Path:
-    """The output directory, created if needed. A non-empty one is refused unless ``overwrite``,
-    which removes the old report set's manifest, shards and files -- only those -- and refuses
-    when Parquet files not listed by that manifest (or a planned file name) would remain."""
+def _output_dir(out_dir) -> Path:
+    """The output directory, created if needed (checked: a path, not a file)."""
     if not isinstance(out_dir, (str, os.PathLike)) or os.fspath(out_dir) == "":
         raise ValueError(f"out must name a directory, got {out_dir!r}")
-    overwrite = _flag(overwrite, "overwrite")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        entries = sorted(out.iterdir())
     except OSError as err:
-        raise ValueError(f"{out}: cannot create or list the output directory "
+        raise ValueError(f"{out}: cannot create the output directory "
+                         f"({err.strerror or err})") from None
+    return out
+
+
+def _take_lock(out: Path) -> Path:
+    """Create the writer's lock file in ``out`` exclusively (O_CREAT | O_EXCL): one writer per
+    directory at a time; a second one is refused naming the directory."""
+    lock = out / LOCK
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                     0o644)
+    except FileExistsError:
+        raise ValueError(f"{out}: another writer is writing a report set into this directory "
+                         f"(its lock file {lock} exists): wait for it to finish, or choose "
+                         "another directory; if no writer is running (one was killed), remove "
+                         "the lock file") from None
+    except OSError as err:
+        raise ValueError(f"{out}: cannot create the lock file {LOCK} "
+                         f"({err.strerror or err})") from None
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+    return lock
+
+
+def _check_empty(out: Path, overwrite: bool, planned: Iterable[str], ignore=()) -> None:
+    """Refuse a non-empty directory unless ``overwrite`` (then remove the old set: see
+    :func:`prepare_output`); entries named in ``ignore`` (the writer's lock) do not count."""
+    try:
+        entries = sorted(e for e in out.iterdir() if e.name not in ignore)
+    except OSError as err:
+        raise ValueError(f"{out}: cannot list the output directory "
                          f"({err.strerror or err})") from None
     if not entries:
-        return out
+        return
     if not overwrite:
         raise ValueError(f"{out} is not empty ({len(entries)} entries, e.g. {entries[0].name}): "
                          "choose a new or empty directory, or pass overwrite=True (--overwrite) "
                          "to replace the report set in it")
     _remove_set(out, set(planned))
+
+
+def prepare_output(out_dir, overwrite: bool = False, planned: Iterable[str] = ()) -> Path:
+    """The output directory, created if needed. A non-empty one is refused unless ``overwrite``,
+    which removes the old report set's manifest, shards and files -- only those -- and refuses
+    when Parquet files not listed by that manifest (or a planned file name) would remain.
+    (:class:`ReportSetWriter` does the same under the directory's writer lock.)"""
+    overwrite = _flag(overwrite, "overwrite")
+    out = _output_dir(out_dir)
+    _check_empty(out, overwrite, planned)
     return out
 
 
@@ -314,7 +424,10 @@ class ReportSetWriter:
 
     ``with ReportSetWriter(out, oracle, shards=8) as w: w.write_shard(batches)`` eight times.
     Until it completes, the directory holds an incomplete manifest (refused by readers, and
-    removable by ``overwrite``); on an exception the partial set is removed.
+    removable by ``overwrite``); on an exception the partial set is removed -- only the files
+    this writer created. One writer per directory: the writer holds a lock file (created with
+    O_CREAT | O_EXCL, removed when it finishes or aborts), and a second writer is refused
+    naming the directory.
     """
 
     def __init__(self, out_dir, oracle: PIRappor, shards: int, overwrite: bool = False,
@@ -331,21 +444,32 @@ class ReportSetWriter:
         if MANIFEST in self.files or len(set(every)) < len(every):
             raise ValueError(f"file names {self.files} clash with the shards or the manifest")
         self.oracle = oracle
-        self.out = prepare_output(out_dir, overwrite, self.names + self.files)
-        self.set_id = os.urandom(16).hex()  # names the set; not privacy randomness
-        self.meta = oracle_metadata(oracle)
-        self.entries: list[dict] = []
-        self.extra: list[dict] = []
-        self._manifest(complete=False)
+        overwrite = _flag(overwrite, "overwrite")
+        self.out = _output_dir(out_dir)
+        self.created: list[Path] = []  # what abort() may remove: this writer's files only
+        self.lock: Path | None = _take_lock(self.out)
+        try:
+            _check_empty(self.out, overwrite, self.names + self.files, ignore={LOCK})
+            self.set_id = os.urandom(16).hex()  # names the set; not privacy randomness
+            self.meta = oracle_metadata(oracle)
+            self.entries: list[dict] = []
+            self.extra: list[dict] = []
+            self._manifest(complete=False)
+        except BaseException:
+            self.abort()
+            raise
 
     def _manifest(self, complete: bool) -> None:
         """The final manifest, or (before the first shard) one naming the planned files."""
         shards = self.entries if complete else [dict(file=n) for n in self.names]
         files = self.extra if complete else [dict(file=n) for n in self.files]
-        _write_json_atomic(self.out / MANIFEST, dict(
+        path = self.out / MANIFEST
+        if path not in self.created:
+            self.created.append(path)
+        _write_json_atomic(path, dict(
             kind=KIND, format=FORMAT, complete=complete, set=self.set_id, oracle=self.meta,
             reports=sum(e.get("rows", 0) for e in shards), shards=shards, files=files),
-            durable=complete)
+            durable=complete, tag=self.set_id)
 
     @property
     def paths(self) -> list[Path]:
@@ -361,13 +485,15 @@ class ReportSetWriter:
         schema = pa.schema([(c, pa.int64()) for c in COLUMNS]).with_metadata(
             {META_KEY: json.dumps(_shard_meta(self.set_id, i, self.meta), allow_nan=False).encode()})
         rows = 0
-        with open(path, "wb") as fh:
+        with self._create(path) as fh:
             sink = _HashingFile(fh)
-            with pq.ParquetWriter(sink, schema, write_page_checksum=True) as writer:
+            with pq.ParquetWriter(sink, schema, write_page_checksum=True,
+                                  data_page_size=PAGE_BYTES) as writer:
                 for batch in batches:
                     r = self.oracle.check_reports(batch)
+                    # row groups of at most ROW_GROUP_ROWS rows whatever the batch size
                     writer.write_table(pa.table({"a": r.a, "b": r.b}, schema=schema),
-                                       row_group_size=CHUNK)
+                                       row_group_size=ROW_GROUP_ROWS)
                     rows += len(r)
         self.entries.append(dict(file=path.name, rows=rows, bytes=sink.size,
                                  sha256=sink.sha.hexdigest()))
@@ -378,9 +504,24 @@ class ReportSetWriter:
         if name not in self.files:
             raise ValueError(f"{name!r} was not announced in files={self.files}")
         path = self.out / name
-        path.write_bytes(data)
+        with self._create(path) as fh:
+            fh.write(data)
         self.extra.append(dict(file=name, bytes=len(data), sha256=hashlib.sha256(data).hexdigest()))
         return path
+
+    def _create(self, path: Path):
+        """A new file of the set, opened with O_EXCL (never an existing file), and remembered
+        so that abort() removes it."""
+        try:
+            fh = open(path, "xb")
+        except FileExistsError:
+            raise ValueError(f"{path}: appeared while this report set was being written (another "
+                             "program writes into the directory): nothing of it was changed") \
+                from None
+        except OSError as err:
+            raise ValueError(f"{path}: cannot create ({err.strerror or err})") from None
+        self.created.append(path)
+        return fh
 
     def close(self) -> None:
         if len(self.entries) != self.shards:
@@ -388,11 +529,24 @@ class ReportSetWriter:
         if len(self.extra) != len(self.files):
             raise ValueError(f"files {self.files} were announced but not all written")
         self._manifest(complete=True)
+        self._release()
 
     def abort(self) -> None:
-        """Remove everything this writer created."""
-        for name in [MANIFEST] + self.names + self.files:
-            (self.out / name).unlink(missing_ok=True)
+        """Remove every file this writer created (the manifest first: a half-removed set is
+        never taken as complete), then release the directory's lock."""
+        try:
+            for path in sorted(self.created, key=lambda p: p.name != MANIFEST):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            self.created = []
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self.lock is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.lock.unlink()
+            self.lock = None
 
     def __enter__(self):
         return self
@@ -482,6 +636,32 @@ def write_items(out_dir, oracle: PIRappor, chunks: Iterable[np.ndarray], n: int,
     return w.paths, truth
 
 
+def check_output_file(path, option: str = "out") -> Path:
+    """A file about to be written (a CSV, a PNG) after a long computation: checked first, so
+    that the work is not lost to a missing directory, a directory or FIFO in the file's place,
+    or a directory that cannot be written."""
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip():
+        raise ValueError(f"{option} must be a non-empty file name, got {path!r}")
+    out = Path(path)
+    parent = out.parent
+    if not parent.is_dir():
+        raise ValueError(f"{option} {out}: the directory {parent} does not exist (create it "
+                         "first)")
+    if os.path.lexists(out):
+        try:
+            mode = os.stat(out).st_mode
+        except OSError as err:
+            raise ValueError(f"{option} {out}: cannot use ({err.strerror or err})") from None
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise ValueError(f"{option} {out}: is {kind}: give the name of a regular file")
+        if not os.access(out, os.W_OK):
+            raise ValueError(f"{option} {out}: the file is not writable")
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {out}: the directory {parent} is not writable")
+    return out
+
+
 def check_disk(out_dir, n: int, oracle: PIRappor, free_bytes=None) -> None:
     """Refuse when even the information content of n reports (2 log2 p bits each) exceeds the
     free space of the output's file system."""
@@ -523,7 +703,8 @@ def csv_items(path, k: int, header: bool = False) -> Iterator[np.ndarray]:
     buf: list[int] = []
     line = 0
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
+        with io.TextIOWrapper(open_regular(path, "a CSV of items (it is read twice)"),
+                              newline="", encoding="utf-8-sig") as fh:
             reader = csv.reader(fh)
             for row in reader:
                 line = reader.line_num
@@ -657,6 +838,8 @@ def collect(paths) -> tuple[PIRappor, list[Shard]]:
             oracles.append((manifest, meta))
             picked.append((str(given), match[0]))
     _no_duplicates(picked)
+    for _, s in picked:  # before any work: a missing shard, or a FIFO or device in its place
+        check_regular(s.path, "a report shard", s.manifest)
     first_m, first = oracles[0]
     for m, meta in oracles[1:]:
         if meta != first:
@@ -682,55 +865,177 @@ def _no_duplicates(picked: list[tuple[str, Shard]]) -> None:
         by_id[ident] = s.path
 
 
-def shard_bytes(shard: Shard) -> int:
-    """Estimated peak memory of reading one shard."""
-    return shard.size + shard.rows * READ_BYTES_PER_ROW
+class _VerifiedReader(io.RawIOBase):
+    """A read-only, seekable view of an open shard whose blocks (VERIFY_BLOCK bytes) were hashed
+    by a first pass: every block is hashed again as it is read and must match, so the bytes the
+    Parquet reader parses are exactly those whose SHA-256 was checked against the manifest, even
+    if the file changes in between. Memory: VERIFY_CACHE blocks."""
+
+    def __init__(self, fh, size: int, digests: list[bytes], source: str):
+        super().__init__()
+        self.fh, self.size, self.digests, self.source = fh, size, digests, source
+        self.pos = 0
+        self.cache: dict[int, bytes] = {}
+        self.failure: ValueError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self.pos, 2: self.size}[whence]
+        if base + offset < 0:
+            raise OSError(f"{self.source}: seek before the start of the file")
+        self.pos = base + offset
+        return self.pos
+
+    def _block(self, i: int) -> bytes:
+        data = self.cache.pop(i, None)
+        if data is None:
+            self.fh.seek(i * VERIFY_BLOCK)
+            data = self.fh.read(min(VERIFY_BLOCK, self.size - i * VERIFY_BLOCK))
+            if hashlib.sha256(data).digest() != self.digests[i]:
+                self.failure = ValueError(
+                    f"{self.source}: changed while being read (bytes {i * VERIFY_BLOCK} to "
+                    f"{i * VERIFY_BLOCK + len(data)} differ from the checked ones)")
+                raise self.failure
+            while len(self.cache) >= VERIFY_CACHE:
+                self.cache.pop(next(iter(self.cache)))
+        self.cache[i] = data  # most recently used last
+        return data
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n is None or n < 0 else min(self.size, self.pos + n)
+        parts = []
+        while self.pos < end:
+            i = self.pos // VERIFY_BLOCK
+            block = self._block(i)
+            piece = block[self.pos - i * VERIFY_BLOCK:end - i * VERIFY_BLOCK]
+            parts.append(piece)
+            self.pos += len(piece)
+        return b"".join(parts)
+
+    def readinto(self, buf) -> int:
+        data = self.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+
+def _hash_blocks(fh, shard: Shard) -> list[bytes]:
+    """First pass over an open shard: its length and SHA-256 against the manifest, and the
+    digest of every VERIFY_BLOCK-byte block (for :class:`_VerifiedReader`)."""
+    path = shard.path
+    whole, digests, size = hashlib.sha256(), [], 0
+    try:
+        while size <= shard.size:
+            data = fh.read(min(VERIFY_BLOCK, shard.size + 1 - size))
+            if not data:
+                break
+            whole.update(data)
+            digests.append(hashlib.sha256(data).digest())
+            size += len(data)
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read ({err.strerror or err})") from None
+    if size != shard.size:
+        raise ValueError(f"{path}: {'at least ' if size > shard.size else ''}{size} "
+                         f"bytes, {shard.manifest} says {shard.size}: truncated or altered")
+    if whole.hexdigest() != shard.sha256:
+        raise ValueError(f"{path}: contents differ from {shard.manifest} (SHA-256 mismatch): "
+                         "the shard was altered or corrupted")
+    return digests
+
+
+def _batch_rows(batch_rows, max_bytes=None) -> int:
+    batch_rows = V.integer_at_least(batch_rows, "batch_rows", 1, 1 << 40)
+    check_bytes(batch_rows * READ_BYTES_PER_ROW + VERIFY_CACHE * VERIFY_BLOCK,
+                f"reading {batch_rows} reports at a time", "batch_rows", max_bytes)
+    return batch_rows
+
+
+def iter_shard(shard: Shard, oracle: PIRappor, batch_rows: int = READ_BATCH_ROWS,
+               max_bytes=None) -> Iterator[FieldReports]:
+    """The reports of one shard, at most ``batch_rows`` at a time, after checking that it is a
+    regular file, its size and SHA-256 (first pass), its metadata (format, set, index, oracle),
+    schema and row count; then every batch: Parquet page checksums, no missing values, every
+    report's range. The second pass parses only bytes verified against the first
+    (:class:`_VerifiedReader`), so what is checked is what is counted. Memory is bounded by the
+    batch (``READ_BYTES_PER_ROW`` bytes a report), one Parquet page and a few hash blocks,
+    whatever the shard's size. The row count is checked once more at the end: a consumer must
+    not use a shard's reports before the iterator is exhausted without error."""
+    pa, pq = _pyarrow()
+    batch_rows = _batch_rows(batch_rows, max_bytes)
+    path = shard.path
+    with open_regular(path, "a report shard", shard.manifest) as fh:
+        digests = _hash_blocks(fh, shard)
+        reader = _VerifiedReader(fh, shard.size, digests, str(path))
+        try:
+            pf = pq.ParquetFile(reader, page_checksum_verification=True, pre_buffer=False,
+                                buffer_size=READ_BUFFER)
+            schema = pf.schema_arrow
+        except Exception as err:  # pyarrow raises several types for corrupt files
+            raise reader.failure or ValueError(
+                f"{path}: not a readable Parquet report file ({err})") from None
+        _check_shard_meta(schema, shard, oracle)
+        if [f.name for f in schema] != list(COLUMNS) or any(f.type != pa.int64() for f in schema):
+            raise ValueError(f"{path}: columns must be a, b of type int64, got {schema}")
+        if pf.metadata.num_rows != shard.rows:
+            raise ValueError(f"{path}: {pf.metadata.num_rows} rows, {shard.manifest} says "
+                             f"{shard.rows}")
+        seen = 0
+        batches = pf.iter_batches(batch_size=batch_rows, columns=list(COLUMNS), use_threads=False)
+        while True:
+            try:
+                batch = next(batches, None)
+            except Exception as err:
+                raise reader.failure or ValueError(
+                    f"{path}: unreadable report columns after {seen} rows ({err})") from None
+            if batch is None:
+                break
+            a, b = batch.column(0), batch.column(1)
+            if a.null_count or b.null_count:
+                raise ValueError(f"{path}: {a.null_count} + {b.null_count} missing values in "
+                                 f"rows {seen} to {seen + batch.num_rows}; expected {shard.rows} "
+                                 "complete rows")
+            seen += batch.num_rows
+            if seen > shard.rows:
+                break
+            try:
+                checked = oracle.check_reports(FieldReports(a.to_numpy(), b.to_numpy(), oracle.p))
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"{path}: {err}") from None
+            yield checked
+        if seen != shard.rows:
+            raise ValueError(f"{path}: {seen} rows read, {shard.manifest} says {shard.rows}")
+
+
+def count_shard(shard: Shard, oracle: PIRappor, batch_rows: int = READ_BATCH_ROWS
+                ) -> tuple[np.ndarray, int]:
+    """(support counts, reports) of one shard, read and counted ``batch_rows`` at a time (the
+    partial counts are integers: their sum is exactly the count of the whole shard)."""
+    counts, n = np.zeros(oracle.k, np.int64), 0
+    for reports in iter_shard(shard, oracle, batch_rows):
+        counts += oracle.counts(reports)
+        n += len(reports)
+    return counts, n
 
 
 def read_shard(shard: Shard, oracle: PIRappor, max_bytes=None) -> FieldReports:
-    """The reports of one shard, after checking its size, SHA-256, Parquet page checksums,
-    metadata (format, set, index, oracle), row count, schema and every report's range. The file
-    is read once into memory, so what is checked is what is counted."""
-    pa, pq = _pyarrow()
-    path = shard.path
-    check_bytes(shard_bytes(shard), f"{path}: reading {shard.rows} reports",
-                "the shard size (write more shards)", max_bytes)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(shard.size + 1)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: missing (listed in {shard.manifest})") from None
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read ({err.strerror or err})") from None
-    if len(data) != shard.size:
-        raise ValueError(f"{path}: {'at least ' if len(data) > shard.size else ''}{len(data)} "
-                         f"bytes, {shard.manifest} says {shard.size}: truncated or altered")
-    if hashlib.sha256(data).hexdigest() != shard.sha256:
-        raise ValueError(f"{path}: contents differ from {shard.manifest} (SHA-256 mismatch): "
-                         "the shard was altered or corrupted")
-    try:
-        pf = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True)
-        schema = pf.schema_arrow
-    except Exception as err:  # pyarrow raises several types for corrupt files
-        raise ValueError(f"{path}: not a readable Parquet report file ({err})") from None
-    _check_shard_meta(schema, shard, oracle)
-    if [f.name for f in schema] != list(COLUMNS) or any(f.type != pa.int64() for f in schema):
-        raise ValueError(f"{path}: columns must be a, b of type int64, got {schema}")
-    if pf.metadata.num_rows != shard.rows:
-        raise ValueError(f"{path}: {pf.metadata.num_rows} rows, {shard.manifest} says {shard.rows}")
-    try:
-        table = pf.read(columns=list(COLUMNS))
-    except Exception as err:
-        raise ValueError(f"{path}: unreadable report columns ({err})") from None
-    if table.num_rows != shard.rows or any(table.column(c).null_count for c in COLUMNS):
-        raise ValueError(f"{path}: {table.num_rows} rows with {table.column('a').null_count} + "
-                         f"{table.column('b').null_count} missing values; expected {shard.rows} "
-                         "complete rows")
-    reports = FieldReports(table.column("a").to_numpy(), table.column("b").to_numpy(), oracle.p)
-    try:
-        return oracle.check_reports(reports)
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"{path}: {err}") from None
+    """All reports of one shard in memory (every check of :func:`iter_shard`); the memory of
+    the whole shard is estimated first and refused above ``max_bytes``. Aggregation does not
+    use this: it counts batch by batch (:func:`count_shard`)."""
+    check_bytes(shard.rows * READ_BYTES_PER_ROW, f"{shard.path}: reading all {shard.rows} "
+                "reports at once", "the shard size (or read it in batches: iter_shard)",
+                max_bytes)
+    parts = list(iter_shard(shard, oracle, max(1, min(shard.rows, READ_BATCH_ROWS)), max_bytes))
+    if not parts:
+        return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), oracle.p)
+    return FieldReports(np.concatenate([r.a for r in parts]), np.concatenate([r.b for r in parts]),
+                        oracle.p)
 
 
 def _check_shard_meta(schema, shard: Shard, oracle: PIRappor) -> None:

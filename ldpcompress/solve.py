@@ -34,6 +34,7 @@ def epsilon_for_delta(delta_at: Callable[[float], float], target: float, eps_max
             d0 = delta_at(0.0)
             if d0 <= target:
                 return 0.0
+            x, fx = 0.0, _log_gap(d0, target)  # the bracket is [0, hi] (eps_max may be tiny)
             break
         fx = _log_gap(delta_at(x), target)
         if fx > 0.0:

@@ -4,7 +4,6 @@ Nothing here shares code with the library: they are written from the SPEC formul
 """
 import itertools
 import math
-from fractions import Fraction
 
 import mpmath as mp
 import numpy as np

@@ -1,4 +1,5 @@
 import json
+import math
 
 import pytest
 
@@ -117,3 +118,111 @@ def test_missing_extra_names_it():
     from ldpcompress.optional import require
     with pytest.raises(ImportError, match=r"ldpcompress\[plot\]"):
         require("plot", "no_such_module_xyz")
+
+
+# -- wording of refusals, demo at large eps (issue 13 follow-up) -------------------------------
+
+@pytest.mark.parametrize("oracle, eps, eps0", [
+    ("pi-rappor", "100", 21.487562596426983), ("olh", "20", 20.0), ("subset", "100", 700.0)])
+def test_demo_runs_at_the_oracles_largest_eps0(capsys, oracle, eps, eps0):
+    # was: "eps must be in (0, 21.4876] ..., got 60.0" (an internal value, not --eps), "got
+    # 20.00000098720193" for OLH, and "math domain error" for subset selection. The largest
+    # parameter each oracle accepts (subset selection: 700, realising a smaller eps0 with
+    # 53-bit coins) is found by bisection (relative width 1e-9, lower end)
+    argv = ["demo", "--n", "200", "--k", "10", "--eps", eps, "--oracle", oracle, "--json"]
+    assert main(argv) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert eps0 * (1 - 1e-8) <= res["eps0"] <= eps0 and res["eps0_capped"]
+    assert res["central_eps"] <= float(eps)
+    assert main(argv[:-1]) == 0
+    assert "(capped" in capsys.readouterr().out
+
+
+def test_demo_refuses_an_eps_beyond_the_range_naming_the_option(capsys):
+    assert main(["demo", "--n", "100", "--eps", "701"]) == 2
+    assert capsys.readouterr().err.strip() == "ldpcompress: error: --eps must be in (0, 700], " \
+                                              "got 701.0"
+
+
+def test_subset_selection_at_large_eps():
+    from ldpcompress.oracles import SubsetOracle
+    for eps in (37.0, 60.0, 700.0):
+        o = SubsetOracle(10, eps)
+        assert o.q1 > 0 and o.a1 <= 1 and math.isfinite(o.deletion_eps)
+        lo, hi = o.ratio_bounds()
+        assert 0 < lo <= hi < math.inf
+
+
+def test_limit_errors_tell_the_command_line_user_what_to_do(capsys):
+    # was: "... reduce n or d (or raise max_bytes)": the command line has no max_bytes
+    assert main(["mean", "--d", "1e6", "--n", "1e4"]) == 2
+    err = capsys.readouterr().err
+    assert "reduce --n or --d" in err and "(or raise max_bytes)" not in err
+    assert "the command line keeps this limit" in err
+    from ldpcompress.limits import check_bytes
+    with pytest.raises(ValueError, match=r"\(or raise max_bytes\)"):  # the API still says it
+        check_bytes(2 ** 40, "a table", "n")
+
+
+def test_error_messages_are_one_line(capsys):
+    assert main(["aggregate", ".", "--scheduler", "tcp://10.0.0.1:1\r\nfake line"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "\\r\\n" in err
+
+
+def test_noise_orders_near_one_and_extreme_scales(capsys):
+    from ldpcompress import noise as N
+    from ldpcompress import rdp as R
+    # was -0.032 at order 1 + 1e-7 (quadrature error / (alpha - 1)); the limit is the KL
+    # divergence of Lap(1, 1) from Lap(0, 1), e^-1
+    exact = N.laplace_sum_exact_rdp(1, 1.0, [1.0000001, 2.0])
+    assert exact[0] == pytest.approx(math.exp(-1), rel=1e-5)
+    assert exact[1] == pytest.approx(N.laplace_sum_rdp(1, 1.0, [2.0])[0], rel=1e-5)
+    assert R.gaussian_rdp(1e300, [2.0])[0] == 0.0  # was OverflowError (sigma ** 2)
+    assert (N.laplace_sum_exact_rdp(1, 1e-6, [1.5, 2.0], 1e-300) >= 0).all()
+    assert (R.laplace_rdp(1e300, [1.5, 2.0]) >= 0).all()
+    assert main(["noise", "--n", "1", "--scale", "1e300", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert all(v >= 0 for key in ("gaussian", "laplace_bound", "laplace_exact") for v in res[key])
+
+
+def test_compose_with_a_vanishing_eps0_has_no_nan_in_the_pld(capsys):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # was: invalid value in divide (0/0)
+        assert main(["compose", "--n", "1", "--eps0", "1e-300", "--rounds", "1", "--delta",
+                     "1e-300", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["eps"] > 0 and all(v is None or v > 0 for v in res["methods"].values())
+
+
+def test_amplify_inverse_at_vanishing_eps(capsys):
+    # was: UnboundLocalError in solve.epsilon_for_delta when eps_max <= 1e-300 (found by
+    # tests/test_fuzz_cli.py::test_amplify)
+    assert main(["amplify", "--eps0", "1e-300", "--delta", "1e-300", "--eps", "1e-300",
+                 "--inverse"]) == 0
+    assert "Smallest n" in capsys.readouterr().out
+    assert main(["amplify", "--n", "5", "--delta", "1e-300", "--eps", "1e-300",
+                 "--inverse"]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.endswith("1.00000e-300") and len(line) < 100  # not 300 digits
+
+
+def test_floor_digits_never_rounds_up():
+    from ldpcompress.cli import _floor_digits
+    assert _floor_digits(1.2345678e-7) == "1.23456e-7"
+    assert _floor_digits(9.99999999e-6) == "9.99999e-6"
+    assert _floor_digits(3.7024171743541956) == "3.70241"
+
+
+@pytest.mark.parametrize("oracle", ["pi-rappor", "rappor", "krr", "subset", "olh", "hadamard"])
+def test_demo_at_a_vanishing_eps_is_refused_naming_the_option(capsys, oracle):
+    # was (found by the fuzz suite): a division by zero in the estimator (a1 = a0 in double
+    # precision) and infinite estimates, or an error naming the internal eps0
+    assert main(["demo", "--eps", "1e-300", "--delta", "1e-300", "--oracle", oracle, "--n", "30",
+                 "--k", "10", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ldpcompress: error: --eps = 1e-300") and "use a larger --eps" in err
+    from ldpcompress.estimators import binary_estimate
+    with pytest.raises(ValueError, match="a1 > a0"):
+        binary_estimate([1, 2], 3, 0.5, 0.5)

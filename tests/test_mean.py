@@ -1,5 +1,7 @@
 """Mean estimation (SPEC S7): PrivUnit2 exactness, compression, baseline, bad input."""
+import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -183,3 +185,124 @@ def test_exact_laplace_sum_refuses_memory_with_the_figure():
         N.laplace_sum_exact_rdp(5, 1.0, [2.0], max_bytes=1000)
     with pytest.raises((ValueError, TypeError)):
         N.laplace_sum_exact_rdp(5, 1.0, [2.0], points=2.5)
+
+
+# -- eps range, tiny eps, long runs (issue 13 follow-up) ------------------------------------------
+
+GRID_D = [2, 3, 5, 10, 1000]
+GRID_EPS = [1e-6, 1e-3, 1, 8, 14, 20, 32, 50, 100, 300, 700]
+
+
+@pytest.mark.parametrize("d", GRID_D)
+def test_privunit_over_the_eps_grid_works_or_names_the_range(d):
+    # was: ZeroDivisionError in log_m for PrivUnit2(2, 32), (3, 50), (5, 300), ... and
+    # "parameter search exceeded eps (1.0004e-06 > 1e-06)" at eps = 1e-6; d = 10, eps = 100
+    # gave m > 1 (a negative variance)
+    lo, hi = M.eps_range(d)
+    assert lo == M.MIN_EPS and hi <= M.MAX_EPS
+    for eps in GRID_EPS:
+        if eps > hi:
+            with pytest.raises(ValueError) as err:
+                M.PrivUnit2(d, eps)
+            msg = str(err.value)
+            assert msg.startswith("eps must be in [1e-09, ") and f"d = {d}" in msg
+            assert f"got {eps:g}" in msg
+            continue
+        mech = M.PrivUnit2(d, eps)
+        assert eps * (1 - 1e-6) <= mech.eps <= eps  # never above the budget
+        assert 0 < mech.par.m <= 1 and math.isfinite(mech.variance()) and mech.variance() >= 0
+        assert 0 < mech.deletion_eps < math.inf
+
+
+def test_privunit_supported_range_is_stated_and_its_ends_work():
+    assert M.eps_range(2)[1] == pytest.approx(31.64, abs=0.01)
+    assert M.eps_range(3)[1] == pytest.approx(41.58, abs=0.01)
+    assert M.eps_range(1000)[1] == 700.0
+    for d in (2, 3, 5, 10, 52, 1000, 10 ** 5):
+        lo, hi = M.eps_range(d)
+        for eps in (lo, hi):
+            assert M.PrivUnit2(d, eps).eps <= eps
+        with pytest.raises(ValueError, match=r"eps must be in \["):
+            M.PrivUnit2(d, hi * (1 + 1e-9))
+        with pytest.raises(ValueError, match=r"eps must be in \["):
+            M.PrivUnit2(d, lo / 2)
+    for call in (lambda: M.PrivUnit2(2, 32), lambda: M.CompressedPrivUnit2(2, 32, 1),
+                 lambda: M.PrivUnit2(3, 50), lambda: M.PrivUnit2(5, 300),
+                 lambda: M.PrivUnit2(2, 1e-300), lambda: M.OneBitSphere(2, 1e-300)):
+        with pytest.raises(ValueError, match=r"eps"):
+            call()
+
+
+def test_tiny_eps_is_exact_and_unbiased():
+    for d in GRID_D:
+        mech = M.PrivUnit2(d, 1e-6)
+        assert 1e-6 * (1 - 1e-9) <= mech.eps <= 1e-6
+        assert mech.deletion_eps == pytest.approx(5e-7, rel=1e-3)
+    comp = M.CompressedPrivUnit2(2, 1e-6)
+    assert comp.expected_trials == pytest.approx(1.0, abs=1e-5)
+
+
+def test_split_below_the_range_is_refused_naming_eps_and_split():
+    assert M.CompressedPrivUnit2(2, 1e-6, split=1000).split == 1000  # 1e-9 each: in range
+    with pytest.raises(ValueError) as err:
+        M.CompressedPrivUnit2(2, 1e-7, split=1000)
+    msg = str(err.value)
+    assert "eps/split = 1e-10" in msg and "choose split in [1, 100]" in msg
+    assert M.choose_split(1000, 700.0, max_trials=1e4) <= 1000
+    with pytest.raises(ValueError, match=r"eps = 700: no split K up to 1000"):
+        M.choose_split(1000, 700.0)  # 1000 trials per report cannot be met
+
+
+def _mean_cli(argv, capsys):
+    from ldpcompress.cli import main
+    code = main(["mean"] + argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--eps", "50", "--d", "2", "--n", "2"], "--eps must be in [1e-09, 31.64] for PrivUnit2 in "
+                                              "dimension d = 2"),
+    (["--eps", "1e-300", "--d", "2", "--n", "2"], "--eps must be in [1e-09, 31.64]"),
+    (["--eps", "1e-9", "--d", "2", "--n", "2", "--split", "2"], "choose --split in [1, 1]"),
+    (["--eps", "30", "--d", "3", "--n", "5", "--split", "1"], "a larger --split"),
+])
+def test_mean_cli_eps_range_refused_naming_the_option(capsys, argv, message):
+    code, _, err = _mean_cli(argv, capsys)
+    assert code == 2 and message in err
+    assert len(err.strip().splitlines()) == 1
+    # the command line has no max_bytes / max_expected_trials / choose_split: never advised
+    assert "max_expected_trials" not in err and "choose_split" not in err
+
+
+@pytest.mark.parametrize("eps", ["1e-6", "1e-9", "31", "0.001"])
+def test_mean_cli_tiny_and_large_eps_run(capsys, eps):
+    code, out, err = _mean_cli(["--eps", eps, "--d", "2", "--n", "2", "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert all(math.isfinite(r["predicted"]) and r["predicted"] >= 0
+               for r in res.values() if isinstance(r, dict))
+
+
+def test_mean_cli_warns_before_a_long_run(capsys, monkeypatch):
+    # was: `mean --eps 14` ran 136 s (255.7 expected trials x 10,000 reports) without a word
+    from ldpcompress import cli_mean
+    calls = []
+    monkeypatch.setattr(cli_mean, "run", lambda d, n, eps, split: calls.append(split) or {
+        "split": split, "expected_trials": 1.0})
+    code, _, err = _mean_cli(["--eps", "14"], capsys)
+    assert code == 0 and calls == [M.choose_split(1000, 14.0)]
+    line = err.strip()
+    assert line.startswith("ldpcompress: warning:") and len(line.splitlines()) == 1
+    assert "255.7 expected trials per report" in line and "2.56e+06 in all" in line
+    suggested = int(re.search(r"--split (\d+) needs", line).group(1))
+    assert suggested > calls[0]
+    # the suggested split does bring the estimate under the warning threshold
+    assert cli_mean.work_warning(1000, 10_000, 14.0, suggested, False) is None
+    # the per-report cap is unchanged: the default split still allows up to 1000 trials
+    assert M.CompressedPrivUnit2(1000, 14.0, calls[0]).expected_trials <= 1000
+
+
+def test_mean_cli_small_run_has_no_warning(capsys):
+    code, _, err = _mean_cli(["--d", "50", "--n", "200", "--eps", "4"], capsys)
+    assert code == 0 and err == ""

@@ -1,6 +1,5 @@
 """Plots draw on the caller's axes, leave the matplotlib backend alone, and draw the numbers the
 API computes (lower bounds dashed, below every upper bound; intervals around estimates)."""
-import math
 
 import numpy as np
 import pytest

@@ -5,11 +5,13 @@ the same shard counted twice, silent bit flips, skipped subdirectories, lost rep
 0, --out ''), CSV rows dropped by header guessing, unbounded memory, tracebacks on malformed
 metadata, worker deaths ending in KilledWorker and plain-TCP schedulers.
 """
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tracemalloc
 
@@ -588,3 +590,193 @@ def test_frequency_plot(tmp_path, capsys):
     assert png.stat().st_size > 1000
     data = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert data["true"] == sorted(data["true"], reverse=True)
+
+
+# -- bounded reading, FIFOs, concurrent writers, output paths (issue 13 follow-up) -------------
+
+def _one_shard_set(tmp_path, n, monkeypatch=None, row_group=None, k=50):
+    if row_group is not None:
+        monkeypatch.setattr(RF, "ROW_GROUP_ROWS", row_group)
+    oracle = PIRappor(k, 2.0)
+    reports = oracle.randomize_many(np.random.default_rng(5).integers(0, k, n))
+    out = tmp_path / "one"
+    RF.write_reports(out, oracle, reports, shards=1)
+    return out, oracle, reports
+
+
+def test_a_shard_read_in_several_batches_gives_the_exact_counts(tmp_path, monkeypatch):
+    out, oracle, reports = _one_shard_set(tmp_path, 1000, monkeypatch, row_group=64)
+    shard = RF.collect([out])[1][0]
+    assert pq.ParquetFile(shard.path).num_row_groups == 16  # writers bound their row groups
+    want = counts_of(oracle, reports)
+    for batch_rows in (1, 7, 64, 100, 999, 1000, 10 ** 6):
+        counts, n = RF.count_shard(shard, oracle, batch_rows)
+        assert n == 1000 and counts.tolist() == want.tolist(), batch_rows
+        assert max(len(r) for r in RF.iter_shard(shard, oracle, batch_rows)) <= batch_rows
+        res = D.aggregate_in_memory([out], batch_rows=batch_rows)
+        assert res["n"] == 1000 and res["counts"].tolist() == want.tolist()
+        worker = D.shard_counts(shard, json.dumps(RF.oracle_metadata(oracle), sort_keys=True),
+                                batch_rows)  # what a Dask worker runs
+        assert worker[1] == 1000 and worker[0].tolist() == want.tolist()
+
+
+def test_a_shard_larger_than_the_memory_limit_is_aggregated(tmp_path, monkeypatch):
+    # was: `simulate --n 9e7 --shards 1` wrote a set that `aggregate` refused forever (reading the
+    # one shard needed 4.3 GiB > 4 GiB); now memory is bounded by the batch, not the shard
+    from ldpcompress import limits
+    out, oracle, reports = _one_shard_set(tmp_path, 300_000, k=20)
+    monkeypatch.setattr(limits, "MAX_BYTES", 12 * 2 ** 20)  # 300,000 rows need 13.7 MiB at once
+    with pytest.raises(ValueError, match="reading all 300000 reports at once"):
+        RF.read_shard(RF.collect([out])[1][0], oracle)
+    res = D.aggregate(out, scheduler="memory", batch_rows=20_000)
+    assert res["n"] == 300_000 and res["counts"].tolist() == counts_of(oracle, reports).tolist()
+    with pytest.raises(ValueError, match="batch_rows"):  # the batch itself is bounded
+        D.aggregate(out, scheduler="memory", batch_rows=10 ** 6)
+
+
+def test_aggregation_memory_does_not_grow_with_the_shard(tmp_path):
+    out, oracle, _ = _one_shard_set(tmp_path, 400_000, k=20)
+    shard = RF.collect([out])[1][0]
+    tracemalloc.start()
+    try:
+        RF.count_shard(shard, oracle, 10_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the shard's reports alone are 6.4 MB (two int64 columns); numpy buffers are traced
+    assert peak < 4 * 2 ** 20, peak
+
+
+def test_a_shard_changed_between_hashing_and_parsing_is_refused(tmp_path, monkeypatch):
+    out, oracle, _ = _one_shard_set(tmp_path, 5000)
+    shard = RF.collect([out])[1][0]
+    original = RF._hash_blocks
+
+    def hash_then_alter(fh, s):
+        digests = original(fh, s)
+        data = bytearray(s.path.read_bytes())
+        data[len(data) // 2] ^= 1
+        with open(s.path, "r+b") as f:  # in place: the open descriptor sees the change
+            f.write(data)
+        return digests
+
+    monkeypatch.setattr(RF, "_hash_blocks", hash_then_alter)
+    with pytest.raises(ValueError, match=re.escape(shard.path.name) + ".*changed while being read"):
+        RF.count_shard(shard, oracle)
+
+
+class Hung(BaseException):
+    """Not an OSError: the CLI must not turn it into an exit status."""
+
+
+@contextlib.contextmanager
+def no_hang(seconds=20):
+    """SIGALRM interrupts a blocking open() of a FIFO: the old code hung there."""
+    def alarm(signum, frame):
+        raise Hung(f"hung for {seconds} s")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("victim", ["reports-00001.parquet", "manifest.json"])
+def test_a_fifo_in_place_of_a_listed_file_is_refused_not_read(small_set, capsys, victim):
+    out, _, _ = small_set
+    (out / victim).unlink()
+    os.mkfifo(out / victim)
+    with no_hang():
+        assert main(["aggregate", str(out)]) == 2
+        with pytest.raises(ValueError, match=re.escape(victim) + ": is a FIFO, not a regular "
+                                             "file"):
+            D.aggregate_in_memory([out / "manifest.json" if victim != "manifest.json" else out])
+        if victim != "manifest.json":  # named directly, too
+            with pytest.raises(ValueError, match="is a FIFO"):
+                D.aggregate_in_memory([out / victim])
+    err = capsys.readouterr().err
+    assert victim in err and "FIFO" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_fifo_inputs_of_other_commands_are_refused(tmp_path, capsys):
+    os.mkfifo(tmp_path / "fifo")
+    with no_hang():
+        assert main(["encode", "--csv", str(tmp_path / "fifo"), "--k", "5", "--eps", "1",
+                     "--out", str(tmp_path / "e")]) == 2
+        assert main(["aggregate", str(tmp_path), "--scheduler", "tls://127.0.0.1:1",
+                     "--tls-ca-file", str(tmp_path / "fifo"), "--tls-cert",
+                     str(tmp_path / "fifo")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("is a FIFO, not a regular file") == 2
+
+
+def test_a_second_writer_is_refused_and_the_first_set_survives(tmp_path):
+    # was: two writers into one new directory; the loser printed a raw "[Errno 2] ...
+    # '.manifest.json.tmp' -> 'manifest.json'" and its clean-up could delete the winner's shards
+    oracle = PIRappor(10, 1.0)
+    reports = oracle.randomize_many(np.arange(40) % 10)
+    out = tmp_path / "race"
+    with RF.ReportSetWriter(out, oracle, shards=2) as first:
+        first.write_shard([FieldReports(reports.a[:20], reports.b[:20], oracle.p)])
+        for overwrite in (False, True):  # even --overwrite must not remove a set being written
+            with pytest.raises(ValueError) as err:
+                RF.write_reports(out, oracle, reports, shards=2, overwrite=overwrite)
+            assert str(out) in str(err.value) and "another writer" in str(err.value)
+        first.write_shard([FieldReports(reports.a[20:], reports.b[20:], oracle.p)])
+    assert not (out / RF.LOCK).exists()
+    assert D.aggregate_in_memory([out])["counts"].tolist() == counts_of(oracle, reports).tolist()
+    RF.write_reports(out, oracle, reports, shards=4, overwrite=True)  # the lock was released
+    assert D.aggregate_in_memory([out])["shards"] == 4
+
+
+def test_an_aborted_writer_removes_only_its_own_files(tmp_path):
+    oracle = PIRappor(10, 1.0)
+    reports = oracle.randomize_many(np.arange(40) % 10)
+    out = tmp_path / "set"
+    with pytest.raises(ValueError, match="reports-00001.parquet: appeared while"):
+        with RF.ReportSetWriter(out, oracle, shards=2) as w:
+            w.write_shard([FieldReports(reports.a[:20], reports.b[:20], oracle.p)])
+            (out / "reports-00001.parquet").write_bytes(b"another program's file")
+            w.write_shard([FieldReports(reports.a[20:], reports.b[20:], oracle.p)])
+    assert sorted(p.name for p in out.iterdir()) == ["reports-00001.parquet"]
+    assert (out / "reports-00001.parquet").read_bytes() == b"another program's file"
+
+
+def test_concurrent_simulations_into_one_directory(tmp_path):
+    import threading
+    for trial in range(4):
+        out = tmp_path / f"race{trial}"
+        results = []
+
+        def simulate():
+            try:
+                RF.write_items(out, PIRappor(20, 1.0), [np.arange(50_000) % 20], 50_000, 4)
+                results.append("ok")
+            except ValueError as err:
+                results.append(str(err))
+
+        threads = [threading.Thread(target=simulate) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results.count("ok") == 1, results
+        loser = next(r for r in results if r != "ok")
+        assert str(out) in loser and ("another writer" in loser or "not empty" in loser)
+        assert D.aggregate_in_memory([out])["n"] == 50_000
+        assert not (out / RF.LOCK).exists()
+
+
+def test_aggregate_checks_its_output_file_before_aggregating(tmp_path, capsys, monkeypatch):
+    # was: `aggregate d --out nodir/x.csv` failed after the whole aggregation with [Errno 2]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(D, "aggregate", lambda *a, **k: pytest.fail("aggregated first"))
+    (tmp_path / "d").mkdir()
+    for out, message in (("nodir/x.csv", "--out nodir/x.csv: the directory nodir does not exist"),
+                         ("d", "--out d: is a directory")):
+        assert main(["aggregate", "d", "--out", out]) == 2
+        assert message in capsys.readouterr().err
