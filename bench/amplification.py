@@ -19,11 +19,16 @@ import numpy as np
 from scipy import stats
 
 import ldpcompress as L
-from ldpcompress import amplification as A
-from ldpcompress import blanket as BL
-from ldpcompress.oracles import HadamardOracle, KRROracle, OLHOracle, RAPPOROracle, SubsetOracle
-from ldpcompress.pirappor import PIRappor
-from ldpcompress.profiles import window_tol
+from ldpcompress.accounting import amplification as A
+from ldpcompress.accounting import blanket as BL
+from ldpcompress.accounting.profiles import window_tol
+from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
+from ldpcompress.randomizers.krr import KRR as KRROracle
+from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.pirappor import PIRappor
+from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
+from ldpcompress.randomizers.rappor import RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
 
 DELTA = 1e-6
 
@@ -68,9 +73,9 @@ def timed(fn, *args, repeat=3, **kw):
     return out, best
 
 
-ORACLE_ROWS = [("OUE (asymmetric RAPPOR)", lambda k, e: RAPPOROracle(k, e, symmetric=False)),
+ORACLE_ROWS = [("OUE (asymmetric RAPPOR)", lambda k, e: RAPPOROracle(k, e)),
                ("PI-RAPPOR (realised eps0)", lambda k, e: PIRappor(k, e)),
-               ("symmetric RAPPOR (eps0/2 per bit)", lambda k, e: RAPPOROracle(k, e / 2, symmetric=True)),
+               ("symmetric RAPPOR (eps0/2 per bit)", lambda k, e: RAPPOR(k, e / 2, symmetric=True)),
                ("Hadamard response", lambda k, e: HadamardOracle(k, e)),
                ("OLH (product law, dominating)", lambda k, e: OLHOracle(k, e)),
                ("subset selection (exact law)", lambda k, e: SubsetOracle(k, e)),
@@ -146,7 +151,7 @@ def oracle_section(quick: bool) -> None:
     oracle_table(10 ** 4, 1000, 6.0)
 
     print("\n## FFT baseline (fixed grid h = 0.02, NumPy) vs ours at n = 1e4, OUE eps0 = 6, k = 1000")
-    o = RAPPOROracle(1000, 6.0, symmetric=False)
+    o = RAPPOROracle(1000, 6.0)
     st, n = BL.structure(o), 10 ** 4
     eps_star = L.epsilon(n, delta=DELTA, oracle=o, lower=False).value
     tol = window_tol(DELTA)

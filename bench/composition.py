@@ -14,9 +14,9 @@ import tracemalloc
 
 import numpy as np
 
-from ldpcompress import accountant as A
-from ldpcompress import pld as P
-from ldpcompress.profiles import GeneralProfile, general_pair
+from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import pld as P
+from ldpcompress.accounting.profiles import GeneralProfile, general_pair
 
 DELTA = 1e-6
 

@@ -6,9 +6,10 @@ report and expected trials.
 """
 import time
 
-from ldpcompress.compress import compress
-from ldpcompress.prg import keystream
-from ldpcompress.randomizers import KRR, RAPPOR
+from ldpcompress.compression.sampler import compress
+from ldpcompress.core.prg import keystream
+from ldpcompress.randomizers.krr import KRR
+from ldpcompress.randomizers.rappor import RAPPOR
 
 
 def rate(fn, count):

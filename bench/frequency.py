@@ -11,9 +11,12 @@ import time
 
 import numpy as np
 
-from ldpcompress.oracles import (HadamardOracle, KRROracle, OLHOracle, RAPPOROracle,
-                                 SubsetOracle)
-from ldpcompress.pirappor import PIRappor
+from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
+from ldpcompress.randomizers.krr import KRR as KRROracle
+from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.pirappor import PIRappor
+from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
+from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
 
 CHUNK_BITS = 2 * 10 ** 8
 

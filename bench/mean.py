@@ -9,8 +9,10 @@ import time
 
 import numpy as np
 
-from ldpcompress import mean as M
-from ldpcompress.cli_mean import simulate
+from ldpcompress.compression import split as SP
+from ldpcompress.estimation.mean import simulate
+from ldpcompress.randomizers import privunit as PU
+from ldpcompress.randomizers.onebit import OneBitSphere
 
 
 def main():
@@ -20,10 +22,10 @@ def main():
         xs = simulate(d, n)
         truth = xs.mean(axis=0)
         for eps in (2.0, 4.0, 8.0):
-            plain, onebit = M.PrivUnit2(d, eps), M.OneBitSphere(d, eps)
+            plain, onebit = PU.PrivUnit2(d, eps), OneBitSphere(d, eps)
             row = []
-            for split in sorted({1, M.choose_split(d, eps, max_trials=20)}):
-                comp = M.CompressedPrivUnit2(d, eps, split)
+            for split in sorted({1, SP.choose_split(d, eps, max_trials=20)}):
+                comp = SP.CompressedPrivUnit2(d, eps, split)
                 t = time.perf_counter()
                 reps = comp.encode_many(xs)
                 enc_ms = (time.perf_counter() - t) / n * 1e3

@@ -35,9 +35,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ldpcompress import distributed as D  # noqa: E402
-from ldpcompress import report_files as RF  # noqa: E402
-from ldpcompress.pirappor import PIRappor  # noqa: E402
+from ldpcompress.randomizers.pirappor import PIRappor  # noqa: E402
+from ldpcompress.scale import distributed as D  # noqa: E402
+from ldpcompress.scale import report_files as RF  # noqa: E402
 
 N, K, EPS, SHARDS = 10 ** 7, 1000, 4.0, 16
 MEMORY_SIZES = (10 ** 3, 10 ** 6, 10 ** 7, 3 * 10 ** 7, 9 * 10 ** 7)
@@ -140,8 +140,8 @@ def mib(kib: int) -> str:
 
 SIMULATE = """
 import numpy as np
-from ldpcompress import report_files as RF
-from ldpcompress.pirappor import PIRappor
+from ldpcompress.scale import report_files as RF
+from ldpcompress.randomizers.pirappor import PIRappor
 def items(n, k, chunk=RF.CHUNK):  # simulated users' data, chunk by chunk (not privacy coins)
     rng = np.random.default_rng(0)
     for lo in range(0, n, chunk):
@@ -149,17 +149,17 @@ def items(n, k, chunk=RF.CHUNK):  # simulated users' data, chunk by chunk (not p
 RF.write_items({out!r}, PIRappor({k}, {eps}), items({n}, {k}), {n}, 1)
 """
 AGGREGATE = """
-from ldpcompress import distributed as D
+from ldpcompress.scale import distributed as D
 extra = dict(n=D.aggregate({out!r}, scheduler="memory")["n"])
 """
 WHOLE = """
-from ldpcompress import report_files as RF
+from ldpcompress.scale import report_files as RF
 oracle, shards = RF.collect({out!r})
 extra = dict(n=len(RF.read_shard(shards[0], oracle, max_bytes=float("inf"))))
 """
 DASK = """
 from dask.distributed import Client, LocalCluster
-from ldpcompress import distributed as D
+from ldpcompress.scale import distributed as D
 if __name__ == "__main__":
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None)

@@ -1,7 +1,11 @@
 """ldpcompress: the shuffle model of differential privacy.
 
-Accounting for shuffled local randomizers (``ldpcompress.amplification``, SPEC S2), inverse
-queries (``ldpcompress.inverse``) and a command line (``ldpcompress ...``).
+The local randomizer is the hub (``ldpcompress.randomizers``: k-RR, RAPPOR/OUE, subset
+selection, OLH, Hadamard response, PI-RAPPOR, PrivUnit2); the jobs are views over it:
+``accounting`` (what central (eps, delta) shuffled reports give, over many rounds),
+``compression`` (a 17-byte seed report instead of the long output), ``estimation`` (the
+frequency and mean jobs end to end), ``scale`` (report sets on disk, Dask) and ``cli``.
+The mathematics, with citations, is in docs/theory.md; how to use it in docs/guide.md.
 """
 import importlib.util as _ilu
 import os as _os
@@ -26,10 +30,40 @@ def _map_source_kernels() -> None:
 
 _map_source_kernels()
 
-from .amplification import (AmplificationResult, Bound, clone_pair_delta, delta,  # noqa: E402
-                            epsilon)
-from .inverse import max_eps0, min_n  # noqa: E402
+from .accounting import (  # noqa: E402
+    Accountant,
+    AmplificationResult,
+    ApproxDP,
+    Bound,
+    Gaussian,
+    KRRShuffledRound,
+    Laplace,
+    OracleShuffledRound,
+    PairOfPmfs,
+    PureDP,
+    ShuffledRound,
+    clone_pair_delta,
+    delta,
+    epsilon,
+    max_eps0,
+    min_n,
+)
+from .compression import compress  # noqa: E402
+from .randomizers import (  # noqa: E402
+    KRR,
+    OLH,
+    OUE,
+    RAPPOR,
+    HadamardResponse,
+    PIRappor,
+    PrivUnit2,
+    SubsetSelection,
+    VectorPIRappor,
+)
 
-__all__ = ["AmplificationResult", "Bound", "clone_pair_delta", "delta", "epsilon", "max_eps0",
-           "min_n"]
-__version__ = "0.1.0"
+__all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
+           "Bound", "Accountant", "ShuffledRound",
+           "KRRShuffledRound", "OracleShuffledRound", "Gaussian", "Laplace", "PureDP",
+           "ApproxDP", "PairOfPmfs", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
+           "HadamardResponse", "PIRappor", "VectorPIRappor", "PrivUnit2", "compress"]
+__version__ = "0.2.0"

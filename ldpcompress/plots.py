@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import amplification as A
-from .optional import require
+from .accounting import amplification as A
+from .core.optional import require
 
 __all__ = ["amplification_curves", "plot_amplification", "plot_frequency"]
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpcompress import accountant as A
-from ldpcompress import composition as K
-from ldpcompress import pld as P
-from ldpcompress import rdp as R
+from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import kov as K
+from ldpcompress.accounting import pld as P
+from ldpcompress.accounting import rdp as R
 
 
 @pytest.fixture(autouse=True)
@@ -215,8 +215,8 @@ def test_atoms_rdp_against_mpmath():
 
 # -- inverse queries share the forward path ------------------------------------------------------
 
-from ldpcompress import amplification as amp  # noqa: E402
-from ldpcompress import inverse as I  # noqa: E402
+from ldpcompress.accounting import amplification as amp  # noqa: E402
+from ldpcompress.accounting import inverse as I  # noqa: E402
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(delta0=1e-13), dict(k=10)])
@@ -257,8 +257,8 @@ import json  # noqa: E402
 import time  # noqa: E402
 from fractions import Fraction  # noqa: E402
 
-from ldpcompress import validate as VAL  # noqa: E402
 from ldpcompress.cli import main  # noqa: E402
+from ldpcompress.core import validate as VAL  # noqa: E402
 
 
 @pytest.mark.parametrize("make", [lambda n: A.ShuffledRound(n, 1.0),

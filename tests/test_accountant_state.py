@@ -3,9 +3,18 @@ import json
 
 import pytest
 
-from ldpcompress.accountant import (Accountant, ApproxDP, Gaussian, KRRShuffledRound, Laplace,
-                                    OracleShuffledRound, PairOfPmfs, PureDP, ShuffledRound)
-from ldpcompress.pirappor import PIRappor
+from ldpcompress.accounting.accountant import (
+    Accountant,
+    ApproxDP,
+    Gaussian,
+    KRRShuffledRound,
+    Laplace,
+    OracleShuffledRound,
+    PairOfPmfs,
+    PureDP,
+    ShuffledRound,
+)
+from ldpcompress.randomizers.pirappor import PIRappor
 
 
 def ledger():

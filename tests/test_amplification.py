@@ -3,11 +3,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import krr_worst_delta, mp_binary_rr_lower, mp_clone_delta
 
 import ldpcompress as L
-from ldpcompress import amplification as A
-from reference import krr_worst_delta, mp_binary_rr_lower, mp_clone_delta
+from ldpcompress.accounting import amplification as A
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 30, 120])

@@ -4,16 +4,21 @@ mpmath summation of the bound's formula, and independently computed reference fi
 import itertools
 import math
 from collections import defaultdict
+from fractions import Fraction
 from math import comb
 
 import mpmath as mp
-from fractions import Fraction
 import numpy as np
 import pytest
 
-from ldpcompress import blanket as BL
-from ldpcompress.oracles import HadamardOracle, KRROracle, OLHOracle, RAPPOROracle, SubsetOracle
-from ldpcompress.pirappor import PIRappor, VectorPIRappor
+from ldpcompress.accounting import blanket as BL
+from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
+from ldpcompress.randomizers.krr import KRR as KRROracle
+from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.pirappor import PIRappor, VectorPIRappor
+from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
+from ldpcompress.randomizers.rappor import RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
 
 TOL = 1e-30
 
@@ -142,8 +147,8 @@ def worst_case(C, k, n, eps_list):
 
 
 CASES = [
-    ("oue", lambda: RAPPOROracle(3, 1.2, symmetric=False), law_rappor),
-    ("rappor-sym", lambda: RAPPOROracle(3, 0.6, symmetric=True), law_rappor),
+    ("oue", lambda: RAPPOROracle(3, 1.2), law_rappor),
+    ("rappor-sym", lambda: RAPPOR(3, 0.6, symmetric=True), law_rappor),
     ("krr", lambda: KRROracle(3, 1.5), law_krr),
     ("subset", lambda: SubsetOracle(4, 1.0, d=2), law_subset),
     ("olh", lambda: OLHOracle(3, 1.0), law_olh),
@@ -251,7 +256,7 @@ def mp_blanket(n, st, eps):
     return total
 
 
-@pytest.mark.parametrize("make", [lambda: RAPPOROracle(50, 1.5, symmetric=False),
+@pytest.mark.parametrize("make", [lambda: RAPPOROracle(50, 1.5),
                                   lambda: SubsetOracle(20, 1.0, d=5),
                                   lambda: OLHOracle(30, 2.0),
                                   lambda: KRROracle(10, 2.0)],
@@ -292,7 +297,7 @@ def mp_lower(n, st, eps):
     return total / n
 
 
-@pytest.mark.parametrize("make", [lambda: RAPPOROracle(30, 1.5, symmetric=False),
+@pytest.mark.parametrize("make", [lambda: RAPPOROracle(30, 1.5),
                                   lambda: PIRappor(30, 2.0),
                                   lambda: SubsetOracle(20, 1.0, d=5),
                                   lambda: OLHOracle(30, 2.0),
@@ -338,7 +343,7 @@ def test_attack_triples_by_enumeration():
 @pytest.mark.parametrize("eps0", [17.0, 20.0, 25.0, 30.0, 36.0, 40.0, 60.0])
 def test_large_eps0_single_user_exact(eps0):
     """n = 1: the bound is the local divergence of OUE, in closed form with mpmath."""
-    o = RAPPOROracle(10, eps0, symmetric=False)
+    o = RAPPOROracle(10, eps0)
     st = BL.structure(o)
     mp.mp.dps = 60
     a0 = mp.mpf(math.ceil(o.a0 * 2.0 ** 53)) / 2 ** 53  # the client's realised coin (53-bit uniforms)
@@ -363,8 +368,8 @@ def test_large_eps0_single_user_exact(eps0):
 def test_realised_coins():
     """Clients draw u = j 2^-53 and compare: Pr[u < p] = ceil(p 2^53)/2^53 exactly, checked by
     feeding every boundary word; structures use these realised values, never the nominal."""
-    from ldpcompress.entropy import Entropy
-    from ldpcompress.structure import coin, kept
+    from ldpcompress.core.entropy import Entropy
+    from ldpcompress.randomizers.structure import coin, kept
     for p in (0.5, 1 / 3, 1e-9, 2.0 ** -60, 1 - 2.0 ** -53, 0.1234567):
         j = math.ceil(p * 2.0 ** 53)
         words = np.array([(j - 1) << 11, j << 11, ((j - 1) << 11) | 0x7FF], dtype="<u8")
@@ -395,13 +400,13 @@ def test_unrealisable_randomizer_is_refused():
 
 def test_reference_figures():
     """Computed independently (delta = 1e-6, k = 1000)."""
-    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOROracle(1000, 4.0, symmetric=False)), 1e-6)
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOROracle(1000, 4.0)), 1e-6)
     assert eps == pytest.approx(0.02357, abs=1e-5)
-    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOROracle(1000, 2.0, symmetric=True)), 1e-6)
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOR(1000, 2.0, symmetric=True)), 1e-6)
     assert eps == pytest.approx(0.03019, abs=1e-5)
     eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, HadamardOracle(1000, 4.0)), 1e-6)
     assert eps == pytest.approx(0.02358, abs=1e-5)
-    o = RAPPOROracle(1000, 6.0, symmetric=False)
+    o = RAPPOROracle(1000, 6.0)
     eps = BL.profile_epsilon(BL.blanket_profile(10 ** 4, o, block_frac=0.0), 1e-6)
     assert eps == pytest.approx(0.8257, abs=1e-4)
     blocked = BL.profile_epsilon(BL.blanket_profile(10 ** 4, o), 1e-6)
@@ -411,7 +416,7 @@ def test_reference_figures():
 @pytest.mark.slow
 def test_krr_close_to_exact_attack():
     """k-RR through the correlated-law kernel sits above the exact k-RR attack and within 1e-4 of it."""
-    from ldpcompress.profiles import KRRLowerProfile
+    from ldpcompress.accounting.profiles import KRRLowerProfile
     for n, eps0, k, rel in [(50, 1.0, 5, 0.1), (2000, 3.0, 20, 2e-3)]:
         o = KRROracle(k, eps0)
         ours = BL.blanket_profile(n, o, block_frac=0.0)
@@ -422,12 +427,12 @@ def test_krr_close_to_exact_attack():
 
 
 def test_structures_from_oracles():
-    o = RAPPOROracle(100, 3.0, symmetric=False)
+    o = RAPPOROracle(100, 3.0)
     st = BL.structure(o)
     e = math.exp(3.0)
     assert st.gamma == pytest.approx((e + 1) / (2 * e), rel=1e-14)
     assert st.independent and st.a == Fraction(math.ceil(o.a0 * 2.0 ** 53), 2 ** 53)
-    sym = BL.structure(RAPPOROracle(100, 1.5, symmetric=True))
+    sym = BL.structure(RAPPOR(100, 1.5, symmetric=True))
     assert sym.eps0 == pytest.approx(3.0, rel=1e-13)
     assert sym.gamma == pytest.approx(math.exp(-1.5), rel=1e-13)
     had = BL.structure(HadamardOracle(100, 2.0))
@@ -455,7 +460,7 @@ def test_olh_product_law_dominates_exact_law():
 
 
 def test_parameters_are_validated():
-    o = RAPPOROracle(10, 1.0, symmetric=False)
+    o = RAPPOROracle(10, 1.0)
     for bad in (0, -3, 2.5, "10"):
         with pytest.raises((ValueError, TypeError), match="n"):
             BL.blanket_profile(bad, o)
@@ -470,12 +475,12 @@ def test_parameters_are_validated():
 
 
 def test_oracle_mismatch_is_an_error():
-    prof = BL.blanket_profile(1000, RAPPOROracle(100, 2.0, symmetric=False))
-    prof.check_oracle(RAPPOROracle(100, 2.0, symmetric=False))
+    prof = BL.blanket_profile(1000, RAPPOROracle(100, 2.0))
+    prof.check_oracle(RAPPOROracle(100, 2.0))
     with pytest.raises(ValueError, match="derived for rappor"):
         prof.check_oracle(PIRappor(100, 2.0))
     with pytest.raises(ValueError, match="derived for rappor"):
-        prof.check_oracle(RAPPOROracle(100, 2.5, symmetric=False))
+        prof.check_oracle(RAPPOROracle(100, 2.5))
     with pytest.raises(TypeError):
         BL.structure("oue")
     with pytest.raises(ValueError, match="no oracle-specific attack"):

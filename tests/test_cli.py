@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-from ldpcompress.cli import main
 import ldpcompress as L
+from ldpcompress.cli import main
 
 
 def test_amplify_json_matches_api(capsys):
@@ -31,7 +31,7 @@ def test_amplify_bad_input(capsys):
 
 
 def test_compose_json_matches_accountant(capsys):
-    from ldpcompress.accountant import Accountant, ShuffledRound
+    from ldpcompress.accounting.accountant import Accountant, ShuffledRound
     assert main(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "10", "--delta", "1e-6",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -88,7 +88,7 @@ def test_amplify_inverse_honours_delta0(capsys):
 
 
 def test_noise_table(capsys):
-    from ldpcompress import noise
+    from ldpcompress.accounting import noise
     assert main(["noise", "--n", "100", "--scale", "1", "--orders", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["gaussian"][0] == noise.gaussian_sum_rdp(100, 1.0, [2.0])[0]
@@ -101,7 +101,7 @@ def test_demo_end_to_end(capsys):
     assert out["central_eps"] <= 1.0 and out["central_lower"] <= out["central_eps"]
     assert out["local_eps"] <= out["eps0"] and out["bits"] < out["rappor_bits"]
     # every top item is estimated within 5 standard errors of its own count
-    from ldpcompress.pirappor import PIRappor
+    from ldpcompress.randomizers.pirappor import PIRappor
     orc = PIRappor(200, out["eps0"])
     for _, true, est in out["top"]:
         assert abs(est - true) < 5 * orc.variance(20000, true) ** 0.5
@@ -115,7 +115,8 @@ def test_demo_table_and_bad_oracle(capsys):
 
 def test_missing_extra_names_it():
     import pytest
-    from ldpcompress.optional import require
+
+    from ldpcompress.core.optional import require
     with pytest.raises(ImportError, match=r"ldpcompress\[plot\]"):
         require("plot", "no_such_module_xyz")
 
@@ -145,7 +146,7 @@ def test_demo_refuses_an_eps_beyond_the_range_naming_the_option(capsys):
 
 
 def test_subset_selection_at_large_eps():
-    from ldpcompress.oracles import SubsetOracle
+    from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
     for eps in (37.0, 60.0, 700.0):
         o = SubsetOracle(10, eps)
         assert o.q1 > 0 and o.a1 <= 1 and math.isfinite(o.deletion_eps)
@@ -159,7 +160,7 @@ def test_limit_errors_tell_the_command_line_user_what_to_do(capsys):
     err = capsys.readouterr().err
     assert "reduce --n or --d" in err and "(or raise max_bytes)" not in err
     assert "the command line keeps this limit" in err
-    from ldpcompress.limits import check_bytes
+    from ldpcompress.core.limits import check_bytes
     with pytest.raises(ValueError, match=r"\(or raise max_bytes\)"):  # the API still says it
         check_bytes(2 ** 40, "a table", "n")
 
@@ -171,8 +172,8 @@ def test_error_messages_are_one_line(capsys):
 
 
 def test_noise_orders_near_one_and_extreme_scales(capsys):
-    from ldpcompress import noise as N
-    from ldpcompress import rdp as R
+    from ldpcompress.accounting import noise as N
+    from ldpcompress.accounting import rdp as R
     # was -0.032 at order 1 + 1e-7 (quadrature error / (alpha - 1)); the limit is the KL
     # divergence of Lap(1, 1) from Lap(0, 1), e^-1
     exact = N.laplace_sum_exact_rdp(1, 1.0, [1.0000001, 2.0])
@@ -209,7 +210,7 @@ def test_amplify_inverse_at_vanishing_eps(capsys):
 
 
 def test_floor_digits_never_rounds_up():
-    from ldpcompress.cli import _floor_digits
+    from ldpcompress.cli.amplify import _floor_digits
     assert _floor_digits(1.2345678e-7) == "1.23456e-7"
     assert _floor_digits(9.99999999e-6) == "9.99999e-6"
     assert _floor_digits(3.7024171743541956) == "3.70241"
@@ -223,6 +224,6 @@ def test_demo_at_a_vanishing_eps_is_refused_naming_the_option(capsys, oracle):
                  "--k", "10", "--json"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ldpcompress: error: --eps = 1e-300") and "use a larger --eps" in err
-    from ldpcompress.estimators import binary_estimate
+    from ldpcompress.randomizers.estimator import binary_estimate
     with pytest.raises(ValueError, match="a1 > a0"):
         binary_estimate([1, 2], 3, 0.5, 0.5)

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
 
-from ldpcompress import accountant as A
-from ldpcompress import composition as K
-from ldpcompress import noise as N
-from ldpcompress import pld as P
-from ldpcompress import rdp as R
-from ldpcompress.profiles import GeneralProfile, general_pair
+from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import kov as K
+from ldpcompress.accounting import noise as N
+from ldpcompress.accounting import pld as P
+from ldpcompress.accounting import rdp as R
+from ldpcompress.accounting.profiles import GeneralProfile, general_pair
 
 
 @pytest.fixture(autouse=True)
@@ -185,7 +185,7 @@ def test_noise_amplification():
 
 def test_dp_accounting_export_agrees():
     dpa = pytest.importorskip("dp_accounting")
-    from ldpcompress.interop import to_dp_accounting
+    from ldpcompress.accounting.interop import to_dp_accounting
     p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
     ours = P.from_pmfs(p, q, 1e-3).self_compose(20)
     theirs = to_dp_accounting(P.from_pmfs(p, q, 1e-3)).self_compose(20)

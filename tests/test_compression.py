@@ -8,11 +8,14 @@ import pytest
 from Crypto.Cipher import AES
 from scipy import stats
 
-from ldpcompress import reports
-from ldpcompress.compress import compress, trials_for
-from ldpcompress.entropy import Entropy, deterministic_source
-from ldpcompress.prg import PRG, keystream, uniform_at
-from ldpcompress.randomizers import KRR, RAPPOR, Randomizer, SubsetSelection
+from ldpcompress.compression import wire as reports
+from ldpcompress.compression.sampler import compress, trials_for
+from ldpcompress.core.entropy import Entropy, deterministic_source
+from ldpcompress.core.prg import PRG, keystream, uniform_at
+from ldpcompress.randomizers.base import Randomizer
+from ldpcompress.randomizers.krr import KRR
+from ldpcompress.randomizers.rappor import RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection
 
 SEED_BITS = 10
 
@@ -115,7 +118,7 @@ def test_keystream_is_aes_ctr_as_specified():
 
 def test_decode_is_deterministic_across_processes():
     seed = bytes(range(16))
-    code = ("from ldpcompress.randomizers import RAPPOR; from ldpcompress.compress import compress;"
+    code = ("from ldpcompress.randomizers import RAPPOR; from ldpcompress.compression import compress;"
             "import sys; pr = compress(RAPPOR(64, 2.0));"
             "sys.stdout.write(''.join('1' if b else '0' for b in pr.decode(bytes([1]) + bytes(range(16)))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

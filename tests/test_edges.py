@@ -7,12 +7,11 @@ import warnings
 
 import mpmath as mp
 import pytest
+from reference import mp_binary_rr_lower, mp_general_delta, mp_krr_attack_delta, mp_krr_worst_delta
 
 import ldpcompress as L
-from ldpcompress import amplification as A
-from ldpcompress.inverse import max_eps0
-from reference import (mp_binary_rr_lower, mp_general_delta, mp_krr_attack_delta,
-                       mp_krr_worst_delta)
+from ldpcompress.accounting import amplification as A
+from ldpcompress.accounting.inverse import max_eps0
 
 BIG_EPS0 = [17.0, 20.0, 25.0, 30.0, 36.0, 40.0, 60.0]
 
@@ -346,7 +345,7 @@ def test_connect_the_dots_at_tiny_eps(eps0):
     """Connect-the-dots atoms of binary RR(eps0) reproduce its total variation (the profile at
     eps = 0). The hull's e^b - e^a and 1 - e^neg were formed by subtraction: at eps0 = 1e-9 the
     atoms' delta(0) fell 1.3e-7 (relative) below the true one."""
-    from ldpcompress import pld as P
+    from ldpcompress.accounting import pld as P
 
     def profile(e):
         return math.exp(e) * math.expm1(eps0 - e) / (math.exp(eps0) + 1) if e < eps0 else 0.0

@@ -1,16 +1,20 @@
 """Frequency oracles (SPEC S6, S5.4): exact privacy of PI-RAPPOR, pairwise independence,
 unbiasedness with the stated variance, histogram algorithms, wire format, bad input."""
 import itertools
-import time
 import math
+import time
 
 import numpy as np
 import pytest
 
-from ldpcompress.entropy import Entropy, deterministic_source
-from ldpcompress.oracles import (HadamardOracle, KRROracle, OLHOracle, RAPPOROracle,
-                                 SubsetOracle)
-from ldpcompress.pirappor import FieldReports, PIRappor, VectorPIRappor
+from ldpcompress.core.entropy import Entropy, deterministic_source
+from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
+from ldpcompress.randomizers.krr import KRR as KRROracle
+from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.pirappor import FieldReports, PIRappor, VectorPIRappor
+from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
+from ldpcompress.randomizers.rappor import RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
 
 
 def exact_report_law(oracle, x):
@@ -62,7 +66,7 @@ def test_vector_pi_rappor_pairwise_independence():
 ORACLES = [
     lambda: PIRappor(64, 2.0), lambda: PIRappor(64, 1.0, symmetric=True),
     lambda: VectorPIRappor(64, 1.5, q=11), lambda: KRROracle(64, 2.0),
-    lambda: RAPPOROracle(64, 2.0), lambda: RAPPOROracle(64, 2.0, symmetric=True),
+    lambda: RAPPOROracle(64, 2.0), lambda: RAPPOR(64, 2.0, symmetric=True),
     lambda: SubsetOracle(64, 1.0), lambda: OLHOracle(64, 2.0), lambda: HadamardOracle(64, 2.0),
 ]
 
@@ -272,7 +276,7 @@ def test_miller_rabin_exact_above_2_31():
 
 
 @pytest.mark.parametrize("call", [
-    lambda: RAPPOROracle(10, 1.0, symmetric="yes"),
+    lambda: RAPPOR(10, 1.0, symmetric="yes"),
     lambda: PIRappor(10, 1.0, symmetric=1),
     lambda: KRROracle(2.7, 1.0), lambda: KRROracle(float("inf"), 1.0),
     lambda: KRROracle(10, float("nan")), lambda: KRROracle(10, 1000.0),

@@ -24,11 +24,11 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-from ldpcompress import distributed as D  # noqa: E402
-from ldpcompress import report_files as RF  # noqa: E402
-from ldpcompress.pirappor import FieldReports, PIRappor  # noqa: E402
 from test_scale import counts_of, reseal  # noqa: E402
+
+from ldpcompress.randomizers.pirappor import FieldReports, PIRappor  # noqa: E402
+from ldpcompress.scale import distributed as D  # noqa: E402
+from ldpcompress.scale import report_files as RF  # noqa: E402
 
 # LDPC_FUZZ_EXAMPLES=N: a longer, randomised run (the CI run is short and derandomised)
 SCALE = int(os.environ.get("LDPC_FUZZ_EXAMPLES", "0"))

@@ -15,12 +15,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ldpcompress import reports as wire
-from ldpcompress.compress import compress
-from ldpcompress.oracles import (HadamardOracle, KRROracle, OLHOracle, RAPPOROracle,
-                                 SubsetOracle)
-from ldpcompress.pirappor import FieldReports, PIRappor, VectorPIRappor
-from ldpcompress.randomizers import KRR, RAPPOR, SubsetSelection
+from ldpcompress.compression import wire as wire
+from ldpcompress.compression.sampler import compress
+from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
+from ldpcompress.randomizers.krr import KRR
+from ldpcompress.randomizers.krr import KRR as KRROracle
+from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.pirappor import FieldReports, PIRappor, VectorPIRappor
+from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
+from ldpcompress.randomizers.rappor import RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection
+from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
 
 FUZZ = settings(max_examples=80, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -302,7 +307,7 @@ NUMBERS = st.one_of(st.integers(-5, 70), st.integers(-2 ** 70, 2 ** 70),
                     st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(
                         [0, 1, 2, 1e3, 2.7, 2 ** 31 - 1, 2 ** 31, 1e300, True, "3", None, 16.0]))
 CONSTRUCTORS = {
-    "krr": lambda k, e, x: KRROracle(k, e), "rappor": lambda k, e, x: RAPPOROracle(k, e, x),
+    "krr": lambda k, e, x: KRROracle(k, e), "rappor": lambda k, e, x: RAPPOR(k, e, x),
     "subset": lambda k, e, x: SubsetOracle(k, e, x), "olh": lambda k, e, x: OLHOracle(k, e),
     "hadamard": lambda k, e, x: HadamardOracle(k, e),
     "pi-rappor": lambda k, e, x: PIRappor(k, e, x),

@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from ldpcompress import mean as M
-from ldpcompress.entropy import Entropy, deterministic_source
+from ldpcompress.compression import split as SP
+from ldpcompress.core.entropy import Entropy, deterministic_source
+from ldpcompress.randomizers import privunit as PU
+from ldpcompress.randomizers.onebit import OneBitSphere
 
 
 def unit(d, seed=0):
@@ -18,7 +20,7 @@ def unit(d, seed=0):
 
 def test_cap_probability_two_ways_and_monte_carlo():
     d, gamma = 50, 0.2
-    cap = M.p_cap(d, gamma)
+    cap = PU.p_cap(d, gamma)
     a = (d - 1) / 2
     assert cap == pytest.approx(special.betainc(a, a, (1 - gamma) / 2), rel=1e-10)
     g = np.random.default_rng(4).normal(size=(200_000, d))
@@ -28,20 +30,20 @@ def test_cap_probability_two_ways_and_monte_carlo():
 
 @pytest.mark.parametrize("d, eps", [(20, 1.0), (200, 4.0), (100_000, 8.0)])
 def test_privacy_formula_and_optimised_split(d, eps):
-    par = M.optimal_params(d, eps)
+    par = PU.optimal_params(d, eps)
     assert par.eps == pytest.approx(eps, rel=1e-9) and par.eps <= eps * (1 + 1e-9)
     assert math.isfinite(par.m) and par.m > 0
     # the optimum beats nearby splits of the same budget
     for shift in (-0.05, 0.05):
         eps1 = math.log(par.p0 / (1 - par.p0)) + shift * eps
         p0 = 1 / (1 + math.exp(-eps1))
-        other = M.params(d, p0, max(0.0, M.gamma_for_cap(d, 1 / (1 + math.exp(eps - eps1)))))
+        other = PU.params(d, p0, max(0.0, PU.gamma_for_cap(d, 1 / (1 + math.exp(eps - eps1)))))
         assert other.m <= par.m * (1 + 1e-6)
 
 
 def test_privunit_is_unbiased_and_norm_is_one_over_m():
     d, n = 30, 20_000
-    mech = M.PrivUnit2(d, 2.0)
+    mech = PU.PrivUnit2(d, 2.0)
     u = unit(d)
     ent = Entropy(deterministic_source(1))
     zs = np.array([mech.randomize(u, ent) for _ in range(n)])
@@ -58,8 +60,8 @@ def test_compressed_matches_uncompressed():
     d, n = 40, 3000
     u = unit(d, 2)
     ent = Entropy(deterministic_source(9))
-    comp = M.CompressedPrivUnit2(d, 3.0, entropy=ent)
-    plain = M.PrivUnit2(d, 3.0)
+    comp = SP.CompressedPrivUnit2(d, 3.0, entropy=ent)
+    plain = PU.PrivUnit2(d, 3.0)
     zc = comp.decode_many(comp.encode_many([u] * n))
     zp = np.array([plain.randomize(u, ent) for _ in range(n)])
     assert stats.ks_2samp(zc @ u, zp @ u).pvalue > 1e-4
@@ -70,23 +72,23 @@ def test_compressed_matches_uncompressed():
 
 def test_split_copies_and_trials():
     d, eps = 100, 8.0
-    k = M.choose_split(d, eps, max_trials=50)
-    comp = M.CompressedPrivUnit2(d, eps, split=k)
+    k = SP.choose_split(d, eps, max_trials=50)
+    comp = SP.CompressedPrivUnit2(d, eps, split=k)
     assert comp.expected_trials <= 50 and len(comp.encode(unit(d))) == k
-    assert k == 1 or (k - 1) * math.exp(M.PrivUnit2(d, eps / (k - 1)).deletion_eps) > 50
+    assert k == 1 or (k - 1) * math.exp(PU.PrivUnit2(d, eps / (k - 1)).deletion_eps) > 50
 
 
 def test_decoding_is_deterministic():
-    comp = M.CompressedPrivUnit2(16, 2.0)
+    comp = SP.CompressedPrivUnit2(16, 2.0)
     rep = comp.encode(unit(16))
     assert np.array_equal(comp.decode(rep), comp.decode(list(rep)))
-    assert np.array_equal(comp.decode(rep), M.CompressedPrivUnit2(16, 2.0).decode(rep))
+    assert np.array_equal(comp.decode(rep), SP.CompressedPrivUnit2(16, 2.0).decode(rep))
 
 
 def test_short_vectors_are_rounded_unbiasedly():
     d, n = 10, 20_000
     x = 0.3 * unit(d, 5)
-    ob = M.OneBitSphere(d, 1.0)
+    ob = OneBitSphere(d, 1.0)
     ent = Entropy(deterministic_source(3))
     zs = np.array([ob.randomize(x, ent) for _ in range(n)])
     z = (zs.mean(axis=0) - x) / np.sqrt(np.var(zs, axis=0) / n)
@@ -94,13 +96,13 @@ def test_short_vectors_are_rounded_unbiasedly():
 
 
 @pytest.mark.parametrize("call", [
-    lambda: M.PrivUnit2(10, 1.0).randomize(np.ones(10)),
-    lambda: M.PrivUnit2(10, 1.0).randomize(np.ones(9) / 3),
-    lambda: M.PrivUnit2(10, 0.0),
-    lambda: M.PrivUnit2(1, 1.0),
-    lambda: M.CompressedPrivUnit2(10, 1.0).encode(np.full(10, np.nan)),
-    lambda: M.CompressedPrivUnit2(10, 1.0, split=2).decode([bytes(17)]),
-    lambda: M.params(10, 0.4, 0.1),
+    lambda: PU.PrivUnit2(10, 1.0).randomize(np.ones(10)),
+    lambda: PU.PrivUnit2(10, 1.0).randomize(np.ones(9) / 3),
+    lambda: PU.PrivUnit2(10, 0.0),
+    lambda: PU.PrivUnit2(1, 1.0),
+    lambda: SP.CompressedPrivUnit2(10, 1.0).encode(np.full(10, np.nan)),
+    lambda: SP.CompressedPrivUnit2(10, 1.0, split=2).decode([bytes(17)]),
+    lambda: PU.params(10, 0.4, 0.1),
 ])
 def test_bad_input(call):
     with pytest.raises(ValueError):
@@ -108,8 +110,9 @@ def test_bad_input(call):
 
 
 def test_mean_cli(capsys):
-    from ldpcompress.cli import main
     import json
+
+    from ldpcompress.cli import main
     assert main(["mean", "--d", "50", "--n", "500", "--eps", "4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     for name in ("privunit2", "privunit2-compressed"):
@@ -124,24 +127,24 @@ def test_split_one_at_large_eps_refused_with_the_remedy():
     start = time.perf_counter()
     # was: `mean --eps 14 --split 1` ran for minutes (e^eps_d expected trials per report)
     with pytest.raises(ValueError) as err:
-        M.CompressedPrivUnit2(100, 14.0, split=1)
+        SP.CompressedPrivUnit2(100, 14.0, split=1)
     msg = str(err.value)
     assert "expected trials" in msg and "choose_split" in msg and "eps/K" in msg
     assert time.perf_counter() - start < 2.0
-    k = M.choose_split(100, 14.0)
-    comp = M.CompressedPrivUnit2(100, 14.0, split=k)
+    k = SP.choose_split(100, 14.0)
+    comp = SP.CompressedPrivUnit2(100, 14.0, split=k)
     assert comp.expected_trials <= 1000.0
     # choose_split never goes above the library cap on expected trials
-    k_cap = M.choose_split(100, 14.0, max_trials=1e9)
-    assert k_cap * math.exp(M.PrivUnit2(100, 14.0 / k_cap).deletion_eps) <= 1e4
+    k_cap = SP.choose_split(100, 14.0, max_trials=1e9)
+    assert k_cap * math.exp(PU.PrivUnit2(100, 14.0 / k_cap).deletion_eps) <= 1e4
 
 
 @pytest.mark.parametrize("call", [
-    lambda: M.PrivUnit2(float("inf"), 2.0), lambda: M.PrivUnit2(2.7, 2.0),
-    lambda: M.PrivUnit2(10, float("nan")), lambda: M.PrivUnit2(1, 2.0),
-    lambda: M.PrivUnit2(10, 2.0, p0="0.7"), lambda: M.PrivUnit2(10, 2.0, gamma=0.1),
-    lambda: M.CompressedPrivUnit2(10, 2.0, split=1.5), lambda: M.CompressedPrivUnit2(10, 2.0, split=0),
-    lambda: M.OneBitSphere(10, 1e4), lambda: M.choose_split(float("inf"), 2.0),
+    lambda: PU.PrivUnit2(float("inf"), 2.0), lambda: PU.PrivUnit2(2.7, 2.0),
+    lambda: PU.PrivUnit2(10, float("nan")), lambda: PU.PrivUnit2(1, 2.0),
+    lambda: PU.PrivUnit2(10, 2.0, p0="0.7"), lambda: PU.PrivUnit2(10, 2.0, gamma=0.1),
+    lambda: SP.CompressedPrivUnit2(10, 2.0, split=1.5), lambda: SP.CompressedPrivUnit2(10, 2.0, split=0),
+    lambda: OneBitSphere(10, 1e4), lambda: SP.choose_split(float("inf"), 2.0),
 ])
 def test_mean_parameters_refused(call):
     with pytest.raises((ValueError, TypeError)):
@@ -149,23 +152,23 @@ def test_mean_parameters_refused(call):
 
 
 def test_integral_float_dimension_accepted():
-    assert M.PrivUnit2(1e2, 2.0).d == 100
+    assert PU.PrivUnit2(1e2, 2.0).d == 100
 
 
 def test_dimension_memory_refused_with_the_figure():
     with pytest.raises(ValueError) as err:
-        M.PrivUnit2(10 ** 10, 2.0)
+        PU.PrivUnit2(10 ** 10, 2.0)
     assert "GiB" in str(err.value) and "reduce d" in str(err.value)
 
 
 def test_zero_vector_in_high_dimension_does_not_allocate_d_squared():
     # was np.eye(d)[0]: d = 1e6 needs 7.3 TiB
-    u = M.round_to_sphere(np.zeros(10 ** 6), Entropy(deterministic_source(1)))
+    u = PU.round_to_sphere(np.zeros(10 ** 6), Entropy(deterministic_source(1)))
     assert abs(abs(u[0]) - 1) < 1e-15 and np.count_nonzero(u) == 1
 
 
 def test_decode_many_empty_and_malformed():
-    comp = M.CompressedPrivUnit2(8, 2.0, split=2)
+    comp = SP.CompressedPrivUnit2(8, 2.0, split=2)
     assert comp.decode_many([]).shape == (0, 8)
     with pytest.raises(TypeError):
         comp.decode(b"\x01" * 2)
@@ -174,7 +177,7 @@ def test_decode_many_empty_and_malformed():
 
 
 def test_exact_laplace_sum_refuses_memory_with_the_figure():
-    from ldpcompress import noise as N
+    from ldpcompress.accounting import noise as N
     # was: `noise --n 10000` tried to allocate 14.9 GiB per (points x n) table
     with pytest.raises(ValueError) as err:
         N.laplace_sum_exact_rdp(10_000, 1.0, [2.0])
@@ -198,59 +201,59 @@ def test_privunit_over_the_eps_grid_works_or_names_the_range(d):
     # was: ZeroDivisionError in log_m for PrivUnit2(2, 32), (3, 50), (5, 300), ... and
     # "parameter search exceeded eps (1.0004e-06 > 1e-06)" at eps = 1e-6; d = 10, eps = 100
     # gave m > 1 (a negative variance)
-    lo, hi = M.eps_range(d)
-    assert lo == M.MIN_EPS and hi <= M.MAX_EPS
+    lo, hi = PU.eps_range(d)
+    assert lo == PU.MIN_EPS and hi <= PU.MAX_EPS
     for eps in GRID_EPS:
         if eps > hi:
             with pytest.raises(ValueError) as err:
-                M.PrivUnit2(d, eps)
+                PU.PrivUnit2(d, eps)
             msg = str(err.value)
             assert msg.startswith("eps must be in [1e-09, ") and f"d = {d}" in msg
             assert f"got {eps:g}" in msg
             continue
-        mech = M.PrivUnit2(d, eps)
+        mech = PU.PrivUnit2(d, eps)
         assert eps * (1 - 1e-6) <= mech.eps <= eps  # never above the budget
         assert 0 < mech.par.m <= 1 and math.isfinite(mech.variance()) and mech.variance() >= 0
         assert 0 < mech.deletion_eps < math.inf
 
 
 def test_privunit_supported_range_is_stated_and_its_ends_work():
-    assert M.eps_range(2)[1] == pytest.approx(31.64, abs=0.01)
-    assert M.eps_range(3)[1] == pytest.approx(41.58, abs=0.01)
-    assert M.eps_range(1000)[1] == 700.0
+    assert PU.eps_range(2)[1] == pytest.approx(31.64, abs=0.01)
+    assert PU.eps_range(3)[1] == pytest.approx(41.58, abs=0.01)
+    assert PU.eps_range(1000)[1] == 700.0
     for d in (2, 3, 5, 10, 52, 1000, 10 ** 5):
-        lo, hi = M.eps_range(d)
+        lo, hi = PU.eps_range(d)
         for eps in (lo, hi):
-            assert M.PrivUnit2(d, eps).eps <= eps
+            assert PU.PrivUnit2(d, eps).eps <= eps
         with pytest.raises(ValueError, match=r"eps must be in \["):
-            M.PrivUnit2(d, hi * (1 + 1e-9))
+            PU.PrivUnit2(d, hi * (1 + 1e-9))
         with pytest.raises(ValueError, match=r"eps must be in \["):
-            M.PrivUnit2(d, lo / 2)
-    for call in (lambda: M.PrivUnit2(2, 32), lambda: M.CompressedPrivUnit2(2, 32, 1),
-                 lambda: M.PrivUnit2(3, 50), lambda: M.PrivUnit2(5, 300),
-                 lambda: M.PrivUnit2(2, 1e-300), lambda: M.OneBitSphere(2, 1e-300)):
+            PU.PrivUnit2(d, lo / 2)
+    for call in (lambda: PU.PrivUnit2(2, 32), lambda: SP.CompressedPrivUnit2(2, 32, 1),
+                 lambda: PU.PrivUnit2(3, 50), lambda: PU.PrivUnit2(5, 300),
+                 lambda: PU.PrivUnit2(2, 1e-300), lambda: OneBitSphere(2, 1e-300)):
         with pytest.raises(ValueError, match=r"eps"):
             call()
 
 
 def test_tiny_eps_is_exact_and_unbiased():
     for d in GRID_D:
-        mech = M.PrivUnit2(d, 1e-6)
+        mech = PU.PrivUnit2(d, 1e-6)
         assert 1e-6 * (1 - 1e-9) <= mech.eps <= 1e-6
         assert mech.deletion_eps == pytest.approx(5e-7, rel=1e-3)
-    comp = M.CompressedPrivUnit2(2, 1e-6)
+    comp = SP.CompressedPrivUnit2(2, 1e-6)
     assert comp.expected_trials == pytest.approx(1.0, abs=1e-5)
 
 
 def test_split_below_the_range_is_refused_naming_eps_and_split():
-    assert M.CompressedPrivUnit2(2, 1e-6, split=1000).split == 1000  # 1e-9 each: in range
+    assert SP.CompressedPrivUnit2(2, 1e-6, split=1000).split == 1000  # 1e-9 each: in range
     with pytest.raises(ValueError) as err:
-        M.CompressedPrivUnit2(2, 1e-7, split=1000)
+        SP.CompressedPrivUnit2(2, 1e-7, split=1000)
     msg = str(err.value)
     assert "eps/split = 1e-10" in msg and "choose split in [1, 100]" in msg
-    assert M.choose_split(1000, 700.0, max_trials=1e4) <= 1000
+    assert SP.choose_split(1000, 700.0, max_trials=1e4) <= 1000
     with pytest.raises(ValueError, match=r"eps = 700: no split K up to 1000"):
-        M.choose_split(1000, 700.0)  # 1000 trials per report cannot be met
+        SP.choose_split(1000, 700.0)  # 1000 trials per report cannot be met
 
 
 def _mean_cli(argv, capsys):
@@ -286,12 +289,12 @@ def test_mean_cli_tiny_and_large_eps_run(capsys, eps):
 
 def test_mean_cli_warns_before_a_long_run(capsys, monkeypatch):
     # was: `mean --eps 14` ran 136 s (255.7 expected trials x 10,000 reports) without a word
-    from ldpcompress import cli_mean
+    from ldpcompress.cli import mean as cli_mean
     calls = []
     monkeypatch.setattr(cli_mean, "run", lambda d, n, eps, split: calls.append(split) or {
         "split": split, "expected_trials": 1.0})
     code, _, err = _mean_cli(["--eps", "14"], capsys)
-    assert code == 0 and calls == [M.choose_split(1000, 14.0)]
+    assert code == 0 and calls == [SP.choose_split(1000, 14.0)]
     line = err.strip()
     assert line.startswith("ldpcompress: warning:") and len(line.splitlines()) == 1
     assert "255.7 expected trials per report" in line and "2.56e+06 in all" in line
@@ -300,7 +303,7 @@ def test_mean_cli_warns_before_a_long_run(capsys, monkeypatch):
     # the suggested split does bring the estimate under the warning threshold
     assert cli_mean.work_warning(1000, 10_000, 14.0, suggested, False) is None
     # the per-report cap is unchanged: the default split still allows up to 1000 trials
-    assert M.CompressedPrivUnit2(1000, 14.0, calls[0]).expected_trials <= 1000
+    assert SP.CompressedPrivUnit2(1000, 14.0, calls[0]).expected_trials <= 1000
 
 
 def test_mean_cli_small_run_has_no_warning(capsys):

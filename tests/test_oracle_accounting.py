@@ -8,14 +8,19 @@ import math
 
 import numpy as np
 import pytest
+from test_blanket import classes, law_rappor, shuffled
 
 import ldpcompress as L
-from ldpcompress import blanket as BL
-from ldpcompress.accountant import Accountant, OracleShuffledRound, ShuffledRound
+from ldpcompress.accounting import blanket as BL
+from ldpcompress.accounting.accountant import Accountant, OracleShuffledRound, ShuffledRound
 from ldpcompress.cli import main
-from ldpcompress.oracles import HadamardOracle, KRROracle, OLHOracle, RAPPOROracle, SubsetOracle
-from ldpcompress.pirappor import PIRappor
-from test_blanket import classes, law_rappor, shuffled
+from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
+from ldpcompress.randomizers.krr import KRR as KRROracle
+from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.pirappor import PIRappor
+from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
+from ldpcompress.randomizers.rappor import RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
 
 ORACLES = [lambda e: PIRappor(1000, e), lambda e: RAPPOROracle(1000, e),
            lambda e: OLHOracle(1000, e), lambda e: HadamardOracle(1000, e),
@@ -82,7 +87,7 @@ def test_max_eps0_with_a_factory_is_certified_and_maximal(make):
 def test_max_eps0_deletion_oracle_and_refusing_factory():
     """A symmetric (deletion) RAPPOR's replacement eps0 is twice its parameter: the search starts
     below eps; a factory that refuses large parameters bounds the search."""
-    make = lambda e: RAPPOROracle(100, e, symmetric=True)  # noqa: E731
+    make = lambda e: RAPPOR(100, e, symmetric=True)  # noqa: E731
     e0 = L.max_eps0(10 ** 4, 0.5, 1e-6, make)
     assert L.epsilon(10 ** 4, delta=1e-6, oracle=make(e0), lower=False).value <= 0.5
     olh = L.max_eps0(5, 30.0, 1e-6, lambda e: OLHOracle(50, e))  # OLH refuses eps > 20

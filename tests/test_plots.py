@@ -9,7 +9,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import ldpcompress as L  # noqa: E402
 from ldpcompress import plots  # noqa: E402
-from ldpcompress.pirappor import PIRappor  # noqa: E402
+from ldpcompress.randomizers.pirappor import PIRappor  # noqa: E402
 
 
 def test_amplification_on_given_axes_keeps_the_backend():

@@ -24,11 +24,11 @@ pytest.importorskip("dask.distributed")
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from ldpcompress import amplification as A  # noqa: E402
-from ldpcompress import distributed as D  # noqa: E402
-from ldpcompress import report_files as RF  # noqa: E402
+from ldpcompress.accounting import amplification as A  # noqa: E402
 from ldpcompress.cli import main  # noqa: E402
-from ldpcompress.pirappor import FieldReports, PIRappor  # noqa: E402
+from ldpcompress.randomizers.pirappor import FieldReports, PIRappor  # noqa: E402
+from ldpcompress.scale import distributed as D  # noqa: E402
+from ldpcompress.scale import report_files as RF  # noqa: E402
 
 
 def reseal(shard):
@@ -623,7 +623,7 @@ def test_a_shard_read_in_several_batches_gives_the_exact_counts(tmp_path, monkey
 def test_a_shard_larger_than_the_memory_limit_is_aggregated(tmp_path, monkeypatch):
     # was: `simulate --n 9e7 --shards 1` wrote a set that `aggregate` refused forever (reading the
     # one shard needed 4.3 GiB > 4 GiB); now memory is bounded by the batch, not the shard
-    from ldpcompress import limits
+    from ldpcompress.core import limits
     out, oracle, reports = _one_shard_set(tmp_path, 300_000, k=20)
     monkeypatch.setattr(limits, "MAX_BYTES", 12 * 2 ** 20)  # 300,000 rows need 13.7 MiB at once
     with pytest.raises(ValueError, match="reading all 300000 reports at once"):

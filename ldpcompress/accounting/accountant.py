@@ -1,0 +1,638 @@
+"""The privacy accountant: compose mechanisms, ask for eps or delta (SPEC S3.4).
+
+    acct = Accountant()
+    acct.compose(ShuffledRound(n=10**5, eps0=2.0), times=100)
+    acct.compose(Gaussian(sigma=3.0))
+    acct.epsilon(delta=1e-6)   # -> AccountingResult(value, lower, method='pld', ...)
+
+Every method that applies (PLD: every event has one; RDP: every event has a curve; KOV:
+identical (eps, delta) events) gives a sound upper bound, so ``method="auto"`` evaluates them
+all and reports the smallest, naming it; ``others`` holds every method's value. ``method=``
+forces one and raises when it cannot take an event.
+
+PLD grid step: unless the user fixes h, it is chosen from the composition so that the
+certified gap (upper - lower) is at most ``gap`` (1%) of eps. Few rounds use a round-up and a
+round-down grid (gap <= rounds x h); many rounds use one mean-preserving grid with the
+Gopi-Lee-Wutschitz 2021 concentration bound (gap ~ 2 h sqrt(rounds log(1/delta) / 2)). A grid
+that would exceed ``max_size`` points is coarsened, never truncated into eps = inf.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core import validate as V
+from ..randomizers.structure import ShuffleStructure
+from . import blanket as BL
+from . import pld as P
+from . import rdp as R
+from .kov import kov_delta, kov_epsilon
+from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
+
+# Window tolerance of the profiles behind connect-the-dots events. The profile cannot fall
+# below the windows' outside mass, so a coarse tolerance leaves atoms of mass ~tol at large
+# losses, which dominate the Renyi curve from order ~ log(1/tol)/loss on: at 1e-40 the k-RR
+# round (n = 1e6, eps0 = 1, k = 100, 10 rounds) had RDP eps 0.0683; at 1e-300 it is 0.0093.
+DOTS_TOL = 1e-300
+BLANKET_DOTS_TOL = 1e-40
+
+
+class Event:
+    """A mechanism the accountant can compose. Subclasses are frozen (hashable) dataclasses.
+
+    Interface (override what applies; the defaults say "not available"):
+
+    * ``pld(h, rounding) -> PLD | None``: the PLD on a grid of step h; ``rounding`` is "up"
+      (pessimistic), "down" (optimistic) or "mean" (mean-preserving, GLW21). An event that
+      cannot round mean-preservingly may return its "up" grid for "mean" (the PLD records how it
+      was rounded); return None when a rounding is unavailable (e.g. no optimistic grid).
+    * ``rdp(orders) -> array | None``: an upper bound on its Renyi divergence at each order.
+    * ``approx_dp() -> (eps, delta) | None``: the event as an (eps, delta)-DP guarantee (KOV).
+    """
+
+    def pld(self, h: float, rounding: str) -> P.PLD | None:
+        raise NotImplementedError
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray | None:
+        return None  # no RDP curve
+
+    def approx_dp(self) -> tuple[float, float] | None:
+        return None  # not an (eps, delta) event for KOV
+
+
+def _up(rounding: str) -> bool:
+    return rounding != "down"
+
+
+def _mean(rounding: str) -> bool:
+    return rounding == "mean"
+
+
+@dataclass(frozen=True)
+class ShuffledRound(Event):
+    """n shuffled reports of any eps0-LDP randomizer (FMT21 Thm 3.2 pair, S2.2).
+
+    ``pld_method="exact"`` bins every atom of the pair (upper and lower grids, about
+    288 n e^-eps0 atoms); ``"dots"`` builds the connect-the-dots upper PLD from ``points`` profile
+    evaluations (much faster at large n e^-eps0, slightly looser, no lower estimate); ``"auto"``
+    takes "exact" up to EXACT_ATOMS atoms, else "dots".
+    """
+
+    n: int
+    eps0: float
+    pld_method: str = "auto"
+    points: int = 120
+
+    EXACT_ATOMS = 2e7
+    EXACT_RDP_ATOMS = 2e6
+    DOTS_RDP_EPS0_MAX = 15.0  # the profiles' float arithmetic is checked up to here
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", V.shuffle_users(self.n))
+        object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
+        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+        if self.pld_method not in ("auto", "exact", "dots"):
+            raise ValueError(f"pld_method must be 'auto', 'exact' or 'dots', got "
+                             f"{self.pld_method!r}")
+
+    def _method(self) -> str:
+        if self.pld_method != "auto":
+            return self.pld_method
+        atoms = 288.0 * self.n * math.exp(-self.eps0)
+        return "exact" if atoms <= self.EXACT_ATOMS else "dots"
+
+    def _profile(self):
+        general = GeneralProfile(self.n, self.eps0)
+        return lambda e: general.delta(e, DOTS_TOL)
+
+    def pld(self, h, rounding):
+        if self._method() == "dots":
+            if not _up(rounding):
+                return None
+            return _dots_pld(self, self.eps0, self.points, h, rounding)
+        q, qc, p, pc = P.general_split(self.eps0)
+        return P.clone_pair(self.n, q, p, h, _up(rounding), mean=_mean(rounding), qc=qc, pc=pc)
+
+    def rdp(self, orders):
+        """The curve of the exact loss grid when the pair has few atoms, the curve of the
+        connect-the-dots pair otherwise (cheap at any n); below eps0 = DOTS_RDP_EPS0_MAX both,
+        and their minimum (each is an upper bound)."""
+        small = 288.0 * self.n * math.exp(-self.eps0) <= self.EXACT_RDP_ATOMS
+        curve = R.shuffled_rdp(self.n, self.eps0, orders) if small else None
+        if self.eps0 <= self.DOTS_RDP_EPS0_MAX:
+            dots = _dots_rdp(self, self.eps0, orders, self.points)
+            curve = dots if curve is None else np.minimum(curve, dots)
+        return R.shuffled_rdp(self.n, self.eps0, orders) if curve is None else curve
+
+    def approx_dp(self):
+        """The shuffled output is eps0-DP (post-processing of user 1's eps0-DP report), so KOV
+        composition applies and caps T rounds at T eps0 (FMT21; docs/theory.md)."""
+        return self.eps0, 0.0
+
+
+class _DotsRound(Event):
+    """A shuffled round of a pure eps0-DP randomizer accounted from a privacy profile
+    (``_profile()``: eps -> an upper bound on delta): connect-the-dots PLD and its Renyi curve
+    (DGKKM22; the dots pair dominates the profile, so both are upper bounds), and KOV at
+    (eps0, 0) (one report is eps0-DP, so is the shuffled output). Subclasses give n, eps0,
+    points and _profile."""
+
+    def pld(self, h, rounding):
+        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
+            return None
+        return _dots_pld(self, self.eps0, self.points, h, rounding)
+
+    def rdp(self, orders):
+        return _dots_rdp(self, self.eps0, orders, self.points)
+
+    def approx_dp(self):
+        return self.eps0, 0.0
+
+
+@dataclass(frozen=True)
+class KRRShuffledRound(_DotsRound):
+    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (S2.3b, S3.2)."""
+
+    n: int
+    eps0: float
+    k: int
+    points: int = 120
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", V.shuffle_users(self.n))
+        object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
+        object.__setattr__(self, "k", V.domain_size(self.k))
+        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+
+    def _profile(self):
+        """min(general, split pair, blanket pair): each is an upper bound on the k-RR profile.
+        The blanket pair is skipped where its tables exceed their work limit (large n), as in
+        ``amplification.epsilon``, so the event answers at every supported n."""
+        profiles = [(GeneralProfile(self.n, self.eps0), DOTS_TOL),
+                    (KRRSplitProfile(self.n, self.eps0, self.k), DOTS_TOL)]
+        blanket = KRRBlanketProfile(self.n, self.eps0, self.k)
+        if blanket.unsupported() is None:
+            # its tables grow as log(1/tol): 1e-40 there, while the cheap general and split
+            # pairs take the deep tail (far in the tail the min is theirs)
+            profiles.append((blanket, BLANKET_DOTS_TOL))
+        return lambda e: min(p.delta(e, tol) for p, tol in profiles)
+
+
+
+@dataclass(frozen=True)
+class OracleShuffledRound(_DotsRound):
+    """n shuffled reports of one frequency oracle (docs/theory.md §2.5): the connect-the-dots
+    PLD and RDP curve of the smallest of its generic bound (FMT21 Thm 3.2 at the oracle's
+    realised eps0) and its privacy-blanket bound, so many rounds of, e.g., PI-RAPPOR are
+    accounted at the oracle's own level. ``oracle`` is the oracle object (or its
+    ShuffleStructure); the event keeps its structure, so equal oracles make equal events."""
+
+    n: int
+    oracle: object
+    points: int = 120
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", V.shuffle_users(self.n))
+        st = self.oracle if isinstance(self.oracle, ShuffleStructure) else BL.structure(self.oracle)
+        if not st.eps0 <= V.MAX_EPS0:
+            raise ValueError(f"{st.describe()}: realised eps0 = {st.eps0:.4g} is above the "
+                             f"supported {V.MAX_EPS0:g}")
+        object.__setattr__(self, "oracle", st)
+        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+
+    @property
+    def eps0(self) -> float:
+        return self.oracle.eps0
+
+    def _profile(self):
+        st = self.oracle
+        if st.oracle == "krr":
+            return KRRShuffledRound(self.n, st.eps0, dict(st.params)["k"])._profile()
+        # M'-blocks of half a standard deviation (sound, see blanket.py): 4x fewer terms for
+        # the profile evaluations of the dots, at about 0.3% of delta
+        own = BL.BlanketProfile(self.n, st, block_frac=0.5)
+        general = GeneralProfile(self.n, st.eps0)
+        return lambda e: min(general.delta(e, DOTS_TOL), own.delta(e, BLANKET_DOTS_TOL))
+
+
+@dataclass(frozen=True)
+class Gaussian(Event):
+    """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity."""
+
+    sigma: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self):
+        V.positive_finite(self.sigma, "sigma")
+        V.positive_finite(self.sensitivity, "sensitivity")
+
+    def pld(self, h, rounding):  # "mean" falls back to the round-up grid
+        return P.gaussian(self.sigma, self.sensitivity, h, _up(rounding))
+
+    def rdp(self, orders):
+        return R.gaussian_rdp(self.sigma, orders, self.sensitivity)
+
+
+@dataclass(frozen=True)
+class Laplace(Event):
+    """Laplace mechanism with scale b and L1 sensitivity s."""
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self):
+        V.positive_finite(self.scale, "scale")
+        V.positive_finite(self.sensitivity, "sensitivity")
+
+    def pld(self, h, rounding):  # "mean" falls back to the round-up grid
+        return P.laplace(self.scale, self.sensitivity, h, _up(rounding))
+
+    def rdp(self, orders):
+        return R.laplace_rdp(self.scale, orders, self.sensitivity)
+
+
+@dataclass(frozen=True)
+class PureDP(Event):
+    """Any eps-DP mechanism (dominated by randomized response)."""
+
+    eps: float
+
+    def __post_init__(self):
+        V.positive_finite(self.eps, "eps")
+
+    def pld(self, h, rounding):
+        return P.pure_dp(self.eps, h, _up(rounding), _mean(rounding))
+
+    def rdp(self, orders):
+        return R.pure_rdp(self.eps, orders)
+
+    def approx_dp(self):
+        return self.eps, 0.0
+
+
+@dataclass(frozen=True)
+class ApproxDP(Event):
+    """Any (eps, delta)-DP mechanism (no RDP curve)."""
+
+    eps: float
+    delta: float
+
+    def __post_init__(self):
+        V.positive_finite(self.eps, "eps")
+        V.probability_closed_open(self.delta, "delta")
+
+    def pld(self, h, rounding):
+        return P.approx_dp(self.eps, self.delta, h, _up(rounding), _mean(rounding))
+
+    def approx_dp(self):
+        return self.eps, self.delta
+
+
+@dataclass(frozen=True)
+class PairOfPmfs(Event):
+    """A user-supplied pair (P, Q) of pmfs on a common finite support."""
+
+    p: tuple
+    q: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "p", tuple(float(v) for v in self.p))
+        object.__setattr__(self, "q", tuple(float(v) for v in self.q))
+        P.from_pmfs(self.p, self.q)  # validates
+
+    def pld(self, h, rounding):
+        return P.from_pmfs(self.p, self.q, h, _up(rounding), _mean(rounding))
+
+
+@dataclass(frozen=True)
+class AccountingResult:
+    """eps or delta of the composition.
+
+    ``value`` is the smallest sound upper bound over the methods evaluated and ``method`` names
+    it; ``others`` maps every method evaluated to its upper value (None: not applicable, see
+    ``notes``). ``lower`` is the PLD method's optimistic estimate (round-down grid, or the GLW21
+    lower estimate of a mean-rounded grid) of the law it accounts; None when there is none.
+    For connect-the-dots events that law is the dominating dots pair, so ``lower`` estimates
+    the accounted bound rather than the true eps. ``h`` is the PLD grid step used.
+    """
+
+    query: str
+    value: float
+    lower: float | None
+    method: str
+    others: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    h: float | None = None
+    notes: tuple = ()
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+METHODS = ("auto", "pld", "rdp", "kov")
+DUAL_MAX_ROUNDS = 40  # up to this many rounds, round-up/round-down grids (gap <= T h) win
+H_MIN, H_MAX = 1e-7, 0.5
+
+
+class Accountant:
+    """Records (event, times) pairs; answers epsilon(delta) and delta(eps) (S3.4).
+
+    h: the PLD grid step; None (default) chooses it per query so that the PLD gap
+    (upper - lower) is at most ``gap`` x eps. max_size caps the composed grid length: a grid
+    that would exceed it is coarsened (h grows) rather than truncated.
+    """
+
+    def __init__(self, h: float | None = None, max_size: int = P.MAX_SIZE,
+                 orders=R.DEFAULT_ORDERS, gap: float = 0.01):
+        self.h = None if h is None else P.check_grid(h)
+        self.max_size = V.integer_at_least(max_size, "max_size", 2 ** 10, 2 ** 28)
+        self.orders = R.check_orders(orders)
+        self.gap = V.positive_finite(gap, "gap")
+        self.events: list[tuple[Event, int]] = []
+        self._composed: dict = {}  # composed PLDs by (h, rounding) until the next compose()
+
+    def compose(self, event: Event, times: int = 1) -> "Accountant":
+        if not isinstance(event, Event):
+            raise TypeError(f"event must be an ldpcompress.accountant Event, got "
+                            f"{type(event).__name__}")
+        times = V.integer_at_least(times, "times", 1)
+        self.events.append((event, times))
+        self._composed.clear()
+        return self
+
+    @property
+    def rounds(self) -> int:
+        return sum(t for _, t in self.events)
+
+    # -- state and interop ---------------------------------------------------------------------
+    def compose_dp_event(self, dp_event) -> "Accountant":
+        """Compose a dp_accounting DpEvent (Gaussian, Laplace, their compositions; the extra
+        [dp-accounting]): see accountant_state.events_from_dp_event."""
+        from .state import events_from_dp_event
+        for event, times in events_from_dp_event(dp_event):
+            self.compose(event, times)
+        return self
+
+    def to_json(self) -> str:
+        """The recorded events and the settings as JSON (accountant_state)."""
+        from .state import dumps
+        return dumps(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Accountant":
+        from .state import loads
+        return loads(text)
+
+    def save(self, path) -> None:
+        """Write the state to a file (atomic replace), for long-running accounting."""
+        from .state import save
+        save(self, path)
+
+    @classmethod
+    def load(cls, path) -> "Accountant":
+        """Read a state written by save(); the file is checked as untrusted input."""
+        from .state import load
+        return load(path)
+
+    # -- PLD -----------------------------------------------------------------------------------
+    def _pld(self, h: float, rounding: str) -> P.PLD | None:
+        """The composed PLD (kept for later queries); None when some event has no PLD with
+        that rounding."""
+        key = (h, rounding)
+        if key not in self._composed:
+            self._composed[key] = self._compose_pld(h, rounding)
+        return self._composed[key]
+
+    def _compose_pld(self, h: float, rounding: str) -> P.PLD | None:
+        total = None
+        for event, times in self.events:
+            one = _event_pld(event, h, rounding)
+            if one is None:
+                return None
+            one = one.self_compose(times, self.max_size)
+            total = one if total is None else total.compose(one, self.max_size)
+        return total
+
+    def _scheme(self) -> str:
+        return "dual" if self.rounds <= DUAL_MAX_ROUNDS else "mean"
+
+    def _gap_per_h(self, delta: float) -> float:
+        """Predicted gap (upper - lower) in eps per unit of h for the scheme in use."""
+        t = self.rounds
+        if self._scheme() == "dual":
+            return float(t)
+        return 2.0 * math.sqrt(t * math.log(100.0 / delta) / 2.0) + 1.0
+
+    def _pld_at(self, h: float, fn):
+        """fn(upper_pld, lower_pld_or_None, scheme) on the grids of step h: scheme "dual" (a
+        round-down grid is the estimate) or "single" (the pessimistic grid's own estimate)."""
+        if self._scheme() == "dual":
+            up = self._pld(h, "up")
+            try:
+                low = self._pld(h, "down")
+            except P.GridTooLarge:
+                low = None
+            if low is not None:
+                return fn(up, low, "dual")
+            return fn(up, None, "single")  # no round-down grid: the up grid's own estimate
+        return fn(self._pld(h, "mean"), None, "single")
+
+    def _pld_query(self, fn, eps_scale: float | None, delta_for_gap: float, refine: bool = True):
+        """(upper, lower, h, notes): the PLD answer with h fixed by the user, or chosen so the
+        gap is <= self.gap x the answer. GridTooLarge coarsens h."""
+        notes = []
+        if self.h is not None:
+            h, auto = self.h, False
+        else:
+            auto = True
+            per_h = self._gap_per_h(delta_for_gap)
+            scale = eps_scale if eps_scale and math.isfinite(eps_scale) else 1.0
+            h = min(H_MAX, max(H_MIN, 0.8 * self.gap * scale / per_h))
+        coarsened = False
+        last = None
+        for _ in range(12):
+            try:
+                up, low = self._pld_at(h, fn)
+            except P.GridTooLarge as err:
+                if auto and h >= H_MAX:
+                    raise ValueError(f"no grid step up to {H_MAX} fits: {err}") from None
+                factor = max(4.0, 1.25 * err.points / err.cap)
+                if not auto:
+                    err.args = (f"{err} (h = {h:g} was fixed; omit h to let the accountant "
+                                f"choose it)",)
+                    raise
+                notes.append(f"grid step {h:.3g} needs {err.points:.3g} points: coarsened")
+                h, coarsened = min(H_MAX, h * factor), True
+                continue
+            last = (up, low, h)
+            if not (auto and refine) or coarsened or low is None or not math.isfinite(up):
+                break
+            gap = up - low
+            if gap <= self.gap * up or h <= H_MIN:
+                break
+            h = max(H_MIN, 0.8 * h * self.gap * up / gap)  # refine once more
+        if last is None:
+            raise ValueError("the PLD grid could not be sized: " + "; ".join(notes))
+        up, low, h = last
+        if not math.isfinite(up):
+            low = None
+            notes.append("pld: no grid point reaches the target (the grid's pessimistic mass "
+                         "exceeds it): not an answer")
+        if refine and low is not None and math.isfinite(up) and up > 0 and \
+                up - low > self.gap * up:
+            notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}")
+        return up, low, h, notes
+
+    # -- RDP / KOV -----------------------------------------------------------------------------
+    def _rdp(self, orders: np.ndarray | None = None) -> np.ndarray:
+        """The composed RDP curve (sum over events) at the given orders (default: the grid)."""
+        orders = self.orders if orders is None else orders
+        curve = np.zeros(orders.size)
+        for event, times in self.events:
+            r = _event_rdp(event, tuple(orders.tolist()))
+            if r is None:
+                raise ValueError(f"{type(event).__name__} has no RDP curve; use method='pld'")
+            curve = curve + times * r
+        return curve
+
+    def _kov(self) -> tuple[float, float, int]:
+        pairs = {event.approx_dp() for event, _ in self.events}
+        if None in pairs or len(pairs) != 1:
+            raise ValueError("KOV composition needs every event to be the same (eps, delta)-DP "
+                             "event (PureDP, ApproxDP, or shuffled rounds of one eps0); use "
+                             "method='pld'")
+        eps, delta = pairs.pop()
+        return eps, delta, self.rounds
+
+    def _check(self, method: str) -> str:
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if not self.events:
+            raise ValueError("the accountant has no events: call compose() first")
+        return method
+
+    # -- queries -------------------------------------------------------------------------------
+    def epsilon(self, delta: float, method: str = "auto", compare: bool = False) -> AccountingResult:
+        """Smallest eps with delta(eps) <= delta for the composition (an upper bound)."""
+        delta = V.probability_open(delta, "delta")
+        return self._query("epsilon", delta, self._check(method), compare)
+
+    def delta(self, eps: float, method: str = "auto", compare: bool = False) -> AccountingResult:
+        """delta(eps) of the composition (an upper bound)."""
+        eps = V.nonnegative(eps, "eps")
+        return self._query("delta", eps, self._check(method), compare)
+
+    def _query(self, query: str, arg: float, method: str, compare: bool) -> AccountingResult:
+        start = time.perf_counter()
+        methods = ("rdp", "kov", "pld") if (method == "auto" or compare) else (method,)
+        values: dict = {}
+        notes: list[str] = []
+        lower, h = None, None
+        for m in methods:
+            try:
+                if m == "pld":
+                    up, lower, h, pld_notes = self._pld_by(query, arg, values)
+                    notes += pld_notes
+                    values[m] = up
+                else:
+                    values[m] = self._by(m, query, arg)
+            except (ValueError, FloatingPointError) as err:
+                if m == method or (m == "pld" and isinstance(err, P.GridTooLarge)):
+                    raise  # a grid step the user fixed is refused, not silently skipped
+                values[m] = None
+                notes.append(f"{m}: {err}")
+        if method == "auto":
+            finite = {m: v for m, v in values.items() if v is not None and not math.isnan(v)}
+            if not finite:
+                raise ValueError("no method applies: " + "; ".join(notes))
+            best = min(finite, key=lambda m: (finite[m], m != "pld"))
+        else:
+            best = method
+        value = values[best]
+        if lower is not None and lower > value:
+            lower = value  # a tighter method beat the PLD's own optimistic estimate
+        others = {m: v for m, v in values.items() if m != best}
+        return AccountingResult(query, value, lower, best, others,
+                                time.perf_counter() - start, h, tuple(notes))
+
+    def _pld_by(self, query: str, arg: float, values: dict):
+        finite = [v for v in values.values() if v is not None and math.isfinite(v)]
+        if query == "epsilon":
+            scale = min(finite) if finite else self._scale_hint(arg)
+
+            def fn(up, low, scheme):
+                if scheme == "single":
+                    return up.epsilon(arg), up.epsilon_lower(arg)
+                return up.epsilon(arg), None if low is None else low.epsilon(arg)
+            return self._pld_query(fn, scale, arg)
+
+        def fn_d(up, low, scheme):
+            if scheme == "single":
+                return up.delta(arg), up.delta_lower(arg)
+            return up.delta(arg), None if low is None else low.delta(arg)
+        return self._pld_query(fn_d, max(arg, 1e-3), 1e-6, refine=False)
+
+    def _scale_hint(self, delta: float) -> float | None:
+        """A rough eps (RDP, else KOV) to size the PLD grid when no other method was asked."""
+        for m in ("rdp", "kov"):
+            try:
+                v = self._by(m, "epsilon", delta)
+            except (ValueError, FloatingPointError):
+                continue
+            if math.isfinite(v):
+                return v
+        return None
+
+    def _by(self, method: str, query: str, arg: float) -> float:
+        if method == "rdp":
+            if query == "epsilon":
+                refine = lambda a: float(self._rdp(np.array([a]))[0])  # noqa: E731
+                return R.rdp_to_epsilon(self.orders, self._rdp(), arg, refine)[0]
+            return rdp_delta(self.orders, self._rdp(), arg)
+        eps, d0, k = self._kov()
+        return kov_epsilon(eps, d0, k, arg) if query == "epsilon" else kov_delta(eps, d0, k, arg)
+
+
+@functools.lru_cache(maxsize=256)
+def _dots_atoms(event: Event, eps_max: float, points: int):
+    """The connect-the-dots atoms of an event's profile (independent of the Renyi order, so
+    computed once per event: the order refinement asks for many single orders)."""
+    return P.profile_atoms(event._profile(), eps_max, points)
+
+
+def _dots_pld(event: Event, eps_max: float, points: int, h: float, rounding: str) -> P.PLD:
+    """Connect-the-dots PLD (Doroshenko et al. 2022) of the event's profile on the grid."""
+    losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
+    return P.symmetric_atoms(losses, masses, h, True, inf_mass, mean=_mean(rounding))
+
+
+def _dots_rdp(event: Event, eps_max: float, orders, points: int) -> np.ndarray:
+    """Renyi curve of the event's connect-the-dots pair (see rdp.profile_rdp), capped by
+    eps_max."""
+    losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
+    return np.minimum(R.atoms_rdp(losses, masses, inf_mass, orders), eps_max)
+
+
+@functools.lru_cache(maxsize=64)
+def _event_pld(event: Event, h: float, rounding: str) -> P.PLD | None:
+    """One event's PLD, cached: events are frozen (hashable) dataclasses."""
+    return event.pld(h, rounding)
+
+
+@functools.lru_cache(maxsize=256)
+def _event_rdp(event: Event, orders: tuple) -> np.ndarray | None:
+    """One event's RDP curve at the given orders, cached."""
+    r = event.rdp(np.array(orders))
+    return None if r is None else np.asarray(r, dtype=float)
+
+
+def rdp_delta(orders: np.ndarray, rdp: np.ndarray, eps: float) -> float:
+    """delta(eps) from an RDP curve: the inverse of CKS20, minimised over the orders:
+    log delta = (a-1)(rdp - eps + log(1 - 1/a)) - log a."""
+    a = np.asarray(orders, dtype=float)
+    log_d = (a - 1) * (rdp - eps + np.log1p(-1.0 / a)) - np.log(a)
+    return float(min(1.0, math.exp(min(0.0, float(np.min(log_d))))))

@@ -1,0 +1,467 @@
+"""Amplification by shuffling: central (eps, delta) of n shuffled eps0-LDP reports (SPEC S2).
+
+Public queries:
+
+* ``epsilon(n, eps0, delta, k=None, delta0=0)`` -> AmplificationResult: the smallest sound eps
+  over every applicable bound, the bound that produced it, and the exact lower bound.
+* ``epsilon(n, delta=..., oracle=o)``: the same question asked of one frequency oracle ``o``
+  (its realised eps0, its privacy-blanket bound and its own attack), docs/theory.md §2.5.
+* ``delta(n, eps0, eps, k=None, delta0=0)`` / ``delta(n, eps=..., oracle=o)``: delta at eps.
+* One function per bound (``general_epsilon``, ``closed_form_epsilon``, ``krr_blanket_delta`` ...)
+  returning a :class:`Bound`.
+* ``clone_pair_delta(n, q, p, eps)``: the generic S2.1 kernel, scalar or array eps.
+
+Every upper value is min(eps0, ...) and rounded conservatively: outside mass is added to delta,
+eps(delta) returns the upper end of a bracket of relative width 1e-10.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+from ..core import validate as V
+from ..kernels.clones import clone_delta_many
+from . import blanket as BL
+from .profiles import (
+    BinaryLowerProfile,
+    GeneralProfile,
+    KRRBlanketProfile,
+    KRRLowerProfile,
+    KRRSplitProfile,
+    Profile,
+    window_tol,
+)
+from .solve import epsilon_for_delta
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One bound's answer: ``value`` is eps or delta, None when the bound does not apply."""
+
+    name: str
+    label: str
+    value: float | None
+    upper: bool = True
+    note: str = ""
+    seconds: float = 0.0
+
+    @property
+    def applicable(self) -> bool:
+        return self.value is not None
+
+    def __float__(self) -> float:
+        if self.value is None:
+            raise ValueError(f"{self.label} is not applicable: {self.note}")
+        return float(self.value)
+
+
+@dataclass(frozen=True)
+class AmplificationResult:
+    """Answer of an eps or delta query: best sound upper value, its source, and the lower bound.
+
+    ``value`` is the smallest upper bound among ``bounds``; ``method`` names it; ``lower`` is the
+    exact lower bound (S2.4) when one is computed, so ``value - lower`` shows the tightness.
+    """
+
+    query: str  # "epsilon" or "delta"
+    value: float
+    method: str
+    lower: float | None
+    bounds: tuple[Bound, ...]
+    params: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# ----------------------------------------------------------------------------------------------
+# Building blocks
+# ----------------------------------------------------------------------------------------------
+
+def _timed(fn, *args):
+    start = time.perf_counter()
+    value = fn(*args)
+    return value, time.perf_counter() - start
+
+
+def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = None) -> float:
+    """eps(delta) of one profile: upper end for upper bounds, lower end for lower bounds.
+
+    A given eps_max (a lower bound solved under the best upper bound) is usually within a
+    fraction of a percent of the answer, so the search starts just below it.
+    """
+    tol = window_tol(delta)
+    if eps_max is None:
+        eps_max, guess = profile.eps0, _first_guess(profile.n, profile.eps0, delta)
+    else:
+        guess = eps_max * (1.0 - 1e-3)
+    return epsilon_for_delta(lambda e: profile.delta(e, tol), delta, eps_max,
+                             upper=profile.upper, guess=guess)
+
+
+def _first_guess(n: int, eps0: float, delta: float) -> float:
+    """Where the solver starts probing: Thm 3.1's formula (without its condition), a few times
+    the numerical answer; the probe walks down from it."""
+    e0 = math.exp(min(eps0, 700.0))
+    inner = (8.0 * math.sqrt(e0 * (math.log(4.0) - math.log(delta)) / n) + 8.0 * e0 / n)
+    return min(eps0, math.log1p(inner))
+
+
+def _eps_bound(profile: Profile, delta: float, eps_max: float | None = None) -> Bound:
+    why = profile.unsupported()
+    if why is not None:
+        return Bound(profile.name, profile.label, None, profile.upper, note=why)
+    value, secs = _timed(_profile_epsilon, profile, delta, eps_max)
+    return Bound(profile.name, profile.label, value, profile.upper, seconds=secs)
+
+
+def _delta_bound(profile: Profile, eps: float) -> Bound:
+    why = profile.unsupported()
+    if why is not None:
+        return Bound(profile.name, profile.label, None, profile.upper, note=why)
+    value, secs = _timed(profile.delta_at, eps)
+    return Bound(profile.name, profile.label, value, profile.upper, seconds=secs)
+
+
+def clone_pair_delta(n, q, p, eps, tol: float = 1e-30, *, pc: float | None = None):
+    """H_{e^eps}(P||Q) of the generic clone pair (FMT21 Thm 3.2; upper bound, +outside mass).
+
+    n users, clone probability q in [0, 1], split p in [1/2, 1]; eps scalar or array.
+    pc = 1 - p may be given (it must then agree with p to rounding, and be > 0): pass it
+    whenever p is close to 1, e.g. pc = 1/(e^eps0+1) for p = e^eps0/(e^eps0+1), since p itself
+    then carries few digits of 1 - p. Without pc, p < 1 is required and 1 - p (exact for
+    p >= 1/2) is used. 1 - q is formed as 1 - q (q is taken as exact).
+    """
+    n = V.shuffle_users(n)
+    q = V.probability_in(q, "q", 0.0, 1.0)
+    tol = V.tolerance(tol)
+    if pc is None:
+        p = V.probability_in(p, "p", 0.5, 1.0, high_open=True)
+        pc = 1.0 - p
+    else:
+        p = V.probability_in(p, "p", 0.5, 1.0)
+        pc = V.probability_in(pc, "pc", 0.0, 0.5)
+        if not (pc > 0.0 and abs((p - 1.0) + pc) <= 2.0 ** -52):
+            raise ValueError(f"pc must be in (0, 1/2] and equal 1 - p to rounding, got p={p!r}, "
+                             f"pc={pc!r}")
+    arr, scalar = V.eps_array(eps)
+    out = clone_delta_many(n, q, 1.0 - q, p, pc, arr, tol)
+    return float(out[0]) if scalar else out
+
+
+# ----------------------------------------------------------------------------------------------
+# Individual bounds
+# ----------------------------------------------------------------------------------------------
+
+def general_epsilon(n, eps0, delta) -> Bound:
+    """eps(delta) for any eps0-LDP randomizer, numerical FMT21 Thm 3.2 (SPEC S2.2)."""
+    n, eps0, delta = V.shuffle_users(n), V.local_eps0(eps0), V.probability_open(delta, "delta")
+    return _eps_bound(GeneralProfile(n, eps0), delta)
+
+
+def general_delta(n, eps0, eps) -> Bound:
+    """delta(eps) for any eps0-LDP randomizer, numerical FMT21 Thm 3.2 (SPEC S2.2)."""
+    n, eps0, eps = V.shuffle_users(n), V.local_eps0(eps0), V.nonnegative(eps, "eps")
+    return _delta_bound(GeneralProfile(n, eps0), eps)
+
+
+CLOSED_FORM_LABEL = "closed form (FMT21 Thm 3.1)"
+
+
+def _closed_form_condition(n: int, eps0: float, log4d: float) -> bool:
+    return eps0 <= math.log(n) - math.log(16.0 * log4d)
+
+
+def closed_form_epsilon(n, eps0, delta) -> Bound:
+    """FMT21 Thm 3.1: log(1 + (e^eps0-1)/(e^eps0+1) (8 sqrt(e^eps0 L / n) + 8 e^eps0/n)),
+    L = log(4/delta), valid only when eps0 <= log(n / (16 L)) (SPEC S2.2)."""
+    n, eps0, delta = V.users(n), V.local_eps0(eps0), V.probability_open(delta, "delta")
+    start = time.perf_counter()
+    log4d = math.log(4.0) - math.log(delta)
+    if not _closed_form_condition(n, eps0, log4d):
+        return Bound("closed_form", CLOSED_FORM_LABEL, None,
+                     note=f"needs eps0 <= log(n/(16 log(4/delta))) = "
+                          f"{math.log(n) - math.log(16.0 * log4d):.4g}",
+                     seconds=time.perf_counter() - start)
+    e0 = math.exp(eps0)
+    # (e^eps0 - 1)/(e^eps0 + 1) = tanh(eps0/2): no cancellation at tiny eps0
+    inner = math.tanh(0.5 * eps0) * (8.0 * math.sqrt(e0 * log4d / n) + 8.0 * e0 / n)
+    value = min(eps0, math.log1p(inner) * (1.0 + 1e-15))
+    return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=time.perf_counter() - start)
+
+
+def closed_form_delta(n, eps0, eps) -> Bound:
+    """The smallest delta for which Thm 3.1 certifies eps (solved for L = log(4/delta))."""
+    n, eps0, eps = V.users(n), V.local_eps0(eps0), V.nonnegative(eps, "eps")
+    if eps >= eps0:
+        return Bound("closed_form", CLOSED_FORM_LABEL, 0.0, note="eps >= eps0")
+    e0 = math.exp(eps0)
+    x = math.expm1(eps) / math.tanh(0.5 * eps0) - 8.0 * e0 / n
+    l_cap = n * math.exp(-eps0) / 16.0  # the validity condition, as a bound on L
+    if x <= 0.0 or l_cap <= math.log(4.0):
+        return Bound("closed_form", CLOSED_FORM_LABEL, None,
+                     note="no delta < 1 satisfies Thm 3.1 and its condition at this eps")
+    big_l = min(n * x * x / (64.0 * e0), l_cap) * (1.0 - 1e-15)
+    if big_l <= math.log(4.0):
+        return Bound("closed_form", CLOSED_FORM_LABEL, None,
+                     note="Thm 3.1 gives delta >= 1 at this eps")
+    # 4 e^-L underflows to 0 for huge L: report the smallest positive double instead (a
+    # delta of 0 would claim pure DP, which Thm 3.1 does not give)
+    return Bound("closed_form", CLOSED_FORM_LABEL, max(4.0 * math.exp(-big_l), 5e-324))
+
+
+def _krr_profiles(n, eps0, k, blocks):
+    return [GeneralProfile(n, eps0), KRRSplitProfile(n, eps0, k),
+            KRRBlanketProfile(n, eps0, k, blocks)]
+
+
+def _lower_profile(n, eps0, k) -> Profile:
+    return KRRLowerProfile(n, eps0, k) if (k is not None and k >= 3) else BinaryLowerProfile(n, eps0)
+
+
+def krr_split_epsilon(n, eps0, k, delta) -> Bound:
+    """eps(delta) of shuffled k-RR by the split pair (SPEC S2.3(a))."""
+    n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
+    return _eps_bound(KRRSplitProfile(n, eps0, k), V.probability_open(delta, "delta"))
+
+
+def krr_split_delta(n, eps0, k, eps) -> Bound:
+    """delta(eps) of shuffled k-RR by the split pair (SPEC S2.3(a))."""
+    n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
+    return _delta_bound(KRRSplitProfile(n, eps0, k), V.nonnegative(eps, "eps"))
+
+
+def krr_blanket_epsilon(n, eps0, k, delta, blocks: int | None = 64) -> Bound:
+    """eps(delta) of shuffled k-RR by the blanket pair, count revealed (SPEC S2.3(b))."""
+    n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
+    blocks = V.blocks(blocks)
+    return _eps_bound(KRRBlanketProfile(n, eps0, k, blocks), V.probability_open(delta, "delta"))
+
+
+def krr_blanket_delta(n, eps0, k, eps, blocks: int | None = 64) -> Bound:
+    """delta(eps) of shuffled k-RR by the blanket pair, count revealed (SPEC S2.3(b))."""
+    n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
+    blocks = V.blocks(blocks)
+    return _delta_bound(KRRBlanketProfile(n, eps0, k, blocks), V.nonnegative(eps, "eps"))
+
+
+def lower_epsilon(n, eps0, delta, k=None) -> Bound:
+    """Exact lower bound on eps(delta): S2.4(b) for k-RR with k >= 3, else S2.4(a)."""
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
+    k = None if k is None else V.domain_size(k)
+    return _eps_bound(_lower_profile(n, eps0, k), V.probability_open(delta, "delta"))
+
+
+def lower_delta(n, eps0, eps, k=None) -> Bound:
+    """Exact lower bound on delta(eps): S2.4(b) for k-RR with k >= 3, else S2.4(a)."""
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
+    k = None if k is None else V.domain_size(k)
+    return _delta_bound(_lower_profile(n, eps0, k), V.nonnegative(eps, "eps"))
+
+
+# ----------------------------------------------------------------------------------------------
+# Approximate-DP local randomizers (FMT21 Thm 3.8)
+# ----------------------------------------------------------------------------------------------
+
+APPROX_LABEL = "approximate-DP randomizer (FMT21 Thm 3.8)"
+
+
+def _approx_extra(n: int, eps0: float, delta0: float, eps: float) -> float:
+    if eps > 700.0:  # the term exceeds any delta < 1 unless delta0 = 0
+        return math.inf if delta0 > 0.0 else 0.0
+    return (math.exp(eps) + 1.0) * (1.0 + 0.5 * math.exp(-eps0)) * n * delta0
+
+
+def approx_delta(n, eps0, delta0, eps) -> Bound:
+    """delta(eps) = pair delta(eps) + (e^eps + 1)(1 + e^-eps0/2) n delta0 (SPEC S2.2), and
+    at most delta0 once eps >= eps0 (one report is (eps0, delta0)-DP)."""
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
+    delta0 = V.probability_closed_open(delta0, "delta0")
+    eps = V.nonnegative(eps, "eps")
+    prof = GeneralProfile(n, eps0)
+    value = min(1.0, prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps))
+    if eps >= eps0:
+        value = min(value, delta0)
+    return Bound("approx", APPROX_LABEL, value)
+
+
+def approx_epsilon(n, eps0, delta0, delta) -> Bound:
+    """Smallest eps with pair delta(eps) + extra(eps) <= delta (convex in e^eps: the minimiser
+    is found first, then the decreasing branch is solved); eps0 if delta >= delta0 is smaller."""
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
+    delta0 = V.probability_closed_open(delta0, "delta0")
+    delta = V.probability_open(delta, "delta")
+    start = time.perf_counter()
+    prof = GeneralProfile(n, eps0)
+    tol = window_tol(delta)
+    total = lambda e: prof.delta(e, tol) + _approx_extra(n, eps0, delta0, e)
+    # golden-section search for the minimiser of the convex total on [0, eps0]
+    a, b = 0.0, eps0
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = total(x1), total(x2)
+    for _ in range(60):
+        if f1 <= f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - g * (b - a)
+            f1 = total(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + g * (b - a)
+            f2 = total(x2)
+    x_min = x1 if f1 <= f2 else x2
+    candidates = []
+    if total(x_min) <= delta:
+        candidates.append(epsilon_for_delta(total, delta, x_min, upper=True))
+    if delta >= delta0:
+        candidates.append(eps0)
+    secs = time.perf_counter() - start
+    if not candidates:
+        return Bound("approx", APPROX_LABEL, None, seconds=secs,
+                     note="delta is below delta0 and below the Thm 3.8 floor "
+                          f"{total(x_min):.3g}")
+    return Bound("approx", APPROX_LABEL, min(candidates), seconds=secs)
+
+
+# ----------------------------------------------------------------------------------------------
+# Combined queries
+# ----------------------------------------------------------------------------------------------
+
+def _best(bounds: list[Bound]) -> Bound:
+    ups = [b for b in bounds if b.upper and b.applicable]
+    return min(ups, key=lambda b: b.value)
+
+
+def _params(n, eps0, k, delta0, **extra):
+    return dict(n=n, eps0=eps0, k=k, delta0=delta0, **extra)
+
+
+def _common_args(n, eps0, k, delta0):
+    """Validated (n, eps0, k, delta0); k-RR is pure DP, so k and delta0 > 0 exclude each other."""
+    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
+    k = None if k is None else V.domain_size(k)
+    delta0 = V.probability_closed_open(delta0, "delta0")
+    if delta0 > 0.0 and k is not None:
+        raise ValueError("k and delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
+    return n, eps0, k, delta0
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What one forward query accounts: the upper profiles, the lower profile (or why there is
+    none), whether the closed form applies, and the parameters to report."""
+
+    n: int
+    eps0: float
+    uppers: tuple
+    lower: Profile | None
+    lower_note: str
+    closed_form: bool
+    params: dict
+
+
+def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
+    """The bounds that apply to the randomizer described by (eps0, k, delta0) or by ``oracle``."""
+    blocks = V.blocks(blocks)
+    if oracle is None:
+        if eps0 is None:
+            raise TypeError("epsilon()/delta() need eps0 (any eps0-LDP randomizer) or oracle=")
+        n, eps0, k, delta0 = _common_args(n, eps0, k, delta0)
+        if delta0 > 0.0:
+            return _Query(n, eps0, (), None, "", False, _params(n, eps0, k, delta0))
+        uppers = (GeneralProfile(n, eps0),) if k is None else tuple(_krr_profiles(n, eps0, k,
+                                                                                  blocks))
+        return _Query(n, eps0, uppers, _lower_profile(n, eps0, k), "", True,
+                      _params(n, eps0, k, delta0))
+    st = BL.structure(oracle)
+    if eps0 is not None or k is not None or delta0 != 0.0:
+        raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
+                         "alone, without eps0, k or delta0")
+    n = V.shuffle_users(n)
+    params = dict(n=n, eps0=st.eps0, k=int(oracle.k), delta0=0.0, oracle=st.describe())
+    if st.oracle == "krr":  # k-RR's own bounds (S2.3 of the guide) are this blanket, unblocked
+        eps0 = V.local_eps0(st.eps0)  # the realised eps0 (client coins included), rounded up
+        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, oracle.k, blocks)),
+                      _lower_profile(n, eps0, oracle.k), "", True, dict(params, eps0=eps0))
+    blanket = BL.BlanketProfile(n, st)
+    blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
+    uppers = [blanket]
+    if st.eps0 <= V.MAX_EPS0:
+        uppers.insert(0, GeneralProfile(n, st.eps0))
+    lower, note = None, ""
+    if st.t3 is not None:
+        lower = BL.OracleLowerProfile(n, st)
+        lower.label = f"lower bound: {st.oracle} attack"
+    else:
+        note = f"no attack on {st.oracle} with fewer than 3 items"
+    return _Query(n, st.eps0, tuple(uppers), lower, note, st.eps0 <= V.MAX_EPS0, params)
+
+
+def _no_lower(q: _Query) -> Bound:
+    return Bound("lower", "lower bound", None, upper=False, note=q.lower_note)
+
+
+def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=None,
+            blocks: int | None = 64, lower: bool = True) -> AmplificationResult:
+    """Central eps at delta for n shuffled eps0-LDP reports: the min over every sound bound.
+
+    k: the randomizer is k-RR (adds the S2.3 bounds and the k-RR lower bound).
+    delta0 > 0: an (eps0, delta0)-DP randomizer (Thm 3.8 only).
+    oracle: a frequency-oracle object (e.g. ``PIRappor(k, 4.0)``) instead of eps0: its realised
+    replacement eps0, its privacy-blanket bound beside the generic ones, and its own exact
+    attack as the lower bound (docs/theory.md §2.5-2.6).
+    """
+    if delta is None:
+        raise TypeError("epsilon() needs delta")
+    q = _plan(n, eps0, k, delta0, oracle, blocks)
+    delta = V.probability_open(delta, "delta")
+    start = time.perf_counter()
+    low = None
+    if not q.uppers:  # approximate-DP randomizer
+        bounds = [approx_epsilon(q.n, q.eps0, q.params["delta0"], delta)]
+        if not bounds[0].applicable:
+            raise ValueError(f"no sound eps at delta={delta}: {bounds[0].note}")
+    else:
+        bounds = [closed_form_epsilon(q.n, q.eps0, delta)] if q.closed_form else []
+        bounds += [_eps_bound(p, delta) for p in q.uppers]
+        if lower and q.lower is not None:
+            best_up = _best(bounds).value
+            lb = _eps_bound(q.lower, delta, eps_max=min(q.eps0, best_up))
+            bounds.append(lb)
+            low = lb.value
+        elif lower:
+            bounds.append(_no_lower(q))
+    best = _best(bounds)
+    return AmplificationResult("epsilon", best.value, best.name, low, tuple(bounds),
+                               dict(q.params, delta=delta), time.perf_counter() - start)
+
+
+def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
+          blocks: int | None = 64, lower: bool = True) -> AmplificationResult:
+    """Central delta at eps for n shuffled eps0-LDP reports (or reports of ``oracle``): the min
+    over every sound bound."""
+    if eps is None:
+        raise TypeError("delta() needs eps")
+    q = _plan(n, eps0, k, delta0, oracle, blocks)
+    eps = V.nonnegative(eps, "eps")
+    start = time.perf_counter()
+    low = None
+    if not q.uppers:
+        bounds = [approx_delta(q.n, q.eps0, q.params["delta0"], eps)]
+    else:
+        bounds = [closed_form_delta(q.n, q.eps0, eps)] if q.closed_form else []
+        bounds += [_delta_bound(p, eps) for p in q.uppers]
+        if lower and q.lower is not None:
+            lb = _delta_bound(q.lower, eps)
+            bounds.append(lb)
+            low = lb.value
+        elif lower:
+            bounds.append(_no_lower(q))
+    best = _best(bounds)
+    return AmplificationResult("delta", best.value, best.name, low, tuple(bounds),
+                               dict(q.params, eps=eps), time.perf_counter() - start)

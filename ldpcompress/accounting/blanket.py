@@ -1,0 +1,200 @@
+"""Tight shuffle accounting for the library's frequency oracles: the privacy blanket
+(Balle, Bell, Gascon, Nissim 2019; optimal decomposition of Su, Cheng, Wang 2025; blanket
+divergence, arXiv 2601.19154), docs/theory.md §2.5-2.7.
+
+Every oracle here is binary-support: with w the law of a report under a reference measure and
+b(y, x) = 1 iff report y supports item x, R_x(y) = w(y) * (A if b(y, x) else B). So
+a1 = Pr_{R_x}[b(Y, x) = 1] = A a and 1 - a1 = B (1 - a), a = Pr_w[b(Y, x) = 1]; the blanket
+weight is gamma = B (inf_x R_x(y) >= B w(y)), the replacement eps0 = log(A/B), and the bound
+only needs the law of (b1, b2) = (b(Y, x1), b(Y, x1')) under w:
+
+    delta(eps) <= E_{M'}[ g(M') ],   M' = 1 + Bin(n-1, gamma),
+    g(m) = (gamma / m) E[ (sum_{i<=m} L_i)_+ ],  L = e^(eps0 b1) - e^eps e^(eps0 b2)   (b's iid ~ w).
+
+``structure(oracle)`` asks the oracle object for (a, a1, law), which it derives from itself as
+implemented (its realised a0/a1, field, hash family, buckets), exactly in rational arithmetic
+on the realised floats (``ldpcompress.structure``).
+
+API (what the accountant and amplification.epsilon call):
+
+    st = structure(oracle)                    # ShuffleStructure of an oracle object, exact law
+    up = BlanketProfile(n, st)                # Profile: delta(eps, tol), delta_at(eps), upper=True
+    lo = OracleLowerProfile(n, st)            # Profile, upper=False (any oracle on k >= 3 items)
+    up.check_oracle(other)                    # ValueError unless `other` has the same structure
+    blanket_profile(n, oracle), lower_profile(n, oracle), profile_epsilon(profile, delta)
+
+Blocking in M'. g is non-increasing in m: the view with m + 1 blanket draws is the view with m
+draws plus one fresh independent draw from w, shuffled in -- a post-processing, so its
+hockey-stick divergence cannot be larger. Hence a block of consecutive M' values may carry
+g at its smallest member (the least private one); the cost in tightness is measured in
+bench/blanket.py.
+"""
+from __future__ import annotations
+
+import math
+
+from ..core import validate as V
+from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, split_attack_delta
+from ..randomizers.structure import ShuffleStructure
+from .profiles import Profile
+
+EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
+BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
+N11_BLOCK = 4       # correlated laws: consecutive N11 values per block (upper bound, see kernel)
+
+
+def structure(oracle) -> ShuffleStructure:
+    """The blanket structure an oracle object states for itself (``oracle.shuffle_structure()``,
+    derived from its realised parameters); TypeError for anything that is not such an oracle."""
+    method = getattr(oracle, "shuffle_structure", None)
+    if not callable(method):
+        raise TypeError(f"oracle must be a binary-support frequency oracle of ldpcompress (one "
+                        f"with shuffle_structure()), got {type(oracle).__name__}")
+    st = method()
+    if not isinstance(st, ShuffleStructure):
+        raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
+                        f"ShuffleStructure, got {type(st).__name__}")
+    return st
+
+
+# ---------------------------------------------------------------------------------------------
+# Profiles (same interface as ldpcompress.profiles.Profile).
+# ---------------------------------------------------------------------------------------------
+
+class OracleProfile(Profile):
+    """A profile tied to one oracle's structure; ``check_oracle`` refuses any other oracle."""
+
+    def __init__(self, n: int, st: ShuffleStructure):
+        if not isinstance(st, ShuffleStructure):
+            raise TypeError(f"structure must be a ShuffleStructure, got {type(st).__name__}")
+        n = V.shuffle_users(n)
+        super().__init__(n, st.eps0)
+        self.structure = st
+
+    def check_oracle(self, oracle) -> None:
+        """Raise ValueError unless ``oracle`` has exactly the structure this bound was built for."""
+        other = structure(oracle)
+        if other.identity != self.structure.identity:
+            raise ValueError(f"this bound was derived for {self.structure.describe()}, not for "
+                             f"{other.describe()}: "
+                             "a blanket bound applies only to the oracle it was derived from")
+
+
+class BlanketProfile(OracleProfile):
+    """Blanket upper bound delta(eps) for one oracle (docs/theory.md §2.5), blocked in M'.
+
+    ``block_frac`` sets the block width (a fraction of the standard deviation of M');
+    ``block_frac=0`` sums every M' on its own (unblocked); ``n11_block`` blocks the count of
+    draws supporting both items for the correlated laws (1 = unblocked).
+    """
+
+    name, label, upper = "blanket", "privacy blanket (Balle et al. 2019)", True
+
+    def __init__(self, n: int, st: ShuffleStructure, block_frac: float = BLOCK_FRAC,
+                 n11_block: int = N11_BLOCK, exact_law: bool = False):
+        # positively correlated laws (OLH) use the dominating product law unless exact_law:
+        # the fast independent kernel, proven no smaller (ShuffleStructure.dominating_independent)
+        block_frac = V.nonnegative(block_frac, "block_frac")
+        if not math.isfinite(block_frac) or block_frac > 10.0:
+            raise ValueError(f"block_frac must be in [0, 10] (block width in standard deviations "
+                             f"of M'), got {block_frac!r}")
+        n11_block = V.integer_at_least(n11_block, "n11_block", 1, 2 ** 40)
+        exact_law = bool(exact_law)
+        if not exact_law and not st.independent and st.p11 >= st.a * st.a:
+            st = st.dominating_independent()
+        super().__init__(n, st)
+        self.block_frac = block_frac
+        self.n11_block = n11_block
+        self._tables: dict[float, tuple] = {}
+        s = st
+        if not s.kernel_ready:
+            return
+        self._gamma, self._gamma_c = s.gamma, s.gamma_c
+        self._gc = s.gamma_c_times
+        self._a1 = float(s.a1)
+        self._c = s.expm1_eps0
+        if s.independent:
+            self._a, self._ac = float(s.a), float(1 - s.a)
+        else:
+            self._pj, self._pjc = float(2 * s.p10), float(1 - 2 * s.p10)
+            rest = s.p11 + s.p00
+            self._pi, self._pic = float(s.p11 / rest), float(s.p00 / rest)
+
+    def tables(self, tol: float):
+        for built, tab in self._tables.items():
+            if built <= tol:
+                return tab
+        sd = math.sqrt(max(self.n - 1, 0) * self._gamma * self._gamma_c)
+        width = max(1, int(sd * self.block_frac))
+        tab = m_blocks(self.n, self._gamma, self._gamma_c, width, tol)
+        self._tables[tol] = tab
+        return tab
+
+    def _delta(self, eps, tol):
+        if not self.structure.kernel_ready:
+            return self.structure.local_delta(eps)
+        eps = min(eps, EPS_CAP)
+        ms, ws, out = self.tables(tol)
+        if self.structure.independent:
+            return indep_upper_delta(ms, ws, self._a, self._ac, self._gc, self._a1, self._c,
+                                     self.eps0, eps, tol, out)
+        return pair_upper_delta(ms, ws, self._pj, self._pjc, self._pi, self._pic, self._gc,
+                                self._a1, self._c, self.eps0, eps, tol, out, self.n11_block)
+
+
+class OracleLowerProfile(OracleProfile):
+    """Exact delta of an attack on this oracle (docs/theory.md §2.6(c)), a lower bound on its
+    shuffled privacy: datasets (x1, x3, ..., x3) vs (x1', x3, ..., x3) with the oracle's attack
+    items, seen through the post-processing that keeps of each report only whether it supports
+    x1 alone, x1' alone (among x1, x1', x3) or neither. Needs only a, a1 and
+    t3 = Pr_w[b1 = 1, b2 = 0, b3 = 0] (equal to its mirror image for every oracle here)."""
+
+    name, label, upper = "lower_oracle", "lower bound: oracle attack", False
+
+    def __init__(self, n: int, st: ShuffleStructure):
+        super().__init__(n, st)
+        if st.t3 is None:
+            raise ValueError(f"no oracle-specific attack is implemented for {st.describe()} "
+                             "(it needs k >= 3 items)")
+        self.items = st.attack_items
+        a, a1, t = st.a, st.a1, st.t3
+        big_a, big_b = a1 / a, (1 - a1) / (1 - a)  # densities of R_x1 w.r.t. w (exact)
+        pj = 2 * big_b * t                            # Pr_{R_x3}[first two classes]
+        self._pj, self._pjc = float(pj), float(1 - pj)
+        # likelihood ratio of the merged class, the same under x1 and x1': ro and 1 - ro
+        rest = 1 - pj
+        self._ro = float((1 - (big_a + big_b) * t) / rest)
+        self._one_minus_ro = float((big_a - big_b) * t / rest)
+        self._c = st.expm1_eps0
+
+    def _delta(self, eps, tol):
+        if not self.structure.kernel_ready:
+            return 0.0  # trivially a lower bound
+        return split_attack_delta(self.n, self._pj, self._pjc, self._one_minus_ro, self._ro,
+                                  self._c, self.eps0, min(eps, EPS_CAP), max(tol, 1e-40))
+
+
+# ---------------------------------------------------------------------------------------------
+# Convenience: eps(delta) of a profile (the phase-2 API will route this through
+# amplification.epsilon; here for tests and the bench).
+# ---------------------------------------------------------------------------------------------
+
+def profile_epsilon(profile: Profile, delta: float) -> float:
+    """eps(delta) of a profile by ldpcompress.solve (upper end for upper bounds)."""
+    from .profiles import window_tol
+    from .solve import epsilon_for_delta
+
+    tol = window_tol(delta)
+    eps0 = profile.eps0
+    if profile.delta(0.0, tol) <= delta:
+        return 0.0
+    return epsilon_for_delta(lambda e: profile.delta(e, tol), delta, eps0,
+                             upper=profile.upper, rtol=1e-6)
+
+
+def blanket_profile(n: int, oracle, **kw) -> BlanketProfile:
+    return BlanketProfile(n, structure(oracle), **kw)
+
+
+def lower_profile(n: int, oracle) -> OracleLowerProfile:
+    return OracleLowerProfile(n, structure(oracle))

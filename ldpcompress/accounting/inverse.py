@@ -1,0 +1,197 @@
+"""Inverse queries (FMT21 Sec. 3; docs/theory.md): which local eps0 may we deploy, how many users
+do we need.
+
+Both searches certify a candidate with the forward query itself (:func:`certified` calls
+``amplification.epsilon`` with the same keyword arguments: k, delta0, blocks, and any future
+randomizer description), so an inverse answer and the forward answer at it can never disagree.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from ..core import validate as V
+from . import amplification as amp
+from .profiles import GeneralProfile, window_tol
+from .solve import largest_feasible, smallest_feasible_int
+
+EPS0_CAP = V.MAX_EPS0  # the forward query's eps0 range: the search never stops below eps
+N_CAP = V.MAX_SHUFFLE_N  # the forward query refuses larger n
+
+
+def certified(n: int, eps0: float, eps: float, delta: float, **forward) -> bool:
+    """True when the forward query ``amplification.epsilon(n, eps0, delta, **forward)`` gives a
+    sound eps <= the target eps (False when it finds no sound eps at all)."""
+    try:
+        res = amp.epsilon(n, eps0, delta, lower=False, **forward)
+    except ValueError:  # e.g. delta below the Thm 3.8 floor of an approximate-DP randomizer
+        return False
+    return res.value <= eps
+
+
+def _forward_kwargs(k, delta0, forward: dict) -> dict:
+    """The forward query's randomizer arguments, validated the way the forward query does."""
+    kw = dict(forward, k=None if k is None else V.domain_size(k),
+              delta0=V.probability_closed_open(delta0, "delta0"))
+    if kw["delta0"] > 0.0 and kw["k"] is not None:
+        raise ValueError("k and delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
+    return kw
+
+
+def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
+             **forward) -> float:
+    """Largest eps0 whose shuffled eps(delta) <= eps, as certified by the forward query with the
+    same k / delta0 (doubling then bisection; returns the verified lower end).
+
+    For a pure randomizer eps0 = eps always qualifies (the output is eps0-DP), so the answer is
+    >= eps; for an (eps0, delta0)-DP one it does when delta >= delta0 (FMT21 Thm 3.8).
+
+    oracle_factory: a callable eps0 -> frequency oracle (e.g. ``lambda e: PIRappor(1000, e)``):
+    the answer is the largest parameter whose oracle, as realised, meets the target by its own
+    shuffled bounds (docs/theory.md §2.5); build the oracle to deploy with ``oracle_factory(answer)``.
+    """
+    n, eps = V.shuffle_users(n), V.positive_finite(eps, "eps")
+    delta = V.probability_open(delta, "delta")
+    if eps > EPS0_CAP:
+        raise ValueError(f"eps must be <= {EPS0_CAP:g} for max_eps0, got {eps!r}: the forward "
+                         f"query takes eps0 in (0, {EPS0_CAP:g}], and every such eps0 gives "
+                         f"eps <= eps0 < {eps!r}")
+    if oracle_factory is not None:
+        if k is not None or delta0 != 0.0 or forward:
+            raise ValueError("an oracle_factory describes the randomizer: pass it without k, "
+                             "delta0 or other randomizer arguments")
+        return _max_eps0_oracle(n, eps, delta, oracle_factory)
+    kw = _forward_kwargs(k, delta0, forward)
+    ok = lambda e0: certified(n, e0, eps, delta, **kw)  # noqa: E731
+    if not ok(eps):
+        raise ValueError(f"no eps0 >= eps = {eps} is certified for ({eps}, {delta})-DP with "
+                         f"delta0 = {kw['delta0']}: delta0 must be <= delta, or the Thm 3.8 "
+                         f"term n delta0 (e^eps+1) too large")
+    # eps0 = eps is certified (checked above), so the answer is never below eps; the search
+    # runs up to the forward query's own eps0 range (no smaller internal cap)
+    return max(eps, largest_feasible(ok, eps, EPS0_CAP))
+
+
+def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
+    """Smallest n for which n shuffled eps0-LDP reports are (eps, delta)-DP by the forward query
+    with the same k / delta0 (the answer is verified by the forward query). With ``oracle=o``
+    (and eps0=None) the reports are those of the frequency oracle o.
+
+    For a pure randomizer the certified n form a half-line (more users, more privacy): galloping
+    then bisection. For an (eps0, delta0)-DP randomizer (FMT21 Thm 3.8) the added term
+    (e^eps + 1)(1 + e^-eps0/2) n delta0 grows with n, so the certified n form a window: see
+    :func:`_min_n_window`.
+    """
+    eps0 = None if eps0 is None and "oracle" in forward else V.local_eps0(eps0)
+    eps = V.positive_finite(eps, "eps")
+    delta = V.probability_open(delta, "delta")
+    kw = _forward_kwargs(k, delta0, forward)
+    ok = lambda n: certified(n, eps0, eps, delta, **kw)  # noqa: E731
+    if kw["delta0"] > 0.0:
+        return _min_n_window(ok, eps0, eps, delta, kw["delta0"])
+    found = smallest_feasible_int(ok, N_CAP)
+    if found is None:
+        raise ValueError(f"no n <= {N_CAP:.0e} makes eps0={eps0} shuffled reports "
+                         f"({eps}, {delta})-DP")
+    return found
+
+
+def _max_eps0_oracle(n: int, eps: float, delta: float, factory) -> float:
+    """Largest parameter e with factory(e) certified; a parameter the factory refuses
+    (ValueError: outside the oracle's range) counts as not certified."""
+    def ok(e0: float) -> bool:
+        try:
+            oracle = factory(e0)
+        except ValueError:
+            return False
+        return certified(n, None, eps, delta, oracle=oracle)
+
+    lo = eps
+    while not ok(lo):  # e.g. a deletion-DP oracle: its replacement eps0 is twice its parameter
+        lo /= 2.0
+        if lo < 1e-9:
+            raise ValueError(f"no parameter >= 1e-9 of this oracle is certified for "
+                             f"({eps}, {delta})-DP with n = {n}")
+    return largest_feasible(ok, lo, EPS0_CAP)
+
+
+def _thm38_floor(n: int, eps0: float, eps: float, delta: float, delta0: float) -> float:
+    """min over eps' in [0, min(eps, eps0)] of pair delta(eps') + Thm 3.8 term(n, eps'): n is
+    certified iff this is <= delta (or eps0 <= eps and delta0 <= delta). The total is convex in
+    e^eps' (docs/theory.md), so a golden-section search finds the minimum; it only steers the
+    search for n, and every returned n is verified by the forward query."""
+    prof = GeneralProfile(n, eps0)
+    tol = window_tol(delta)
+    total = lambda e: prof.delta(e, tol) + amp._approx_extra(n, eps0, delta0, e)  # noqa: E731
+    a, b = 0.0, min(eps, eps0)
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = total(x1), total(x2)
+    for _ in range(40):
+        if f1 <= f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - g * (b - a)
+            f1 = total(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + g * (b - a)
+            f2 = total(x2)
+    return min(f1, f2, total(0.0), total(min(eps, eps0)))
+
+
+def _min_n_window(ok, eps0: float, eps: float, delta: float, delta0: float) -> int:
+    """Smallest certified n for an (eps0, delta0)-DP randomizer.
+
+    The pair's delta falls with n while the Thm 3.8 term n delta0 (e^eps'+1)(1 + e^-eps0/2)
+    grows, so the certified set is a window [n_lo, n_up] that galloping from n = 1 can jump
+    over. No n above n_max = delta / (2 (1 + e^-eps0/2) delta0) qualifies (the term at eps' = 0
+    already exceeds delta). The minimum over n of the Thm 3.8 total (:func:`_thm38_floor`) is
+    located on log n in [1, n_max] (golden section, then integer ternary steps); if the forward
+    query certifies that n, the smallest certified n is found by bisection on the decreasing
+    branch [1, n*] (the certified set is an interval: the pair's delta decreases in n and the
+    term increases), and returned after the forward query certified it.
+    """
+    if ok(1):
+        return 1
+    per_user = 2.0 * (1.0 + 0.5 * math.exp(-eps0)) * delta0
+    n_max = min(N_CAP, int(math.floor(delta / per_user)))
+    while n_max >= 1 and amp._approx_extra(n_max, eps0, delta0, 0.0) > delta:
+        n_max -= 1
+    if n_max < 2:
+        raise ValueError(f"no n certifies ({eps}, {delta})-DP with delta0 = {delta0}: the Thm "
+                         f"3.8 term 2 (1 + e^-eps0/2) n delta0 exceeds delta = {delta} for "
+                         f"every n >= 2, and n = 1 is not certified")
+    floor = functools.lru_cache(maxsize=None)(
+        lambda n: _thm38_floor(n, eps0, eps, delta, delta0))
+    # golden section on t = log n, then integer ternary steps, for the n minimising the floor
+    lo_t, hi_t = 0.0, math.log(n_max)
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    at = lambda t: min(n_max, max(1, int(round(math.exp(t)))))  # noqa: E731
+    t1, t2 = hi_t - g * (hi_t - lo_t), lo_t + g * (hi_t - lo_t)
+    while at(hi_t) - at(lo_t) > 64:
+        if floor(at(t1)) <= floor(at(t2)):
+            hi_t, t2 = t2, t1
+            t1 = hi_t - g * (hi_t - lo_t)
+        else:
+            lo_t, t1 = t1, t2
+            t2 = lo_t + g * (hi_t - lo_t)
+    lo, hi = at(lo_t), at(hi_t)
+    while hi - lo > 2:
+        m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+        if floor(m1) <= floor(m2):
+            hi = m2
+        else:
+            lo = m1
+    n_star = min(range(lo, hi + 1), key=floor)
+    if not ok(n_star):
+        raise ValueError(f"no n <= {N_CAP:.0e} makes eps0={eps0} shuffled reports ({eps}, "
+                         f"{delta})-DP with delta0 = {delta0}: the smallest pair + Thm 3.8 total "
+                         f"over n is {floor(n_star):.4g} (at n = {n_star}), above delta")
+    lo, hi = 1, n_star  # ok(lo) is False, ok(hi) is True
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -1,0 +1,143 @@
+"""Renyi differential privacy: curves of the basic mechanisms and conversion (SPEC S3.1).
+
+Curves are arrays over a vector of orders alpha > 1; they add under composition. Every curve
+here is an upper bound on the mechanism's Renyi divergence at each order.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Callable
+
+import numpy as np
+from scipy import optimize
+
+from ..core import validate as V
+from .pld import clone_pair_grid, general_split, profile_atoms
+
+DEFAULT_ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arange(2.0, 12.0, 0.5),
+                                 np.geomspace(12.0, 1e4, 40)])
+
+
+def check_orders(orders) -> np.ndarray:
+    """Orders as a float array; each must be finite and > 1."""
+    arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 1.0):
+        raise ValueError(f"orders must be finite numbers > 1, got {orders!r}")
+    return arr
+
+
+@functools.lru_cache(maxsize=32)
+def _clone_loss_atoms(n: int, q: float, p: float, h: float, tol: float, qc: float, pc: float):
+    """(losses, log masses) of the pessimistic loss grid of the S2.1 pair; the windows'
+    left-out mass sits at the largest possible loss log(p/pc)."""
+    lo, pmf, out = clone_pair_grid(n, q, p, h, "up", tol, qc, pc)
+    keep = pmf > 0
+    losses = np.append((lo + np.flatnonzero(keep)) * h, math.log(p) - math.log(pc))
+    with np.errstate(divide="ignore"):
+        log_mass = np.log(np.append(pmf[keep], out)) + 1e-12  # round the masses up
+    return losses, log_mass
+
+
+def clone_pair_rdp(n: int, q: float, p: float, orders=DEFAULT_ORDERS, h: float = 1e-5,
+                   tol: float = 1e-30, qc: float | None = None,
+                   pc: float | None = None) -> np.ndarray:
+    """D_alpha of the S2.1 pair (symmetric, so both directions), an upper bound per order.
+
+    D_alpha = log E_P[e^((alpha-1) L)] / (alpha-1) over the pessimistic loss grid of step h
+    (losses rounded up, so every term is rounded up); capped by log(p/pc), pc = 1 - p (pass
+    qc = 1 - q and pc when they are known accurately).
+    """
+    orders = check_orders(orders)
+    qc = 1.0 - float(q) if qc is None else float(qc)
+    pc = 1.0 - float(p) if pc is None else float(pc)
+    losses, log_mass = _clone_loss_atoms(V.users(n), float(q), float(p), float(h), float(tol),
+                                         qc, pc)
+    curve = np.array([np.logaddexp.reduce(log_mass + (a - 1.0) * losses) / (a - 1.0)
+                      for a in orders])
+    return np.minimum(curve, math.log(p) - math.log(pc))
+
+
+def shuffled_rdp(n: int, eps0: float, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """RDP of n shuffled eps0-LDP reports via the FMT21 Thm 3.2 pair (S2.2, S3.1); the curve
+    is capped by eps0 itself (log(p/(1-p)) = eps0 exactly)."""
+    eps0 = V.positive_finite(eps0, "eps0")
+    q, qc, p, pc = general_split(eps0)
+    h = max(1e-5, 2.0 * eps0 / 2 ** 24)  # the grid covers [-eps0, eps0]: at most 2^24 points
+    return np.minimum(clone_pair_rdp(n, q, p, orders, h=h, qc=qc, pc=pc), eps0)
+
+
+def atoms_rdp(losses, masses, inf_mass: float, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """D_alpha = log(sum_j m_j e^((alpha-1) L_j)) / (alpha-1) of a symmetric pair given by its
+    loss atoms (L_j, m_j) under P; +inf at every order when the infinity atom has mass > 0.
+    Masses are rounded up by a relative 1e-12 (every term is then an upper bound)."""
+    orders = check_orders(orders)
+    if inf_mass > 0.0:
+        return np.full(orders.size, math.inf)
+    losses = np.asarray(losses, float)
+    masses = np.asarray(masses, float)
+    keep = masses > 0.0
+    log_mass = np.log(masses[keep]) + 1e-12
+    return np.array([np.logaddexp.reduce(log_mass + (a - 1.0) * losses[keep]) / (a - 1.0)
+                     for a in orders])
+
+
+def profile_rdp(delta_fn: Callable[[float], float], eps_max: float, orders=DEFAULT_ORDERS,
+                points: int = 240) -> np.ndarray:
+    """Renyi curve of the connect-the-dots PLD of a symmetric privacy profile (Doroshenko et
+    al. 2022). Its hockey-stick curve lies above the true pair's at every eps (both directions),
+    so the dots pair dominates the true one (Blackwell): by data processing its Renyi
+    divergences upper-bound the true ones. Capped by eps_max (the pair is eps_max-DP)."""
+    losses, masses, inf_mass = profile_atoms(delta_fn, eps_max, points)
+    return np.minimum(atoms_rdp(losses, masses, inf_mass, orders), eps_max)
+
+
+def gaussian_rdp(sigma: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
+    """alpha s^2 / (2 sigma^2)."""
+    sigma = V.positive_finite(sigma, "sigma")
+    # (s / sigma)^2, not s^2 / sigma^2: sigma = 1e300 must give ~0, not an overflow
+    return check_orders(orders) * (sensitivity / sigma) ** 2 / 2.0
+
+
+def laplace_rdp(scale: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
+    """log(a/(2a-1) e^((a-1)D/b) + (a-1)/(2a-1) e^(-a D/b)) / (a-1), D = s (SPEC S4)."""
+    scale = V.positive_finite(scale, "scale")
+    a = check_orders(orders)
+    r = sensitivity / scale
+    t1 = np.log(a / (2 * a - 1)) + (a - 1) * r
+    t2 = np.log((a - 1) / (2 * a - 1)) - a * r
+    return np.maximum(np.logaddexp(t1, t2) / (a - 1), 0.0)  # >= 0: no rounding below 0
+
+
+def pure_rdp(eps: float, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """RDP of randomized response with parameter eps, which dominates every eps-DP mechanism:
+    log((e^(a eps) + e^((1-a) eps)) / (1 + e^eps)) / (a - 1)."""
+    eps = V.positive_finite(eps, "eps")
+    a = check_orders(orders)
+    return (np.logaddexp(a * eps, (1 - a) * eps) - np.logaddexp(0.0, eps)) / (a - 1)
+
+
+def cks_epsilon(alpha, rdp, delta: float):
+    """CKS20 Prop. 12: rdp + log((a-1)/a) - (log delta + log a)/(a-1), floored at 0."""
+    alpha = np.asarray(alpha, dtype=float)
+    return np.maximum(0.0, rdp + np.log1p(-1.0 / alpha) - (math.log(delta) + np.log(alpha)) / (alpha - 1))
+
+
+def rdp_to_epsilon(orders, rdp, delta: float,
+                   rdp_fn: Callable[[float], float] | None = None) -> tuple[float, float]:
+    """(eps, best order): CKS20 minimised over the grid, then refined by a scalar search on
+    rdp_fn (any order gives a valid bound, so refinement only tightens)."""
+    delta = V.probability_open(delta, "delta")
+    orders = check_orders(orders)
+    vals = cks_epsilon(orders, np.asarray(rdp, dtype=float), delta)
+    i = int(np.argmin(vals))
+    best, best_a = float(vals[i]), float(orders[i])
+    if rdp_fn is not None and orders.size > 2:
+        lo = float(orders[max(i - 1, 0)])
+        hi = float(orders[min(i + 1, orders.size - 1)])
+        res = optimize.minimize_scalar(lambda a: float(cks_epsilon(a, rdp_fn(a), delta)),
+                                       bounds=(lo, hi), method="bounded",
+                                       options={"xatol": 1e-6 * hi})
+        if res.success and res.fun < best:
+            best, best_a = float(cks_epsilon(res.x, rdp_fn(res.x), delta)), float(res.x)
+    return best, best_a

@@ -1,0 +1,117 @@
+"""CLI commands of the accountant: ``compose`` (S3) and ``noise`` (S4)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accounting import accountant as A
+from ..accounting import noise as N
+from ..core import validate as V
+from ..core.limits import check_bytes
+from .util import dump_json, fmt, number, print_table
+
+NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
+
+
+def integral(value, name: str, low: int = 1) -> int:
+    """An integer given as 10000, 1e4 or 10_000; 2.5 is refused naming the flag."""
+    return V.integer_at_least(value, name, low)
+
+
+def _cmd_compose(args) -> None:
+    n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
+    rounds = integral(args.rounds, "--rounds")
+    if args.k is None:
+        event = A.ShuffledRound(n, args.eps0)
+    else:
+        event = A.KRRShuffledRound(n, args.eps0, integral(args.k, "--k", 2))
+    acct = A.Accountant(h=args.h).compose(event, times=rounds)
+    res = acct.epsilon(args.delta)
+    values = {res.method: res.value, **res.others}
+    if not math.isfinite(res.value):
+        raise ValueError(f"no method gives a finite eps: {'; '.join(res.notes)}")
+    if args.json:
+        # Strict JSON: only the reported eps must be finite (checked above); a method without
+        # a finite bound is null, with a note saying why
+        notes = list(res.notes)
+        methods = {}
+        for m, v in values.items():
+            if v is not None and not math.isfinite(v):
+                notes.append(f"{m}: no finite bound ({v}): null")
+                v = None
+            methods[m] = v
+        lower = res.lower if res.lower is not None and math.isfinite(res.lower) else None
+        print(dump_json(dict(params=vars_of(args), eps=res.value, method=res.method,
+                             lower=lower, h=res.h, seconds=res.seconds, methods=methods,
+                             notes=notes)))
+        return
+    kind = f"{event.k}-RR" if args.k is not None else "eps0-LDP"
+    print(f"{rounds} shuffled rounds of n={n} {kind} reports, eps0={args.eps0:g}, "
+          f"delta={args.delta:g}")
+    rows = []
+    for m in ("pld", "rdp", "kov"):
+        if m in values:
+            mark = "  <- reported" if m == res.method else ""
+            rows.append((m.upper(), fmt(values[m]) + mark))
+    print_table(rows, ("method", "eps (upper bound)"), rule=False)
+    lower = f"; PLD lower estimate {fmt(res.lower)}" if res.lower is not None else ""
+    grid = f", PLD grid step h = {res.h:.3g}" if res.h is not None else ""
+    print(f"\neps = {fmt(res.value)} ({res.method.upper()}, the smallest sound bound){lower}"
+          f"{grid}; {res.seconds * 1e3:.0f} ms")
+
+
+def vars_of(args) -> dict:
+    return {k: v for k, v in vars(args).items() if k != "func"}
+
+
+def _cmd_noise(args) -> None:
+    n = integral(args.n, "--n")
+    scale = V.positive_finite(args.scale, "--scale")
+    sens = V.positive_finite(args.sensitivity, "--sensitivity")
+    orders = np.array(args.orders, dtype=float)
+    # refuse before any array is built (the library checks again at allocation)
+    check_bytes(N.laplace_sum_bytes(NOISE_EXACT_POINTS, n),
+                f"the exact Laplace column (quadrature on {NOISE_EXACT_POINTS} points x n terms)",
+                "--n")
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            gauss = N.gaussian_sum_rdp(n, scale, orders, sens)
+            lap_bound = N.laplace_sum_rdp(n, scale, orders, sens)
+            lap_exact = N.laplace_sum_exact_rdp(n, scale, orders, sens)
+    except (FloatingPointError, OverflowError, ZeroDivisionError):
+        raise ValueError(f"the RDP values overflow for sensitivity {sens:g} and scale {scale:g}: "
+                         "use a smaller --sensitivity / --scale ratio") from None
+    cols = (gauss, lap_bound, lap_exact)
+    if not all(np.all(np.isfinite(c)) for c in cols):
+        raise ValueError(f"the RDP values are not finite for sensitivity {sens:g} and scale "
+                         f"{scale:g}: use a smaller --sensitivity / --scale ratio")
+    if args.json:
+        print(dump_json(dict(orders=orders.tolist(), gaussian=gauss.tolist(),
+                             laplace_bound=lap_bound.tolist(), laplace_exact=lap_exact.tolist())))
+        return
+    print(f"RDP of the sum of n={n} noises of scale {scale:g}, sensitivity {sens:g} (S4)")
+    rows = [(fmt(float(a)), fmt(float(g)), fmt(float(b)), fmt(float(e)))
+            for a, g, b, e in zip(orders, gauss, lap_bound, lap_exact)]
+    print_table(rows, ("order", "Gaussian (exact)", "Laplace bound", "Laplace exact"), rule=False)
+
+
+def register(sub) -> None:
+    c = sub.add_parser("compose", help="eps after many shuffled rounds (S3): the smallest of the "
+                                       "PLD, RDP (and KOV) bounds, naming it")
+    c.add_argument("--n", type=number, required=True, help="users per round")
+    c.add_argument("--eps0", type=number, required=True, help="local epsilon")
+    c.add_argument("--rounds", type=number, required=True, help="number of rounds (1e4 is fine)")
+    c.add_argument("--delta", type=number, required=True, help="target delta")
+    c.add_argument("--k", type=number, help="k-ary randomized response")
+    c.add_argument("--h", type=number, default=None,
+                   help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=_cmd_compose)
+    z = sub.add_parser("noise", help="RDP of an n-party noisy sum (S4)")
+    z.add_argument("--n", type=number, required=True, help="number of parties")
+    z.add_argument("--scale", type=number, required=True, help="sigma (Gaussian) / b (Laplace)")
+    z.add_argument("--sensitivity", type=number, default=1.0)
+    z.add_argument("--orders", type=number, nargs="+", default=[1.5, 2, 4, 8, 16, 32])
+    z.add_argument("--json", action="store_true")
+    z.set_defaults(func=_cmd_noise)

@@ -1,0 +1,160 @@
+"""CLI command ``amplify``: one shuffled round's central (eps, delta), its inverse queries, and an
+oracle's own bounds (docs/theory.md §2)."""
+from __future__ import annotations
+
+import decimal
+import functools
+import math
+import time
+
+from ..accounting import amplification as amp
+from ..accounting import inverse
+from ..randomizers.catalog import ORACLES, make_oracle
+from .util import count, dump_json, fmt, number, print_table
+
+__all__ = ["register"]
+
+
+def _randomizer_kwargs(args) -> dict:
+    """k and delta0 exactly as the forward API takes them (it refuses k with delta0 > 0)."""
+    if args.oracle is not None:
+        if args.delta0 is not None:
+            raise ValueError("--oracle and --delta0 cannot be combined: every oracle is a pure "
+                             "eps0-DP randomizer")
+        if args.k is None:
+            raise ValueError(f"--oracle {args.oracle} needs --k (the number of items)")
+        return {}
+    if args.k is not None and args.delta0 is not None:
+        raise ValueError("--k and --delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
+    return dict(k=args.k, delta0=0.0 if args.delta0 is None else args.delta0)
+
+
+def _oracle_factory(args):
+    """eps0 -> the oracle named by --oracle on --k items."""
+    k = count(args.k, "--k", 2)
+    return functools.partial(make_oracle, args.oracle, k)
+
+
+def _amplify_forward(args) -> dict:
+    if args.n is None or args.eps0 is None:
+        raise ValueError("amplify needs --n and --eps0 (or --inverse to search for one of them)")
+    if args.eps is not None and args.delta is not None:
+        raise ValueError("give --delta (asks for eps) or --eps (asks for delta), not both; "
+                         "--inverse takes both as the target")
+    kwargs = _randomizer_kwargs(args)
+    eps0 = args.eps0
+    if args.oracle is not None:  # the oracle states its own (realised) eps0
+        kwargs, eps0 = dict(oracle=_oracle_factory(args)(args.eps0)), None
+    lower = not args.no_lower
+    if args.eps is not None:
+        res = amp.delta(args.n, eps0, args.eps, lower=lower, **kwargs)
+    elif args.delta is not None:
+        res = amp.epsilon(args.n, eps0, args.delta, lower=lower, **kwargs)
+    else:
+        raise ValueError("give --delta (for eps) or --eps (for delta)")
+    return res.as_dict()
+
+
+def _amplify_inverse(args) -> dict:
+    if args.eps is None or args.delta is None:
+        raise ValueError("--inverse needs the target --eps and --delta")
+    if args.n is not None and args.eps0 is not None:
+        raise ValueError("--inverse takes --n (finds the largest eps0) or --eps0 (finds the "
+                         "smallest n), not both: the other would be ignored")
+    kwargs = _randomizer_kwargs(args)
+    start = time.perf_counter()
+    if args.n is not None:
+        if args.oracle is not None:
+            value = inverse.max_eps0(args.n, args.eps, args.delta, _oracle_factory(args))
+            kwargs = dict(oracle=args.oracle, k=args.k)
+        else:
+            value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs)
+        what = "max_eps0"
+    elif args.eps0 is not None:
+        if args.oracle is not None:
+            oracle = _oracle_factory(args)(args.eps0)
+            value = inverse.min_n(None, args.eps, args.delta, oracle=oracle)
+            kwargs = dict(oracle=args.oracle, k=args.k)
+        else:
+            value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs)
+        what = "min_n"
+    else:
+        raise ValueError("--inverse needs --n (to find the largest eps0) or --eps0 (smallest n)")
+    return dict(query=what, value=value, params=dict(n=args.n, eps0=args.eps0, eps=args.eps,
+                                                     delta=args.delta, **kwargs),
+                seconds=time.perf_counter() - start)
+
+
+def _show_forward(res: dict) -> None:
+    p = res["params"]
+    what = "eps" if res["query"] == "epsilon" else "delta"
+    given = f"delta={p['delta']:g}" if what == "eps" else f"eps={p['eps']:g}"
+    k = f", k={p['k']}" if p["k"] is not None else ""
+    if p.get("oracle"):
+        print(f"Shuffled reports of {p['oracle']} (realised eps0 = {p['eps0']:.6g}), "
+              f"n={p['n']}, {given}")
+    else:
+        print(f"Shuffled eps0={p['eps0']:g}-LDP reports, n={p['n']}{k}, {given}")
+    rows = [(b["label"], fmt(b["value"]) if b["value"] is not None else f"n/a ({b['note']})",
+             f"{b['seconds'] * 1e3:.2f}") for b in res["bounds"]]
+    print_table(rows, ("bound", what, "ms"))
+    print(f"\nbest upper bound: {what} = {fmt(res['value'])} ({res['method']}); "
+          f"lower bound: {fmt(res['lower'])}; total {res['seconds'] * 1e3:.1f} ms")
+
+
+def _floor_digits(value: float, digits: int = 6) -> str:
+    """value rounded *down* to `digits` significant digits: a largest certified eps0 printed
+    rounded up would be a value that was not certified."""
+    if value <= 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if value < 1e-5:  # scientific notation (not 300 zeros), still rounded down, exactly
+        exact = decimal.Decimal(value)
+        step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        return f"{exact.quantize(step, rounding=decimal.ROUND_FLOOR):.{digits - 1}e}"
+    d = max(0, digits - 1 - math.floor(math.log10(value)))
+    return f"{math.floor(value * 10 ** d) / 10 ** d:.{d}f}"
+
+
+def _show_inverse(res: dict) -> None:
+    p = res["params"]
+    extra = "".join(f", {key}={p[key]:g}" for key in ("k", "delta0") if p.get(key))
+    if p.get("oracle"):
+        extra = f", oracle {p['oracle']}{extra}"
+    if res["query"] == "max_eps0":
+        print(f"Largest local eps0 for central ({p['eps']:g}, {p['delta']:g})-DP with "
+              f"n={p['n']:g}{extra}: {_floor_digits(res['value'])}")
+    else:
+        print(f"Smallest n for central ({p['eps']:g}, {p['delta']:g})-DP with "
+              f"eps0={p['eps0']:g}{extra}: {res['value']}")
+    print(f"({res['seconds'] * 1e3:.1f} ms)")
+
+
+def _cmd_amplify(args) -> None:
+    res = _amplify_inverse(args) if args.inverse else _amplify_forward(args)
+    if args.json:
+        print(dump_json(res))
+    elif args.inverse:
+        _show_inverse(res)
+    else:
+        _show_forward(res)
+
+
+def register(sub) -> None:
+    a = sub.add_parser("amplify", help="central (eps, delta) of shuffled eps0-LDP reports (S2)")
+    a.add_argument("--n", type=number, help="number of users")
+    a.add_argument("--eps0", type=number, help="local epsilon of each report")
+    a.add_argument("--delta", type=number, help="target delta (asks for eps)")
+    a.add_argument("--eps", type=number, help="target eps (asks for delta; target for --inverse)")
+    a.add_argument("--k", type=number, help="the randomizer is k-ary randomized response; with "
+                                           "--oracle, the oracle's number of items")
+    a.add_argument("--oracle", choices=sorted(ORACLES), default=None,
+                   help="account the shuffled reports of this frequency oracle (built with --k "
+                        "and --eps0) by its own privacy-blanket bound and exact attack")
+    a.add_argument("--no-lower", action="store_true",
+                   help="skip the exact lower bound (an attack; costs time at large n)")
+    a.add_argument("--delta0", type=number, default=None,
+                   help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
+    a.add_argument("--inverse", action="store_true",
+                   help="with --n: largest eps0; with --eps0: smallest n (S2.6)")
+    a.add_argument("--json", action="store_true", help="machine-readable output")
+    a.set_defaults(func=_cmd_amplify)

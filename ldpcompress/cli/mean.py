@@ -1,0 +1,52 @@
+"""CLI command ``mean``: PrivUnit2 (plain and compressed) vs the one-bit baseline (docs/theory.md §7)."""
+from __future__ import annotations
+
+import sys
+
+from ..compression.split import check_split, choose_split
+from ..core.limits import MAX_EXPECTED_TRIALS
+from ..estimation.mean import check_memory, run, work_warning
+from ..randomizers.privunit import check_eps
+from .util import count, dump_json, number, positive
+
+__all__ = ["register"]
+
+
+def _cmd_mean(args) -> None:
+    d, n = count(args.d, "--d", 2), count(args.n, "--n")
+    eps = check_eps(d, positive(args.eps, "--eps"), "--eps")
+    check_memory(d, n)
+    split = count(args.split, "--split", 1, 1000)
+    chosen = split is None
+    if chosen:  # at most 1000 expected trials per report, else up to the library's cap
+        try:
+            split = choose_split(d, eps, name="--eps")
+        except ValueError:
+            split = choose_split(d, eps, MAX_EXPECTED_TRIALS, name="--eps")
+    else:
+        check_split(d, eps, split, ("--eps", "--split"))
+    warning = work_warning(d, n, eps, split, chosen)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    res = run(d, n, eps, split)
+    if args.json:
+        print(dump_json(res))
+        return
+    print(f"mean of n={n:,} unit vectors in d={d}, eps={eps:g} "
+          f"(compressed: K={res['split']} copies, {res['expected_trials']:.1f} expected trials)")
+    print(f"{'method':<24}{'MSE':>12}{'predicted':>12}{'bytes':>8}{'seconds':>9}")
+    for name, r in res.items():
+        if isinstance(r, dict):
+            print(f"{name:<24}{r['mse']:>12.4g}{r['predicted']:>12.4g}{r['bytes']:>8}"
+                  f"{r['seconds']:>9.2f}")
+
+
+def register(sub) -> None:
+    m = sub.add_parser("mean", help="mean estimation: PrivUnit2, compressed, one-bit (S7)")
+    m.add_argument("--d", type=number, default=1000, help="dimension (default 1000)")
+    m.add_argument("--n", type=number, default=10_000, help="users (default 10,000)")
+    m.add_argument("--eps", type=number, default=4.0)
+    m.add_argument("--split", type=number, help="K copies at eps/K in [1, 1000] (default: "
+                   "capped trials)")
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(func=_cmd_mean)

@@ -1,0 +1,169 @@
+"""CLI commands for the server at scale: simulate, encode, aggregate, plot."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..estimation import demo
+from ..randomizers.pirappor import MAX_PRIME, PIRappor
+from ..scale.report_files import MAX_SHARDS
+from .util import count, dump_json, nonempty, number, positive, probability
+
+
+def _writer_args(args) -> tuple[PIRappor, int]:
+    """The oracle and shard count of simulate/encode, every option checked (naming it)."""
+    nonempty(args.out, "--out")
+    shards = count(args.shards, "--shards", 1, MAX_SHARDS)
+    k = count(args.k, "--k", 2, MAX_PRIME - 1)
+    return PIRappor(k, positive(args.eps, "--eps"), symmetric=args.symmetric), shards
+
+
+def _cmd_simulate(args) -> None:
+    from ..scale import report_files as RF
+    n = count(args.n, "--n")
+    seed = count(args.seed, "--seed", 0)
+    if args.shards is None:
+        args.shards = min(8, n)
+    oracle, shards = _writer_args(args)
+    if shards > n:
+        raise ValueError(f"--shards {shards} is more than the {n} reports (--n)")
+    chunks = demo.zipf_chunks(n, oracle.k, 1.1, seed, chunk=RF.CHUNK)
+    paths, _ = RF.write_items(args.out, oracle, chunks, n, shards, overwrite=args.overwrite,
+                              true_counts=True)
+    print(f"wrote {n:,} reports in {len(paths)} files to {args.out} with a manifest and "
+          f"true_counts.npy (p={oracle.p}, s={oracle.s}, eps={oracle.eps:.4f})")
+
+
+def _cmd_encode(args) -> None:
+    from ..scale.report_files import count_csv_items, csv_items, write_items
+    nonempty(args.csv, "--csv")
+    oracle, shards = _writer_args(args)
+    n = count_csv_items(args.csv, oracle.k, args.header)  # first pass: check every line
+    if shards > n:
+        raise ValueError(f"--shards {shards} is more than the {n} items in {args.csv}")
+    paths, _ = write_items(args.out, oracle, csv_items(args.csv, oracle.k, args.header), n,
+                           shards, overwrite=args.overwrite)
+    print(f"encoded {n:,} items from {args.csv} into {len(paths)} files in {args.out}")
+
+
+def _security(args):
+    from ..scale.distributed import tls_security
+    for option in ("tls_ca_file", "tls_cert", "tls_key"):
+        nonempty(getattr(args, option), "--" + option.replace("_", "-"))
+    if args.tls_ca_file is None and args.tls_cert is None and args.tls_key is None:
+        return None
+    if args.tls_ca_file is None or args.tls_cert is None:
+        raise ValueError("TLS needs --tls-ca-file and --tls-cert (and --tls-key unless the "
+                         "certificate file holds the key)")
+    return tls_security(args.tls_ca_file, args.tls_cert, args.tls_key)
+
+
+def _cmd_aggregate(args) -> None:
+    from ..scale import distributed
+    from ..scale import report_files as RF
+    nonempty(args.out, "--out")
+    retries = count(args.retries, "--retries", 0, 100)
+    if args.out is not None:  # before the aggregation, not after it
+        RF.check_output_file(args.out, "--out")
+    start = time.perf_counter()
+    res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler,
+                                security=_security(args), allow_insecure=args.allow_insecure,
+                                retries=retries)
+    secs = time.perf_counter() - start
+    est = res["estimate"]
+    if args.out:
+        try:
+            np.savetxt(args.out, np.column_stack([np.arange(est.size), est]), delimiter=",",
+                       header="item,estimate", comments="", fmt=["%d", "%.3f"])
+        except OSError as err:
+            raise ValueError(f"--out {args.out}: cannot write ({err.strerror or err})") from None
+    if args.json:
+        print(dump_json(dict(n=res["n"], shards=res["shards"], method=res["method"],
+                              estimate=est.tolist(), seconds=secs), indent=None))
+        return
+    print(f"{res['n']:,} reports in {res['shards']} shards, k={est.size}, {secs:.2f} s "
+          f"({res['method']}); top items:")
+    for j in np.argsort(-est)[:10]:
+        print(f"  {j:>6} {est[j]:>12,.1f}")
+
+
+def _cmd_plot(args) -> None:
+    from ..core.optional import require
+    require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
+    from .. import plots
+    from ..scale import report_files as RF
+    nonempty(args.out, "--out")
+    RF.check_output_file(args.out, "--out")
+    k = count(args.k, "--k", 2, MAX_PRIME - 1)
+    if args.what == "amplification":
+        lo, hi = (count(v, "--n-range") for v in args.n_range)
+        if lo > hi:
+            raise ValueError(f"--n-range must be LOW HIGH with LOW <= HIGH, got {lo} {hi}")
+        points = count(args.points, "--points", 1, 200)
+        ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
+        data = plots.plot_amplification(positive(args.eps0, "--eps0"), ns,
+                                        probability(args.delta, "--delta"), args.out, k)
+    else:
+        res = demo.run(n=count(args.n, "--n"), k=1000 if k is None else k, quiet=True)
+        eps, delta = res["target"]
+        title = (f"{res['oracle']}, n = {res['n']:,}, local eps0 = {res['local_eps']:.3g}; "
+                 f"central ({eps:g}, {delta:g})-DP")
+        data = plots.plot_frequency(res["estimate"], np.sqrt(res["variance"]), true=res["true"],
+                                    out=args.out, title=title)
+    print(f"wrote {args.out}")
+    if args.json:
+        print(dump_json(data, indent=None))
+
+
+def _writer_options(parser) -> None:
+    parser.add_argument("--k", type=number, required=True, help="number of items (0 .. k-1)")
+    parser.add_argument("--symmetric", action="store_true", help="deletion DP (a1 = 1 - a0)")
+    parser.add_argument("--out", required=True, help="new or empty directory for the report set")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the report set already in --out (only its own files)")
+
+
+def register(sub) -> None:
+    s = sub.add_parser("simulate", help="write a sharded set of simulated PI-RAPPOR reports")
+    s.add_argument("--n", type=number, required=True, help="reports")
+    s.add_argument("--eps", type=number, default=4.0)
+    s.add_argument("--shards", type=number, help="files (default: 8, or n if smaller)")
+    s.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
+    _writer_options(s)
+    s.set_defaults(func=_cmd_simulate)
+    e = sub.add_parser("encode", help="randomize a CSV of items (one per line) into report files")
+    e.add_argument("--csv", required=True, help="one integer item in [0, k) per line")
+    e.add_argument("--header", action="store_true", help="line 1 is a header, not an item")
+    e.add_argument("--eps", type=number, required=True)
+    e.add_argument("--shards", type=number, default=1)
+    _writer_options(e)
+    e.set_defaults(func=_cmd_encode)
+    a = sub.add_parser("aggregate", help="histogram of report sets (in memory or on Dask)")
+    a.add_argument("reports", nargs="+", help="report set directories or shards")
+    a.add_argument("--oracle", default="pi-rappor", choices=["pi-rappor"])
+    a.add_argument("--scheduler", default="auto",
+                   help="'auto' (in memory below 5e6 reports, else a local cluster), 'memory', "
+                        "'local' or a scheduler address (tls://host:8786; the scheduler and "
+                        "workers run pickled code: they must be trusted)")
+    a.add_argument("--tls-ca-file", help="CA certificate (PEM) for tls://")
+    a.add_argument("--tls-cert", help="client certificate (PEM) for tls://")
+    a.add_argument("--tls-key", help="client private key (PEM) for tls://")
+    a.add_argument("--allow-insecure", action="store_true",
+                   help="allow tcp:// to another host (unencrypted, unauthenticated)")
+    a.add_argument("--retries", type=number, default=3,
+                   help="resubmissions of a shard whose worker died (default 3)")
+    a.add_argument("--out", help="write item,estimate as CSV")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=_cmd_aggregate)
+    p = sub.add_parser("plot", help="amplification curves or true vs estimated counts (PNG)")
+    p.add_argument("what", choices=["amplification", "frequency"])
+    p.add_argument("--eps0", type=number, default=4.0)
+    p.add_argument("--n-range", type=number, nargs=2, default=[1e3, 1e7])
+    p.add_argument("--points", type=number, default=9)
+    p.add_argument("--delta", type=number, default=1e-6)
+    p.add_argument("--k", type=number)
+    p.add_argument("--n", type=number, default=100_000)
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_plot)

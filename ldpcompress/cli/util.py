@@ -1,0 +1,79 @@
+"""Helpers shared by the CLI commands: number parsing, option checks and plain-text tables.
+
+Numeric options parse with ``type=number`` (so 1e6, 1_000_000 and 0.5 all parse); each command
+then checks its options with :func:`count`, :func:`positive`, :func:`probability` and
+:func:`nonempty`, which raise ValueError naming the option and the accepted range, so every
+command refuses 1.5 users, inf, nan or an empty path the same way (exit status 2).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..core import validate as V
+
+
+def dump_json(obj, indent: int | None = 2) -> str:
+    """Strict JSON: a non-finite number is an error, never the invalid token ``Infinity`` or
+    ``NaN`` (a field that may legitimately have no finite value must be set to None first)."""
+    try:
+        return json.dumps(obj, indent=indent, allow_nan=False)
+    except ValueError:
+        raise ValueError("a result is not a finite number (inf or nan): refusing to print it; "
+                         "check the inputs' ranges") from None
+
+
+def number(text: str) -> float:
+    """Parse 1e6, 1_000_000 or 0.5 as a float (integers are checked by the API)."""
+    try:
+        return float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def count(value, option: str, low: int = 1, high: int = V.MAX_N) -> int | None:
+    """An integer option in [low, high] given as 10000, 1e4, 10_000 or 3.0; 1.5, inf and nan
+    are refused naming the option (None passes through: an option not given)."""
+    if value is None:
+        return None
+    try:
+        return V.integer_at_least(value, option, low, high)
+    except (ValueError, TypeError):
+        shown = f"{value:g}" if isinstance(value, float) else repr(value)
+        raise ValueError(f"{option} must be an integer in [{low}, {high}], got {shown}") from None
+
+
+def positive(value, option: str) -> float:
+    """A finite real option > 0 (eps, eps0)."""
+    return V.positive_finite(value, option)
+
+
+def probability(value, option: str) -> float:
+    """A real option in the open interval (0, 1) (delta)."""
+    return V.probability_open(value, option)
+
+
+def nonempty(path, option: str):
+    """A path option that is not empty ('' would silently mean the working directory)."""
+    if path is not None and not str(path).strip():
+        raise ValueError(f"{option} must be a non-empty path, got {path!r}")
+    return path
+
+
+def fmt(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.6g}"
+
+
+def print_table(rows: list[tuple[str, ...]], head: tuple[str, ...], rule: bool = True) -> None:
+    """Left-aligned columns as wide as their widest cell; a dashed rule under the head."""
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
+    print(line)
+    if rule:
+        print("-" * len(line))
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))

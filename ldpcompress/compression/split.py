@@ -1,0 +1,111 @@
+"""Compressed PrivUnit2 with K-copy splitting (FT21 Sec. 5, Lemma 5.1; docs/theory.md §7).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core import validate as V
+from ..core.entropy import SYSTEM, Entropy
+from ..core.limits import check_bytes, check_trials, resolve_max_trials
+from ..randomizers.privunit import (
+    PrivUnit2,
+    _floor,
+    batch_bytes,
+    check_dimension,
+    check_eps,
+    check_vector,
+    eps_range,
+    round_to_sphere,
+)
+from .sampler import PseudoRandomizer
+
+__all__ = ['CompressedPrivUnit2', 'choose_split', 'check_split']
+
+
+class CompressedPrivUnit2:
+    """K copies of compressed PrivUnit2 at eps/K each (FT21 Lemma 5.1); a report is K seeds.
+    The decoded mean of the K copies is unbiased; expected trials K e^(eps_d(eps/K))."""
+
+    def __init__(self, d: int, eps: float, split: int = 1, tv_target: float = 2.0 ** -40,
+                 entropy: Entropy = SYSTEM, max_expected_trials: float | None = None):
+        self.split = V.integer_at_least(split, "split", 1, 1000)
+        eps = V.positive_finite(eps, "eps")
+        d = check_dimension(d)
+        check_split(d, eps, self.split)
+        hint = f"; with d = {d}, mean.choose_split({d}, {eps:g}) finds K"
+        self.inner = PrivUnit2(d, eps / self.split)
+        self.pr = PseudoRandomizer(self.inner, tv_target, entropy, max_expected_trials, hint)
+        # K copies: K e^eps_d(eps/K) trials per report in all
+        total = self.split * self.pr.expected_trials
+        check_trials(total, self.pr.eps_d, max_expected_trials, hint)
+        self.entropy = entropy
+        self.d, self.eps = d, eps
+
+    @property
+    def expected_trials(self) -> float:
+        return self.split * self.pr.expected_trials
+
+    @property
+    def bytes_per_report(self) -> int:
+        return self.split * self.pr.bytes_per_report
+
+    def encode(self, x) -> list[bytes]:
+        u = round_to_sphere(check_vector(x, self.d), self.entropy)
+        return [self.pr.encode(u) for _ in range(self.split)]
+
+    def decode(self, report: list[bytes]) -> np.ndarray:
+        if not isinstance(report, (list, tuple)):
+            raise TypeError(f"a report is a list of {self.split} seeds, got {type(report).__name__}")
+        if len(report) != self.split:
+            raise ValueError(f"a report has {self.split} seeds, got {len(report)}")
+        return np.mean([self.pr.decode(r) for r in report], axis=0)
+
+    def encode_many(self, xs) -> list[list[bytes]]:
+        return [self.encode(x) for x in xs]
+
+    def decode_many(self, reports) -> np.ndarray:
+        """Decoded vectors as an (n, d) array (n = 0 gives shape (0, d))."""
+        reports = list(reports)
+        check_bytes(batch_bytes(len(reports), self.d), f"{len(reports)} decoded vectors of "
+                    f"dimension {self.d}", "n or d")
+        out = np.empty((len(reports), self.d))
+        for i, r in enumerate(reports):
+            out[i] = self.decode(r)
+        return out
+
+    def variance(self) -> float:
+        """E|mean of K copies - u|^2 = (1/m_K^2 - 1)/K."""
+        return self.inner.variance() / self.split
+
+def check_split(d: int, eps: float, split: int, names: tuple[str, str] = ("eps", "split")) -> None:
+    """Each of the K = split copies runs at eps/K, which must be inside eps_range(d);
+    ValueError naming both parameters and the splits that work."""
+    lo, hi = eps_range(d)
+    if not lo * (1 - 1e-12) <= eps / split <= hi:
+        first, last = max(1, math.ceil(eps / hi)), min(1000, math.floor(eps / lo * (1 + 1e-12)))
+        fix = (f"choose {names[1]} in [{first}, {last}]" if first <= last else
+               f"{names[0]} = {eps:g} cannot be split into at most 1000 copies in range")
+        raise ValueError(f"{names[0]}/{names[1]} = {eps / split:g} ({names[0]} = {eps:g}, "
+                         f"{names[1]} = {split}) must be in [{lo:g}, {_floor(hi):g}] for "
+                         f"PrivUnit2 in dimension d = {d}: {fix}")
+
+def choose_split(d: int, eps: float, max_trials: float = 1000.0, name: str = "eps") -> int:
+    """Smallest K whose expected trials K e^(eps_d(eps/K)) are at most max_trials (capped at
+    ``limits.MAX_EXPECTED_TRIALS``), K copies at eps/K (FT21 Lemma 5.1); K starts where eps/K
+    enters eps_range(d). Errors name eps as ``name``."""
+    d = check_dimension(d)
+    eps = V.positive_finite(eps, name)
+    max_trials = min(resolve_max_trials(max_trials), resolve_max_trials(None))
+    lo, hi = eps_range(d)
+    if eps < lo:
+        check_eps(d, eps, name)
+    for k in range(max(1, math.ceil(eps / hi)), 1001):
+        if eps / k < lo * (1 - 1e-12):
+            break
+        if k * math.exp(min(PrivUnit2(d, eps / k).deletion_eps, 700.0)) <= max_trials:
+            return k
+    raise ValueError(f"{name} = {eps:g}: no split K up to 1000 brings the expected trials "
+                     f"K e^eps_d(eps/K) under {max_trials:g} in dimension d = {d}: use a smaller "
+                     f"{name}")

@@ -1,0 +1,181 @@
+"""End-to-end demo (the main job): n users with Zipf(1.1) data over k items report through a
+frequency oracle whose local eps0 is the largest that shuffling turns into the target central
+(eps, delta) (SPEC S2.6); the shuffled reports are aggregated into a histogram."""
+from __future__ import annotations
+
+import functools
+import sys
+import time
+
+import numpy as np
+
+from ..accounting import amplification, inverse
+from ..core import validate as V
+from ..core.entropy import SYSTEM
+from ..core.limits import array_bytes, check_bytes, in_command_line
+from ..randomizers.catalog import ORACLES, make_oracle
+from ..randomizers.pirappor import FieldReports
+
+
+class Progress:
+    """A one-line progress bar on stderr (silent when quiet)."""
+
+    def __init__(self, label: str, total: int, quiet: bool = False):
+        self.label, self.total, self.quiet = label, total, quiet
+
+    def update(self, done: int) -> None:
+        if self.quiet:
+            return
+        width = 30
+        fill = int(width * done / max(self.total, 1))
+        sys.stderr.write(f"\r{self.label:<12} [{'#' * fill}{'.' * (width - fill)}] "
+                         f"{done:,}/{self.total:,}")
+        if done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def zipf_data(n: int, k: int, exponent: float, seed: int) -> np.ndarray:
+    """Simulated users' items: Zipf(exponent) ranks truncated to [0, k) (numpy is fine here: this
+    is test data, not privacy randomness)."""
+    parts = list(zipf_chunks(n, k, exponent, seed, chunk=max(n, 1)))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def zipf_chunks(n: int, k: int, exponent: float, seed: int, chunk: int = 1 << 20):
+    """The same simulated items as :func:`zipf_data`, as arrays of at most ``chunk`` items
+    (memory bounded by chunk + k whatever n; one chunk gives exactly zipf_data's items)."""
+    n = V.integer_at_least(n, "n", 0)
+    k = V.domain_size(k)
+    seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
+    check_bytes(array_bytes(2 * k, np.float64), f"the Zipf weights of k={k} items", "k")
+    rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
+    weights = 1.0 / np.arange(1, k + 1) ** exponent
+    weights /= weights.sum()
+    for lo in range(0, n, chunk):
+        yield rng.choice(k, size=min(chunk, n - lo), p=weights)
+
+
+DEMO_BYTES_PER_USER = 40  # item, shuffle keys and permutation (int64/float64 each)
+
+
+def _report_bytes(orc) -> float:
+    """Bytes one report of this oracle takes in memory (measured on one report)."""
+    sample = orc.randomize_many(np.zeros(1, dtype=np.int64))
+    if isinstance(sample, FieldReports):
+        return sample.a.nbytes + sample.b.nbytes
+    return np.asarray(sample).nbytes
+
+
+def _concat(parts):
+    if isinstance(parts[0], FieldReports):
+        return FieldReports(np.concatenate([r.a for r in parts]),
+                            np.concatenate([r.b for r in parts]), parts[0].p)
+    return np.concatenate(parts)
+
+
+def _take(reports, order):
+    if isinstance(reports, FieldReports):
+        return FieldReports(reports.a[order], reports.b[order], reports.p)
+    return reports[order]
+
+
+def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
+        oracle: str = "pi-rappor", seed: int = 0, quiet: bool = False) -> dict:
+    """Simulate, randomize, shuffle, estimate; return every figure the demo prints. The memory
+    the n reports need is estimated (from one report) and refused above the limit."""
+    if oracle not in ORACLES:
+        raise ValueError(f"oracle must be one of {sorted(ORACLES)}, got {oracle!r}")
+    n, k = V.users(n), V.domain_size(k)
+    seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
+    times = {}
+    t = time.perf_counter()
+    factory = functools.partial(make_oracle, oracle, k)
+    # the oracle's own shuffled bound (privacy blanket) decides how much local eps0 we may spend
+    dash = "--" if in_command_line() else ""  # the option's name on the command line
+    try:
+        eps0 = inverse.max_eps0(n, eps, delta, factory)
+    except ValueError as err:
+        raise ValueError(f"{dash}eps = {eps:g} ({dash}delta = {delta:g}, {dash}n = {n}): {err}; "
+                         f"use a larger {dash}eps") from None
+    times["choose eps0"] = time.perf_counter() - t
+    orc = factory(eps0)
+    # max_eps0 never leaves the oracle's range: at its edge the target is looser than the
+    # oracle can use (e.g. --eps 100), and a smaller eps0 only strengthens the guarantee
+    try:
+        factory(eps0 * (1 + 1e-9))
+        capped = False
+    except ValueError:
+        capped = True
+    if not orc.a1 > orc.a0:  # before any work: the estimates would be infinite
+        raise ValueError(f"{dash}eps = {eps:g} ({dash}delta = {delta:g}, {dash}n = {n}) gives "
+                         f"a local eps0 = {eps0:.4g} at which {oracle}'s report probabilities "
+                         f"are equal in double precision: use a larger {dash}eps")
+    check_bytes(n * (DEMO_BYTES_PER_USER + 3 * _report_bytes(orc)),
+                f"the demo with n={n} users ({oracle}, k={k})", "n or k")
+    central = amplification.epsilon(n, delta=delta, oracle=orc)
+    # what the generic bound (any eps0-LDP randomizer, FMT21 Thm 3.2) would have allowed
+    try:
+        generic = factory(inverse.max_eps0(n, eps, delta))
+    except ValueError:  # beyond the oracle's range: no comparison to show
+        generic = None
+    xs = zipf_data(n, k, 1.1, seed)
+    t = time.perf_counter()
+    bar = Progress("randomize", n, quiet)
+    step = max(1, min(n, 2_000_000 // max(orc.bits_per_report // 8, 1) // 8 + 1, 50_000))
+    parts = []
+    for lo in range(0, n, step):
+        parts.append(orc.randomize_many(xs[lo:lo + step]))
+        bar.update(min(n, lo + step))
+    reports = _concat(parts)
+    times["clients"] = time.perf_counter() - t
+    t = time.perf_counter()
+    order = np.argsort(SYSTEM.uniform(n))  # the shuffler's permutation, from the CSPRNG
+    reports = _take(reports, order)
+    times["shuffle"] = time.perf_counter() - t
+    t = time.perf_counter()
+    est = orc.estimate(reports)
+    times["server"] = time.perf_counter() - t
+    true = np.bincount(xs, minlength=k)
+    top = np.argsort(-true)[:10]
+    return dict(n=n, k=k, oracle=oracle, target=(eps, delta), eps0=eps0, eps0_capped=capped,
+                local_eps=orc.eps, generic_eps0=None if generic is None else generic.eps,
+                generic_sd=None if generic is None else float(np.sqrt(generic.variance(n, 0.0))),
+                kind=orc.kind, bits=orc.bits_per_report, rappor_bits=k,
+                central_eps=central.value, central_method=central.method,
+                central_lower=central.lower, linf=float(np.max(np.abs(est - true))),
+                l2=float(np.linalg.norm(est - true)),
+                sd=float(np.sqrt(orc.variance(n, 0.0))),
+                sd_top=float(np.sqrt(orc.variance(n, float(np.max(np.bincount(xs)))))),
+                top=[(int(j), int(true[j]), float(est[j])) for j in top], times=times,
+                variance=orc.variance(n, np.maximum(est, 0.0)),
+                estimate=est, true=true)
+
+
+def show(res: dict) -> None:
+    eps, delta = res["target"]
+    print(f"ldpcompress demo: {res['n']:,} users, Zipf(1.1) over {res['k']:,} items, "
+          f"oracle {res['oracle']}")
+    cap = (f" (capped: the largest {res['oracle']} realises)" if res.get("eps0_capped")
+           else "")
+    print(f"target central ({eps:g}, {delta:g})-DP after shuffling -> largest local eps0 = "
+          f"{res['eps0']:.4f}{cap} by {res['oracle']}'s own shuffled bound; realised local "
+          f"eps = {res['local_eps']:.4f} ({res['kind']} DP)")
+    lower = res["central_lower"]
+    print(f"central guarantee: eps = {res['central_eps']:.5f} at delta = {delta:g} "
+          f"({res['central_method']} bound); exact lower bound ({res['oracle']} attack) "
+          f"{lower:.5f}" if lower is not None
+          else f"central guarantee: eps = {res['central_eps']:.5f} at delta = {delta:g}")
+    if res["generic_eps0"] is not None:
+        print(f"the generic bound (any eps0-LDP randomizer) would allow only eps0 = "
+              f"{res['generic_eps0']:.4f}: standard error {res['generic_sd']:.1f} instead of "
+              f"{res['sd']:.1f} ({res['generic_sd'] / res['sd']:.2f}x) for a rare item's count")
+    print(f"bits per report: {res['bits']} (RAPPOR: {res['rappor_bits']}, "
+          f"{res['rappor_bits'] / res['bits']:.1f}x more)")
+    print(f"error: L_inf = {res['linf']:.1f}, L_2 = {res['l2']:.1f} "
+          f"(standard error of a count: {res['sd']:.1f} for a rare item, {res['sd_top']:.1f} for "
+          f"the most frequent)")
+    print("top-10 items:   item      true   estimated")
+    for j, t, e in res["top"]:
+        print(f"               {j:>5} {t:>9,} {e:>11,.1f}")
+    print("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in res["times"].items()))

@@ -1,0 +1,72 @@
+"""k-ary randomized response (docs/theory.md §2.4, §5.4).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..core import validate as V
+from ..core.entropy import SYSTEM
+from ..core.prg import word_at
+from .base import FrequencyOracle, Randomizer, check_eps
+from .estimator import histogram_bytes, integer_reports
+from .structure import ShuffleStructure, kept
+
+__all__ = ['KRR']
+
+
+class KRR(Randomizer, FrequencyOracle):
+    """k-ary randomized response (replacement eps): y = x w.p. e^eps/(e^eps+k-1), else uniform
+    other. rho = Uniform[k]; ratio = k e^eps/(e^eps+k-1) at y = x, k/(e^eps+k-1) otherwise."""
+
+    name, kind = "krr", "replacement"
+
+    def __init__(self, k: int, eps: float):
+        self.k = V.domain_size(k)
+        self.eps = check_eps(eps)
+        self.bits_per_report = max(1, math.ceil(math.log2(self.k)))
+        z = math.exp(eps) + self.k - 1
+        self.a1, self.a0 = math.exp(eps) / z, 1.0 / z
+        x = math.exp(-self.eps)
+        self.a1c = (self.k - 1) * x / (1.0 + (self.k - 1) * x)  # 1 - a1, no cancellation
+        self.deletion_eps = max(math.log(self.k * self.a1), -math.log(self.k * self.a0))
+
+    def ratio_bounds(self):
+        return self.k * self.a0, self.k * self.a1
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform item; b(y, x) = [y = x]: Pr[y = x] = a1, every other item
+        (1 - a1)/(k - 1) as implemented; two items are never both supported; t3 = 1/k."""
+        k = self.k
+        return ShuffleStructure("krr", (("k", k), ("a1", self.a1)), Fraction(1, k), kept(self.a1c),
+                                Fraction(0), Fraction(1, k), False,
+                                Fraction(1, k) if k >= 3 else None)
+
+    def sample(self, prg):
+        return int(prg.integers(self.k, 1)[0])
+
+    def ratio(self, x, y):
+        return self.k * (self.a1 if y == x else self.a0)
+
+    def ratio_from_seed(self, x, seed):
+        w = word_at(seed, 0)  # the sampler's first word decides y unless it is rejected
+        if w < (2 ** 64 // self.k) * self.k:
+            return self.ratio(x, w % self.k)
+        return self.ratio(x, self.decode_seed(seed))
+
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = V.items(xs, self.k)
+        keep = entropy.uniform(xs.size) >= self.a1c
+        other = entropy.integers(self.k - 1, xs.size)
+        other = other + (other >= xs)
+        return np.where(keep, xs, other)
+
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are items: a 1-D integer array with every entry in [0, k)."""
+        return integer_reports(reports, self.k, what="item")
+
+    def _count(self, ys) -> np.ndarray:
+        histogram_bytes(self.k)
+        return np.bincount(ys, minlength=self.k).astype(np.int64)

@@ -1,0 +1,293 @@
+"""PI-RAPPOR: pairwise-independent RAPPOR over a prime field and over F_q^t (SPEC S6).
+
+A report is (a, b) with h(x) = a x + b; it encodes the bit vector bit_j = [h(j) < s]. For
+uniform (a, b) the bits of distinct items are pairwise independent Bern(s/p), so the server's
+estimator has exactly RAPPOR's mean and variance, while the client sends 2 ceil(log2 p) bits.
+Item x in [0, k) is the field element x + 1.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..core import validate as V
+from ..core.entropy import SYSTEM, Entropy
+from ..core.limits import array_bytes, check_bytes
+from ..kernels.field import (
+    MAX_FIELD,
+    affine_hist,
+    inverse_table,
+    next_prime,
+    pi_count_one,
+    pi_hist_enum,
+    prime,
+    vector_hits,
+)
+from .base import FrequencyOracle, check_flag, chunks_for
+from .estimator import histogram_bytes, integer_reports
+from .structure import ShuffleStructure, ap3_count, independent_structure, kept
+
+MAX_PRIME = MAX_FIELD  # 2^31 - 1: products a (x+1) + b stay below 2^62 in int64
+# the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
+MAX_EPS = math.log(MAX_PRIME - 1)
+INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per report
+
+
+@dataclass(frozen=True)
+class FieldReports:
+    """A batch of PI-RAPPOR reports: a[i], b[i] in [0, p)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    p: int
+
+    def __len__(self) -> int:
+        return int(self.a.shape[0])
+
+
+def choose_field(k: int, eps: float) -> tuple[int, int]:
+    """(p, s): the smallest prime p >= max(k+1, ceil(100 (e^eps + 1))), capped at the largest
+    prime below 2^31, s = ceil(p alpha0) with alpha0 = 1/(e^eps + 1), so the realised alpha0 =
+    s/p >= alpha0 (S6.1) and the realised eps is never above the requested one. Above eps ~ 16.9
+    the cap binds and s is rounded up more coarsely (realised eps at most log(2^31 - 2) ~ 21.5).
+    When rounding s up would reach s/p >= 1/2 (tiny eps: no privacy loss left to spend on the
+    rounding), p grows to the next prime until 2 s < p."""
+    def s_for(p):
+        return math.ceil(p / (math.exp(eps) + 1.0)) if eps < 700 else 1
+
+    target = math.ceil(100 * (math.exp(eps) + 1)) if eps < 30 else MAX_PRIME
+    p = next_prime(min(max(k + 1, target), MAX_PRIME), MAX_PRIME)
+    while 2 * s_for(p) >= p:
+        if p >= MAX_PRIME:
+            raise ValueError(f"no field below 2^31 serves k={k}, eps={eps}: eps is too small")
+        p = next_prime(min(max(p + 1, int(p * 1.1)), MAX_PRIME), MAX_PRIME)
+    return p, s_for(p)
+
+
+class PIRappor(FrequencyOracle):
+    """PI-RAPPOR over F_p. ``symmetric=False`` (default): a1 = 1/2, replacement eps-DP;
+    ``symmetric=True``: a1 = 1 - a0, deletion eps-DP. ``eps`` is the realised value, never
+    above the requested one; ``p`` may be given (it must be a prime > k)."""
+
+    name = "pi-rappor"
+
+    def __init__(self, k: int, eps: float, symmetric: bool = False, p: int | None = None):
+        self.k = V.domain_size(k)
+        requested = V.positive_finite(eps, "eps")
+        symmetric = check_flag(symmetric, "symmetric")
+        if requested > MAX_EPS:
+            raise ValueError(f"eps must be in (0, {MAX_EPS:.4f}] for PI-RAPPOR (fields below 2^31 "
+                             f"cannot realise more: s/p >= 1/(2^31 - 1)), got {eps!r}")
+        if self.k >= MAX_PRIME:
+            raise ValueError(f"k must be below {MAX_PRIME} for PI-RAPPOR (a field below 2^31), "
+                             f"got {k!r}")
+        if p is None:
+            self.p, self.s = choose_field(self.k, requested)
+        else:
+            self.p = V.integer_at_least(p, "p", self.k + 1, MAX_PRIME)
+            if not prime(self.p):
+                raise ValueError(f"p must be a prime > k, got {p}")
+            self.s = math.ceil(self.p / (math.exp(min(requested, 700.0)) + 1.0))
+            if 2 * self.s >= self.p:
+                raise ValueError(f"p={p} is too small for eps={eps}: s = ceil(p/(e^eps+1)) "
+                                 f"must stay below p/2")
+        self.symmetric = bool(symmetric)
+        self.requested_eps = requested
+        self.a0 = self.s / self.p
+        self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.a1c = self.a0 if symmetric else 0.5  # clients draw z = 0 w.p. a1c (see kept())
+        self.kind = "deletion" if symmetric else "replacement"
+        # realised eps: log of the largest likelihood ratio between two inputs
+        self.eps = math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
+        if symmetric:  # deletion eps w.r.t. rho = uniform (a, b)
+            self.eps = math.log(self.a1 / self.a0)
+        self.bits_per_report = 2 * math.ceil(math.log2(self.p))
+
+    # -- client -------------------------------------------------------------------------------
+    def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> FieldReports:
+        """For each x: z ~ Bern(a1), a uniform in F_p, r uniform in [0, s) if z else [s, p),
+        b = (r - a (x+1)) mod p. O(1) per report."""
+        xs = V.items(xs, self.k)
+        n = xs.size
+        a = entropy.integers(self.p, n)
+        z = entropy.uniform(n) >= self.a1c
+        r = np.where(z, entropy.integers(self.s, n), self.s + entropy.integers(self.p - self.s, n))
+        b = (r - a * (xs + 1)) % self.p
+        return FieldReports(a, b, self.p)
+
+    def randomize(self, x: int, entropy: Entropy = SYSTEM) -> tuple[int, int]:
+        rep = self.randomize_many(np.array([x]), entropy)
+        return int(rep.a[0]), int(rep.b[0])
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform (a, b) in F_p^2: (h(x1), h(x2)) is uniform on F_p^2 for x1 != x2, so the
+        bits of two items are independent Bern(s/p). Three items are not independent (two
+        parameters): the attack's items 0, 2, 1 are the field elements 1, 3, 2, whose hashes
+        v, v + 2a, v + a form an arithmetic progression, so
+        t3 = s/p - 2 (s/p)^2 + AP3(s)/p^2 (inclusion-exclusion; AP3 from :func:`ap3_count`)."""
+        return _field_structure("pi-rappor", (("k", self.k), ("p", self.p), ("s", self.s),
+                                              ("a1", self.a1), ("symmetric", self.symmetric)),
+                                self.p, self.s, self.a1c, self.k)
+
+    # -- server -------------------------------------------------------------------------------
+    def check_reports(self, reports) -> FieldReports:
+        """FieldReports over this oracle's F_p with a, b 1-D integer arrays of equal length and
+        every element in [0, p); returns them as int64 (errors name the first bad report)."""
+        if not isinstance(reports, FieldReports):
+            raise TypeError(f"reports must be FieldReports, got {type(reports).__name__}")
+        if isinstance(reports.p, bool) or not isinstance(reports.p, (int, np.integer)) \
+                or reports.p != self.p:
+            raise ValueError(f"reports are over F_{reports.p}, this oracle uses F_{self.p}")
+        a = integer_reports(reports.a, self.p, what="field element a")
+        b = integer_reports(reports.b, self.p, what="field element b")
+        if a.shape != b.shape:
+            raise ValueError(f"reports.a and reports.b must have the same length, got "
+                             f"{a.shape[0]} and {b.shape[0]}")
+        if a is not reports.a or b is not reports.b:
+            reports = FieldReports(a, b, self.p)
+        return reports
+
+    def _count_one(self, reports, j):
+        return int(pi_count_one(reports.a, reports.b, j, self.p, self.s))
+
+    def counts(self, reports, algorithm: str = "auto") -> np.ndarray:
+        """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper."""
+        if algorithm not in ("auto", "direct", "enum"):
+            raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
+        return self._count(self.check_reports(reports), algorithm)
+
+    def _count(self, r, algorithm: str = "auto") -> np.ndarray:
+        if algorithm == "auto":
+            algorithm = "enum" if 1.5 * self.s < self.k else "direct"
+        chunks = chunks_for(len(r))
+        histogram_bytes(self.k, chunks)
+        if algorithm == "direct":
+            return affine_hist(r.a, r.b, r.a, self.k, self.p, self.s, 0, chunks)
+        return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, self._inverses, chunks)
+
+    @functools.cached_property
+    def _inverses(self) -> np.ndarray:
+        """Inverses mod p, built once per oracle (empty above INVERSE_TABLE_MAX: Fermat)."""
+        return inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
+
+    # -- wire format ----------------------------------------------------------------------------
+    @property
+    def field_bits(self) -> int:
+        return math.ceil(math.log2(self.p))
+
+    def pack(self, reports: FieldReports) -> bytes:
+        """2 ceil(log2 p) bits per report, (a, b) big-endian bit order, zero-padded to a byte."""
+        r = self.check_reports(reports)
+        L = self.field_bits
+        v = (r.a.astype(np.uint64) << np.uint64(L)) | r.b.astype(np.uint64)
+        shifts = np.arange(2 * L - 1, -1, -1, dtype=np.uint64)
+        bits = ((v[:, None] >> shifts[None, :]) & np.uint64(1)).astype(np.uint8)
+        return np.packbits(bits.ravel()).tobytes()
+
+    def unpack(self, data: bytes, n: int) -> FieldReports:
+        """Inverse of pack for n reports; rejects a wrong length, non-zero padding bits and
+        field elements >= p (naming the first bad report)."""
+        L = self.field_bits
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, got {type(data).__name__}")
+        n = V.integer_at_least(n, "n", 0)
+        need = -(-n * 2 * L // 8)
+        if len(data) != need:
+            raise ValueError(f"{n} reports over F_{self.p} take {need} bytes, got {len(data)}")
+        if n == 0:
+            return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), self.p)
+        check_bytes(array_bytes((n, 2 * L), np.uint64) * 2, f"unpacking {n} reports", "n")
+        bits = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8))
+        if bits[n * 2 * L:].any():
+            raise ValueError(f"malformed report data: the {bits.size - n * 2 * L} padding bits "
+                             "after the last report must be zero")
+        bits = bits[: n * 2 * L].reshape(n, 2 * L).astype(np.uint64)
+        weights = np.uint64(1) << np.arange(2 * L - 1, -1, -1, dtype=np.uint64)
+        v = (bits * weights).sum(axis=1, dtype=np.uint64)
+        a = (v >> np.uint64(L)).astype(np.int64)
+        b = (v & np.uint64((1 << L) - 1)).astype(np.int64)
+        return self.check_reports(FieldReports(a, b, self.p))
+
+
+class VectorPIRappor(FrequencyOracle):
+    """Generalised PI-RAPPOR over F_q^t (S6.2): h(x) = <a, x> + b, item j = base-q digits of j,
+    s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first."""
+
+    name = "pi-rappor-vector"
+
+    def __init__(self, k: int, eps: float, q: int, t: int | None = None, symmetric: bool = False):
+        self.k = V.domain_size(k)
+        requested = V.positive_finite(eps, "eps")
+        symmetric = check_flag(symmetric, "symmetric")
+        self.q = V.integer_at_least(q, "q", 3, MAX_PRIME)
+        if not prime(self.q):
+            raise ValueError(f"q must be prime, got {q}")
+        need_t = max(1, math.ceil(math.log(self.k) / math.log(self.q) - 1e-12))
+        while self.q ** need_t < self.k:
+            need_t += 1
+        self.t = need_t if t is None else V.integer_at_least(t, "t", need_t, 64)
+        if self.q ** (self.t + 1) >= 2 ** 62:
+            raise ValueError("q^(t+1) must stay below 2^62 (reports are packed in one int64)")
+        self.s = math.ceil(self.q / (math.exp(min(requested, 700.0)) + 1.0))
+        if 2 * self.s >= self.q:
+            raise ValueError(f"q={q} is too small for eps={eps}: need s = ceil(q alpha0) < q/2")
+        self.a0 = self.s / self.q
+        self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.a1c = self.a0 if symmetric else 0.5
+        self.kind = "deletion" if symmetric else "replacement"
+        self.eps = (math.log(self.a1 / self.a0) if symmetric
+                    else math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1))))
+        check_bytes(array_bytes((self.k, self.t)), f"the item table (k x t = {self.k} x {self.t} "
+                    "int64)", "k")
+        # digits of every item in base q (vectorised: k can be large)
+        powers = np.array([self.q ** d for d in range(self.t)], dtype=np.int64)
+        self.items = (np.arange(self.k, dtype=np.int64)[:, None] // powers[None, :]) % self.q
+        self.bits_per_report = (self.t + 1) * math.ceil(math.log2(self.q))
+
+    def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
+        """Reports as an (n, t+1) array: a_0..a_{t-1}, b."""
+        xs = V.items(xs, self.k)
+        n = xs.size
+        a = entropy.integers(self.q, n * self.t).reshape(n, self.t)
+        z = entropy.uniform(n) >= self.a1c
+        r = np.where(z, entropy.integers(self.s, n), self.s + entropy.integers(self.q - self.s, n))
+        b = (r - (a * self.items[xs]).sum(axis=1)) % self.q
+        return np.column_stack([a, b])
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform (a, b) in F_q^(t+1): two distinct items give independent Bern(s/q) bits.
+        With t >= 2 and k > q the attack uses items 0, 1, q (the vectors 0, e_0, e_1, affinely
+        independent), whose three bits are independent; with t = 1 it is PI-RAPPOR over F_q
+        (items 0, 2, 1 in arithmetic progression)."""
+        params = (("k", self.k), ("q", self.q), ("t", self.t), ("s", self.s), ("a1", self.a1))
+        if self.t >= 2 and self.k > self.q:
+            return independent_structure("pi-rappor-vector", params, Fraction(self.s, self.q),
+                                         kept(self.a1c), attack_items=(0, self.q, 1))
+        return _field_structure("pi-rappor-vector", params, self.q, self.s, self.a1c, self.k)
+
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are rows (a_0, ..., a_{t-1}, b): shape (n, t+1), every entry in [0, q)."""
+        return integer_reports(reports, self.q, width=self.t + 1, what="field element")
+
+    def _count(self, rep) -> np.ndarray:
+        # code = b + q (a_0 + q a_1 + ...): identical reports are decoded once
+        code = np.zeros(rep.shape[0], dtype=np.int64)
+        for d in range(self.t - 1, -1, -1):
+            code = code * self.q + rep[:, d]
+        code = code * self.q + rep[:, self.t]
+        codes, counts = np.unique(code, return_counts=True)
+        return vector_hits(codes, counts.astype(np.int64), self.items, self.q, self.t, self.s, self.k)
+
+
+def _field_structure(name: str, params: tuple, p: int, s: int, a1c: float,
+                     k: int) -> ShuffleStructure:
+    """Independent Bern(s/p) bits for two items; the attack's items 0, 2, 1 (field elements in
+    arithmetic progression: c, c + 2, c + 1) give
+    t3 = (s p - 2 s^2 + AP3(s)) / p^2 by inclusion-exclusion (all pairs are independent)."""
+    t3 = Fraction(s * p - 2 * s * s + ap3_count(s), p * p) if k >= 3 else None
+    return independent_structure(name, params, Fraction(s, p), kept(a1c), triple_independent=False,
+                                 t3=t3, attack_items=(0, 2, 1))

@@ -1,0 +1,283 @@
+"""PrivUnit2 (Bhowmick et al. 2018): mean estimation on the unit sphere (docs/theory.md §7).
+
+PrivUnit2(u): with probability p0 draw V uniform on the cap {v : <v, u> >= gamma}, else on its
+complement; output Z = V / m, so that E[Z] = u. With alpha = (d-1)/2 and tau = (1+gamma)/2,
+t = <V, u> has (1+t)/2 ~ Beta(alpha, alpha), which gives P_cap = I_{1-tau}(alpha, alpha)
+= I_{1-gamma^2}(alpha, 1/2)/2 and, in log space,
+m = (1-gamma^2)^alpha / (2^(d-2) (d-1) B(alpha, alpha)) [p0 / I_{1-tau} - (1-p0) / I_tau].
+Inputs of norm < 1 are first rounded to the sphere: u = x/|x| w.p. (1+|x|)/2, else -x/|x|
+(E[u] = x, coin from the CSPRNG).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
+
+from ..core import validate as V
+from ..core.entropy import SYSTEM, Entropy
+from ..core.limits import array_bytes, check_bytes
+from ..core.prg import PRG
+from .base import Randomizer
+
+__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes']
+
+
+NORM_SLACK = 1e-9
+
+def check_vector(x, d: int) -> np.ndarray:
+    """A float vector of dimension d and norm <= 1."""
+    arr = np.asarray(x, dtype=float)
+    if arr.shape != (d,):
+        raise ValueError(f"input must be a vector of dimension {d}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("input vector must be finite")
+    norm = float(np.linalg.norm(arr))
+    if norm > 1.0 + NORM_SLACK:
+        raise ValueError(f"input vector must have norm <= 1, got {norm:.6g}")
+    return arr
+
+def round_to_sphere(x: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
+    """Unbiased rounding of |x| <= 1 to the unit sphere: x/|x| w.p. (1+|x|)/2, else -x/|x|."""
+    norm = float(np.linalg.norm(x))
+    if norm >= 1.0 - NORM_SLACK:
+        return x / norm
+    if norm > 0:
+        direction = x / norm
+    else:  # any fixed unit vector (not a d x d identity: d may be large)
+        direction = np.zeros(x.size)
+        direction[0] = 1.0
+    return direction if entropy.uniform(1)[0] < (1 + norm) / 2 else -direction
+
+# Supported parameters: every probability PrivUnit2 draws or compares against stays well inside
+# double precision. 1 - p0 >= Q0_MIN and the cap's half-width (1 - gamma)/2 >= X_MIN (rounding
+# then moves them by at most 2^-23 relative), P_cap >= CAP_MIN (a normal double with room for the
+# sampler's c * P_cap), eps <= MAX_EPS (e^eps finite). Together they give eps_range(d).
+MIN_EPS = 1e-9
+
+MAX_EPS = 700.0
+
+Q0_MIN = 2.0 ** -30
+
+X_MIN = 2.0 ** -30
+
+CAP_MIN = 2.0 ** -1000
+
+EPS1_MAX = math.log1p(-Q0_MIN) - math.log(Q0_MIN)  # largest log(p0 / (1 - p0))
+
+def _cap_parts(d: int, gamma: float) -> tuple[float, float, float]:
+    """(P_cap, 1 - P_cap, h = 1 - 2 P_cap), each to full relative precision: with t = <V, u>,
+    t^2 ~ Beta(1/2, alpha), so h = P(|t| < gamma) = I_{gamma^2}(1/2, alpha) (accurate when the
+    cap is wide), and P_cap = I_{(1-gamma)/2}(alpha, alpha) (accurate when it is narrow)."""
+    a = (d - 1) / 2
+    h = float(special.betainc(0.5, a, gamma * gamma))
+    if h <= 0.5:
+        return (1 - h) / 2, (1 + h) / 2, h
+    cap = float(special.betainc(a, a, (1 - gamma) / 2))
+    return cap, 1 - cap, 1 - 2 * cap
+
+def p_cap(d: int, gamma: float) -> float:
+    """Pr[<v, u> >= gamma] for v uniform on S^(d-1): I_{1-gamma^2}((d-1)/2, 1/2) / 2."""
+    return _cap_parts(d, gamma)[0]
+
+def _log_m(d: int, p0: float, gamma: float, cap: float, rest: float, h: float) -> float:
+    """log m without cancellation: p0/P_cap - (1-p0)/(1-P_cap) = (2p0 - 1 + h) / (2 P_cap
+    (1 - P_cap)) (every term positive) and 1 - gamma^2 = (1 - gamma)(1 + gamma)."""
+    a = (d - 1) / 2
+    lift = (2 * p0 - 1) + h  # 2 p0 - 1 is exact for p0 in [1/2, 1)
+    if not (lift > 0 and cap > 0 and rest > 0):
+        raise ValueError(f"PrivUnit2 with p0={p0}, gamma={gamma} has no positive bias")
+    log_pre = (a * (math.log1p(-gamma) + math.log1p(gamma)) - (d - 2) * math.log(2.0)
+               - math.log(d - 1) - special.betaln(a, a))
+    return log_pre + math.log(lift) - math.log(2.0) - math.log(cap) - math.log(rest)
+
+def log_m(d: int, p0: float, gamma: float) -> float:
+    """log m of PrivUnit2 (stable for d up to 1e5 and more, and for eps from 1e-9 to 700)."""
+    return _log_m(d, p0, gamma, *_cap_parts(d, gamma))
+
+def _gamma_for_eps2(d: int, eps2: float) -> float:
+    """gamma with log((1 - P_cap) / P_cap) = eps2 (h = tanh(eps2/2) for a wide cap, P_cap =
+    1/(1 + e^eps2) for a narrow one)."""
+    a = (d - 1) / 2
+    if eps2 <= math.log(3.0):  # P_cap >= 1/4
+        return float(math.sqrt(special.betaincinv(0.5, a, math.tanh(eps2 / 2))))
+    return float(1.0 - 2.0 * special.betaincinv(a, a, special.expit(-eps2)))
+
+def gamma_for_cap(d: int, cap: float) -> float:
+    """gamma >= 0 with p_cap(d, gamma) = cap (cap <= 1/2)."""
+    a = (d - 1) / 2
+    if cap >= 0.25:
+        return float(math.sqrt(special.betaincinv(0.5, a, 1.0 - 2.0 * cap)))
+    return float(1.0 - 2.0 * special.betaincinv(a, a, cap))
+
+VECTORS_PER_REPORT = 4  # d-vectors alive while one report is randomized or decoded
+
+def check_dimension(d, max_bytes=None) -> int:
+    """An integer dimension d >= 2 (integral floats such as 1e3 accepted) whose per-report
+    working vectors fit the memory limit."""
+    d = V.integer_at_least(d, "d", 2)
+    check_bytes(array_bytes((VECTORS_PER_REPORT, d), np.float64),
+                f"PrivUnit2 working vectors in dimension d = {d}", "d", max_bytes)
+    return d
+
+def batch_bytes(n: int, d: int) -> int:
+    """Bytes of an n x d float64 batch of vectors (inputs or decoded reports)."""
+    return array_bytes((n, d), np.float64)
+
+@dataclass(frozen=True)
+class PrivUnitParams:
+    d: int
+    p0: float
+    gamma: float
+    cap: float
+    m: float
+    eps: float          # replacement
+    deletion_eps: float  # w.r.t. the uniform sphere
+
+def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
+    """Exact privacy of PrivUnit2(p0, gamma) in dimension d, computed without cancellation
+    (log1p of positive ratios) so that eps from 1e-9 to 700 comes out to full precision."""
+    d = check_dimension(d)
+    p0 = V._real(p0, "p0")
+    gamma = V._real(gamma, "gamma")
+    if not 0.5 <= p0 < 1:
+        raise ValueError(f"p0 must be in [1/2, 1), got {p0!r}")
+    if not 0 <= gamma < 1:
+        raise ValueError(f"gamma must be in [0, 1), got {gamma!r}")
+    cap, rest, h = _cap_parts(d, gamma)
+    if not cap >= CAP_MIN:
+        raise ValueError(f"gamma must leave the cap a probability >= {CAP_MIN:.3g} in dimension "
+                         f"d = {d}, got gamma = {gamma!r} (P_cap = {cap:.3g})")
+    q0, lift = 1 - p0, (2 * p0 - 1) + h  # both exact or accurate: p0 >= 1/2
+    eps1 = math.log1p((2 * p0 - 1) / q0)     # log(p0 / (1 - p0))
+    eps2 = math.log1p(h / cap)               # log((1 - P_cap) / P_cap)
+    # pure deletion DP needs both sides of the ratio in [e^-eps_d, e^eps_d]:
+    # p0/P_cap = 1 + lift/(2 P_cap) >= 1 and (1-p0)/(1-P_cap) = 1 - lift/(2 (1-P_cap)) <= 1
+    up = math.log1p(lift / (2 * cap))
+    down = -math.log1p(-lift / (2 * rest)) if lift < 2 * rest else math.inf
+    m = math.exp(_log_m(d, p0, gamma, cap, rest, h))
+    return PrivUnitParams(d, p0, gamma, cap, m, eps1 + eps2, max(up, down))
+
+def _floor(value: float, digits: int = 4) -> float:
+    """value rounded down to `digits` significant digits (a shown upper limit stays accepted)."""
+    scale = 10 ** (digits - 1 - math.floor(math.log10(value)))
+    return math.floor(value * scale) / scale
+
+def _eps2_max(d: int) -> float:
+    a = (d - 1) / 2
+    cap = max(float(special.betainc(a, a, X_MIN)), CAP_MIN)
+    return math.log1p(-cap) - math.log(cap)
+
+def eps_range(d: int) -> tuple[float, float]:
+    """The replacement eps PrivUnit2 supports in dimension d: [MIN_EPS, EPS1_MAX + eps2_max(d)]
+    capped at MAX_EPS (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
+    700 from d = 52 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
+    precision; below MIN_EPS the variance (about d / eps^2) is of no use."""
+    d = check_dimension(d)
+    return MIN_EPS, min(MAX_EPS, EPS1_MAX + _eps2_max(d))
+
+def check_eps(d: int, eps, name: str = "eps") -> float:
+    """eps (finite, > 0) inside eps_range(d); ValueError naming ``name`` and the range."""
+    eps = V.positive_finite(eps, name)
+    lo, hi = eps_range(d)
+    if not lo * (1 - 1e-12) <= eps <= hi:  # eps/K may round a hair below MIN_EPS (soft limit)
+        raise ValueError(f"{name} must be in [{lo:g}, {_floor(hi):g}] for PrivUnit2 in dimension "
+                         f"d = {d} (beyond, its probabilities leave double precision), "
+                         f"got {eps:g}")
+    return eps
+
+def optimal_params(d: int, eps: float) -> PrivUnitParams:
+    """(p0, gamma) with replacement eps at most eps (and equal up to rounding), minimising
+    E|Z|^2 = 1/m^2: eps is split into eps1 = log(p0/(1-p0)) and eps2 = log((1-P_cap)/P_cap) by a
+    bounded 1-D search over eps1 (within the limits of :func:`eps_range`)."""
+    d = check_dimension(d)
+    eps = check_eps(d, eps)
+    eps2_max = _eps2_max(d)
+
+    def build(eps1, eps2):
+        p0 = float(special.expit(eps1))
+        return p0, max(0.0, _gamma_for_eps2(d, eps2))
+
+    def loss(eps1):
+        try:
+            return -log_m(d, *build(eps1, eps - eps1))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return math.inf
+
+    lo = max(1e-6 * eps, eps - eps2_max)
+    hi = min(eps * (1 - 1e-6), EPS1_MAX)
+    if lo < hi:
+        eps1 = optimize.minimize_scalar(loss, bounds=(lo, hi), method="bounded",
+                                        options={"xatol": 1e-8 * eps}).x
+    else:  # eps at the top of its range: both parts at their limits
+        eps1 = hi
+    # rounding p0 and gamma to doubles may overshoot the budget by an ulp or two: shrink both
+    # parts until the realised eps is within it (never report parameters above the budget)
+    shrink = 0.0
+    for _ in range(60):
+        out = params(d, *build(eps1 * (1 - shrink), (eps - eps1) * (1 - shrink)))
+        if out.eps <= eps:
+            return out
+        shrink = max(2 * shrink, 2.0 ** -52)
+    raise ValueError(f"eps = {eps!r}: no PrivUnit2 parameters within the budget in dimension "
+                     f"d = {d} (realised {out.eps!r})")  # pragma: no cover
+
+class PrivUnit2(Randomizer):
+    """PrivUnit2 as a Randomizer: inputs are vectors, outputs Z = V/m; rho = uniform sphere,
+    ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it (S7)."""
+
+    kind = "replacement"
+
+    def __init__(self, d: int, eps: float, p0: float | None = None, gamma: float | None = None):
+        if p0 is None and gamma is not None:
+            raise ValueError("gamma is given without p0: give both or neither")
+        self.par = optimal_params(d, eps) if p0 is None else params(d, p0, 0.0 if gamma is None
+                                                                      else gamma)
+        self.d, self.eps, self.deletion_eps = self.par.d, self.par.eps, self.par.deletion_eps
+        self.k = self.d  # for the Randomizer base (not a finite domain)
+
+    def check_item(self, x):
+        return check_vector(x, self.d)
+
+    def _cap_ratio(self, inside: bool) -> float:
+        p = self.par
+        return p.p0 / p.cap if inside else (1 - p.p0) / (1 - p.cap)
+
+    def ratio_bounds(self):
+        return sorted((self._cap_ratio(True), self._cap_ratio(False)))
+
+    def sample(self, prg: PRG) -> np.ndarray:
+        return prg.sphere(self.d)
+
+    def decode_seed(self, seed):
+        return self.sample(PRG(seed)) / self.par.m
+
+    def ratio(self, x, y):
+        u = x / np.linalg.norm(x)
+        return self._cap_ratio(float(np.dot(y, u)) * self.par.m >= self.par.gamma)  # y = V/m
+
+    def ratio_from_seed(self, x, seed):
+        """ratio on V itself (x is already a unit vector here), skipping the 1/m scaling."""
+        return self._cap_ratio(float(np.dot(self.sample(PRG(seed)), x)) >= self.par.gamma)
+
+    def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
+        """Z = V/m with true randomness: t from the truncated Beta law, V = t u + sqrt(1-t^2) w."""
+        u = round_to_sphere(self.check_item(x), entropy)
+        p = self.par
+        a = (self.d - 1) / 2
+        c1, c2 = entropy.uniform(2)
+        if c1 < p.p0:  # cap: 1 - tau uniform in law on (0, P_cap]
+            t = 1.0 - 2.0 * special.betaincinv(a, a, c2 * p.cap)
+        else:
+            t = 2.0 * special.betaincinv(a, a, c2 * (1 - p.cap)) - 1.0
+        g = entropy.normal(self.d)
+        w = g - np.dot(g, u) * u
+        w /= np.linalg.norm(w)
+        return (t * u + math.sqrt(max(0.0, 1 - t * t)) * w) / p.m
+
+    def variance(self) -> float:
+        """E|Z - u|^2 = 1/m^2 - 1 for a unit input (>= 0: m <= 1 since E|Z|^2 >= |E Z|^2 = 1;
+        a log m rounded a hair above 0 must not give a negative variance)."""
+        return max(0.0, math.expm1(-2.0 * math.log(self.par.m)))

@@ -1,0 +1,100 @@
+"""RAPPOR (unary encoding with bit flips), symmetric and asymmetric (OUE)
+(docs/theory.md §5.4, §6).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core import validate as V
+from ..core.entropy import SYSTEM
+from ..core.prg import uniform_at
+from .base import FrequencyOracle, Randomizer, check_batch_bytes, check_eps, check_flag
+from .estimator import _as_array, integer_reports
+from .structure import ShuffleStructure, coin, independent_structure, kept
+
+__all__ = ['RAPPOR', 'OUE', 'SYMMETRIC_EPS_MAX']
+
+
+SYMMETRIC_EPS_MAX = 36.0  # 1/(e^eps+1) must stay above 2^-53 (float 1 - a0 < 1)
+
+class RAPPOR(Randomizer, FrequencyOracle):
+    """Unary encoding with independent bit flips: k bits per report. ``symmetric=True`` (the
+    default, the classic RAPPOR): a1 = 1 - a0, a0 = 1/(e^eps+1), deletion eps-DP (replacement
+    2 eps). ``symmetric=False`` (see :class:`OUE`): a1 = 1/2, a0 = 1/(e^eps+1), replacement
+    eps-DP (deletion log((e^eps+1)/2) w.r.t. rho). rho = iid Bern(a0) bits; bit j of the sample
+    is [u_j < a0] for the j-th uniform of the stream, so ratio needs one word."""
+
+    name = "rappor"
+
+    def __init__(self, k: int, eps: float, symmetric: bool = True):
+        self.k = V.domain_size(k)
+        self.eps = check_eps(eps)
+        self.bits_per_report = self.k
+        self.symmetric = check_flag(symmetric, "symmetric")
+        if symmetric and self.eps > SYMMETRIC_EPS_MAX:  # 1 - a0 would round to 1: no flips
+            raise ValueError(f"eps must be at most {SYMMETRIC_EPS_MAX:g} for symmetric RAPPOR "
+                             f"(a flip probability 1/(e^eps+1) below 2^-53 cannot be drawn by "
+                             f"the client's 53-bit coins), got {eps!r}")
+        self.a0 = 1.0 / (math.exp(self.eps) + 1.0)
+        self.a1 = 1.0 - self.a0 if symmetric else 0.5
+        self.a1c = self.a0 if symmetric else 0.5
+        self.kind = "deletion" if symmetric else "replacement"
+        self.deletion_eps = max(math.log(self.a1 / self.a0),
+                                math.log((1 - self.a0) / (1 - self.a1)))
+
+    def ratio_bounds(self):
+        return sorted((self._bit_ratio(True), self._bit_ratio(False)))
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = iid Bern(a0) bits: bit x ~ Bern(a1) under R_x, every other bit Bern(a0), so the
+        bits of any items are independent under w."""
+        return independent_structure("rappor", (("k", self.k), ("a0", self.a0), ("a1", self.a1),
+                                                ("symmetric", self.symmetric)),
+                                     coin(self.a0), kept(self.a1c),
+                                     triple_independent=self.k >= 3)
+
+    def sample(self, prg):
+        return prg.uniform(self.k) < self.a0
+
+    def _bit_ratio(self, bit: bool) -> float:
+        return self.a1 / self.a0 if bit else (1 - self.a1) / (1 - self.a0)
+
+    def ratio(self, x, y):
+        return self._bit_ratio(bool(y[x]))
+
+    def ratio_from_seed(self, x, seed):
+        return self._bit_ratio(uniform_at(seed, x) < self.a0)
+
+    def randomize_many(self, xs, entropy=SYSTEM):
+        xs = V.items(xs, self.k)
+        check_batch_bytes(xs.size, self.k, 8 + 1, "RAPPOR client coins and bits")
+        bits = entropy.uniform(xs.size * self.k).reshape(xs.size, self.k) < self.a0
+        bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) >= self.a1c
+        return bits
+
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are k-bit rows: shape (n, k), bool or integers in {0, 1}."""
+        arr = _as_array(reports)
+        if arr.dtype == np.bool_:
+            if arr.ndim == 2 and arr.shape[1] == self.k:
+                return arr
+            if arr.shape == (0,):
+                return np.zeros((0, self.k), dtype=bool)
+            raise ValueError(f"reports must be an array of shape (n, {self.k}), got shape {arr.shape}")
+        return integer_reports(arr, 2, width=self.k, what="bit").astype(bool)
+
+    def _count(self, ys) -> np.ndarray:
+        return ys.sum(axis=0, dtype=np.int64)
+
+
+class OUE(RAPPOR):
+    """Optimized unary encoding (Wang et al. 2017): the asymmetric RAPPOR, a1 = 1/2,
+    a0 = 1/(e^eps+1), replacement eps-DP; the frequency oracle with the smallest variance of
+    the unary family, and PI-RAPPOR's model."""
+
+    name = "oue"
+
+    def __init__(self, k: int, eps: float):
+        super().__init__(k, eps, symmetric=False)

@@ -1,0 +1,114 @@
+"""Subset selection: a d-subset of the items (docs/theory.md §5.4).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..core import validate as V
+from ..core.entropy import SYSTEM
+from ..core.limits import array_bytes, check_bytes
+from ..kernels.field import first_unsorted_row
+from ..kernels.sample import partial_shuffles
+from .base import FrequencyOracle, Randomizer, check_eps
+from .estimator import _first_bad, histogram_bytes, integer_reports
+from .structure import ShuffleStructure, kept
+
+__all__ = ['SubsetSelection']
+
+
+class SubsetSelection(Randomizer, FrequencyOracle):
+    """d-subset of [k] containing x w.p. p = d e^eps/(d e^eps + k - d) (replacement eps).
+    rho = uniform d-subset; ratio = p k/d if x in S else (1-p) k/(k-d). A user holding j' != j
+    reports j w.p. a0 = (p (d-1) + (1-p) d)/(k-1). A report is d ceil(log2 k) bits."""
+
+    name, kind = "subset", "replacement"
+
+    def __init__(self, k: int, eps: float, d: int | None = None):
+        self.k = V.domain_size(k)
+        self.eps = check_eps(eps)
+        if d is None:
+            d = max(1, min(self.k - 1, round(self.k / (math.exp(eps) + 1))))
+        self.d = V.integer_at_least(d, "d", 1, self.k - 1)
+        self.bits_per_report = self.d * max(1, math.ceil(math.log2(self.k)))
+        # in log space: d e^eps may overflow, and 1 - a1 = (k-d)/(d e^eps + k - d) must not be
+        # computed as 1 - a1 (it rounds to 0 from eps ~ 37 on)
+        log_total = float(np.logaddexp(math.log(self.d) + self.eps, math.log(self.k - self.d)))
+        self.a1 = math.exp(math.log(self.d) + self.eps - log_total)
+        self.q1 = math.exp(math.log(self.k - self.d) - log_total)  # 1 - a1
+        self.a1c = self.q1  # clients draw 'exclude x' w.p. a1c (structure.kept)
+        self.a0 = (self.a1 * (self.d - 1) + self.q1 * self.d) / (self.k - 1)
+        self.deletion_eps = max(abs(self.eps + math.log(self.k) - log_total),
+                                abs(math.log(self.k) - log_total))
+
+    def _subset(self, ints: np.ndarray) -> np.ndarray:
+        """Partial Fisher-Yates: the first d entries of a permutation of [k] driven by ints[i]
+        in [0, k - i)."""
+        perm = np.arange(self.k)
+        for i in range(self.d):
+            j = i + int(ints[i])
+            perm[i], perm[j] = perm[j], perm[i]
+        return np.sort(perm[: self.d])
+
+    def ratio_bounds(self):
+        return sorted((self.a1 * self.k / self.d, self.q1 * self.k / (self.k - self.d)))
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """w = uniform d-subset; R_x(S)/w(S) = a1 k/d if x in S else (1-a1) k/(k-d). Two items
+        are both in S w.p. d(d-1)/(k(k-1)); t3 = Pr[x1 in S, x1', x3 not] =
+        d (k-d)(k-d-1)/(k (k-1)(k-2))."""
+        k, d = self.k, self.d
+        t3 = Fraction(d * (k - d) * (k - d - 1), k * (k - 1) * (k - 2)) if k >= 3 and d < k - 1 \
+            else None
+        return ShuffleStructure("subset", (("k", k), ("d", d), ("a1", self.a1)), Fraction(d, k),
+                                kept(self.a1c),
+                                Fraction(d * (d - 1), k * (k - 1)),
+                                Fraction(d * (k - d), k * (k - 1)), False, t3)
+
+    def sample(self, prg):
+        ints = np.array([prg.integers(self.k - i, 1)[0] for i in range(self.d)])
+        return self._subset(ints)
+
+    def ratio(self, x, y):
+        inside = bool(np.any(np.asarray(y) == x))
+        return self.a1 * self.k / self.d if inside else self.q1 * self.k / (self.k - self.d)
+
+    def randomize_many(self, xs, entropy=SYSTEM):
+        """Rows of sorted d-subsets: a partial Fisher-Yates shuffle (exact integer draws, so the
+        subset law is exactly uniform) of the k-1 items other than x; keep the first d of them,
+        or the first d-1 and x (w.p. a1, drawn as 'not excluded', see structure.kept)."""
+        xs = V.items(xs, self.k)
+        n = xs.size
+        check_bytes(array_bytes((n, 2 * self.d)), f"subset-selection draws for n = {n} reports "
+                    f"x d = {self.d}", "n (batch the inputs)")
+        draws = np.empty((n, self.d), dtype=np.int64)
+        for i in range(self.d):  # column i uniform in [0, k - 1 - i), from the CSPRNG
+            draws[:, i] = entropy.integers(self.k - 1 - i, n)
+        chosen = partial_shuffles(draws, self.k - 1)
+        chosen += chosen >= xs[:, None]  # index among the others -> item (skipping x)
+        include = entropy.uniform(n) >= self.a1c
+        chosen[include, self.d - 1] = xs[include]
+        return np.sort(chosen, axis=1)
+
+    def check_reports(self, reports) -> np.ndarray:
+        """Reports are d-subsets: shape (n, d), entries in [0, k), distinct within a row (a
+        repeated item would count one user several times)."""
+        if (isinstance(reports, np.ndarray) and reports.dtype == np.int64
+                and reports.shape[1:] == (self.d,) and reports.ndim == 2 and reports.shape[0]
+                and first_unsorted_row(reports, self.k) < 0):
+            return reports  # the client's canonical form (sorted rows in [0, k)): one pass
+        arr = integer_reports(reports, self.k, width=self.d, what="item")
+        if self.d > 1 and arr.shape[0]:
+            srt = np.sort(arr, axis=1)  # only for rows not already sorted (the client sorts)
+            dup = srt[:, 1:] == srt[:, :-1]
+            if dup.any():
+                i = _first_bad(dup)
+                raise ValueError(f"report {i}: items {arr[i].tolist()} repeat an item (a "
+                                 f"{self.d}-subset has distinct items)")
+        return arr
+
+    def _count(self, ys) -> np.ndarray:
+        histogram_bytes(self.k)
+        return np.bincount(ys.ravel(), minlength=self.k).astype(np.int64)
