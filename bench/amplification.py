@@ -34,7 +34,7 @@ DELTA = 1e-6
 
 
 def scipy_general_delta(n, eps0, eps):
-    """S2.1 by scipy: every c in 0..n-1, binomial tails by binom.sf (the baseline)."""
+    """§2.1 by scipy: every c in 0..n-1, binomial tails by binom.sf (the baseline)."""
     q, p = math.exp(-eps0), 1 / (1 + math.exp(-eps0))
     e = math.exp(eps)
     al, be = p - e * (1 - p), (1 - p) - e * p
@@ -183,7 +183,7 @@ def main():
                 extra = f"{'-':>10} {'-':>8}"
             cfs = f"{cf.value:10.5f}" if cf.applicable else f"{'n/a':>10}"
             print(f"{n:9d} {eps0:5g} {cfs} {gen:12.7f} {low:10.5f} {t_gen * 1e3:8.3f} {extra}")
-    print("\nk-RR blanket pair (S2.3b), k = 100, eps(1e-6): blocked (64) vs unblocked")
+    print("\nk-RR blanket pair (§2.4(b)), k = 100, eps(1e-6): blocked (64) vs unblocked")
     for n in [10 ** 4, 10 ** 5, 10 ** 6]:
         for eps0 in [1.0, 4.0, 6.0]:
             blk, t_blk = timed(lambda: A.krr_blanket_epsilon(n, eps0, 100, DELTA).value, repeat=1)

@@ -36,7 +36,7 @@ def ours(n, eps0, rounds, h=None, method="auto"):
 
 
 def clone_pmfs(n, eps0, tol=1e-30):
-    """The S2.1 pair's atoms as dicts of log-masses (the input dp_accounting takes)."""
+    """The §2.1 pair's atoms as dicts of log-masses (the input dp_accounting takes)."""
     from ldpcompress.kernels.binomial import binom_window
     from scipy import stats
     q, p = general_pair(eps0)

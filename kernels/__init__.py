@@ -2,3 +2,6 @@
 
 Pure numeric functions of arrays and scalars, compiled with ``@njit(cache=True)``.
 """
+
+__all__ = []
+

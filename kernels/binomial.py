@@ -1,4 +1,4 @@
-"""Binomial log-pmfs, rigorous windows and half-binomial tails (SPEC S2.1).
+"""Binomial log-pmfs, rigorous windows and half-binomial tails (docs/theory.md §2.1).
 
 Everything here is a pure numeric Numba function of scalars.
 
@@ -13,6 +13,11 @@ Everything here is a pure numeric Numba function of scalars.
 import math
 
 from numba import njit
+
+__all__ = ["LOG_2PI", "UNIT_ROUNDOFF", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_rel_err",
+           "LOG_DBL_TRUE_MIN", "tail_rel_err", "pmf_and_err", "binom_window", "half_pmf",
+           "tail_direct", "tail_dec_c", "tail_dec_t", "tail_inc_t", "tail_move_t", "clone_tail_h"]
+
 
 LOG_2PI = math.log(2.0 * math.pi)
 UNIT_ROUNDOFF = 2.0 ** -53

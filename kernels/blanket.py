@@ -22,6 +22,11 @@ from numba import njit
 from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_err,
                        tail_rel_err)
 
+__all__ = ["DBL_MIN", "MAX_JUMP", "bin_sf", "sf_anchor", "sf_move", "first_above", "excess",
+           "indep_excess", "indep_upper_delta", "half_dec_order", "pair_excess",
+           "pair_upper_delta", "m_blocks", "split_attack_delta"]
+
+
 DBL_MIN = 2.2250738585072014e-308
 MAX_JUMP = 64
 

@@ -18,6 +18,11 @@ from numba import njit
 from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_tail_h,
                        pmf_rel_err, tail_dec_c, tail_direct, tail_move_t, tail_rel_err)
 
+__all__ = ["ANCHOR_EVERY", "DBL_MIN", "CHERNOFF_EXP", "EPS_CLAMP", "SUBNORMAL_ULP",
+           "negligible_from", "clone_threshold", "rr_split", "pair_coefficients", "clone_delta",
+           "clone_delta_many"]
+
+
 ANCHOR_EVERY = 4096
 DBL_MIN = 2.2250738585072014e-308
 CHERNOFF_EXP = 700.0  # c's whose tails are below e^-700 are skipped, their mass added

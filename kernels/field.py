@@ -1,4 +1,4 @@
-"""Prime-field kernels of the frequency oracles (SPEC S6).
+"""Prime-field kernels of the frequency oracles (docs/theory.md §6).
 
 PI-RAPPOR reports (a_i, b_i) in F_p^2 support item j (the field element j + 1) when
 (a_i (j+1) + b_i) mod p < s. All products stay below p^2 < 2^62 (p < 2^31), so int64 is exact.
@@ -9,6 +9,11 @@ n < 2^62: products mod n >= 2^31 go through ``mul_mod`` (double-and-add, no int6
 """
 import numpy as np
 from numba import njit, prange
+
+__all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MAX_FIELD", "mul_mod", "pow_mod", "is_prime",
+           "next_prime", "prime", "pi_count_one", "affine_hist", "pi_hist_enum", "inverse_table",
+           "fwht", "vector_hits", "first_unsorted_row", "affine_mod_triples"]
+
 
 SMALL_MODULUS = 1 << 31   # below this, a * b with a, b < n fits in int64
 MAX_MODULUS = 1 << 62     # mul_mod needs 2 n < 2^63
@@ -203,7 +208,7 @@ def fwht(v):
 
 @njit(cache=True)
 def vector_hits(codes, counts, items, q, t, s, k):
-    """Generalised PI-RAPPOR (S6.2): codes are distinct reports a_0..a_{t-1}, b packed in base q;
+    """Generalised PI-RAPPOR (§6): codes are distinct reports a_0..a_{t-1}, b packed in base q;
     items[j] the vector of item j (t digits). Adds counts[u] to every j with <a, x_j> + b < s."""
     out = np.zeros(k, dtype=np.int64)
     a = np.empty(t, dtype=np.int64)

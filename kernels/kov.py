@@ -1,9 +1,12 @@
-"""Kairouz-Oh-Viswanath optimal homogeneous composition in log space (SPEC S3.3)."""
+"""Kairouz-Oh-Viswanath optimal homogeneous composition in log space (docs/theory.md §3.3)."""
 import math
 
 from numba import njit
 
 from .binomial import TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_err
+
+__all__ = ["KOV_TOL", "ANCHOR_EVERY", "kov_log_delta_i"]
+
 
 KOV_TOL = 1e-300  # mass of Bin(k, 1/(1+e^eps)) left outside the summed window (added whole)
 ANCHOR_EVERY = 4096

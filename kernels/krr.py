@@ -19,6 +19,9 @@ from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_ta
                        pmf_rel_err, tail_dec_c, tail_direct, tail_move_t, tail_rel_err)
 from .clones import DBL_MIN, clone_threshold, pair_coefficients, rr_split
 
+__all__ = ["krr_probs", "blanket_tables", "blanket_delta", "blanket_delta_many"]
+
+
 
 @njit(cache=True)
 def krr_probs(k, eps0):
@@ -73,7 +76,7 @@ def _add_row(row, s_lo, s_hi, m, pm, wk, wkc):
 
 @njit(cache=True)
 def blanket_tables(n, k, eps0, nblocks, tol):
-    """Eps-independent part of S2.3(b): block masses M[j, s] = sum_{m in block j} Pr[m] W_m(s).
+    """Eps-independent part of §2.4(b): block masses M[j, s] = sum_{m in block j} Pr[m] W_m(s).
 
     Returns (M, m_first, s_lo, outside) where outside >= the mass left out of the m and s
     windows (union bound) plus DBL_MIN-size allowances for underflowed terms.

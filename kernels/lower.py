@@ -13,6 +13,9 @@ from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_
 from .clones import SUBNORMAL_ULP, rr_split
 from .krr import krr_probs
 
+__all__ = ["binary_rr_table", "binary_rr_delta", "krr_lower_delta"]
+
+
 
 @njit(cache=True)
 def _pmf_rel_err(b):

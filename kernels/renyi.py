@@ -1,6 +1,6 @@
-"""Privacy-loss atoms of the generic clone pair binned on a grid (SPEC S2.1, S3.2).
+"""Privacy-loss atoms of the generic clone pair binned on a grid (docs/theory.md §2.1, §3.2).
 
-With m = c + 1 and x = A + Delta in [0, m], the pair of S2.1 is
+With m = c + 1 and x = A + Delta in [0, m], the pair of §2.1 is
 P(c, x) = w_c B_m(x) 2 (p x + (1-p)(m-x)) / m and Q(c, x) = w_c B_m(x) 2 ((1-p) x + p (m-x)) / m,
 w_c = Pr[Bin(n-1, q) = c], B_m = Bin(m, 1/2). The pair is symmetric (x <-> m - x swaps P and Q),
 so one direction of every divergence suffices. Complements are passed in (qc = 1 - q,
@@ -14,6 +14,9 @@ from numba import njit
 
 from .binomial import binom_logpmf, binom_window
 
+__all__ = ["MASS_SLACK", "LOSS_SLACK", "clone_pld_grid"]
+
+
 MASS_SLACK = 1e-9  # bound on the relative error of the log-space mass recurrence
 LOSS_SLACK = 1e-13  # bound on the relative error of a computed loss (a few ulps, generously)
 
@@ -22,7 +25,7 @@ ROUND_DOWN, ROUND_UP, ROUND_MEAN = 0, 1, 2
 
 @njit(cache=True)
 def clone_pld_grid(n, q, qc, p, pc, h, lo_idx, size, tol, mode):
-    """Privacy-loss masses of the S2.1 pair binned on the grid {(lo_idx + i) h : i < size}.
+    """Privacy-loss masses of the §2.1 pair binned on the grid {(lo_idx + i) h : i < size}.
 
     Each loss log(P/Q) = log((p x + pc (m-x)) / (pc x + p (m-x))) is rounded up (mode
     ROUND_UP), down (ROUND_DOWN) or, for ROUND_MEAN, split between its two neighbouring grid

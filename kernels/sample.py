@@ -2,6 +2,9 @@
 import numpy as np
 from numba import njit
 
+__all__ = ["partial_shuffles"]
+
+
 
 @njit(cache=True)
 def partial_shuffles(draws, m):

@@ -1,6 +1,6 @@
 """Independent reference implementations for the tests: mpmath sums and direct enumeration.
 
-Nothing here shares code with the library: they are written from the SPEC formulas directly.
+Nothing here shares code with the library: they are written from the formulas of docs/theory.md directly.
 """
 import itertools
 import math
@@ -10,7 +10,7 @@ import numpy as np
 
 
 def mp_clone_delta(n, q, p, eps, dps=40):
-    """H_{e^eps}(P||Q) of the S2.1 pair by direct double sum over (c, a) in mpmath."""
+    """H_{e^eps}(P||Q) of the §2.1 pair by direct double sum over (c, a) in mpmath."""
     with mp.workdps(dps):
         q, p, e = mp.mpf(q), mp.mpf(p), mp.e ** mp.mpf(eps)
         total = mp.mpf(0)
@@ -26,7 +26,7 @@ def mp_clone_delta(n, q, p, eps, dps=40):
 
 
 def mp_binary_rr_lower(n, eps0, eps, dps=40):
-    """Exact delta(eps) of S2.4(a): K|X = B + Bern(1-p), K|X' = B + Bern(p), both directions."""
+    """Exact delta(eps) of §2.6(a): K|X = B + Bern(1-p), K|X' = B + Bern(p), both directions."""
     with mp.workdps(dps):
         e0 = mp.e ** mp.mpf(eps0)
         p = e0 / (e0 + 1)
@@ -129,7 +129,7 @@ def mp_krr_worst_delta(n, k, eps0, eps, dps=50):
 
 
 def mp_krr_attack_delta(n, k, eps0, eps, dps=60):
-    """Exact delta(eps) of the k-RR attack of SPEC S2.4(b): datasets (x0, z, ..., z) vs
+    """Exact delta(eps) of the k-RR attack of docs/theory.md §2.6(b): datasets (x0, z, ..., z) vs
     (x1, z, ..., z), by enumerating the shuffled histogram law (values 0 = x0, 1 = x1, 2 = z),
     both directions, k-RR probabilities formed at dps digits."""
     with mp.workdps(dps):

@@ -1,4 +1,4 @@
-"""Soundness and accuracy of the amplification bounds (SPEC S2) against independent references."""
+"""Soundness and accuracy of the amplification bounds (docs/theory.md §2) against independent references."""
 import math
 
 import numpy as np
@@ -54,14 +54,14 @@ def test_krr_bounds_dominate_brute_force(n, k):
                     assert b.value >= ex - 1e-14, (b.name, n, k, eps0, eps)
                 elif not b.upper:
                     assert b.value <= ex + 1e-14
-            if k == 2:  # binary case sits between S2.4 and S2.1
+            if k == 2:  # binary case sits between §2.6 and §2.1
                 low = A.lower_delta(n, eps0, eps).value
                 gen = A.general_delta(n, eps0, eps).value
                 assert low - 1e-14 <= ex <= gen + 1e-14
 
 
 def test_blanket_bound_tight_at_scale():
-    """S2.3(b) sits above the exact S2.4(b) attack and within 1e-4 relative (n = 1e4, k = 100)."""
+    """§2.4(b) sits above the exact §2.6(b) attack and within 1e-4 relative (n = 1e4, k = 100)."""
     res = L.epsilon(10_000, 4.0, 1e-6, k=100)
     assert res.method == "krr_blanket"
     assert res.lower <= res.value <= res.lower * (1 + 1e-3)

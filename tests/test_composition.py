@@ -1,4 +1,4 @@
-"""Composition and accounting (SPEC S3, S4): PLD, RDP, KOV, noise amplification."""
+"""Composition and accounting (docs/theory.md §3, §4): PLD, RDP, KOV, noise amplification."""
 import itertools
 import math
 import warnings
@@ -91,7 +91,7 @@ def test_clone_pld_brackets_profile_and_rdp_is_looser():
 
 
 def brute_rdp(n, q, p, alpha):
-    """D_alpha of the S2.1 pair by direct mpmath enumeration over (c, x)."""
+    """D_alpha of the §2.1 pair by direct mpmath enumeration over (c, x)."""
     mp.mp.dps = 30
     total = mp.mpf(0)
     for c in range(n):

@@ -1,4 +1,4 @@
-"""Compression by rejection sampling (SPEC S5): exact law, DP bounds, AES wire format."""
+"""Compression by rejection sampling (docs/theory.md §5): exact law, DP bounds, AES wire format."""
 import math
 import subprocess
 import sys
@@ -54,7 +54,7 @@ def toy_entropy(seed):
 
 
 def exact_law(rand, x, trials):
-    """S5.2: Pr[out = s] = 2^-l [r_s/e^eps (1 - (1-a)^T)/a + (1-a)^T] for every toy seed s."""
+    """§5.2: Pr[out = s] = 2^-l [r_s/e^eps (1 - (1-a)^T)/a + (1-a)^T] for every toy seed s."""
     size = 2 ** SEED_BITS
     e = math.exp(rand.deletion_eps)
     acc = np.array([rand.ratio(x, rand.decode_seed(bytes([s & 255, s >> 8]) + bytes(14))) / e

@@ -1,4 +1,4 @@
-"""Frequency oracles (SPEC S6, S5.4): exact privacy of PI-RAPPOR, pairwise independence,
+"""Frequency oracles (docs/theory.md §6, §6): exact privacy of PI-RAPPOR, pairwise independence,
 unbiasedness with the stated variance, histogram algorithms, wire format, bad input."""
 import itertools
 import math

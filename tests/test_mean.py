@@ -1,4 +1,4 @@
-"""Mean estimation (SPEC S7): PrivUnit2 exactness, compression, baseline, bad input."""
+"""Mean estimation (docs/theory.md §7): PrivUnit2 exactness, compression, baseline, bad input."""
 import json
 import math
 import re

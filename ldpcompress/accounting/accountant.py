@@ -1,4 +1,4 @@
-"""The privacy accountant: compose mechanisms, ask for eps or delta (SPEC S3.4).
+"""The privacy accountant: compose mechanisms, ask for eps or delta (docs/theory.md §3.4).
 
     acct = Accountant()
     acct.compose(ShuffledRound(n=10**5, eps0=2.0), times=100)
@@ -30,8 +30,14 @@ from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
 from . import pld as P
 from . import rdp as R
+from . import state as S
 from .kov import kov_delta, kov_epsilon
 from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
+
+__all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffledRound",
+           "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
+           "EVENTS", "AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "Accountant", "rdp_delta"]
+
 
 # Window tolerance of the profiles behind connect-the-dots events. The profile cannot fall
 # below the windows' outside mass, so a coarse tolerance leaves atoms of mass ~tol at large
@@ -74,7 +80,7 @@ def _mean(rounding: str) -> bool:
 
 @dataclass(frozen=True)
 class ShuffledRound(Event):
-    """n shuffled reports of any eps0-LDP randomizer (FMT21 Thm 3.2 pair, S2.2).
+    """n shuffled reports of any eps0-LDP randomizer (FMT21 Thm 3.2 pair, §2.1-2.3).
 
     ``pld_method="exact"`` bins every atom of the pair (upper and lower grids, about
     288 n e^-eps0 atoms); ``"dots"`` builds the connect-the-dots upper PLD from ``points`` profile
@@ -155,7 +161,7 @@ class _DotsRound(Event):
 
 @dataclass(frozen=True)
 class KRRShuffledRound(_DotsRound):
-    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (S2.3b, S3.2)."""
+    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (§2.4(b), §3.2)."""
 
     n: int
     eps0: float
@@ -308,6 +314,10 @@ class PairOfPmfs(Event):
         return P.from_pmfs(self.p, self.q, h, _up(rounding), _mean(rounding))
 
 
+EVENTS = {cls.__name__: cls for cls in (ShuffledRound, KRRShuffledRound, OracleShuffledRound,
+                                        Gaussian, Laplace, PureDP, ApproxDP, PairOfPmfs)}
+
+
 @dataclass(frozen=True)
 class AccountingResult:
     """eps or delta of the composition.
@@ -339,7 +349,7 @@ H_MIN, H_MAX = 1e-7, 0.5
 
 
 class Accountant:
-    """Records (event, times) pairs; answers epsilon(delta) and delta(eps) (S3.4).
+    """Records (event, times) pairs; answers epsilon(delta) and delta(eps) (§3.4).
 
     h: the PLD grid step; None (default) chooses it per query so that the PLD gap
     (upper - lower) is at most ``gap`` x eps. max_size caps the composed grid length: a grid
@@ -371,32 +381,27 @@ class Accountant:
     # -- state and interop ---------------------------------------------------------------------
     def compose_dp_event(self, dp_event) -> "Accountant":
         """Compose a dp_accounting DpEvent (Gaussian, Laplace, their compositions; the extra
-        [dp-accounting]): see accountant_state.events_from_dp_event."""
-        from .state import events_from_dp_event
-        for event, times in events_from_dp_event(dp_event):
+        [dp-accounting]): see state.events_from_dp_event."""
+        for event, times in S.events_from_dp_event(dp_event, EVENTS):
             self.compose(event, times)
         return self
 
     def to_json(self) -> str:
-        """The recorded events and the settings as JSON (accountant_state)."""
-        from .state import dumps
-        return dumps(self)
+        """The recorded events and the settings as JSON (accounting/state.py)."""
+        return S.dumps(self)
 
     @classmethod
     def from_json(cls, text: str) -> "Accountant":
-        from .state import loads
-        return loads(text)
+        return S.loads(text, cls, EVENTS)
 
     def save(self, path) -> None:
         """Write the state to a file (atomic replace), for long-running accounting."""
-        from .state import save
-        save(self, path)
+        S.save(self, path)
 
     @classmethod
     def load(cls, path) -> "Accountant":
         """Read a state written by save(); the file is checked as untrusted input."""
-        from .state import load
-        return load(path)
+        return S.load(path, cls, EVENTS)
 
     # -- PLD -----------------------------------------------------------------------------------
     def _pld(self, h: float, rounding: str) -> P.PLD | None:

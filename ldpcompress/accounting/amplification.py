@@ -1,4 +1,4 @@
-"""Amplification by shuffling: central (eps, delta) of n shuffled eps0-LDP reports (SPEC S2).
+"""Amplification by shuffling: central (eps, delta) of n shuffled eps0-LDP reports (docs/theory.md §2).
 
 Public queries:
 
@@ -9,7 +9,7 @@ Public queries:
 * ``delta(n, eps0, eps, k=None, delta0=0)`` / ``delta(n, eps=..., oracle=o)``: delta at eps.
 * One function per bound (``general_epsilon``, ``closed_form_epsilon``, ``krr_blanket_delta`` ...)
   returning a :class:`Bound`.
-* ``clone_pair_delta(n, q, p, eps)``: the generic S2.1 kernel, scalar or array eps.
+* ``clone_pair_delta(n, q, p, eps)``: the generic §2.1 kernel, scalar or array eps.
 
 Every upper value is min(eps0, ...) and rounded conservatively: outside mass is added to delta,
 eps(delta) returns the upper end of a bracket of relative width 1e-10.
@@ -33,6 +33,12 @@ from .profiles import (
     window_tol,
 )
 from .solve import epsilon_for_delta
+
+__all__ = ["Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
+           "CLOSED_FORM_LABEL", "closed_form_epsilon", "closed_form_delta", "krr_split_epsilon",
+           "krr_split_delta", "krr_blanket_epsilon", "krr_blanket_delta", "lower_epsilon",
+           "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "epsilon", "delta"]
+
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,7 @@ class AmplificationResult:
     """Answer of an eps or delta query: best sound upper value, its source, and the lower bound.
 
     ``value`` is the smallest upper bound among ``bounds``; ``method`` names it; ``lower`` is the
-    exact lower bound (S2.4) when one is computed, so ``value - lower`` shows the tightness.
+    exact lower bound (§2.6) when one is computed, so ``value - lower`` shows the tightness.
     """
 
     query: str  # "epsilon" or "delta"
@@ -159,13 +165,13 @@ def clone_pair_delta(n, q, p, eps, tol: float = 1e-30, *, pc: float | None = Non
 # ----------------------------------------------------------------------------------------------
 
 def general_epsilon(n, eps0, delta) -> Bound:
-    """eps(delta) for any eps0-LDP randomizer, numerical FMT21 Thm 3.2 (SPEC S2.2)."""
+    """eps(delta) for any eps0-LDP randomizer, numerical FMT21 Thm 3.2 (docs/theory.md §2.1-2.3)."""
     n, eps0, delta = V.shuffle_users(n), V.local_eps0(eps0), V.probability_open(delta, "delta")
     return _eps_bound(GeneralProfile(n, eps0), delta)
 
 
 def general_delta(n, eps0, eps) -> Bound:
-    """delta(eps) for any eps0-LDP randomizer, numerical FMT21 Thm 3.2 (SPEC S2.2)."""
+    """delta(eps) for any eps0-LDP randomizer, numerical FMT21 Thm 3.2 (docs/theory.md §2.1-2.3)."""
     n, eps0, eps = V.shuffle_users(n), V.local_eps0(eps0), V.nonnegative(eps, "eps")
     return _delta_bound(GeneralProfile(n, eps0), eps)
 
@@ -179,7 +185,7 @@ def _closed_form_condition(n: int, eps0: float, log4d: float) -> bool:
 
 def closed_form_epsilon(n, eps0, delta) -> Bound:
     """FMT21 Thm 3.1: log(1 + (e^eps0-1)/(e^eps0+1) (8 sqrt(e^eps0 L / n) + 8 e^eps0/n)),
-    L = log(4/delta), valid only when eps0 <= log(n / (16 L)) (SPEC S2.2)."""
+    L = log(4/delta), valid only when eps0 <= log(n / (16 L)) (docs/theory.md §2.1-2.3)."""
     n, eps0, delta = V.users(n), V.local_eps0(eps0), V.probability_open(delta, "delta")
     start = time.perf_counter()
     log4d = math.log(4.0) - math.log(delta)
@@ -225,40 +231,40 @@ def _lower_profile(n, eps0, k) -> Profile:
 
 
 def krr_split_epsilon(n, eps0, k, delta) -> Bound:
-    """eps(delta) of shuffled k-RR by the split pair (SPEC S2.3(a))."""
+    """eps(delta) of shuffled k-RR by the split pair (docs/theory.md §2.4(a))."""
     n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
     return _eps_bound(KRRSplitProfile(n, eps0, k), V.probability_open(delta, "delta"))
 
 
 def krr_split_delta(n, eps0, k, eps) -> Bound:
-    """delta(eps) of shuffled k-RR by the split pair (SPEC S2.3(a))."""
+    """delta(eps) of shuffled k-RR by the split pair (docs/theory.md §2.4(a))."""
     n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
     return _delta_bound(KRRSplitProfile(n, eps0, k), V.nonnegative(eps, "eps"))
 
 
 def krr_blanket_epsilon(n, eps0, k, delta, blocks: int | None = 64) -> Bound:
-    """eps(delta) of shuffled k-RR by the blanket pair, count revealed (SPEC S2.3(b))."""
+    """eps(delta) of shuffled k-RR by the blanket pair, count revealed (docs/theory.md §2.4(b))."""
     n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
     blocks = V.blocks(blocks)
     return _eps_bound(KRRBlanketProfile(n, eps0, k, blocks), V.probability_open(delta, "delta"))
 
 
 def krr_blanket_delta(n, eps0, k, eps, blocks: int | None = 64) -> Bound:
-    """delta(eps) of shuffled k-RR by the blanket pair, count revealed (SPEC S2.3(b))."""
+    """delta(eps) of shuffled k-RR by the blanket pair, count revealed (docs/theory.md §2.4(b))."""
     n, eps0, k = V.shuffle_users(n), V.local_eps0(eps0), V.domain_size(k)
     blocks = V.blocks(blocks)
     return _delta_bound(KRRBlanketProfile(n, eps0, k, blocks), V.nonnegative(eps, "eps"))
 
 
 def lower_epsilon(n, eps0, delta, k=None) -> Bound:
-    """Exact lower bound on eps(delta): S2.4(b) for k-RR with k >= 3, else S2.4(a)."""
+    """Exact lower bound on eps(delta): §2.6(b) for k-RR with k >= 3, else §2.6(a)."""
     n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     return _eps_bound(_lower_profile(n, eps0, k), V.probability_open(delta, "delta"))
 
 
 def lower_delta(n, eps0, eps, k=None) -> Bound:
-    """Exact lower bound on delta(eps): S2.4(b) for k-RR with k >= 3, else S2.4(a)."""
+    """Exact lower bound on delta(eps): §2.6(b) for k-RR with k >= 3, else §2.6(a)."""
     n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     return _delta_bound(_lower_profile(n, eps0, k), V.nonnegative(eps, "eps"))
@@ -278,7 +284,7 @@ def _approx_extra(n: int, eps0: float, delta0: float, eps: float) -> float:
 
 
 def approx_delta(n, eps0, delta0, eps) -> Bound:
-    """delta(eps) = pair delta(eps) + (e^eps + 1)(1 + e^-eps0/2) n delta0 (SPEC S2.2), and
+    """delta(eps) = pair delta(eps) + (e^eps + 1)(1 + e^-eps0/2) n delta0 (docs/theory.md §2.1-2.3), and
     at most delta0 once eps >= eps0 (one report is (eps0, delta0)-DP)."""
     n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     delta0 = V.probability_closed_open(delta0, "delta0")
@@ -384,7 +390,7 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
                          "alone, without eps0, k or delta0")
     n = V.shuffle_users(n)
     params = dict(n=n, eps0=st.eps0, k=int(oracle.k), delta0=0.0, oracle=st.describe())
-    if st.oracle == "krr":  # k-RR's own bounds (S2.3 of the guide) are this blanket, unblocked
+    if st.oracle == "krr":  # k-RR's own bounds (§2.4 of the guide) are this blanket, unblocked
         eps0 = V.local_eps0(st.eps0)  # the realised eps0 (client coins included), rounded up
         return _Query(n, eps0, tuple(_krr_profiles(n, eps0, oracle.k, blocks)),
                       _lower_profile(n, eps0, oracle.k), "", True, dict(params, eps0=eps0))
@@ -410,7 +416,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
             blocks: int | None = 64, lower: bool = True) -> AmplificationResult:
     """Central eps at delta for n shuffled eps0-LDP reports: the min over every sound bound.
 
-    k: the randomizer is k-RR (adds the S2.3 bounds and the k-RR lower bound).
+    k: the randomizer is k-RR (adds the §2.4 bounds and the k-RR lower bound).
     delta0 > 0: an (eps0, delta0)-DP randomizer (Thm 3.8 only).
     oracle: a frequency-oracle object (e.g. ``PIRappor(k, 4.0)``) instead of eps0: its realised
     replacement eps0, its privacy-blanket bound beside the generic ones, and its own exact

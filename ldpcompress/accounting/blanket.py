@@ -38,6 +38,10 @@ from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, spl
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 
+__all__ = ["EPS_CAP", "BLOCK_FRAC", "N11_BLOCK", "structure", "OracleProfile", "BlanketProfile",
+           "OracleLowerProfile", "profile_epsilon", "blanket_profile", "lower_profile"]
+
+
 EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
 N11_BLOCK = 4       # correlated laws: consecutive N11 values per block (upper bound, see kernel)

@@ -1,8 +1,11 @@
-"""Export to Google's dp_accounting (optional extra ``[dp-accounting]``), SPEC S3.2."""
+"""Export to Google's dp_accounting (optional extra ``[dp-accounting]``), docs/theory.md §3.2."""
 from __future__ import annotations
 
 from ..core.optional import require
 from .pld import PLD
+
+__all__ = ["to_dp_accounting"]
+
 
 
 def to_dp_accounting(pld: PLD):

@@ -15,6 +15,9 @@ from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
 from .solve import largest_feasible, smallest_feasible_int
 
+__all__ = ["EPS0_CAP", "N_CAP", "certified", "max_eps0", "min_n"]
+
+
 EPS0_CAP = V.MAX_EPS0  # the forward query's eps0 range: the search never stops below eps
 N_CAP = V.MAX_SHUFFLE_N  # the forward query refuses larger n
 

@@ -1,4 +1,4 @@
-"""Optimal homogeneous composition of (eps, delta)-DP (Kairouz-Oh-Viswanath, SPEC S3.3).
+"""Optimal homogeneous composition of (eps, delta)-DP (Kairouz-Oh-Viswanath, docs/theory.md §3.3).
 
 k-fold composition of (eps, delta)-DP is ((k - 2i) eps, 1 - (1-delta)^k (1 - delta_i))-DP for
 i = 0..floor(k/2); delta_i is computed in log space by ``kernels.kov``.
@@ -10,6 +10,9 @@ from fractions import Fraction
 
 from ..core import validate as V
 from ..kernels.kov import kov_log_delta_i
+
+__all__ = ["kov_point", "kov_delta", "kov_epsilon"]
+
 
 
 def _check(eps: float, delta: float, k: int) -> tuple[float, float, int]:

@@ -1,4 +1,4 @@
-"""Amplification by repeated noise addition: RDP of the n-party noisy sum (SPEC S4).
+"""Amplification by repeated noise addition: RDP of the n-party noisy sum (docs/theory.md §4).
 
 n parties each add noise from P to a shared sum; one party's contribution moves by s. The
 shift-reduction lemma gives D_alpha(P^{*n} + s || P^{*n}) <= n D_alpha(P + s/n || P).
@@ -14,6 +14,10 @@ from ..core import validate as V
 from ..core.limits import array_bytes, check_bytes
 from .rdp import check_orders, gaussian_rdp, laplace_rdp
 
+__all__ = ["gaussian_sum_rdp", "laplace_sum_rdp", "shift_rdp", "shift_reduction_rdp",
+           "LOGPDF_ARRAYS", "laplace_sum_bytes", "laplace_sum_logpdf", "laplace_sum_exact_rdp"]
+
+
 
 def gaussian_sum_rdp(n: int, sigma: float, orders, sensitivity: float = 1.0) -> np.ndarray:
     """n D_alpha(N(s/n, sigma^2) || N(0, sigma^2)) = alpha s^2 / (2 n sigma^2) (tight)."""
@@ -22,7 +26,7 @@ def gaussian_sum_rdp(n: int, sigma: float, orders, sensitivity: float = 1.0) -> 
 
 
 def laplace_sum_rdp(n: int, scale: float, orders, sensitivity: float = 1.0) -> np.ndarray:
-    """Shift-reduction bound n D_alpha(Lap(s/n, b) || Lap(0, b)) (closed form of S4)."""
+    """Shift-reduction bound n D_alpha(Lap(s/n, b) || Lap(0, b)) (closed form, docs/theory.md §4)."""
     n = V.users(n)
     return n * laplace_rdp(scale, orders, sensitivity / n)
 
@@ -45,7 +49,7 @@ def shift_rdp(dist, shift: float, orders) -> np.ndarray:
 
 
 def shift_reduction_rdp(dist, n: int, orders, sensitivity: float = 1.0) -> np.ndarray:
-    """n D_alpha(P + s/n || P) for any scipy.stats continuous law P (S4)."""
+    """n D_alpha(P + s/n || P) for any scipy.stats continuous law P (docs/theory.md §4)."""
     n = V.users(n)
     return n * shift_rdp(dist, sensitivity / n, orders)
 

@@ -1,4 +1,4 @@
-"""Privacy loss distributions on a grid, composed by FFT (SPEC S1, S3.2).
+"""Privacy loss distributions on a grid, composed by FFT (docs/theory.md §1, §3.2).
 
 A :class:`PLD` holds, for each direction of a pair ((P, Q) and, when the pair is not
 symmetric, (Q, P)), the law of the loss L = log(P/Q) under P on the grid {(lo + i) h}, plus an
@@ -24,6 +24,12 @@ from scipy import signal, special, stats
 
 from ..kernels.renyi import ROUND_DOWN, ROUND_MEAN, ROUND_UP, clone_pld_grid
 from .profiles import general_split  # noqa: F401  (re-exported for callers of pld)
+
+__all__ = ["UNIT_ROUNDOFF", "TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
+           "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
+           "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
+           "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms"]
+
 
 UNIT_ROUNDOFF = 2.0 ** -53
 TAIL = 1e-30        # mass truncated from each tail after a convolution
@@ -98,7 +104,7 @@ class PLD:
 
     # -- queries -----------------------------------------------------------------------------
     def delta(self, eps):
-        """delta(eps) = P(L = inf) + E[(1 - e^(eps - L))_+], max over directions (S1).
+        """delta(eps) = P(L = inf) + E[(1 - e^(eps - L))_+], max over directions (docs/theory.md §1).
 
         With mean-rounded steps: delta_grid(eps - t) + e^(-2 t^2 / (M h^2)), minimised over t
         (GLW21: the rounding errors are independent, zero-mean and in an interval of length h,
@@ -429,7 +435,7 @@ def grid_points(eps0_or_loss: float, h: float) -> float:
 
 def clone_pair_grid(n: int, q: float, p: float, h: float, rounding, tol: float = 1e-30,
                     qc: float | None = None, pc: float | None = None):
-    """(lo, pmf, inf_mass): the S2.1 pair's losses binned by the Numba kernel on a grid that
+    """(lo, pmf, inf_mass): the §2.1 pair's losses binned by the Numba kernel on a grid that
     covers every possible loss, [-log(p/pc), log(p/pc)]. qc = 1 - q and pc = 1 - p should be
     passed when known accurately (for p = e^eps0/(e^eps0+1), pc = 1/(e^eps0+1)); otherwise
     they are formed by subtraction. ``rounding`` is "up", "down" or "mean" (True/False for
@@ -452,7 +458,7 @@ def clone_pair_grid(n: int, q: float, p: float, h: float, rounding, tol: float =
 def clone_pair(n: int, q: float, p: float, h: float = 1e-4, upper: bool = True,
                tol: float = 1e-30, max_size: int = MAX_SIZE, mean: bool = False,
                qc: float | None = None, pc: float | None = None) -> PLD:
-    """PLD of the S2.1 clone pair, built atom by atom in a Numba kernel (symmetric pair)."""
+    """PLD of the §2.1 clone pair, built atom by atom in a Numba kernel (symmetric pair)."""
     h = check_grid(h)
     rounding = _rounding(upper, mean)
     lo, pmf, inf_mass = clone_pair_grid(n, q, p, h, rounding, tol, qc, pc)
@@ -495,7 +501,7 @@ def gaussian(sigma: float, sensitivity: float = 1.0, h: float = 1e-4, upper: boo
 
 def laplace(scale: float, sensitivity: float = 1.0, h: float = 1e-4, upper: bool = True) -> PLD:
     """Laplace mechanism: atoms at +-s/b (masses 1/2, e^(-s/b)/2) and a continuous part with
-    P(L <= l) = e^(-(s - b l)/(2b))/2 in between (SPEC S3.2)."""
+    P(L <= l) = e^(-(s - b l)/(2b))/2 in between (docs/theory.md §3.2)."""
     h = check_grid(h)
     if not (scale > 0 and math.isfinite(scale)):
         raise ValueError(f"scale must be a positive finite number, got {scale!r}")

@@ -1,4 +1,4 @@
-"""Privacy profiles delta(eps) of shuffled randomizers (SPEC S2.1-S2.4), one class per bound.
+"""Privacy profiles delta(eps) of shuffled randomizers (docs/theory.md §2.1-§2.6), one class per bound.
 
 Each profile wraps one kernel. ``delta(eps, tol)`` is a proven upper bound (or, for the
 ``LOWER`` profiles, an exact lower bound) whose windows leave out at most ``tol`` of mass.
@@ -16,11 +16,16 @@ from ..kernels.clones import clone_delta, rr_split
 from ..kernels.krr import blanket_delta, blanket_tables, krr_probs
 from ..kernels.lower import binary_rr_delta, binary_rr_table, krr_lower_delta
 
+__all__ = ["TOL_FLOOR", "window_tol", "Profile", "general_pair", "general_split",
+           "krr_split_pair", "GeneralProfile", "KRRSplitProfile", "KRRBlanketProfile",
+           "BinaryLowerProfile", "KRRLowerProfile", "as_array_delta"]
+
+
 TOL_FLOOR = 1e-300
 
 
 def window_tol(target: float) -> float:
-    """Mass a window may leave out when solving for delta = target: 1e-10 of it (SPEC S2.1)."""
+    """Mass a window may leave out when solving for delta = target: 1e-10 of it (docs/theory.md §2.1)."""
     return max(target * 1e-10, TOL_FLOOR)
 
 
@@ -91,7 +96,7 @@ class GeneralProfile(Profile):
 class KRRSplitProfile(Profile):
     """k-RR split pair: ((e^eps0+1)/Z) H(pair(n, 2/Z, e^eps0/(e^eps0+1))) (docs/theory.md)."""
 
-    name, label = "krr_split", "k-RR split pair (S2.3a)"
+    name, label = "krr_split", "k-RR split pair (§2.4(a))"
 
     def __init__(self, n, eps0, k):
         super().__init__(n, eps0)
@@ -104,12 +109,12 @@ class KRRSplitProfile(Profile):
 
 
 class KRRBlanketProfile(Profile):
-    """k-RR blanket pair with the blanket count revealed (SPEC S2.3(b)), blocked over m.
+    """k-RR blanket pair with the blanket count revealed (docs/theory.md §2.4(b)), blocked over m.
 
     ``blocks=None`` sums every m on its own (the unblocked, tightest form).
     """
 
-    name, label = "krr_blanket", "k-RR blanket pair (S2.3b)"
+    name, label = "krr_blanket", "k-RR blanket pair (§2.4(b))"
     MAX_WORK = 1e8  # (m window) x (s window): about 3 s of table building
     MAX_ENTRIES = 2.5e7  # table cells (200 MB)
 
@@ -150,9 +155,9 @@ class KRRBlanketProfile(Profile):
 
 
 class BinaryLowerProfile(Profile):
-    """Exact attack on binary RR (SPEC S2.4(a)): lower-bounds every eps0-LDP randomizer."""
+    """Exact attack on binary RR (docs/theory.md §2.6(a)): lower-bounds every eps0-LDP randomizer."""
 
-    name, label, upper = "lower_binary", "lower bound: binary RR (S2.4a)", False
+    name, label, upper = "lower_binary", "lower bound: binary RR (§2.6(a))", False
 
     def __init__(self, n, eps0):
         super().__init__(n, eps0)
@@ -166,9 +171,9 @@ class BinaryLowerProfile(Profile):
 
 
 class KRRLowerProfile(Profile):
-    """Exact attack on k-RR with all other users on a third value (SPEC S2.4(b)), k >= 3."""
+    """Exact attack on k-RR with all other users on a third value (docs/theory.md §2.6(b)), k >= 3."""
 
-    name, label, upper = "lower_krr", "lower bound: k-RR attack (S2.4b)", False
+    name, label, upper = "lower_krr", "lower bound: k-RR attack (§2.6(b))", False
     MAX_WORK = 1e8  # (T window) x (V_z window) terms per evaluation
 
     def __init__(self, n, eps0, k):

@@ -1,4 +1,4 @@
-"""Renyi differential privacy: curves of the basic mechanisms and conversion (SPEC S3.1).
+"""Renyi differential privacy: curves of the basic mechanisms and conversion (docs/theory.md §3.1).
 
 Curves are arrays over a vector of orders alpha > 1; they add under composition. Every curve
 here is an upper bound on the mechanism's Renyi divergence at each order.
@@ -15,6 +15,11 @@ from scipy import optimize
 from ..core import validate as V
 from .pld import clone_pair_grid, general_split, profile_atoms
 
+__all__ = ["DEFAULT_ORDERS", "check_orders", "clone_pair_rdp", "shuffled_rdp", "atoms_rdp",
+           "profile_rdp", "gaussian_rdp", "laplace_rdp", "pure_rdp", "cks_epsilon",
+           "rdp_to_epsilon"]
+
+
 DEFAULT_ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arange(2.0, 12.0, 0.5),
                                  np.geomspace(12.0, 1e4, 40)])
 
@@ -29,7 +34,7 @@ def check_orders(orders) -> np.ndarray:
 
 @functools.lru_cache(maxsize=32)
 def _clone_loss_atoms(n: int, q: float, p: float, h: float, tol: float, qc: float, pc: float):
-    """(losses, log masses) of the pessimistic loss grid of the S2.1 pair; the windows'
+    """(losses, log masses) of the pessimistic loss grid of the §2.1 pair; the windows'
     left-out mass sits at the largest possible loss log(p/pc)."""
     lo, pmf, out = clone_pair_grid(n, q, p, h, "up", tol, qc, pc)
     keep = pmf > 0
@@ -42,7 +47,7 @@ def _clone_loss_atoms(n: int, q: float, p: float, h: float, tol: float, qc: floa
 def clone_pair_rdp(n: int, q: float, p: float, orders=DEFAULT_ORDERS, h: float = 1e-5,
                    tol: float = 1e-30, qc: float | None = None,
                    pc: float | None = None) -> np.ndarray:
-    """D_alpha of the S2.1 pair (symmetric, so both directions), an upper bound per order.
+    """D_alpha of the §2.1 pair (symmetric, so both directions), an upper bound per order.
 
     D_alpha = log E_P[e^((alpha-1) L)] / (alpha-1) over the pessimistic loss grid of step h
     (losses rounded up, so every term is rounded up); capped by log(p/pc), pc = 1 - p (pass
@@ -59,7 +64,7 @@ def clone_pair_rdp(n: int, q: float, p: float, orders=DEFAULT_ORDERS, h: float =
 
 
 def shuffled_rdp(n: int, eps0: float, orders=DEFAULT_ORDERS) -> np.ndarray:
-    """RDP of n shuffled eps0-LDP reports via the FMT21 Thm 3.2 pair (S2.2, S3.1); the curve
+    """RDP of n shuffled eps0-LDP reports via the FMT21 Thm 3.2 pair (docs/theory.md §2.1, §3.1); the curve
     is capped by eps0 itself (log(p/(1-p)) = eps0 exactly)."""
     eps0 = V.positive_finite(eps0, "eps0")
     q, qc, p, pc = general_split(eps0)
@@ -100,7 +105,7 @@ def gaussian_rdp(sigma: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) 
 
 
 def laplace_rdp(scale: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
-    """log(a/(2a-1) e^((a-1)D/b) + (a-1)/(2a-1) e^(-a D/b)) / (a-1), D = s (SPEC S4)."""
+    """log(a/(2a-1) e^((a-1)D/b) + (a-1)/(2a-1) e^(-a D/b)) / (a-1), D = s (docs/theory.md §4)."""
     scale = V.positive_finite(scale, "scale")
     a = check_orders(orders)
     r = sensitivity / scale

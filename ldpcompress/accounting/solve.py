@@ -1,4 +1,4 @@
-"""Root finding on monotone privacy profiles (SPEC S1, S2.2, S2.6).
+"""Root finding on monotone privacy profiles (docs/theory.md §1, §2.1-2.3, §2.9).
 
 eps(delta) = inf{eps >= 0 : delta(eps) <= delta}. A bracket [lo, hi] with delta(lo) > target
 >= delta(hi) is shrunk by Illinois steps on log delta (bisection when they stall) to a relative
@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 from typing import Callable
+
+__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "smallest_feasible_int"]
+
 
 RTOL = 1e-10
 

@@ -6,8 +6,10 @@ composes everything spent so far. The file is untrusted on reading: its format n
 version, every key, every event type (a closed list) and every parameter are checked, and the
 events are rebuilt through their own constructors (which validate their ranges). Floats are
 written with full precision (JSON floats round-trip exactly); fractions as "p/q" strings.
+The accountant passes its class and its registry of event classes (``accountant.EVENTS``), so
+this module depends on nothing above it.
 
-    acct.save("ledger.json");  acct = Accountant.load("ledger.json")
+    acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)
     acct.compose_dp_event(dp_accounting.SelfComposedDpEvent(GaussianDpEvent(2.0), 100))
 """
 from __future__ import annotations
@@ -20,15 +22,11 @@ from fractions import Fraction
 
 from ..core.optional import require
 from ..randomizers.structure import ShuffleStructure
-from . import accountant as A
 
 __all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load",
            "events_from_dp_event"]
 
 FORMAT, VERSION = "ldpcompress.accountant", 1
-EVENTS = {cls.__name__: cls for cls in (A.ShuffledRound, A.KRRShuffledRound,
-                                        A.OracleShuffledRound, A.Gaussian, A.Laplace, A.PureDP,
-                                        A.ApproxDP, A.PairOfPmfs)}
 SETTINGS = ("h", "max_size", "orders", "gap")
 MAX_STATE_BYTES = 64 * 2 ** 20  # a ledger is small; refuse anything larger before parsing
 
@@ -45,7 +43,7 @@ def _encode(value):
     return value
 
 
-def to_state(acct: "A.Accountant") -> dict:
+def to_state(acct) -> dict:
     """The accountant as a plain dict (see the module docstring for the layout)."""
     events = []
     for event, times in acct.events:
@@ -58,11 +56,11 @@ def to_state(acct: "A.Accountant") -> dict:
             "events": events}
 
 
-def dumps(acct: "A.Accountant") -> str:
+def dumps(acct) -> str:
     return json.dumps(to_state(acct), indent=1, allow_nan=False)
 
 
-def save(acct: "A.Accountant", path) -> None:
+def save(acct, path) -> None:
     """Write the state to ``path`` atomically (a temporary file renamed over it)."""
     text = dumps(acct)
     tmp = f"{os.fspath(path)}.tmp"
@@ -117,11 +115,11 @@ def _structure(obj, where: str) -> ShuffleStructure:
                             obj["independent"], t3, tuple(items))
 
 
-def _event(obj, where: str):
-    if not isinstance(obj, dict) or obj.get("event") not in EVENTS:
+def _event(obj, where: str, events: dict):
+    if not isinstance(obj, dict) or obj.get("event") not in events:
         got = obj.get("event") if isinstance(obj, dict) else obj
-        raise ValueError(f"{where}: 'event' must be one of {sorted(EVENTS)}, got {got!r}")
-    cls = EVENTS[obj["event"]]
+        raise ValueError(f"{where}: 'event' must be one of {sorted(events)}, got {got!r}")
+    cls = events[obj["event"]]
     fields = dataclasses.fields(cls)
     required = tuple(f.name for f in fields if f.default is dataclasses.MISSING)
     optional = tuple(f.name for f in fields if f.default is not dataclasses.MISSING)
@@ -150,38 +148,38 @@ def _event(obj, where: str):
         raise ValueError(f"{where} ({obj['event']}): {err}") from None
 
 
-def from_state(state: dict) -> "A.Accountant":
+def from_state(state: dict, accountant_cls, events: dict):
     """Rebuild an accountant from :func:`to_state`'s dict, checking everything."""
     state = _keys(state, "accountant state", ("format", "version", "settings", "events"))
     if state["format"] != FORMAT or state["version"] != VERSION:
         raise ValueError(f"not an accountant state of this library: format {state['format']!r} "
                          f"version {state['version']!r} (expected {FORMAT!r} version {VERSION})")
     settings = _keys(state["settings"], "settings", SETTINGS)
-    acct = A.Accountant(h=settings["h"], max_size=settings["max_size"],
+    acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
                         orders=settings["orders"], gap=settings["gap"])
     if not isinstance(state["events"], list):
         raise ValueError("events must be a JSON list")
     for i, obj in enumerate(state["events"]):
-        event, times = _event(obj, f"events[{i}]")
+        event, times = _event(obj, f"events[{i}]", events)
         acct.compose(event, times)
     return acct
 
 
-def loads(text: str) -> "A.Accountant":
+def loads(text: str, accountant_cls, events: dict):
     if len(text) > MAX_STATE_BYTES:
         raise ValueError(f"an accountant state is at most {MAX_STATE_BYTES} bytes, got {len(text)}")
     try:
         state = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ValueError(f"accountant state is not valid JSON: {err}") from None
-    return from_state(state)
+    return from_state(state, accountant_cls, events)
 
 
 def _no_constant(name):
     raise ValueError(f"accountant state holds {name}, which is not a number")
 
 
-def load(path) -> "A.Accountant":
+def load(path, accountant_cls, events: dict):
     """Read an accountant saved by :func:`save` (errors name the file)."""
     size = os.path.getsize(path)
     if size > MAX_STATE_BYTES:
@@ -190,7 +188,7 @@ def load(path) -> "A.Accountant":
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     try:
-        return loads(text)
+        return loads(text, accountant_cls, events)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
 
@@ -199,7 +197,7 @@ def load(path) -> "A.Accountant":
 # dp_accounting's DpEvents (optional extra [dp-accounting])
 # ------------------------------------------------------------------------------------------------
 
-def events_from_dp_event(dp_event) -> list:
+def events_from_dp_event(dp_event, events: dict) -> list:
     """(event, times) pairs equivalent to a dp_accounting DpEvent: Gaussian and Laplace
     mechanisms (noise multiplier = sigma or scale at sensitivity 1), NoOp, and their
     compositions (ComposedDpEvent, SelfComposedDpEvent). Anything else (sampling, tree
@@ -209,20 +207,20 @@ def events_from_dp_event(dp_event) -> list:
     if isinstance(dp_event, dp.NoOpDpEvent):
         return []
     if isinstance(dp_event, dp.GaussianDpEvent):
-        return [(A.Gaussian(sigma=dp_event.noise_multiplier), 1)]
+        return [(events["Gaussian"](sigma=dp_event.noise_multiplier), 1)]
     if isinstance(dp_event, dp.LaplaceDpEvent):
-        return [(A.Laplace(scale=dp_event.noise_multiplier), 1)]
+        return [(events["Laplace"](scale=dp_event.noise_multiplier), 1)]
     if isinstance(dp_event, dp.SelfComposedDpEvent):
         count = dp_event.count
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"SelfComposedDpEvent.count must be an integer >= 0, got {count!r}")
         if count == 0:
             return []
-        return [(event, times * count) for event, times in events_from_dp_event(dp_event.event)]
+        return [(event, times * count) for event, times in events_from_dp_event(dp_event.event, events)]
     if isinstance(dp_event, dp.ComposedDpEvent):
         out = []
         for sub in dp_event.events:
-            out += events_from_dp_event(sub)
+            out += events_from_dp_event(sub, events)
         return out
     raise ValueError(f"{type(dp_event).__name__} is not supported by this accountant (it models "
                      "Gaussian, Laplace and their compositions from dp_accounting); account it "

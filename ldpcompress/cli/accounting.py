@@ -1,4 +1,4 @@
-"""CLI commands of the accountant: ``compose`` (S3) and ``noise`` (S4)."""
+"""CLI commands of the accountant: ``compose`` (docs/theory.md §3) and ``noise`` (docs/theory.md §4)."""
 from __future__ import annotations
 
 import math
@@ -10,6 +10,9 @@ from ..accounting import noise as N
 from ..core import validate as V
 from ..core.limits import check_bytes
 from .util import dump_json, fmt, number, print_table
+
+__all__ = ["NOISE_EXACT_POINTS", "integral", "vars_of", "register"]
+
 
 NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
 
@@ -90,14 +93,14 @@ def _cmd_noise(args) -> None:
         print(dump_json(dict(orders=orders.tolist(), gaussian=gauss.tolist(),
                              laplace_bound=lap_bound.tolist(), laplace_exact=lap_exact.tolist())))
         return
-    print(f"RDP of the sum of n={n} noises of scale {scale:g}, sensitivity {sens:g} (S4)")
+    print(f"RDP of the sum of n={n} noises of scale {scale:g}, sensitivity {sens:g} (docs/theory.md §4)")
     rows = [(fmt(float(a)), fmt(float(g)), fmt(float(b)), fmt(float(e)))
             for a, g, b, e in zip(orders, gauss, lap_bound, lap_exact)]
     print_table(rows, ("order", "Gaussian (exact)", "Laplace bound", "Laplace exact"), rule=False)
 
 
 def register(sub) -> None:
-    c = sub.add_parser("compose", help="eps after many shuffled rounds (S3): the smallest of the "
+    c = sub.add_parser("compose", help="eps after many shuffled rounds (docs/theory.md §3): the smallest of the "
                                        "PLD, RDP (and KOV) bounds, naming it")
     c.add_argument("--n", type=number, required=True, help="users per round")
     c.add_argument("--eps0", type=number, required=True, help="local epsilon")
@@ -108,7 +111,7 @@ def register(sub) -> None:
                    help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=_cmd_compose)
-    z = sub.add_parser("noise", help="RDP of an n-party noisy sum (S4)")
+    z = sub.add_parser("noise", help="RDP of an n-party noisy sum (docs/theory.md §4)")
     z.add_argument("--n", type=number, required=True, help="number of parties")
     z.add_argument("--scale", type=number, required=True, help="sigma (Gaussian) / b (Laplace)")
     z.add_argument("--sensitivity", type=number, default=1.0)

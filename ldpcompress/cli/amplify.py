@@ -140,7 +140,7 @@ def _cmd_amplify(args) -> None:
 
 
 def register(sub) -> None:
-    a = sub.add_parser("amplify", help="central (eps, delta) of shuffled eps0-LDP reports (S2)")
+    a = sub.add_parser("amplify", help="central (eps, delta) of shuffled eps0-LDP reports (docs/theory.md §2)")
     a.add_argument("--n", type=number, help="number of users")
     a.add_argument("--eps0", type=number, help="local epsilon of each report")
     a.add_argument("--delta", type=number, help="target delta (asks for eps)")
@@ -155,6 +155,6 @@ def register(sub) -> None:
     a.add_argument("--delta0", type=number, default=None,
                    help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
     a.add_argument("--inverse", action="store_true",
-                   help="with --n: largest eps0; with --eps0: smallest n (S2.6)")
+                   help="with --n: largest eps0; with --eps0: smallest n (§2.9)")
     a.add_argument("--json", action="store_true", help="machine-readable output")
     a.set_defaults(func=_cmd_amplify)

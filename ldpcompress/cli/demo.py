@@ -1,10 +1,13 @@
-"""CLI command ``demo``: the end-to-end frequency-estimation job (S6 + S2.6)."""
+"""CLI command ``demo``: the end-to-end frequency-estimation job (docs/theory.md §6 + §2.9)."""
 from __future__ import annotations
 
 from ..core import validate as V
 from ..estimation import demo
 from ..randomizers.pirappor import MAX_PRIME
 from .util import count, dump_json, number, positive, probability
+
+__all__ = ["register"]
+
 
 
 def _cmd_demo(args) -> None:

@@ -42,7 +42,7 @@ def _cmd_mean(args) -> None:
 
 
 def register(sub) -> None:
-    m = sub.add_parser("mean", help="mean estimation: PrivUnit2, compressed, one-bit (S7)")
+    m = sub.add_parser("mean", help="mean estimation: PrivUnit2, compressed, one-bit (docs/theory.md §7)")
     m.add_argument("--d", type=number, default=1000, help="dimension (default 1000)")
     m.add_argument("--n", type=number, default=10_000, help="users (default 10,000)")
     m.add_argument("--eps", type=number, default=4.0)

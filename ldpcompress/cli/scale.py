@@ -10,6 +10,9 @@ from ..randomizers.pirappor import MAX_PRIME, PIRappor
 from ..scale.report_files import MAX_SHARDS
 from .util import count, dump_json, nonempty, number, positive, probability
 
+__all__ = ["register"]
+
+
 
 def _writer_args(args) -> tuple[PIRappor, int]:
     """The oracle and shard count of simulate/encode, every option checked (naming it)."""

@@ -12,6 +12,10 @@ import json
 
 from ..core import validate as V
 
+__all__ = ["dump_json", "number", "count", "positive", "probability", "nonempty", "fmt",
+           "print_table"]
+
+
 
 def dump_json(obj, indent: int | None = 2) -> str:
     """Strict JSON: a non-finite number is an error, never the invalid token ``Infinity`` or

@@ -1,4 +1,4 @@
-"""Lossless compression of local randomizers by rejection sampling (FT21 Alg. 1-2, SPEC S5.2-S5.3).
+"""Lossless compression of local randomizers by rejection sampling (FT21 Alg. 1-2, docs/theory.md §5.2-§5.2).
 
 encode(x): for t = 1..T draw a fresh seed s from the CSPRNG, y = S(G(s)) ~ rho, accept with
 probability min(1, ratio(x, y) / e^eps_d); send s (as a versioned report); when every trial
@@ -15,6 +15,9 @@ from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import check_trials
 from ..randomizers.base import Randomizer
 from . import wire as reports
+
+__all__ = ["RATIO_SLACK", "trials_for", "PseudoRandomizer", "compress"]
+
 
 RATIO_SLACK = 1e-9  # relative rounding allowance before a ratio counts as exceeding e^eps_d
 

@@ -1,7 +1,10 @@
-"""Wire format of compressed reports (SPEC S5.1): one version byte, then the 16 seed bytes."""
+"""Wire format of compressed reports (docs/theory.md §5.1): one version byte, then the 16 seed bytes."""
 from __future__ import annotations
 
 from ..core.prg import SEED_BYTES
+
+__all__ = ["VERSION", "REPORT_BYTES", "pack", "unpack"]
+
 
 VERSION = 1
 REPORT_BYTES = 1 + SEED_BYTES

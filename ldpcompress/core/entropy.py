@@ -12,6 +12,9 @@ import numpy as np
 
 from .prg import SEED_BYTES, WordStream
 
+__all__ = ["Entropy", "SYSTEM", "deterministic_source"]
+
+
 
 class Entropy(WordStream):
     """Seeds, and the uniforms, integers, Gaussians of ``WordStream``, drawn from

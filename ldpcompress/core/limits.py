@@ -14,6 +14,11 @@ import math
 
 import numpy as np
 
+__all__ = ["command_line", "in_command_line", "MAX_BYTES", "MAX_EXPECTED_TRIALS", "format_bytes",
+           "array_bytes", "resolve_max_bytes", "check_bytes", "resolve_max_trials",
+           "check_trials"]
+
+
 # True while the command line runs: refusals then give the remedies its user has (options),
 # not Python arguments (max_bytes, max_expected_trials) the command line does not expose
 _COMMAND_LINE = contextvars.ContextVar("ldpcompress_command_line", default=False)

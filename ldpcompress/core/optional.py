@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import importlib
 
+__all__ = ["require"]
+
+
 
 def require(extra: str, *modules: str):
     """Import ``modules`` (in order) or raise ImportError saying: pip install 'ldpcompress[extra]'."""

@@ -1,4 +1,4 @@
-"""The AES-CTR pseudo-random generator of compressed reports (SPEC S5.1).
+"""The AES-CTR pseudo-random generator of compressed reports (docs/theory.md §5.1).
 
 G(seed) = AES-128-CTR keyed by the 16-byte seed, nonce 8 zero bytes, 64-bit big-endian block
 counter from 0, encrypting zeros. Words are little-endian uint64; uniform doubles are
@@ -12,6 +12,9 @@ import math
 
 import numpy as np
 from Crypto.Cipher import AES
+
+__all__ = ["SEED_BYTES", "check_seed", "keystream", "word_at", "uniform_at", "WordStream", "PRG"]
+
 
 SEED_BYTES = 16
 _TWO53 = 2.0 ** -53
@@ -47,7 +50,7 @@ def uniform_at(seed: bytes, index: int) -> float:
 
 class WordStream:
     """Uniforms, bounded integers, Gaussians and sphere points derived from ``words(count)``
-    (little-endian uint64 words), as S5.1 fixes them; subclasses supply the words."""
+    (little-endian uint64 words), as §5.1 fixes them; subclasses supply the words."""
 
     def words(self, count: int) -> np.ndarray:
         raise NotImplementedError

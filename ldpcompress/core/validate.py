@@ -6,6 +6,12 @@ import numbers
 
 import numpy as np
 
+__all__ = ["MAX_N", "MAX_EPS0", "MAX_SHUFFLE_N", "positive_finite", "local_eps0", "tolerance",
+           "probability_in", "nonnegative", "probability_open", "probability_closed_open",
+           "integer_at_least", "users", "shuffle_users", "blocks", "domain_size", "eps_array",
+           "items"]
+
+
 MAX_N = 2 ** 53
 MAX_EPS0 = 700.0  # e^eps0 must stay a finite double with room for e^eps0 * (k - 1) etc.
 MAX_SHUFFLE_N = 10 ** 10  # amplification kernels cost O(sqrt(n)) per evaluation: ~1 s at 1e10

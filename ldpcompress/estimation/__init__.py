@@ -2,3 +2,6 @@
 eps0 its own shuffled bound allows, shuffling, the histogram) and ``mean`` (PrivUnit2 plain and
 compressed against the one-bit baseline). The servers themselves are the randomizers'
 estimators (``ldpcompress.randomizers``)."""
+
+__all__ = []
+

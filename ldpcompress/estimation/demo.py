@@ -1,6 +1,6 @@
 """End-to-end demo (the main job): n users with Zipf(1.1) data over k items report through a
 frequency oracle whose local eps0 is the largest that shuffling turns into the target central
-(eps, delta) (SPEC S2.6); the shuffled reports are aggregated into a histogram."""
+(eps, delta) (docs/theory.md §2.9); the shuffled reports are aggregated into a histogram."""
 from __future__ import annotations
 
 import functools
@@ -15,6 +15,9 @@ from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
 from ..randomizers.catalog import ORACLES, make_oracle
 from ..randomizers.pirappor import FieldReports
+
+__all__ = ["Progress", "zipf_data", "zipf_chunks", "DEMO_BYTES_PER_USER", "run", "show"]
+
 
 
 class Progress:

@@ -1,10 +1,10 @@
-"""Unbiased frequency estimators of binary-report oracles (SPEC S5.4, S6.1).
+"""Unbiased frequency estimators of binary-report oracles (docs/theory.md §6, §6).
 
 Every oracle whose report "supports" item j with probability a1 when the user holds j and a0
 otherwise (RAPPOR, PI-RAPPOR, k-RR, subset selection, ...) has the estimator
 f_j = (count_j - n a0) / (a1 - a0) and variance
 (n a0 (1-a0) + f_j (a1 (1-a1) - a0 (1-a0))) / (a1 - a0)^2
-(for RAPPOR this is S5.4's n a0(1-a0)/(a1-a0)^2 + f_j (1-a0-a1)/(a1-a0)).
+(for RAPPOR this is §6's n a0(1-a0)/(a1-a0)^2 + f_j (1-a0-a1)/(a1-a0)).
 """
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ import numpy as np
 
 from ..core.limits import array_bytes, check_bytes
 from ..core.validate import integer_at_least
+
+__all__ = ["integer_reports", "histogram_bytes", "check_separated", "binary_estimate",
+           "binary_variance", "BinaryEstimator"]
+
 
 
 def _first_bad(mask: np.ndarray) -> int:

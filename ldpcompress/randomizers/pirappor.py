@@ -1,4 +1,4 @@
-"""PI-RAPPOR: pairwise-independent RAPPOR over a prime field and over F_q^t (SPEC S6).
+"""PI-RAPPOR: pairwise-independent RAPPOR over a prime field and over F_q^t (docs/theory.md §6).
 
 A report is (a, b) with h(x) = a x + b; it encodes the bit vector bit_j = [h(j) < s]. For
 uniform (a, b) the bits of distinct items are pairwise independent Bern(s/p), so the server's
@@ -31,6 +31,10 @@ from .base import FrequencyOracle, check_flag, chunks_for
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, ap3_count, independent_structure, kept
 
+__all__ = ["MAX_PRIME", "MAX_EPS", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
+           "PIRappor", "VectorPIRappor"]
+
+
 MAX_PRIME = MAX_FIELD  # 2^31 - 1: products a (x+1) + b stay below 2^62 in int64
 # the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
 MAX_EPS = math.log(MAX_PRIME - 1)
@@ -52,7 +56,7 @@ class FieldReports:
 def choose_field(k: int, eps: float) -> tuple[int, int]:
     """(p, s): the smallest prime p >= max(k+1, ceil(100 (e^eps + 1))), capped at the largest
     prime below 2^31, s = ceil(p alpha0) with alpha0 = 1/(e^eps + 1), so the realised alpha0 =
-    s/p >= alpha0 (S6.1) and the realised eps is never above the requested one. Above eps ~ 16.9
+    s/p >= alpha0 (§6) and the realised eps is never above the requested one. Above eps ~ 16.9
     the cap binds and s is rounded up more coarsely (realised eps at most log(2^31 - 2) ~ 21.5).
     When rounding s up would reach s/p >= 1/2 (tiny eps: no privacy loss left to spend on the
     rounding), p grows to the next prime until 2 s < p."""
@@ -214,7 +218,7 @@ class PIRappor(FrequencyOracle):
 
 
 class VectorPIRappor(FrequencyOracle):
-    """Generalised PI-RAPPOR over F_q^t (S6.2): h(x) = <a, x> + b, item j = base-q digits of j,
+    """Generalised PI-RAPPOR over F_q^t (§6): h(x) = <a, x> + b, item j = base-q digits of j,
     s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first."""
 
     name = "pi-rappor-vector"

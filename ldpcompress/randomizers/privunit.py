@@ -226,7 +226,7 @@ def optimal_params(d: int, eps: float) -> PrivUnitParams:
 
 class PrivUnit2(Randomizer):
     """PrivUnit2 as a Randomizer: inputs are vectors, outputs Z = V/m; rho = uniform sphere,
-    ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it (S7)."""
+    ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it (docs/theory.md §7)."""
 
     kind = "replacement"
 

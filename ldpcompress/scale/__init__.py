@@ -1,3 +1,6 @@
 """The server at scale: report sets on disk with a manifest and digests (``report_files``) and
 their aggregation in memory or on Dask (``distributed``). Needs the extra ``[dask]``
 (pyarrow, dask.distributed), imported when used."""
+
+__all__ = []
+

@@ -27,6 +27,10 @@ from ..randomizers.estimator import binary_estimate
 from ..randomizers.pirappor import FieldReports, PIRappor
 from . import report_files as RF
 
+__all__ = ["IN_MEMORY_ROWS", "SCHEMES_SECURE", "SCHEMES_PLAIN", "ClusterError", "shard_counts",
+           "check_scheduler", "tls_security", "aggregate", "aggregate_in_memory"]
+
+
 IN_MEMORY_ROWS = 5_000_000  # "auto": below this many reports, no cluster is started
 SCHEMES_SECURE = ("tls", "wss")
 SCHEMES_PLAIN = ("tcp", "ws")

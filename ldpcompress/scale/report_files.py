@@ -40,6 +40,15 @@ from ..core.optional import require
 from ..randomizers.estimator import histogram_bytes
 from ..randomizers.pirappor import MAX_PRIME, FieldReports, PIRappor
 
+__all__ = ["FORMAT", "META_KEY", "MANIFEST", "KIND", "CHUNK", "ROW_GROUP_ROWS", "CSV_CHUNK",
+           "MAX_SHARDS", "MAX_MANIFEST_BYTES", "MAX_META_BYTES", "READ_BYTES_PER_ROW",
+           "READ_BATCH_ROWS", "READ_BUFFER", "PAGE_BYTES", "VERIFY_BLOCK", "VERIFY_CACHE",
+           "COLUMNS", "oracle_metadata", "oracle_from_metadata", "Shard", "check_regular",
+           "open_regular", "read_manifest", "LOCK", "prepare_output", "ReportSetWriter",
+           "write_reports", "write_items", "check_output_file", "check_disk", "csv_items",
+           "count_csv_items", "collect", "iter_shard", "count_shard", "read_shard"]
+
+
 FORMAT = 2
 META_KEY = b"ldpcompress"
 MANIFEST = "manifest.json"
