@@ -14,7 +14,8 @@ import math
 
 from numba import njit
 
-__all__ = ["LOG_2PI", "UNIT_ROUNDOFF", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_rel_err",
+__all__ = ["LOG_2PI", "UNIT_ROUNDOFF", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_anchor",
+           "pmf_rel_err",
            "LOG_DBL_TRUE_MIN", "tail_rel_err", "pmf_and_err", "binom_window", "half_pmf",
            "tail_direct", "tail_dec_c", "tail_dec_t", "tail_inc_t", "tail_move_t", "clone_tail_h"]
 
@@ -113,6 +114,14 @@ def pmf_rel_err(x, n, p, lp):
 
 LOG_DBL_TRUE_MIN = 745.2  # -log of the smallest positive double: |log pmf| of any nonzero pmf
 
+
+
+@njit(cache=True)
+def pmf_anchor(x, n, p, q):
+    """(Pr[Bin(n, p) = x], bound on its relative error): the anchor every recurrence over a
+    binomial window starts from, and restarts from when the recurrence underflows."""
+    lp = binom_logpmf(x, n, p, q)
+    return math.exp(lp), pmf_rel_err(x, n, p, lp)
 
 @njit(cache=True)
 def tail_rel_err(t, m, p):

@@ -19,8 +19,14 @@ import math
 import numpy as np
 from numba import njit
 
-from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_err,
-                       tail_rel_err)
+from .binomial import (
+    TINY,
+    UNIT_ROUNDOFF,
+    binom_logpmf,
+    binom_window,
+    pmf_anchor,
+    tail_rel_err,
+)
 
 __all__ = ["DBL_MIN", "MAX_JUMP", "bin_sf", "sf_anchor", "sf_move", "first_above", "excess",
            "indep_excess", "indep_upper_delta", "half_dec_order", "pair_excess",
@@ -143,9 +149,7 @@ def indep_excess(m, a, b, e, shift, tol):
         return max(-shift, 0.0), 0.0, 0.0, 1
     lo, hi, outside = binom_window(m, a, b, tol)
     k2 = hi
-    lw = binom_logpmf(k2, m, a, b)
-    w = math.exp(lw)
-    rel_w = pmf_rel_err(k2, m, a, lw)
+    w, rel_w = pmf_anchor(k2, m, a, b)
     since = 0
     theta = e * k2 + shift
     t = first_above(theta, m)
@@ -164,9 +168,7 @@ def indep_excess(m, a, b, e, shift, tol):
         k2 -= 1
         since += 1
         if w < TINY:
-            lw = binom_logpmf(k2, m, a, b)
-            w = math.exp(lw)
-            rel_w = pmf_rel_err(k2, m, a, lw)
+            w, rel_w = pmf_anchor(k2, m, a, b)
             since = 0
         theta = e * k2 + shift
         nt = first_above(theta, m)
@@ -235,9 +237,7 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
     allow = 0.0
     steps = 0
     j = jhi
-    lw = binom_logpmf(j, m, pj, pjc)
-    wj = math.exp(lw)
-    rel_j = pmf_rel_err(j, m, pj, lw)
+    wj, rel_j = pmf_anchor(j, m, pj, pjc)
     since_j = 0
     t0 = -1
     u0 = 0.0
@@ -251,9 +251,7 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
         outside += wj * nout
         n11 = nlo
         if pi > 0.0:
-            lw = binom_logpmf(n11, rest, pi, pic)
-            wn = math.exp(lw)
-            rel_n = pmf_rel_err(n11, rest, pi, lw)
+            wn, rel_n = pmf_anchor(n11, rest, pi, pic)
         else:
             wn, rel_n = 1.0, 0.0
         since_n = 0
@@ -296,9 +294,7 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
                     wn *= (rest - n11) / (n11 + 1.0) * (pi / pic)
                     since_n += 1
                     if wn < TINY:
-                        lw = binom_logpmf(n11 + 1, rest, pi, pic)
-                        wn = math.exp(lw)
-                        rel_n = pmf_rel_err(n11 + 1, rest, pi, lw)
+                        wn, rel_n = pmf_anchor(n11 + 1, rest, pi, pic)
                         since_n = 0
                 n11 += 1
                 steps += 1
@@ -311,9 +307,7 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
         j -= 1
         since_j += 1
         if wj < TINY:
-            lw = binom_logpmf(j, m, pj, pjc)
-            wj = math.exp(lw)
-            rel_j = pmf_rel_err(j, m, pj, lw)
+            wj, rel_j = pmf_anchor(j, m, pj, pjc)
             since_j = 0
     return total, allow, outside, steps + 1
 
@@ -356,9 +350,7 @@ def m_blocks(n, gamma, gammac, width, tol):
     ms = np.empty(nb, dtype=np.int64)
     ws = np.zeros(nb)
     c = lo
-    lw = binom_logpmf(c, big_n, gamma, gammac)
-    w = math.exp(lw)
-    rel_w = pmf_rel_err(c, big_n, gamma, lw)
+    w, rel_w = pmf_anchor(c, big_n, gamma, gammac)
     since = 0
     for i in range(nb):
         ms[i] = c + 1
@@ -372,9 +364,7 @@ def m_blocks(n, gamma, gammac, width, tol):
                 w *= (big_n - c) / (c + 1.0) * (gamma / gammac)
                 since += 1
                 if w < TINY:
-                    lw = binom_logpmf(c + 1, big_n, gamma, gammac)
-                    w = math.exp(lw)
-                    rel_w = pmf_rel_err(c + 1, big_n, gamma, lw)
+                    w, rel_w = pmf_anchor(c + 1, big_n, gamma, gammac)
                     since = 0
             c += 1
         ws[i] = acc * (1.0 + 4.0 * (width + 4) * UNIT_ROUNDOFF) * (1.0 + rel_b)

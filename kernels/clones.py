@@ -15,8 +15,17 @@ import math
 import numpy as np
 from numba import njit
 
-from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_tail_h,
-                       pmf_rel_err, tail_dec_c, tail_direct, tail_move_t, tail_rel_err)
+from .binomial import (
+    TINY,
+    UNIT_ROUNDOFF,
+    binom_window,
+    clone_tail_h,
+    pmf_anchor,
+    tail_dec_c,
+    tail_direct,
+    tail_move_t,
+    tail_rel_err,
+)
 
 __all__ = ["ANCHOR_EVERY", "DBL_MIN", "CHERNOFF_EXP", "EPS_CLAMP", "SUBNORMAL_ULP",
            "negligible_from", "clone_threshold", "rr_split", "pair_coefficients", "clone_delta",
@@ -132,9 +141,7 @@ def clone_delta(n, q, qc, p, pc, eps, tol):
         outside += math.exp(-CHERNOFF_EXP)
     ratio_down = qc / q if q > 0.0 else 0.0
     c = hi
-    lw = binom_logpmf(c, big_n, q, qc)
-    w = math.exp(lw)
-    rel_w = pmf_rel_err(c, big_n, q, lw)
+    w, rel_w = pmf_anchor(c, big_n, q, qc)
     mode = int(math.floor((big_n + 1.0) * q))  # the weight is re-anchored there: its error
     t = clone_threshold(c, theta)             # bound is smallest near the mean
     u, pm1 = tail_direct(c, t)
@@ -150,9 +157,7 @@ def clone_delta(n, q, qc, p, pc, eps, tol):
         # weight w_{c-1} = w_c * c / (N - c + 1) * (1-q)/q
         w *= c / (big_n - c + 1.0) * ratio_down
         if w < TINY or c - 1 == mode:
-            lw = binom_logpmf(c - 1, big_n, q, qc)
-            w = math.exp(lw)
-            rel_w = pmf_rel_err(c - 1, big_n, q, lw)
+            w, rel_w = pmf_anchor(c - 1, big_n, q, qc)
         u, pm1 = tail_dec_c(c, t, u, pm1)
         c -= 1
         nt = clone_threshold(c, theta)

@@ -15,8 +15,18 @@ import math
 import numpy as np
 from numba import njit
 
-from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, clone_tail_h,
-                       pmf_rel_err, tail_dec_c, tail_direct, tail_move_t, tail_rel_err)
+from .binomial import (
+    TINY,
+    UNIT_ROUNDOFF,
+    binom_logpmf,
+    binom_window,
+    clone_tail_h,
+    pmf_rel_err,
+    tail_dec_c,
+    tail_direct,
+    tail_move_t,
+    tail_rel_err,
+)
 from .clones import DBL_MIN, clone_threshold, pair_coefficients, rr_split
 
 __all__ = ["krr_probs", "blanket_tables", "blanket_delta", "blanket_delta_many"]

@@ -8,8 +8,16 @@ import math
 import numpy as np
 from numba import njit
 
-from .binomial import (TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_err,
-                       tail_direct, tail_move_t)
+from .binomial import (
+    TINY,
+    UNIT_ROUNDOFF,
+    binom_logpmf,
+    binom_window,
+    pmf_anchor,
+    pmf_rel_err,
+    tail_direct,
+    tail_move_t,
+)
 from .clones import SUBNORMAL_ULP, rr_split
 from .krr import krr_probs
 
@@ -118,9 +126,7 @@ def krr_lower_delta(n, k, eps0, eps, tol):
         rel_t = pmf_rel_err(big_t, n, r, lpt)
         rest = n - big_t
         v_lo, v_hi, _ = binom_window(rest, piz, pizc, tol)
-        lpw = binom_logpmf(v_lo, rest, piz, pizc)
-        w = math.exp(lpw)
-        rel_w = pmf_rel_err(v_lo, rest, piz, lpw)
+        w, rel_w = pmf_anchor(v_lo, rest, piz, pizc)
         wsteps = 0
         t = -1
         u = 0.0
@@ -130,9 +136,7 @@ def krr_lower_delta(n, k, eps0, eps, tol):
         steps = 0
         for vz in range(v_lo, v_hi + 1):
             if w < TINY:
-                lpw = binom_logpmf(vz, rest, piz, pizc)
-                w = math.exp(lpw)
-                rel_w = pmf_rel_err(vz, rest, piz, lpw)
+                w, rel_w = pmf_anchor(vz, rest, piz, pizc)
                 wsteps = 0
             d = em1 * x * ((rest - vz) + x * vz)
             # positive part: T - V0 < s = (c1 T - D)/a1, i.e. V0 >= T + 1 - ceil(s); s is formed

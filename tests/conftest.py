@@ -6,7 +6,9 @@ warning in these modules fails the test, and the library must avoid it rather th
 silencing it.
 """
 import os
+import warnings
 
+import numpy as np
 import pytest
 
 ACCOUNTING_MODULES = {
@@ -23,3 +25,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if os.path.basename(str(item.fspath)) in ACCOUNTING_MODULES:
             item.add_marker(pytest.mark.filterwarnings("error::RuntimeWarning"))
+
+
+@pytest.fixture
+def fp_errors():
+    """numpy floating-point errors raise (overflow, invalid, divide), RuntimeWarnings too."""
+    with np.errstate(over="raise", invalid="raise", divide="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        yield

@@ -82,12 +82,14 @@ def krr_worst_delta(n, k, eps0, eps_grid):
     return worst
 
 
-def mp_general_delta(n, eps0, eps, dps=60):
+def mp_general_delta(n, eps0, eps, dps=60, q=None):
     """H_{e^eps}(P||Q) of the FMT21 Thm 3.2 pair (q = e^-eps0, p = e^eps0/(e^eps0+1)) in mpmath,
-    with q and p formed from eps0 at dps digits (not from rounded floats)."""
+    with q and p formed from eps0 at dps digits (not from rounded floats); a given q (e.g. the
+    kernel's own rounded one) is taken as exact."""
     with mp.workdps(dps):
         e0 = mp.e ** mp.mpf(eps0)
-        q, p, pc = 1 / e0, e0 / (e0 + 1), 1 / (e0 + 1)
+        p, pc = e0 / (e0 + 1), 1 / (e0 + 1)
+        q = 1 / e0 if q is None else mp.mpf(q)
         e = mp.e ** mp.mpf(eps)
         total = mp.mpf(0)
         for c in range(n):
@@ -99,30 +101,45 @@ def mp_general_delta(n, eps0, eps, dps=60):
         return total
 
 
+def _mp_krr_law(values, k, e0):
+    """Law of the histogram of shuffled k-RR reports of users holding ``values`` (mpmath;
+    e0 = e^eps0 at the caller's precision)."""
+    z = e0 + k - 1
+    out = {tuple([0] * k): mp.mpf(1)}
+    for x in values:
+        new = {}
+        for hist, pr in out.items():
+            for y in range(k):
+                h = list(hist)
+                h[y] += 1
+                h = tuple(h)
+                new[h] = new.get(h, 0) + pr * ((e0 if y == x else 1) / z)
+        out = new
+    return out
+
+
+def product_delta(p, q, times, eps):
+    """Exact delta(eps) of the T-fold product pair by enumeration (both directions)."""
+    best = 0.0
+    for a, b in ((p, q), (q, p)):
+        total = mp.mpf(0)
+        for idx in itertools.product(range(len(a)), repeat=times):
+            pa = mp.fprod(mp.mpf(a[i]) for i in idx)
+            pb = mp.fprod(mp.mpf(b[i]) for i in idx)
+            total += max(mp.mpf(0), pa - mp.e ** eps * pb)
+        best = max(best, float(total))
+    return best
+
+
 def mp_krr_worst_delta(n, k, eps0, eps, dps=50):
     """Exact worst-case delta(eps) of shuffled k-RR over all neighbouring datasets, in mpmath
     (k-RR probabilities e^eps0/Z and 1/Z formed at dps digits)."""
     with mp.workdps(dps):
         e0 = mp.e ** mp.mpf(eps0)
         e = mp.e ** mp.mpf(eps)
-        z = e0 + k - 1
-
-        def law(values):
-            out = {tuple([0] * k): mp.mpf(1)}
-            for x in values:
-                new = {}
-                for hist, pr in out.items():
-                    for y in range(k):
-                        h = list(hist)
-                        h[y] += 1
-                        h = tuple(h)
-                        new[h] = new.get(h, 0) + pr * ((e0 if y == x else 1) / z)
-                out = new
-            return out
-
         worst = mp.mpf(0)
         for others in itertools.combinations_with_replacement(range(k), n - 1):
-            l0, l1 = law((0,) + others), law((1,) + others)
+            l0, l1 = _mp_krr_law((0,) + others, k, e0), _mp_krr_law((1,) + others, k, e0)
             for a, b in ((l0, l1), (l1, l0)):
                 worst = max(worst, sum(max(0, a[o] - e * b.get(o, 0)) for o in a))
         return worst
@@ -135,23 +152,8 @@ def mp_krr_attack_delta(n, k, eps0, eps, dps=60):
     with mp.workdps(dps):
         e0 = mp.e ** mp.mpf(eps0)
         e = mp.e ** mp.mpf(eps)
-        z = e0 + k - 1
-
-        def law(values):
-            out = {tuple([0] * k): mp.mpf(1)}
-            for x in values:
-                new = {}
-                for hist, pr in out.items():
-                    for y in range(k):
-                        h = list(hist)
-                        h[y] += 1
-                        h = tuple(h)
-                        new[h] = new.get(h, 0) + pr * ((e0 if y == x else 1) / z)
-                out = new
-            return out
-
-        p0 = law((0,) + (2,) * (n - 1))
-        p1 = law((1,) + (2,) * (n - 1))
+        p0 = _mp_krr_law((0,) + (2,) * (n - 1), k, e0)
+        p1 = _mp_krr_law((1,) + (2,) * (n - 1), k, e0)
         keys = set(p0) | set(p1)
         h1 = sum(max(0, p0.get(o, 0) - e * p1.get(o, 0)) for o in keys)
         h2 = sum(max(0, p1.get(o, 0) - e * p0.get(o, 0)) for o in keys)

@@ -5,11 +5,11 @@ numpy floating-point warnings are errors here: a RuntimeWarning is never an answ
 """
 import itertools
 import math
-import warnings
 
 import mpmath as mp
 import numpy as np
 import pytest
+from reference import product_delta
 from scipy import stats
 
 from ldpcompress.accounting import accountant as A
@@ -17,25 +17,7 @@ from ldpcompress.accounting import kov as K
 from ldpcompress.accounting import pld as P
 from ldpcompress.accounting import rdp as R
 
-
-@pytest.fixture(autouse=True)
-def fp_errors():
-    with np.errstate(over="raise", invalid="raise", divide="raise"), warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        yield
-
-
-def product_delta(p, q, times, eps):
-    """Exact delta(eps) of the T-fold product pair by enumeration (both directions)."""
-    best = 0.0
-    for a, b in ((p, q), (q, p)):
-        total = mp.mpf(0)
-        for idx in itertools.product(range(len(a)), repeat=times):
-            pa = mp.fprod(mp.mpf(a[i]) for i in idx)
-            pb = mp.fprod(mp.mpf(b[i]) for i in idx)
-            total += max(mp.mpf(0), pa - mp.e ** eps * pb)
-        best = max(best, float(total))
-    return best
+pytestmark = pytest.mark.usefixtures("fp_errors")
 
 
 # -- losses beyond 709 ------------------------------------------------------------------------

@@ -311,19 +311,7 @@ def test_general_delta_never_below_mpmath(n, eps0, eps):
 
 def mp_clone_delta_exact(n, eps0, eps):
     """The clone pair at q = float(e^-eps0) (the kernel's own q, taken as exact) in mpmath."""
-    with mp.workdps(50):
-        q = mp.mpf(math.exp(-eps0))
-        e0 = mp.e ** mp.mpf(eps0)
-        p, pc = e0 / (e0 + 1), 1 / (e0 + 1)
-        e = mp.e ** mp.mpf(eps)
-        total = mp.mpf(0)
-        for c in range(n):
-            wc = mp.binomial(n - 1, c) * q ** c * (1 - q) ** (n - 1 - c)
-            for a in range(c + 2):
-                b_prev = mp.binomial(c, a - 1) / mp.mpf(2) ** c if a >= 1 else 0
-                b_here = mp.binomial(c, a) / mp.mpf(2) ** c if a <= c else 0
-                total += wc * max(0, (p - e * pc) * b_prev + (pc - e * p) * b_here)
-        return total
+    return mp_general_delta(n, eps0, eps, dps=50, q=math.exp(-eps0))
 
 
 def test_half_binomial_tail_walk_keeps_its_digits():

@@ -32,7 +32,7 @@ from .profiles import (
     Profile,
     window_tol,
 )
-from .solve import epsilon_for_delta
+from .solve import epsilon_for_delta, golden_min
 
 __all__ = ["Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
            "CLOSED_FORM_LABEL", "closed_form_epsilon", "closed_form_delta", "krr_split_epsilon",
@@ -306,21 +306,7 @@ def approx_epsilon(n, eps0, delta0, delta) -> Bound:
     prof = GeneralProfile(n, eps0)
     tol = window_tol(delta)
     total = lambda e: prof.delta(e, tol) + _approx_extra(n, eps0, delta0, e)
-    # golden-section search for the minimiser of the convex total on [0, eps0]
-    a, b = 0.0, eps0
-    g = (math.sqrt(5.0) - 1.0) / 2.0
-    x1, x2 = b - g * (b - a), a + g * (b - a)
-    f1, f2 = total(x1), total(x2)
-    for _ in range(60):
-        if f1 <= f2:
-            b, x2, f2 = x2, x1, f1
-            x1 = b - g * (b - a)
-            f1 = total(x1)
-        else:
-            a, x1, f1 = x1, x2, f2
-            x2 = a + g * (b - a)
-            f2 = total(x2)
-    x_min = x1 if f1 <= f2 else x2
+    x_min, _ = golden_min(total, 0.0, eps0)  # the minimiser of the convex total on [0, eps0]
     candidates = []
     if total(x_min) <= delta:
         candidates.append(epsilon_for_delta(total, delta, x_min, upper=True))

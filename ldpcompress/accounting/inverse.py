@@ -13,7 +13,7 @@ import math
 from ..core import validate as V
 from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
-from .solve import largest_feasible, smallest_feasible_int
+from .solve import golden_min, largest_feasible, smallest_feasible_int
 
 __all__ = ["EPS0_CAP", "N_CAP", "certified", "max_eps0", "min_n"]
 
@@ -126,20 +126,8 @@ def _thm38_floor(n: int, eps0: float, eps: float, delta: float, delta0: float) -
     prof = GeneralProfile(n, eps0)
     tol = window_tol(delta)
     total = lambda e: prof.delta(e, tol) + amp._approx_extra(n, eps0, delta0, e)  # noqa: E731
-    a, b = 0.0, min(eps, eps0)
-    g = (math.sqrt(5.0) - 1.0) / 2.0
-    x1, x2 = b - g * (b - a), a + g * (b - a)
-    f1, f2 = total(x1), total(x2)
-    for _ in range(40):
-        if f1 <= f2:
-            b, x2, f2 = x2, x1, f1
-            x1 = b - g * (b - a)
-            f1 = total(x1)
-        else:
-            a, x1, f1 = x1, x2, f2
-            x2 = a + g * (b - a)
-            f2 = total(x2)
-    return min(f1, f2, total(0.0), total(min(eps, eps0)))
+    _, low = golden_min(total, 0.0, min(eps, eps0), iterations=40)
+    return min(low, total(0.0), total(min(eps, eps0)))
 
 
 def _min_n_window(ok, eps0: float, eps: float, delta: float, delta0: float) -> int:

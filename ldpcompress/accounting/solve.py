@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "smallest_feasible_int"]
+__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "smallest_feasible_int", "golden_min"]
 
 
 RTOL = 1e-10
@@ -107,3 +107,22 @@ def smallest_feasible_int(feasible: Callable[[int], bool], cap: int) -> int | No
         else:
             lo = mid
     return hi
+
+
+def golden_min(f: Callable[[float], float], a: float, b: float,
+               iterations: int = 60) -> tuple[float, float]:
+    """(x, f(x)) at the minimum of a unimodal (e.g. convex) f on [a, b] by golden-section search:
+    the bracket shrinks by 0.618 per step; the better of the two final probes is returned."""
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(iterations):
+        if f1 <= f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - g * (b - a)
+            f1 = f(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + g * (b - a)
+            f2 = f(x2)
+    return (x1, f1) if f1 <= f2 else (x2, f2)
