@@ -13,7 +13,7 @@ import math
 from ..core import validate as V
 from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
-from .solve import golden_min, largest_feasible, smallest_feasible_int
+from .solve import bisect_int, golden_min, largest_feasible, smallest_feasible_int
 
 __all__ = ["EPS0_CAP", "N_CAP", "certified", "max_eps0", "min_n"]
 
@@ -178,11 +178,4 @@ def _min_n_window(ok, eps0: float, eps: float, delta: float, delta0: float) -> i
         raise ValueError(f"no n <= {N_CAP:.0e} makes eps0={eps0} shuffled reports ({eps}, "
                          f"{delta})-DP with delta0 = {delta0}: the smallest pair + Thm 3.8 total "
                          f"over n is {floor(n_star):.4g} (at n = {n_star}), above delta")
-    lo, hi = 1, n_star  # ok(lo) is False, ok(hi) is True
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_int(ok, 1, n_star)  # ok(1) is False, ok(n_star) is True

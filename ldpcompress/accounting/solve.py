@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "smallest_feasible_int", "golden_min"]
+__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "smallest_feasible_int", "golden_min",
+           "bisect_int"]
 
 
 RTOL = 1e-10
@@ -100,6 +101,12 @@ def smallest_feasible_int(feasible: Callable[[int], bool], cap: int) -> int | No
         if hi >= cap:
             return None
         hi = min(2 * hi, cap)
+    return bisect_int(feasible, lo, hi)
+
+
+def bisect_int(feasible: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Smallest integer in (lo, hi] with feasible(x), for a predicate monotone on [lo, hi] with
+    feasible(lo) False and feasible(hi) True."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if feasible(mid):
