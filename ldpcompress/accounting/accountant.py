@@ -367,7 +367,7 @@ class Accountant:
 
     def compose(self, event: Event, times: int = 1) -> "Accountant":
         if not isinstance(event, Event):
-            raise TypeError(f"event must be an ldpcompress.accountant Event, got "
+            raise TypeError(f"event must be an ldpcompress.accounting Event, got "
                             f"{type(event).__name__}")
         times = V.integer_at_least(times, "times", 1)
         self.events.append((event, times))
