@@ -27,6 +27,8 @@ def kov_log_delta_i(k, eps, i):
     if i <= 0:
         return -math.inf
     x = math.exp(-eps)
+    if x == 0.0:  # e^-eps underflows (eps > ~745): delta_i <= 1 is all a double can certify
+        return 0.0
     pb, pbc = x / (1.0 + x), 1.0 / (1.0 + x)  # 1/(1+e^eps), e^eps/(1+e^eps)
     lo, hi, outside = binom_window(k, pb, pbc, KOV_TOL)
     top = min(hi, i - 1)

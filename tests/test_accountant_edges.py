@@ -394,3 +394,36 @@ def test_krr_round_rdp_dominates_exact_worst_case(n, eps0):
         for a, c in zip(orders, curve):
             exact = max(_renyi(law0, law1, a), _renyi(law1, law0, a))
             assert c >= float(exact) * (1 - 1e-9), (others, a, c, float(exact))
+
+
+# -- eps0 beyond the double range of e^eps0; argument errors inside inverse queries ------------
+
+@pytest.mark.parametrize("make", [lambda: A.PureDP(746.0), lambda: A.ApproxDP(750.0, 1e-9),
+                                  lambda: A.ShuffledRound(10**4, 800.0),
+                                  lambda: A.KRRShuffledRound(10**4, 746.0, 4)])
+def test_events_refuse_eps_beyond_supported_range(make):
+    """eps >= ~746 once crashed every method (e^-eps underflows: ZeroDivisionError in KOV,
+    a math domain error in RDP); the events now refuse it stating the range."""
+    with pytest.raises(ValueError, match=r"\(0, 700\]"):
+        make()
+
+
+def test_kov_kernel_at_underflowing_eps_is_trivially_sound():
+    from ldpcompress.kernels.kov import kov_log_delta_i
+    assert kov_log_delta_i(3, 746.0, 1) == 0.0  # delta_1 <= 1: the only sound double answer
+    eps = 700.0  # the largest supported eps: three rounds of RR(700), exact point i = 0
+    res = A.Accountant().compose(A.PureDP(eps), times=3).epsilon(1e-6)
+    assert res.value >= 3 * eps - 1e-9
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.min_n(2.0, 1.0, 1e-6, oracle=L.OUE(16, 2.0)),
+    lambda L: L.max_eps0(10**5, 1.0, 1e-6, k=10, blocks=0),
+    lambda L: L.min_n(1.0, 1.0, 1e-6, k=10, blocks=0),
+])
+def test_inverse_queries_report_bad_arguments_not_no_answer(call):
+    """A bad argument once read as 'no n <= 1e10 ...' / 'no eps0 >= eps ...'."""
+    import ldpcompress as L
+    with pytest.raises(ValueError) as err:
+        call(L)
+    assert not str(err.value).startswith("no ")

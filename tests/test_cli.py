@@ -66,6 +66,10 @@ def test_compose_reports_the_smallest_method(capsys):
      "cannot be combined"),
     (["amplify", "--inverse", "--n", "1e5", "--eps", "1", "--delta", "1e-6", "--k", "10",
       "--delta0", "1e-9"], "cannot be combined"),
+    (["amplify", "--inverse", "--n", "1e5", "--eps", "1", "--delta", "1e-6", "--no-lower"],
+     "--no-lower"),
+    (["compose", "--n", "1e4", "--eps0", "701", "--rounds", "10", "--delta", "1e-6"],
+     "(0, 700]"),
 ])
 def test_cli_refuses_ignored_or_bad_flags(capsys, argv, message):
     assert main(argv) == 2

@@ -99,7 +99,7 @@ class ShuffledRound(Event):
 
     def __post_init__(self):
         object.__setattr__(self, "n", V.shuffle_users(self.n))
-        object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
+        object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
         if self.pld_method not in ("auto", "exact", "dots"):
             raise ValueError(f"pld_method must be 'auto', 'exact' or 'dots', got "
@@ -170,7 +170,7 @@ class KRRShuffledRound(_DotsRound):
 
     def __post_init__(self):
         object.__setattr__(self, "n", V.shuffle_users(self.n))
-        object.__setattr__(self, "eps0", V.positive_finite(self.eps0, "eps0"))
+        object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
         object.__setattr__(self, "k", V.domain_size(self.k))
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
@@ -268,7 +268,7 @@ class PureDP(Event):
     eps: float
 
     def __post_init__(self):
-        V.positive_finite(self.eps, "eps")
+        V.local_eps0(self.eps, "eps")
 
     def pld(self, h, rounding):
         return P.pure_dp(self.eps, h, _up(rounding), _mean(rounding))
@@ -288,7 +288,7 @@ class ApproxDP(Event):
     delta: float
 
     def __post_init__(self):
-        V.positive_finite(self.eps, "eps")
+        V.local_eps0(self.eps, "eps")
         V.probability_closed_open(self.delta, "delta")
 
     def pld(self, h, rounding):
@@ -545,7 +545,7 @@ class Accountant:
                     values[m] = up
                 else:
                     values[m] = self._by(m, query, arg)
-            except (ValueError, FloatingPointError) as err:
+            except (ValueError, ArithmeticError) as err:
                 if m == method or (m == "pld" and isinstance(err, P.GridTooLarge)):
                     raise  # a grid step the user fixed is refused, not silently skipped
                 values[m] = None

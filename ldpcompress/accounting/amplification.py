@@ -34,11 +34,17 @@ from .profiles import (
 )
 from .solve import epsilon_for_delta, golden_min
 
-__all__ = ["Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
+__all__ = ["NoSoundBound", "Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
            "CLOSED_FORM_LABEL", "closed_form_epsilon", "closed_form_delta", "krr_split_epsilon",
            "krr_split_delta", "krr_blanket_epsilon", "krr_blanket_delta", "lower_epsilon",
            "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "epsilon", "delta"]
 
+
+
+class NoSoundBound(ValueError):
+    """Valid arguments, but no bound certifies any eps at this delta (e.g. delta below the
+    FMT21 Thm 3.8 floor of an approximate-DP randomizer). Inverse queries read it as "not
+    certified"; every other ValueError is a bad argument and reaches the caller."""
 
 
 @dataclass(frozen=True)
@@ -417,7 +423,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
     if not q.uppers:  # approximate-DP randomizer
         bounds = [approx_epsilon(q.n, q.eps0, q.params["delta0"], delta)]
         if not bounds[0].applicable:
-            raise ValueError(f"no sound eps at delta={delta}: {bounds[0].note}")
+            raise NoSoundBound(f"no sound eps at delta={delta}: {bounds[0].note}")
     else:
         bounds = [closed_form_epsilon(q.n, q.eps0, delta)] if q.closed_form else []
         bounds += [_eps_bound(p, delta) for p in q.uppers]

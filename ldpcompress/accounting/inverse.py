@@ -27,8 +27,8 @@ def certified(n: int, eps0: float, eps: float, delta: float, **forward) -> bool:
     sound eps <= the target eps (False when it finds no sound eps at all)."""
     try:
         res = amp.epsilon(n, eps0, delta, lower=False, **forward)
-    except ValueError:  # e.g. delta below the Thm 3.8 floor of an approximate-DP randomizer
-        return False
+    except amp.NoSoundBound:  # e.g. delta below the Thm 3.8 floor of an approximate-DP
+        return False          # randomizer; a bad argument is not caught: it reaches the caller
     return res.value <= eps
 
 

@@ -58,6 +58,8 @@ def _cmd_compose(args) -> None:
             mark = "  <- reported" if m == res.method else ""
             rows.append((m.upper(), fmt(values[m]) + mark))
     print_table(rows, ("method", "eps (upper bound)"), rule=False)
+    for note in res.notes:  # why a method gave no finite bound (also in --json)
+        print(f"note: {note}")
     lower = f"; PLD lower estimate {fmt(res.lower)}" if res.lower is not None else ""
     grid = f", PLD grid step h = {res.h:.3g}" if res.h is not None else ""
     print(f"\neps = {fmt(res.value)} ({res.method.upper()}, the smallest sound bound){lower}"

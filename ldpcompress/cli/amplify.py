@@ -58,6 +58,9 @@ def _amplify_forward(args) -> dict:
 def _amplify_inverse(args) -> dict:
     if args.eps is None or args.delta is None:
         raise ValueError("--inverse needs the target --eps and --delta")
+    if args.no_lower:
+        raise ValueError("--no-lower applies to the forward query only: --inverse computes no "
+                         "lower bound")
     if args.n is not None and args.eps0 is not None:
         raise ValueError("--inverse takes --n (finds the largest eps0) or --eps0 (finds the "
                          "smallest n), not both: the other would be ignored")
