@@ -104,7 +104,7 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     data = {"items": order.tolist(), "estimate": estimate[order].tolist(),
             "low": (estimate[order] - z * sd[order]).tolist(),
-            "high": (estimate[order] + z * sd[order]).tolist(), "level": level}
+            "high": (estimate[order] + z * sd[order]).tolist(), "level": level, "title": title}
     if true is not None:
         data["true"] = true[order].tolist()
     fig, ax_ = _axes(ax, (7, 4))

@@ -310,7 +310,7 @@ def test_compose_json_is_strict_with_an_infinite_method(capsys):
 
     def refuse(token):
         raise AssertionError(f"non-strict JSON token {token}")
-    out = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    out = json.loads(capsys.readouterr().out, parse_constant=refuse)["results"]
     assert math.isfinite(out["eps"]) and out["method"] == "rdp"
     assert out["methods"]["pld"] is None
     assert any(note.startswith("pld") for note in out["notes"])

@@ -9,7 +9,7 @@ from ldpcompress.cli import main
 
 def test_amplify_json_matches_api(capsys):
     assert main(["amplify", "--n", "1e5", "--eps0", "2", "--delta", "1e-6", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["results"]
     assert out["value"] == L.epsilon(100000, 2.0, 1e-6).value
     assert {b["name"] for b in out["bounds"]} >= {"closed_form", "general", "lower_binary"}
 
@@ -34,7 +34,7 @@ def test_compose_json_matches_accountant(capsys):
     from ldpcompress.accounting.accountant import Accountant, ShuffledRound
     assert main(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "10", "--delta", "1e-6",
                  "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["results"]
     res = Accountant().compose(ShuffledRound(10_000, 2.0), times=10).epsilon(1e-6)
     assert out["eps"] == res.value and out["method"] == res.method
     assert out["eps"] == min(v for v in out["methods"].values() if v is not None)
@@ -86,22 +86,23 @@ def test_compose_accepts_integral_float_rounds(capsys):
 def test_amplify_inverse_honours_delta0(capsys):
     assert main(["amplify", "--inverse", "--n", "1e5", "--eps", "1", "--delta", "1e-6",
                  "--delta0", "1e-9", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["value"] == 1.0 and out["params"]["delta0"] == 1e-9
+    doc = json.loads(capsys.readouterr().out)
+    out = doc["results"]
+    assert out["value"] == 1.0 and doc["params"]["delta0"] == 1e-9
     assert L.epsilon(100000, out["value"], 1e-6, delta0=1e-9).value <= 1.0
 
 
 def test_noise_table(capsys):
     from ldpcompress.accounting import noise
     assert main(["noise", "--n", "100", "--scale", "1", "--orders", "2", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["results"]
     assert out["gaussian"][0] == noise.gaussian_sum_rdp(100, 1.0, [2.0])[0]
     assert out["laplace_exact"][0] <= out["laplace_bound"][0]
 
 
 def test_demo_end_to_end(capsys):
     assert main(["demo", "--n", "20000", "--k", "200", "--eps", "1", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["results"]
     assert out["central_eps"] <= 1.0 and out["central_lower"] <= out["central_eps"]
     assert out["local_eps"] <= out["eps0"] and out["bits"] < out["rappor_bits"]
     # every top item is estimated within 5 standard errors of its own count
@@ -136,7 +137,7 @@ def test_demo_runs_at_the_oracles_largest_eps0(capsys, oracle, eps, eps0):
     # 53-bit coins) is found by bisection (relative width 1e-9, lower end)
     argv = ["demo", "--n", "200", "--k", "10", "--eps", eps, "--oracle", oracle, "--json"]
     assert main(argv) == 0
-    res = json.loads(capsys.readouterr().out)
+    res = json.loads(capsys.readouterr().out)["results"]
     assert eps0 * (1 - 1e-8) <= res["eps0"] <= eps0 and res["eps0_capped"]
     assert res["central_eps"] <= float(eps)
     assert main(argv[:-1]) == 0
@@ -187,7 +188,7 @@ def test_noise_orders_near_one_and_extreme_scales(capsys):
     assert (N.laplace_sum_exact_rdp(1, 1e-6, [1.5, 2.0], 1e-300) >= 0).all()
     assert (R.laplace_rdp(1e300, [1.5, 2.0]) >= 0).all()
     assert main(["noise", "--n", "1", "--scale", "1e300", "--json"]) == 0
-    res = json.loads(capsys.readouterr().out)
+    res = json.loads(capsys.readouterr().out)["results"]
     assert all(v >= 0 for key in ("gaussian", "laplace_bound", "laplace_exact") for v in res[key])
 
 
@@ -197,7 +198,7 @@ def test_compose_with_a_vanishing_eps0_has_no_nan_in_the_pld(capsys):
         warnings.simplefilter("error", RuntimeWarning)  # was: invalid value in divide (0/0)
         assert main(["compose", "--n", "1", "--eps0", "1e-300", "--rounds", "1", "--delta",
                      "1e-300", "--json"]) == 0
-    res = json.loads(capsys.readouterr().out)
+    res = json.loads(capsys.readouterr().out)["results"]
     assert res["eps"] > 0 and all(v is None or v > 0 for v in res["methods"].values())
 
 

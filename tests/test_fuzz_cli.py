@@ -135,8 +135,11 @@ def _reject(token):
 
 
 def strict_json(text):
-    """JSON as the standard defines it: NaN, Infinity and -Infinity are refused."""
-    return json.loads(text, parse_constant=_reject)
+    """The results of a command's one --json schema, parsed as the JSON standard defines it
+    (NaN, Infinity and -Infinity are refused)."""
+    doc = json.loads(text, parse_constant=_reject)
+    assert sorted(doc) == ["command", "params", "results", "timings", "version"], sorted(doc)
+    return doc["results"]
 
 
 def finite(x, low=-math.inf, high=math.inf):
@@ -267,7 +270,7 @@ def test_aggregate(a_set, paths, scheduler, retries, out, tls, json_flag):
         if code == 0:
             assert paths in (["set"], ["setfile"])
             if json_flag:
-                assert json.loads(stdout)["n"] == (50 if paths == ["set"] else 25)
+                assert json.loads(stdout)["results"]["n"] == (50 if paths == ["set"] else 25)
 
 
 @FUZZ

@@ -114,7 +114,7 @@ def test_mean_cli(capsys):
 
     from ldpcompress.cli import main
     assert main(["mean", "--d", "50", "--n", "500", "--eps", "4", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["results"]
     for name in ("privunit2", "privunit2-compressed"):
         assert out[name]["mse"] < 5 * out[name]["predicted"]
     assert out["privunit2-compressed"]["bytes"] == 17 * out["split"]
@@ -282,7 +282,7 @@ def test_mean_cli_eps_range_refused_naming_the_option(capsys, argv, message):
 def test_mean_cli_tiny_and_large_eps_run(capsys, eps):
     code, out, err = _mean_cli(["--eps", eps, "--d", "2", "--n", "2", "--json"], capsys)
     assert code == 0, err
-    res = json.loads(out)
+    res = json.loads(out)["results"]
     assert all(math.isfinite(r["predicted"]) and r["predicted"] >= 0
                for r in res.values() if isinstance(r, dict))
 

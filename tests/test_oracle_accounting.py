@@ -145,13 +145,14 @@ def test_two_oracle_rounds_above_brute_force():
 def test_cli_amplify_oracle(capsys):
     assert main(["amplify", "--oracle", "pi-rappor", "--k", "1000", "--eps0", "4", "--n", "1e5",
                  "--delta", "1e-6", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    out = doc["results"]
     direct = L.epsilon(10 ** 5, delta=1e-6, oracle=PIRappor(1000, 4.0))
     assert out["value"] == direct.value and out["method"] == "blanket"
-    assert out["params"]["oracle"].startswith("pi-rappor(k=1000")
+    assert doc["params"]["oracle"].startswith("pi-rappor(k=1000")
     assert main(["amplify", "--oracle", "oue", "--k", "1000", "--n", "1e5", "--eps", "1",
                  "--delta", "1e-6", "--inverse", "--json"]) == 0
-    inv = json.loads(capsys.readouterr().out)
+    inv = json.loads(capsys.readouterr().out)["results"]
     assert inv["value"] == L.max_eps0(10 ** 5, 1.0, 1e-6, lambda e: RAPPOROracle(1000, e))
 
 

@@ -137,7 +137,7 @@ def test_stale_shards_are_refused_then_replaced(tmp_path, capsys):
         "reports-00002.parquet", "reports-00003.parquet", "true_counts.npy"]
     capsys.readouterr()
     assert main(["aggregate", d, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["n"] == 400
+    assert json.loads(capsys.readouterr().out)["results"]["n"] == 400
     truth = np.load(tmp_path / "d" / "true_counts.npy")
     assert truth.sum() == 400 and truth.size == 20
     # --overwrite removes only a report set's own files: a foreign shard stops it
@@ -566,7 +566,7 @@ def test_dask_over_tls(small_set, tmp_path, capsys):
         capsys.readouterr()
         assert main(["aggregate", str(out), "--scheduler", address, "--tls-ca-file", cert,
                      "--tls-cert", cert, "--tls-key", key, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["n"] == 400
+        assert json.loads(capsys.readouterr().out)["results"]["n"] == 400
 
 
 # -- plots ------------------------------------------------------------------------------------
@@ -576,7 +576,7 @@ def test_amplification_plot(tmp_path, capsys):
     assert main(["plot", "amplification", "--eps0", "3", "--n-range", "1e3", "1e5",
                  "--points", "3", "--k", "20", "--out", str(png), "--json"]) == 0
     assert png.stat().st_size > 1000
-    data = json.loads(capsys.readouterr().out.splitlines()[-1])
+    data = json.loads(capsys.readouterr().out)["results"]
     assert data["n"] == [1000, 10000, 100000]
     for n, g, c in zip(data["n"], data["general"], data["closed_form"]):
         assert g == A.general_epsilon(n, 3.0, 1e-6).value
@@ -588,7 +588,7 @@ def test_frequency_plot(tmp_path, capsys):
     png = tmp_path / "freq.png"
     assert main(["plot", "frequency", "--n", "5000", "--k", "50", "--out", str(png), "--json"]) == 0
     assert png.stat().st_size > 1000
-    data = json.loads(capsys.readouterr().out.splitlines()[-1])
+    data = json.loads(capsys.readouterr().out)["results"]
     assert data["true"] == sorted(data["true"], reverse=True)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -9,9 +10,9 @@ from ..accounting import accountant as A
 from ..accounting import noise as N
 from ..core import validate as V
 from ..core.limits import check_bytes
-from .util import dump_json, fmt, number, print_table
+from .util import JSON_HELP, emit_json, fmt, number, print_table
 
-__all__ = ["NOISE_EXACT_POINTS", "integral", "vars_of", "register"]
+__all__ = ["NOISE_EXACT_POINTS", "integral", "register"]
 
 
 NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
@@ -25,6 +26,8 @@ def integral(value, name: str, low: int = 1) -> int:
 def _cmd_compose(args) -> None:
     n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
     rounds = integral(args.rounds, "--rounds")
+    params = dict(n=n, eps0=args.eps0, rounds=rounds, delta=args.delta,
+                  k=None if args.k is None else integral(args.k, "--k", 2), h=args.h)
     if args.k is None:
         event = A.ShuffledRound(n, args.eps0)
     else:
@@ -45,9 +48,9 @@ def _cmd_compose(args) -> None:
                 v = None
             methods[m] = v
         lower = res.lower if res.lower is not None and math.isfinite(res.lower) else None
-        print(dump_json(dict(params=vars_of(args), eps=res.value, method=res.method,
-                             lower=lower, h=res.h, seconds=res.seconds, methods=methods,
-                             notes=notes)))
+        emit_json("compose", params, dict(eps=res.value, method=res.method, lower=lower,
+                                          h=res.h, methods=methods, notes=notes),
+                  dict(total=res.seconds))
         return
     kind = f"{event.k}-RR" if args.k is not None else "eps0-LDP"
     print(f"{rounds} shuffled rounds of n={n} {kind} reports, eps0={args.eps0:g}, "
@@ -66,15 +69,12 @@ def _cmd_compose(args) -> None:
           f"{grid}; {res.seconds * 1e3:.0f} ms")
 
 
-def vars_of(args) -> dict:
-    return {k: v for k, v in vars(args).items() if k != "func"}
-
-
 def _cmd_noise(args) -> None:
     n = integral(args.n, "--n")
     scale = V.positive_finite(args.scale, "--scale")
     sens = V.positive_finite(args.sensitivity, "--sensitivity")
     orders = np.array(args.orders, dtype=float)
+    start = time.perf_counter()
     # refuse before any array is built (the library checks again at allocation)
     check_bytes(N.laplace_sum_bytes(NOISE_EXACT_POINTS, n),
                 f"the exact Laplace column (quadrature on {NOISE_EXACT_POINTS} points x n terms)",
@@ -92,8 +92,10 @@ def _cmd_noise(args) -> None:
         raise ValueError(f"the RDP values are not finite for sensitivity {sens:g} and scale "
                          f"{scale:g}: use a smaller --sensitivity / --scale ratio")
     if args.json:
-        print(dump_json(dict(orders=orders.tolist(), gaussian=gauss.tolist(),
-                             laplace_bound=lap_bound.tolist(), laplace_exact=lap_exact.tolist())))
+        emit_json("noise", dict(n=n, scale=scale, sensitivity=sens, orders=orders.tolist()),
+                  dict(orders=orders.tolist(), gaussian=gauss.tolist(),
+                       laplace_bound=lap_bound.tolist(), laplace_exact=lap_exact.tolist()),
+                  dict(total=time.perf_counter() - start))
         return
     print(f"RDP of the sum of n={n} noises of scale {scale:g}, sensitivity {sens:g} (docs/theory.md §4)")
     rows = [(fmt(float(a)), fmt(float(g)), fmt(float(b)), fmt(float(e)))
@@ -103,7 +105,10 @@ def _cmd_noise(args) -> None:
 
 def register(sub) -> None:
     c = sub.add_parser("compose", help="eps after many shuffled rounds (docs/theory.md §3): the smallest of the "
-                                       "PLD, RDP (and KOV) bounds, naming it")
+                                       "PLD, RDP (and KOV) bounds, naming it",
+                       description="eps after --rounds shuffled rounds of n eps0-LDP (or k-RR) "
+                       "reports: the PLD, RDP and KOV bounds of the composition, the smallest "
+                       "reported and named. For other events use the Accountant API.")
     c.add_argument("--n", type=number, required=True, help="users per round")
     c.add_argument("--eps0", type=number, required=True, help="local epsilon")
     c.add_argument("--rounds", type=number, required=True, help="number of rounds (1e4 is fine)")
@@ -111,12 +116,17 @@ def register(sub) -> None:
     c.add_argument("--k", type=number, help="k-ary randomized response")
     c.add_argument("--h", type=number, default=None,
                    help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help=JSON_HELP)
     c.set_defaults(func=_cmd_compose)
-    z = sub.add_parser("noise", help="RDP of an n-party noisy sum (docs/theory.md §4)")
+    z = sub.add_parser("noise", help="RDP of an n-party noisy sum (docs/theory.md §4)",
+                       description="Renyi DP of a sum to which each of n parties adds Gaussian "
+                       "or Laplace noise of the given scale: the Gaussian's exact curve, a "
+                       "Laplace bound and the exact Laplace-sum curve, at each order.")
     z.add_argument("--n", type=number, required=True, help="number of parties")
     z.add_argument("--scale", type=number, required=True, help="sigma (Gaussian) / b (Laplace)")
-    z.add_argument("--sensitivity", type=number, default=1.0)
-    z.add_argument("--orders", type=number, nargs="+", default=[1.5, 2, 4, 8, 16, 32])
-    z.add_argument("--json", action="store_true")
+    z.add_argument("--sensitivity", type=number, default=1.0,
+                   help="sensitivity of the summed query (default 1)")
+    z.add_argument("--orders", type=number, nargs="+", default=[1.5, 2, 4, 8, 16, 32],
+                   help="Renyi orders > 1 (default 1.5 2 4 8 16 32)")
+    z.add_argument("--json", action="store_true", help=JSON_HELP)
     z.set_defaults(func=_cmd_noise)

@@ -10,7 +10,7 @@ import time
 from ..accounting import amplification as amp
 from ..accounting import inverse
 from ..randomizers.catalog import ORACLES, make_oracle
-from .util import count, dump_json, fmt, number, print_table
+from .util import JSON_HELP, count, emit_json, fmt, number, print_table
 
 __all__ = ["register"]
 
@@ -26,7 +26,7 @@ def _randomizer_kwargs(args) -> dict:
         return {}
     if args.k is not None and args.delta0 is not None:
         raise ValueError("--k and --delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
-    return dict(k=args.k, delta0=0.0 if args.delta0 is None else args.delta0)
+    return dict(k=count(args.k, "--k", 2), delta0=0.0 if args.delta0 is None else args.delta0)
 
 
 def _oracle_factory(args):
@@ -69,7 +69,7 @@ def _amplify_inverse(args) -> dict:
     if args.n is not None:
         if args.oracle is not None:
             value = inverse.max_eps0(args.n, args.eps, args.delta, _oracle_factory(args))
-            kwargs = dict(oracle=args.oracle, k=args.k)
+            kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2))
         else:
             value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs)
         what = "max_eps0"
@@ -77,13 +77,14 @@ def _amplify_inverse(args) -> dict:
         if args.oracle is not None:
             oracle = _oracle_factory(args)(args.eps0)
             value = inverse.min_n(None, args.eps, args.delta, oracle=oracle)
-            kwargs = dict(oracle=args.oracle, k=args.k)
+            kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2))
         else:
             value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs)
         what = "min_n"
     else:
         raise ValueError("--inverse needs --n (to find the largest eps0) or --eps0 (smallest n)")
-    return dict(query=what, value=value, params=dict(n=args.n, eps0=args.eps0, eps=args.eps,
+    n = None if args.n is None else count(args.n, "--n")
+    return dict(query=what, value=value, params=dict(n=n, eps0=args.eps0, eps=args.eps,
                                                      delta=args.delta, **kwargs),
                 seconds=time.perf_counter() - start)
 
@@ -125,7 +126,7 @@ def _show_inverse(res: dict) -> None:
         extra = f", oracle {p['oracle']}{extra}"
     if res["query"] == "max_eps0":
         print(f"Largest local eps0 for central ({p['eps']:g}, {p['delta']:g})-DP with "
-              f"n={p['n']:g}{extra}: {_floor_digits(res['value'])}")
+              f"n={p['n']}{extra}: {_floor_digits(res['value'])}")
     else:
         print(f"Smallest n for central ({p['eps']:g}, {p['delta']:g})-DP with "
               f"eps0={p['eps0']:g}{extra}: {res['value']}")
@@ -135,7 +136,8 @@ def _show_inverse(res: dict) -> None:
 def _cmd_amplify(args) -> None:
     res = _amplify_inverse(args) if args.inverse else _amplify_forward(args)
     if args.json:
-        print(dump_json(res))
+        results = {key: v for key, v in res.items() if key not in ("params", "seconds")}
+        emit_json("amplify", res["params"], results, dict(total=res["seconds"]))
     elif args.inverse:
         _show_inverse(res)
     else:
@@ -143,7 +145,11 @@ def _cmd_amplify(args) -> None:
 
 
 def register(sub) -> None:
-    a = sub.add_parser("amplify", help="central (eps, delta) of shuffled eps0-LDP reports (docs/theory.md §2)")
+    a = sub.add_parser("amplify", help="central (eps, delta) of shuffled eps0-LDP reports (docs/theory.md §2)",
+                       description="Central (eps, delta) of n shuffled reports: of any eps0-LDP "
+                       "randomizer, of k-ary randomized response (--k) or of a frequency oracle "
+                       "(--oracle), with every applicable bound, the smallest reported, and an "
+                       "exact lower bound. --inverse asks for the largest eps0 or smallest n.")
     a.add_argument("--n", type=number, help="number of users")
     a.add_argument("--eps0", type=number, help="local epsilon of each report")
     a.add_argument("--delta", type=number, help="target delta (asks for eps)")
@@ -159,5 +165,5 @@ def register(sub) -> None:
                    help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
     a.add_argument("--inverse", action="store_true",
                    help="with --n: largest eps0; with --eps0: smallest n (§2.9)")
-    a.add_argument("--json", action="store_true", help="machine-readable output")
+    a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_amplify)

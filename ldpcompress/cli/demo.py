@@ -4,31 +4,38 @@ from __future__ import annotations
 from ..core import validate as V
 from ..estimation import demo
 from ..randomizers.pirappor import MAX_PRIME
-from .util import count, dump_json, number, positive, probability
+from .util import JSON_HELP, count, emit_json, number, positive, probability
 
 __all__ = ["register"]
 
 
 
 def _cmd_demo(args) -> None:
-    res = demo.run(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_PRIME - 1),
-                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
-                   delta=probability(args.delta, "--delta"),
-                   oracle=args.oracle, seed=count(args.seed, "--seed", 0), quiet=args.json)
+    params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_PRIME - 1),
+                  eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
+                  delta=probability(args.delta, "--delta"), oracle=args.oracle,
+                  seed=count(args.seed, "--seed", 0))
+    res = demo.run(**params, quiet=args.json)
     if args.json:
-        res = {k: v for k, v in res.items() if k not in ("estimate", "true", "variance")}
-        print(dump_json(res))
+        results = {k: v for k, v in res.items()
+                   if k not in ("estimate", "true", "variance", "times")}
+        emit_json("demo", params, results, res["times"])
     else:
         demo.show(res)
 
 
 def register(sub) -> None:
-    d = sub.add_parser("demo", help="simulate users, PI-RAPPOR + shuffling, estimate a histogram")
+    d = sub.add_parser("demo", help="simulate users, PI-RAPPOR + shuffling, estimate a histogram",
+                       description="The main job end to end: simulated users (Zipf data) report "
+                       "through a frequency oracle at the largest local eps0 that shuffling "
+                       "turns into the target central (eps, delta); the shuffled reports are "
+                       "aggregated into a histogram, compared with the truth.")
     d.add_argument("--n", type=number, default=100_000, help="users (default 100,000)")
     d.add_argument("--k", type=number, default=1000, help="items (default 1,000)")
     d.add_argument("--eps", type=number, default=1.0, help="target central eps (default 1)")
     d.add_argument("--delta", type=number, default=1e-6, help="target central delta")
-    d.add_argument("--oracle", default="pi-rappor", choices=sorted(demo.ORACLES))
+    d.add_argument("--oracle", default="pi-rappor", choices=sorted(demo.ORACLES),
+                   help="the frequency oracle the users run (default pi-rappor)")
     d.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help=JSON_HELP)
     d.set_defaults(func=_cmd_demo)

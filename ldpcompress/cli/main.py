@@ -1,6 +1,5 @@
-"""Command line: ``ldpcompress amplify|compose|noise|demo|mean|simulate|encode|aggregate|plot``;
-each command group registers its commands (``amplify``, ``accounting``, ``demo``, ``mean``,
-``scale``)."""
+"""The ``ldpcompress`` parser and entry point; each command group module (``amplify``,
+``accounting``, ``demo``, ``mean``, ``scale``) registers its commands."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +7,7 @@ import sys
 
 from ..core.limits import command_line
 
-__all__ = ["build_parser", "main"]
+__all__ = ["DESCRIPTION", "build_parser", "main"]
 
 
 def one_line(message: str) -> str:
@@ -17,10 +16,29 @@ def one_line(message: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
+DESCRIPTION = """\
+Shuffle-model differential privacy: what central (eps, delta) shuffled local reports give
+(amplify, compose, noise), compressed and fast frequency and mean estimation (demo, mean), and a
+server for report sets at scale (simulate, encode, aggregate, plot). Every command takes --json
+(one schema: command, version, params, results, timings). The mathematics and its sources are in
+docs/theory.md, usage in docs/guide.md."""
+
+EPILOG = """\
+examples:
+  ldpcompress demo
+  ldpcompress amplify --n 1e6 --eps0 4 --delta 1e-6 --oracle pi-rappor --k 1000
+  ldpcompress amplify --inverse --n 1e5 --eps 1 --delta 1e-6
+  ldpcompress compose --n 1e6 --eps0 1 --rounds 1e4 --delta 1e-6"""
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
     from . import accounting, amplify, demo, mean, scale
-    parser = argparse.ArgumentParser(prog="ldpcompress", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"ldpcompress {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                title="commands")
     for module in (amplify, accounting, demo, mean, scale):
         module.register(sub)
     return parser

@@ -8,7 +8,7 @@ import numpy as np
 from ..estimation import demo
 from ..randomizers.pirappor import MAX_PRIME, PIRappor
 from ..scale.report_files import MAX_SHARDS
-from .util import count, dump_json, nonempty, number, positive, probability
+from .util import JSON_HELP, count, emit_json, nonempty, number, positive, probability
 
 __all__ = ["register"]
 
@@ -22,8 +22,14 @@ def _writer_args(args) -> tuple[PIRappor, int]:
     return PIRappor(k, positive(args.eps, "--eps"), symmetric=args.symmetric), shards
 
 
+def _set_results(oracle: PIRappor, n: int, paths, out) -> dict:
+    return dict(reports=n, files=[str(p) for p in paths], out=str(out), p=oracle.p, s=oracle.s,
+                eps=oracle.eps, kind=oracle.kind, k=oracle.k)
+
+
 def _cmd_simulate(args) -> None:
     from ..scale import report_files as RF
+    start = time.perf_counter()
     n = count(args.n, "--n")
     seed = count(args.seed, "--seed", 0)
     if args.shards is None:
@@ -34,12 +40,19 @@ def _cmd_simulate(args) -> None:
     chunks = demo.zipf_chunks(n, oracle.k, 1.1, seed, chunk=RF.CHUNK)
     paths, _ = RF.write_items(args.out, oracle, chunks, n, shards, overwrite=args.overwrite,
                               true_counts=True)
+    if args.json:
+        params = dict(n=n, k=oracle.k, eps=args.eps, symmetric=args.symmetric, shards=shards,
+                      seed=seed, out=str(args.out), overwrite=args.overwrite)
+        emit_json("simulate", params, _set_results(oracle, n, paths, args.out),
+                  dict(total=time.perf_counter() - start))
+        return
     print(f"wrote {n:,} reports in {len(paths)} files to {args.out} with a manifest and "
           f"true_counts.npy (p={oracle.p}, s={oracle.s}, eps={oracle.eps:.4f})")
 
 
 def _cmd_encode(args) -> None:
     from ..scale.report_files import count_csv_items, csv_items, write_items
+    start = time.perf_counter()
     nonempty(args.csv, "--csv")
     oracle, shards = _writer_args(args)
     n = count_csv_items(args.csv, oracle.k, args.header)  # first pass: check every line
@@ -47,6 +60,13 @@ def _cmd_encode(args) -> None:
         raise ValueError(f"--shards {shards} is more than the {n} items in {args.csv}")
     paths, _ = write_items(args.out, oracle, csv_items(args.csv, oracle.k, args.header), n,
                            shards, overwrite=args.overwrite)
+    if args.json:
+        params = dict(csv=str(args.csv), header=args.header, k=oracle.k, eps=args.eps,
+                      symmetric=args.symmetric, shards=shards, out=str(args.out),
+                      overwrite=args.overwrite)
+        emit_json("encode", params, _set_results(oracle, n, paths, args.out),
+                  dict(total=time.perf_counter() - start))
+        return
     print(f"encoded {n:,} items from {args.csv} into {len(paths)} files in {args.out}")
 
 
@@ -82,8 +102,11 @@ def _cmd_aggregate(args) -> None:
         except OSError as err:
             raise ValueError(f"--out {args.out}: cannot write ({err.strerror or err})") from None
     if args.json:
-        print(dump_json(dict(n=res["n"], shards=res["shards"], method=res["method"],
-                              estimate=est.tolist(), seconds=secs), indent=None))
+        params = dict(reports=[str(r) for r in args.reports], oracle=args.oracle,
+                      scheduler=args.scheduler, retries=retries, out=args.out)
+        emit_json("aggregate", params, dict(n=res["n"], shards=res["shards"],
+                                            method=res["method"], estimate=est.tolist()),
+                  dict(total=secs), indent=None)
         return
     print(f"{res['n']:,} reports in {res['shards']} shards, k={est.size}, {secs:.2f} s "
           f"({res['method']}); top items:")
@@ -91,60 +114,102 @@ def _cmd_aggregate(args) -> None:
         print(f"  {j:>6} {est[j]:>12,.1f}")
 
 
+def _plot_report_sets(args, plots, delta: float):
+    """Estimates of the user's report sets with confidence intervals from the variance formula;
+    the title states the oracle, n, its local eps and the central (eps, delta) of shuffling."""
+    from ..accounting import amplification
+    from ..scale import distributed
+    res = distributed.aggregate(args.reports, scheduler="memory")
+    orc, n, est = res["oracle"], res["n"], res["estimate"]
+    sd = np.sqrt(orc.variance(n, np.clip(est, 0.0, n)))
+    central = amplification.epsilon(n, delta=delta, oracle=orc, lower=False).value
+    title = (f"PI-RAPPOR k = {orc.k:,}, n = {n:,}, local eps = {orc.eps:.3g} ({orc.kind}); "
+             f"shuffled: central ({central:.3g}, {delta:g})-DP")
+    return plots.plot_frequency(est, sd, out=args.out, title=title)
+
+
 def _cmd_plot(args) -> None:
     from ..core.optional import require
     require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
     from .. import plots
     from ..scale import report_files as RF
+    start = time.perf_counter()
     nonempty(args.out, "--out")
     RF.check_output_file(args.out, "--out")
     k = count(args.k, "--k", 2, MAX_PRIME - 1)
+    delta = probability(args.delta, "--delta")
+    if args.reports and args.what != "frequency":
+        raise ValueError("report sets (REPORTS) are plotted by 'plot frequency' only")
+    params = dict(what=args.what, out=str(args.out), delta=delta)
     if args.what == "amplification":
         lo, hi = (count(v, "--n-range") for v in args.n_range)
         if lo > hi:
             raise ValueError(f"--n-range must be LOW HIGH with LOW <= HIGH, got {lo} {hi}")
         points = count(args.points, "--points", 1, 200)
         ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
-        data = plots.plot_amplification(positive(args.eps0, "--eps0"), ns,
-                                        probability(args.delta, "--delta"), args.out, k)
-    else:
-        res = demo.run(n=count(args.n, "--n"), k=1000 if k is None else k, quiet=True)
+        eps0 = positive(args.eps0, "--eps0")
+        params.update(eps0=eps0, n_range=[lo, hi], points=points, k=k)
+        data = plots.plot_amplification(eps0, ns, delta, args.out, k)
+    elif args.reports:
+        params.update(reports=[str(r) for r in args.reports])
+        data = _plot_report_sets(args, plots, delta)
+    else:  # the built-in simulation (the demo's users) when no report set is given
+        n = count(args.n, "--n")
+        params.update(n=n, k=1000 if k is None else k, eps=args.eps)
+        res = demo.run(n=n, k=params["k"], eps=positive(args.eps, "--eps"), delta=delta,
+                       quiet=True)
         eps, delta = res["target"]
         title = (f"{res['oracle']}, n = {res['n']:,}, local eps0 = {res['local_eps']:.3g}; "
                  f"central ({eps:g}, {delta:g})-DP")
         data = plots.plot_frequency(res["estimate"], np.sqrt(res["variance"]), true=res["true"],
                                     out=args.out, title=title)
-    print(f"wrote {args.out}")
     if args.json:
-        print(dump_json(data, indent=None))
+        emit_json("plot", params, dict(data, out=str(args.out)),
+                  dict(total=time.perf_counter() - start), indent=None)
+    else:
+        print(f"wrote {args.out}")
 
 
-def _writer_options(parser) -> None:
+def _writer_options(parser, eps_default: float | None, shards_default: int | None) -> None:
     parser.add_argument("--k", type=number, required=True, help="number of items (0 .. k-1)")
+    parser.add_argument("--eps", type=number, required=eps_default is None, default=eps_default,
+                        help="local eps of each PI-RAPPOR report, e.g. from 'amplify --inverse "
+                             "--oracle pi-rappor'" + ("" if eps_default is None
+                                                      else f" (default {eps_default:g})"))
+    parser.add_argument("--shards", type=number, default=shards_default,
+                        help="number of Parquet files (default: " +
+                             ("8, or n if smaller)" if shards_default is None
+                              else f"{shards_default})"))
     parser.add_argument("--symmetric", action="store_true", help="deletion DP (a1 = 1 - a0)")
     parser.add_argument("--out", required=True, help="new or empty directory for the report set")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the report set already in --out (only its own files)")
+    parser.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
 def register(sub) -> None:
-    s = sub.add_parser("simulate", help="write a sharded set of simulated PI-RAPPOR reports")
-    s.add_argument("--n", type=number, required=True, help="reports")
-    s.add_argument("--eps", type=number, default=4.0)
-    s.add_argument("--shards", type=number, help="files (default: 8, or n if smaller)")
+    s = sub.add_parser("simulate", help="write a sharded set of simulated PI-RAPPOR reports",
+                       description="Simulate n users with Zipf(1.1) items, randomize them with "
+                       "PI-RAPPOR (client coins from the OS CSPRNG) and write a report set: "
+                       "Parquet shards, a manifest with digests, and true_counts.npy.")
+    s.add_argument("--n", type=number, required=True, help="number of simulated users/reports")
     s.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
-    _writer_options(s)
+    _writer_options(s, 4.0, None)
     s.set_defaults(func=_cmd_simulate)
-    e = sub.add_parser("encode", help="randomize a CSV of items (one per line) into report files")
+    e = sub.add_parser("encode", help="randomize a CSV of items (one per line) into report files",
+                       description="Randomize every item of a CSV file (one per line) with "
+                       "PI-RAPPOR into a report set (Parquet shards and a manifest).")
     e.add_argument("--csv", required=True, help="one integer item in [0, k) per line")
     e.add_argument("--header", action="store_true", help="line 1 is a header, not an item")
-    e.add_argument("--eps", type=number, required=True)
-    e.add_argument("--shards", type=number, default=1)
-    _writer_options(e)
+    _writer_options(e, None, 1)
     e.set_defaults(func=_cmd_encode)
-    a = sub.add_parser("aggregate", help="histogram of report sets (in memory or on Dask)")
+    a = sub.add_parser("aggregate", help="histogram of report sets (in memory or on Dask)",
+                       description="Count report sets (directories with a manifest) into "
+                       "unbiased item estimates; every shard is checked against its manifest "
+                       "digest first. In memory below 5e6 reports, else on Dask.")
     a.add_argument("reports", nargs="+", help="report set directories or shards")
-    a.add_argument("--oracle", default="pi-rappor", choices=["pi-rappor"])
+    a.add_argument("--oracle", default="pi-rappor", choices=["pi-rappor"],
+                   help="the oracle of the reports (default and only: pi-rappor)")
     a.add_argument("--scheduler", default="auto",
                    help="'auto' (in memory below 5e6 reports, else a local cluster), 'memory', "
                         "'local' or a scheduler address (tls://host:8786; the scheduler and "
@@ -157,16 +222,32 @@ def register(sub) -> None:
     a.add_argument("--retries", type=number, default=3,
                    help="resubmissions of a shard whose worker died (default 3)")
     a.add_argument("--out", help="write item,estimate as CSV")
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
-    p = sub.add_parser("plot", help="amplification curves or true vs estimated counts (PNG)")
-    p.add_argument("what", choices=["amplification", "frequency"])
-    p.add_argument("--eps0", type=number, default=4.0)
-    p.add_argument("--n-range", type=number, nargs=2, default=[1e3, 1e7])
-    p.add_argument("--points", type=number, default=9)
-    p.add_argument("--delta", type=number, default=1e-6)
-    p.add_argument("--k", type=number)
-    p.add_argument("--n", type=number, default=100_000)
-    p.add_argument("--out", required=True)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("plot", help="amplification curves or estimated counts with intervals (PNG)",
+                       description="'plot amplification': central eps against n for a local "
+                       "eps0 (generic, k-RR and lower-bound curves). 'plot frequency REPORTS': "
+                       "the estimates of your report sets with confidence intervals; without "
+                       "REPORTS, a simulated demo run beside the true counts. Needs the [plot] "
+                       "extra.")
+    p.add_argument("what", choices=["amplification", "frequency"], help="which plot")
+    p.add_argument("reports", nargs="*",
+                   help="frequency: report set directories or shards to plot (default: a "
+                        "simulated run)")
+    p.add_argument("--eps0", type=number, default=4.0,
+                   help="amplification: local eps0 (default 4)")
+    p.add_argument("--n-range", type=number, nargs=2, default=[1e3, 1e7],
+                   metavar=("LOW", "HIGH"), help="amplification: range of n (default 1e3 1e7)")
+    p.add_argument("--points", type=number, default=9,
+                   help="amplification: points on the n axis, 1..200 (default 9)")
+    p.add_argument("--delta", type=number, default=1e-6, help="central delta (default 1e-6)")
+    p.add_argument("--k", type=number,
+                   help="amplification: add the k-RR curve; simulated frequency: items "
+                        "(default 1000)")
+    p.add_argument("--n", type=number, default=100_000,
+                   help="simulated frequency: users (default 100,000)")
+    p.add_argument("--eps", type=number, default=1.0,
+                   help="simulated frequency: target central eps (default 1)")
+    p.add_argument("--out", required=True, help="PNG file to write")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_cmd_plot)

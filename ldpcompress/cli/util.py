@@ -12,9 +12,28 @@ import json
 
 from ..core import validate as V
 
-__all__ = ["dump_json", "number", "count", "positive", "probability", "nonempty", "fmt",
+__all__ = ["JSON_HELP", "envelope", "emit_json", "dump_json", "number", "count", "positive", "probability", "nonempty", "fmt",
            "print_table"]
 
+
+
+JSON_HELP = ("print one JSON object on stdout instead of text: {command, version, params, "
+             "results, timings}; progress and warnings go to stderr")
+
+
+def envelope(command: str, params: dict, results: dict, timings: dict | None = None) -> dict:
+    """The one ``--json`` schema of every command: the command, the package version, the
+    parameters as the command understood them (validated values, never parser state), the
+    results and the wall-clock timings in seconds."""
+    from .. import __version__
+    return dict(command=command, version=__version__, params=params, results=results,
+                timings=dict(timings or {}))
+
+
+def emit_json(command: str, params: dict, results: dict, timings: dict | None = None,
+              indent: int | None = 2) -> None:
+    """Print :func:`envelope` as strict JSON: stdout holds this object and nothing else."""
+    print(dump_json(envelope(command, params, results, timings), indent=indent))
 
 
 def dump_json(obj, indent: int | None = 2) -> str:

@@ -1,0 +1,135 @@
+"""The command line as a product: one --json schema for every command (stdout holds only the
+JSON), help text on every option, --version, python -m ldpcompress."""
+import argparse
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ldpcompress as L
+from ldpcompress.cli import build_parser, main
+
+KEYS = ["command", "params", "results", "timings", "version"]
+
+
+def _subparsers(parser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices
+    raise AssertionError("no subcommands")
+
+
+def test_every_option_of_every_command_has_help():
+    commands = _subparsers(build_parser())
+    assert {"amplify", "compose", "noise", "demo", "mean", "simulate", "encode", "aggregate",
+            "plot"} <= set(commands)
+    missing = [f"{name} {'/'.join(a.option_strings) or a.dest}"
+               for name, sub in commands.items() for a in sub._actions
+               if not isinstance(a, argparse._HelpAction)
+               and (a.help is None or not a.help.strip())]
+    assert missing == []
+    for name, sub in commands.items():
+        assert sub.description, f"{name} has no description"
+
+
+def test_top_level_help_is_for_users(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and "registers" not in out  # was the module's internal docstring
+    assert "ldpcompress demo" in out and "--json" in out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ldpcompress {L.__version__}"
+
+
+def test_python_dash_m():
+    out = subprocess.run([sys.executable, "-m", "ldpcompress", "--version"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and L.__version__ in out.stdout
+
+
+def _json(argv, capsys) -> dict:
+    assert main(argv + ["--json"]) == 0, capsys.readouterr().err
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)  # stdout holds the JSON object and nothing else
+    assert sorted(doc) == KEYS
+    assert doc["command"] == argv[0] and doc["version"] == L.__version__
+    assert isinstance(doc["params"], dict) and isinstance(doc["results"], dict)
+    assert all(isinstance(v, (int, float)) and v >= 0 for v in doc["timings"].values())
+    assert "json" not in doc["params"] and "func" not in doc["params"]  # no parser state
+    return doc
+
+
+def test_one_json_schema_for_every_command(tmp_path, capsys):
+    docs = {}
+    docs["amplify"] = _json(["amplify", "--n", "1e4", "--eps0", "2", "--delta", "1e-6"], capsys)
+    docs["inverse"] = _json(["amplify", "--inverse", "--n", "1e4", "--eps", "1", "--delta",
+                             "1e-6"], capsys)
+    docs["compose"] = _json(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "1e1",
+                             "--delta", "1e-6"], capsys)
+    docs["noise"] = _json(["noise", "--n", "10", "--scale", "1", "--orders", "2"], capsys)
+    docs["demo"] = _json(["demo", "--n", "2000", "--k", "20"], capsys)
+    docs["mean"] = _json(["mean", "--d", "5", "--n", "20"], capsys)
+    sim = str(tmp_path / "sim")
+    docs["simulate"] = _json(["simulate", "--n", "300", "--k", "20", "--shards", "2", "--out",
+                              sim], capsys)
+    csv = tmp_path / "items.csv"
+    csv.write_text("1\n2\n3\n")
+    docs["encode"] = _json(["encode", "--csv", str(csv), "--k", "5", "--eps", "2", "--out",
+                            str(tmp_path / "enc")], capsys)
+    docs["aggregate"] = _json(["aggregate", sim], capsys)
+    # integers stay integers: n = 1e4 is printed as 10000, not 1e+04 or 10000.0
+    assert docs["amplify"]["params"]["n"] == 10000 and docs["inverse"]["params"]["n"] == 10000
+    assert isinstance(docs["inverse"]["params"]["n"], int)
+    assert docs["compose"]["params"]["rounds"] == 10
+    assert docs["simulate"]["results"]["reports"] == 300
+    assert len(docs["simulate"]["results"]["files"]) == 2
+    assert docs["encode"]["results"]["reports"] == 3
+    assert docs["aggregate"]["results"]["n"] == 300
+    assert docs["demo"]["params"]["n"] == 2000 and "clients" in docs["demo"]["timings"]
+
+
+def test_plot_json_is_only_json(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    doc = _json(["plot", "amplification", "--n-range", "1e3", "1e4", "--points", "2", "--out",
+                 str(tmp_path / "a.png")], capsys)
+    assert doc["results"]["n"] == [1000, 10000]
+
+
+def test_plot_frequency_of_the_users_report_sets(tmp_path, capsys):
+    """plot frequency draws the user's own report sets with intervals and a title stating the
+    oracle, n, local eps and the central (eps, delta)."""
+    pytest.importorskip("matplotlib")
+    sim = str(tmp_path / "sim")
+    assert main(["simulate", "--n", "3000", "--k", "30", "--eps", "3", "--out", sim]) == 0
+    capsys.readouterr()
+    png = tmp_path / "f.png"
+    doc = _json(["plot", "frequency", sim, "--out", str(png)], capsys)
+    assert png.stat().st_size > 1000
+    res = doc["results"]
+    realised = L.PIRappor(30, 3.0).eps  # the oracle's realised local eps, not the request
+    assert "n = 3,000" in res["title"] and f"local eps = {realised:.3g}" in res["title"]
+    assert ", 1e-06)-DP" in res["title"]
+    truth = np.load(tmp_path / "sim" / "true_counts.npy")
+    from ldpcompress.scale import distributed
+    agg = distributed.aggregate([sim], scheduler="memory")
+    top = res["items"]
+    assert np.allclose(res["estimate"], agg["estimate"][top])
+    # the plotted 95% intervals are the variance formula's (a wide tolerance: a few may miss)
+    inside = [lo <= truth[j] <= hi for j, lo, hi in zip(top, res["low"], res["high"])]
+    assert sum(inside) >= len(inside) - 3
+
+
+def test_inverse_text_prints_integers(capsys):
+    assert main(["amplify", "--inverse", "--n", "1e5", "--eps", "1", "--delta", "1e-6", "--k",
+                 "1e2"]) == 0
+    out = capsys.readouterr().out
+    assert "n=100000, k=100" in out and "e+" not in out
