@@ -427,3 +427,13 @@ def test_inverse_queries_report_bad_arguments_not_no_answer(call):
     with pytest.raises(ValueError) as err:
         call(L)
     assert not str(err.value).startswith("no ")
+
+
+def test_compose_refuses_more_rounds_than_supported():
+    """9e15 rounds once crashed the PLD (OverflowError: Python int too large to convert to C
+    long) with RuntimeWarnings on the way; the accountant now states its range."""
+    acct = A.Accountant().compose(A.PureDP(1.0), times=A.MAX_ROUNDS)
+    with pytest.raises(ValueError, match="at most 1e\\+09 rounds"):
+        acct.compose(A.PureDP(1.0))
+    with pytest.raises(ValueError, match=r"times must be an integer in \[1, 1000000000\]"):
+        A.Accountant().compose(A.PureDP(1.0), times=9 * 10 ** 15)

@@ -133,3 +133,35 @@ def test_inverse_text_prints_integers(capsys):
                  "1e2"]) == 0
     out = capsys.readouterr().out
     assert "n=100000, k=100" in out and "e+" not in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["amplify", "--n", "inf", "--eps0", "1", "--delta", "1e-6"], "--n must be an integer in"),
+    (["amplify", "--n", "10", "--eps0", "-1", "--delta", "1e-6"], "--eps0 must be"),
+    (["amplify", "--n", "10", "--eps0", "1", "--eps", "inf", "--json"], "--eps must be finite"),
+    (["compose", "--n", "1e4", "--eps0", "2", "--rounds", "1.5", "--delta", "1e-6"],
+     "--rounds must be an integer in [1, 1000000000]"),
+    (["compose", "--n", "1e4", "--eps0", "2", "--rounds", "2e9", "--delta", "1e-6"],
+     "--rounds must be an integer in [1, 1000000000]"),
+    (["compose", "--n", "1e3", "--eps0", "700", "--rounds", "9e15", "--delta", "1e-6"],
+     "--rounds"),
+    (["noise", "--n", "2.5", "--scale", "1"], "--n must be an integer in [1,"),
+    (["noise", "--n", "10", "--scale", "1", "--orders", "nan", "2"], "--orders must be"),
+    (["noise", "--n", "10", "--scale", "1", "--orders", "1e308"], "--orders must be"),
+    (["noise", "--n", "2000", "--scale", "1"], "--no-exact"),
+])
+def test_errors_name_the_option_and_its_range(capsys, argv, message):
+    """Found by the issue-13 audit: errors said 'n' for --n, gave no range for --rounds 1.5,
+    printed numpy's array repr for --orders, blamed the sensitivity for a huge order, and
+    --rounds 9e15 ended in an OverflowError traceback."""
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+    assert len(captured.err.splitlines()) == 1
+
+
+def test_noise_without_the_exact_column_answers_at_large_n(capsys):
+    from ldpcompress.accounting import noise as N
+    doc = _json(["noise", "--n", "2000", "--scale", "1", "--orders", "2", "--no-exact"], capsys)
+    assert doc["results"]["laplace_exact"] is None
+    assert doc["results"]["gaussian"][0] == N.gaussian_sum_rdp(2000, 1.0, [2.0])[0]

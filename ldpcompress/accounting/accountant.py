@@ -36,7 +36,10 @@ from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
 
 __all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffledRound",
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
-           "EVENTS", "AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "Accountant", "rdp_delta"]
+           "EVENTS", "AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "MAX_ROUNDS", "Accountant",
+           "rdp_delta"]
+
+MAX_ROUNDS = 10 ** 9  # composed rounds in all; beyond, integer sizes overflow int64 grids
 
 
 # Window tolerance of the profiles behind connect-the-dots events. The profile cannot fall
@@ -369,7 +372,11 @@ class Accountant:
         if not isinstance(event, Event):
             raise TypeError(f"event must be an ldpcompress.accounting Event, got "
                             f"{type(event).__name__}")
-        times = V.integer_at_least(times, "times", 1)
+        times = V.integer_at_least(times, "times", 1, MAX_ROUNDS)
+        if self.rounds + times > MAX_ROUNDS:
+            raise ValueError(f"times: at most {MAX_ROUNDS:.0e} rounds in all are supported (the "
+                             f"grids' and KOV's arithmetic is checked up to there), "
+                             f"{self.rounds} recorded, {times} more asked")
         self.events.append((event, times))
         self._composed.clear()
         return self

@@ -9,6 +9,7 @@ import time
 
 from ..accounting import amplification as amp
 from ..accounting import inverse
+from ..core import validate as V
 from ..randomizers.catalog import ORACLES, make_oracle
 from .util import JSON_HELP, count, emit_json, fmt, number, print_table
 
@@ -133,7 +134,25 @@ def _show_inverse(res: dict) -> None:
     print(f"({res['seconds'] * 1e3:.1f} ms)")
 
 
+def _check_options(args) -> None:
+    """Every numeric option checked under its own name (--n, not the API's n) before any
+    query runs; the API checks the same values again."""
+    if args.n is not None:
+        args.n = V.shuffle_users(args.n, "--n")
+    if args.eps0 is not None:
+        args.eps0 = V.local_eps0(args.eps0, "--eps0")
+    if args.delta is not None:
+        args.delta = V.probability_open(args.delta, "--delta")
+    if args.eps is not None:
+        args.eps = V.nonnegative(args.eps, "--eps")
+        if not math.isfinite(args.eps):
+            raise ValueError(f"--eps must be finite and >= 0, got {args.eps!r}")
+    if args.delta0 is not None:
+        args.delta0 = V.probability_closed_open(args.delta0, "--delta0")
+
+
 def _cmd_amplify(args) -> None:
+    _check_options(args)
     res = _amplify_inverse(args) if args.inverse else _amplify_forward(args)
     if args.json:
         results = {key: v for key, v in res.items() if key not in ("params", "seconds")}

@@ -53,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError, ImportError, OSError) as err:
         print(f"ldpcompress: error: {one_line(str(err))}", file=sys.stderr)
         return 2
+    except (ArithmeticError, MemoryError) as err:  # an input beyond what was foreseen
+        print(f"ldpcompress: error: {type(err).__name__}: {one_line(str(err))} (the inputs are "
+              "outside the range this command handles; please report it)", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -90,9 +90,15 @@ def _cmd_aggregate(args) -> None:
     if args.out is not None:  # before the aggregation, not after it
         RF.check_output_file(args.out, "--out")
     start = time.perf_counter()
-    res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler,
-                                security=_security(args), allow_insecure=args.allow_insecure,
-                                retries=retries)
+    remote = args.scheduler not in ("auto", "memory", "local")
+    try:
+        res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler,
+                                    security=_security(args), allow_insecure=args.allow_insecure,
+                                    retries=retries)
+    except (OSError, TimeoutError) as err:
+        if not remote or isinstance(err, FileNotFoundError):
+            raise
+        raise ValueError(f"--scheduler {args.scheduler}: cannot use it ({err})") from None
     secs = time.perf_counter() - start
     est = res["estimate"]
     if args.out:

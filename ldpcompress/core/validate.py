@@ -85,7 +85,7 @@ def integer_at_least(value, name: str, low: int, high: int = MAX_N) -> int:
     """An integer (or an integral float such as 1e6) in [low, high]."""
     v = _real(value, name)
     if not math.isfinite(v) or v != math.floor(v):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
     if not (low <= v <= high):
         raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
     return int(v)
