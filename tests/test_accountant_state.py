@@ -97,3 +97,22 @@ def test_dp_accounting_events():
     assert ours.lower <= theirs * 1.001 and theirs <= ours.value * 1.01
     with pytest.raises(ValueError, match="PoissonSampledDpEvent is not supported"):
         Accountant().compose_dp_event(dp.PoissonSampledDpEvent(0.1, dp.GaussianDpEvent(1.0)))
+
+
+def test_an_edited_oracle_law_is_refused_not_under_reported():
+    """Found by the issue-12 audit: a ledger edited to mark subset selection's law
+    'independent' was loaded and gave delta(0.3) = 9.4e-6 instead of 1.93e-5 (unsound)."""
+    from ldpcompress.randomizers import KRR, SubsetSelection
+    acct = Accountant().compose(OracleShuffledRound(2000, SubsetSelection(20, 3.0)), times=2)
+    acct.compose(OracleShuffledRound(2000, KRR(20, 3.0)))
+    state = json.loads(acct.to_json())
+    assert Accountant.from_json(json.dumps(state)).events == acct.events
+    for mutate, message in [
+        (lambda s: s["events"][0]["oracle"].update(independent=True), "independent"),
+        (lambda s: s["events"][0]["oracle"].update(p10="1/1000"), "Pr\\[b1 = 1\\]"),
+        (lambda s: s["events"][1]["oracle"].update(params=[["k", 1000], ["a1", 0.5]]), "krr"),
+    ]:
+        bad = json.loads(json.dumps(state))
+        mutate(bad)
+        with pytest.raises(ValueError, match=message):
+            Accountant.from_json(json.dumps(bad))

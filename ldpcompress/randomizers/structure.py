@@ -67,6 +67,23 @@ class ShuffleStructure:
                              "randomizer is not eps0-DP for finite eps0)")
         if self.p10 * 2 + self.p11 > 1 or self.p11 < 0 or self.p10 < 0:
             raise ValueError(f"{self.oracle}: invalid law of (b1, b2)")
+        # The law must be consistent with itself: a structure read from a file (a saved
+        # ledger) is untrusted, and a false "independent" flag or marginal would select a
+        # kernel that under-reports delta.
+        if self.p11 + self.p10 != self.a:
+            raise ValueError(f"{self.oracle}: the law of (b1, b2) has Pr[b1 = 1] = "
+                             f"{float(self.p11 + self.p10)!r}, not a = {float(self.a)!r}")
+        if self.independent and (self.p11 != self.a * self.a
+                                 or self.p10 != self.a * (1 - self.a)):
+            raise ValueError(f"{self.oracle}: 'independent' but P(1,1) != a^2 or "
+                             "P(1,0) != a (1 - a)")
+        if self.oracle == "krr":  # accounted by the k-RR bounds, which read k from params
+            k = dict(self.params).get("k")
+            if not (isinstance(k, int) and k >= 2 and self.a == Fraction(1, k)
+                    and self.p11 == 0):
+                raise ValueError(f"krr: params k = {k!r} disagrees with the law (a = "
+                                 f"{float(self.a)!r}, P(1,1) = {float(self.p11)!r}); k-RR has "
+                                 "a = 1/k and P(1,1) = 0")
         if self.t3 is not None and not 0 < self.t3 <= self.p10:
             raise ValueError(f"{self.oracle}: t3 must be in (0, P(1,0)], got {float(self.t3)!r}")
 
