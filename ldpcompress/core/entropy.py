@@ -1,10 +1,14 @@
 """Client-side randomness from the OS CSPRNG (os.urandom), never numpy's or Python's PRNGs.
 
-``Entropy`` is the one source of client coins and seeds; tests may pass a deterministic byte
-source to make statistical checks reproducible, production code never does.
+``Entropy`` is the one source of client coins and seeds. ``SYSTEM`` (os.urandom) is the
+default of every client. For reproducible experiments and tests only,
+:meth:`Entropy.seeded_for_simulation` (``ldpcompress.simulation_entropy``) gives a seeded,
+predictable source: anyone who knows the seed can undo the randomization, so it gives no
+privacy at all and must never reach a client.
 """
 from __future__ import annotations
 
+import numbers
 import os
 from typing import Callable
 
@@ -12,16 +16,39 @@ import numpy as np
 
 from .prg import SEED_BYTES, WordStream
 
-__all__ = ["Entropy", "SYSTEM", "deterministic_source"]
-
+__all__ = ["Entropy", "SYSTEM", "deterministic_source", "simulation_entropy"]
 
 
 class Entropy(WordStream):
     """Seeds, and the uniforms, integers, Gaussians of ``WordStream``, drawn from
-    ``source(nbytes)`` (default os.urandom)."""
+    ``source(nbytes)`` (default os.urandom). ``for_simulation`` is True for the seeded
+    sources of :meth:`seeded_for_simulation` (no privacy: reproducible experiments only)."""
 
     def __init__(self, source: Callable[[int], bytes] = os.urandom):
         self.source = source
+        self.for_simulation = False
+        self.seed: int | None = None
+
+    @classmethod
+    def seeded_for_simulation(cls, seed: int) -> Entropy:
+        """A reproducible source for simulations and tests ONLY, never for clients: the bytes
+        come from numpy's PCG64 seeded with ``seed`` (an integer >= 0), so the same seed gives
+        the same reports, and anyone who knows the seed can invert the randomization."""
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+            raise TypeError(f"seed must be an integer >= 0, got {type(seed).__name__}")
+        if seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        out = cls(deterministic_source(int(seed)))
+        out.for_simulation = True
+        out.seed = int(seed)
+        return out
+
+    def __repr__(self) -> str:
+        if self.for_simulation:
+            return f"Entropy.seeded_for_simulation({self.seed}) (SIMULATION ONLY: no privacy)"
+        if self.source is os.urandom:
+            return "Entropy(os.urandom)"
+        return f"Entropy({self.source!r})"
 
     def words(self, count: int) -> np.ndarray:
         return np.frombuffer(self.source(8 * count), dtype="<u8")
@@ -38,3 +65,9 @@ def deterministic_source(seed: int) -> Callable[[int], bytes]:
     """A reproducible byte source for tests only (numpy's generator: NOT for privacy)."""
     gen = np.random.default_rng(seed)
     return lambda nbytes: gen.bytes(nbytes)
+
+
+def simulation_entropy(seed: int) -> Entropy:
+    """``Entropy.seeded_for_simulation(seed)``: seeded coins for reproducible simulations and
+    tests ONLY (the same seed gives identical reports; no privacy), never for clients."""
+    return Entropy.seeded_for_simulation(seed)

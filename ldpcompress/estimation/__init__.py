@@ -1,7 +1,9 @@
 """The estimation jobs end to end: ``demo`` (simulated users, a frequency oracle at the largest
 eps0 its own shuffled bound allows, shuffling, the histogram) and ``mean`` (PrivUnit2 plain and
-compressed against the one-bit baseline). The servers themselves are the randomizers'
-estimators (``ldpcompress.randomizers``)."""
+compressed against the one-bit baseline), and ``postprocess`` (optional consistency of the
+estimated counts: clipping, projection onto the simplex, Norm-Sub). The servers themselves are
+the randomizers' estimators (``ldpcompress.randomizers``: ``estimate``, ``variance``,
+``intervals``)."""
+from .postprocess import clip_nonnegative, norm_sub, project_simplex
 
-__all__ = []
-
+__all__ = ["clip_nonnegative", "project_simplex", "norm_sub"]

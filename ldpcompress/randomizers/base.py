@@ -7,8 +7,8 @@ A randomizer states
   deterministic sampler ``sample(prg)``, the density ratio ``ratio(x, y) = R(x)(y) / rho(y)``
   and ``deletion_eps`` = log max ratio;
 * for frequency oracles (``FrequencyOracle``): its server (support counts, the unbiased
-  estimator and its variance, docs/theory.md §6) and what shuffle accounting needs, its
-  blanket structure ``shuffle_structure()`` (docs/theory.md §2.5).
+  estimator, its variance and confidence intervals ``intervals``, docs/theory.md §6) and what
+  shuffle accounting needs, its blanket structure ``shuffle_structure()`` (docs/theory.md §2.5).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.prg import PRG
-from .estimator import BinaryEstimator
+from .estimator import BinaryEstimator, check_flag
 
 __all__ = ['Randomizer', 'FrequencyOracle', 'EPS_MAX', 'check_eps', 'check_flag', 'check_batch_bytes', 'chunks_for']
 
@@ -72,12 +72,6 @@ def check_eps(eps) -> float:
     if v > EPS_MAX:
         raise ValueError(f"eps must be in (0, {EPS_MAX:g}] (e^eps must be finite), got {eps!r}")
     return v
-
-def check_flag(value, name: str) -> bool:
-    """A genuine bool (no silent truthiness of strings or numbers)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 def check_batch_bytes(n: int, k: int, itemsize: int, what: str, max_bytes=None) -> None:
     """Refuse an n x k client-side table (RAPPOR bits, subset keys) above the memory limit."""

@@ -1,20 +1,26 @@
-"""Unbiased frequency estimators of binary-report oracles (docs/theory.md §6, §6).
+"""Unbiased frequency estimators of binary-report oracles and their confidence intervals
+(docs/theory.md §6).
 
 Every oracle whose report "supports" item j with probability a1 when the user holds j and a0
 otherwise (RAPPOR, PI-RAPPOR, k-RR, subset selection, ...) has the estimator
 f_j = (count_j - n a0) / (a1 - a0) and variance
 (n a0 (1-a0) + f_j (a1 (1-a1) - a0 (1-a0))) / (a1 - a0)^2
 (for RAPPOR this is §6's n a0(1-a0)/(a1-a0)^2 + f_j (1-a0-a1)/(a1-a0)).
+count_j is a sum of n independent Bernoulli reports, so f_j is asymptotically normal and
+f_j +- z_{(1+level)/2} sqrt(variance) is an approximate per-item confidence interval.
 """
 from __future__ import annotations
+
+from statistics import NormalDist
 
 import numpy as np
 
 from ..core.limits import array_bytes, check_bytes
-from ..core.validate import integer_at_least
+from ..core.validate import _real, integer_at_least, probability_open
 
-__all__ = ["integer_reports", "histogram_bytes", "check_separated", "binary_estimate",
-           "binary_variance", "BinaryEstimator"]
+__all__ = ["integer_reports", "histogram_bytes", "check_separated", "check_flag",
+           "check_estimates", "normal_quantile", "binary_estimate", "binary_variance",
+           "binary_intervals", "BinaryEstimator"]
 
 
 
@@ -100,6 +106,45 @@ def check_separated(a0: float, a1: float) -> None:
                          "infinite; use a larger eps")
 
 
+def check_flag(value, name: str) -> bool:
+    """A genuine bool (no silent truthiness of strings or numbers)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_estimates(est, name: str = "est", length: int | None = None,
+                    scalar: bool = False) -> np.ndarray:
+    """Estimates as a float array: 1-D of finite reals (of ``length`` entries when given; a
+    single real too when ``scalar``); TypeError/ValueError naming ``name``."""
+    if isinstance(est, (str, bytes)):
+        raise TypeError(f"{name} must be an array of real numbers, got {type(est).__name__}")
+    if np.ndim(est) == 0 and scalar:
+        return np.asarray(_real(est, name), dtype=float)
+    try:
+        arr = np.asarray(est)
+    except (ValueError, TypeError) as err:  # ragged nested lists
+        raise ValueError(f"{name} must be a 1-D array of real numbers ({err})") from None
+    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.integer)
+                                     or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+    want = f"({length},)" if length is not None else "(k,)"
+    if arr.ndim != 1 or (length is not None and arr.shape[0] != length) or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty array of shape {want}"
+                         f"{' or a single real' if scalar else ''}, got shape {arr.shape}")
+    arr = arr.astype(float)
+    if not np.all(np.isfinite(arr)):
+        i = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ValueError(f"{name} must be finite, got {arr[i]} at index {i}")
+    return arr
+
+
+def normal_quantile(level) -> float:
+    """z with Pr[|N(0, 1)| <= z] = level, for a two-sided level in (0, 1)."""
+    level = probability_open(level, "level")
+    return NormalDist().inv_cdf(0.5 + level / 2)
+
+
 def binary_estimate(counts, n: int, a0: float, a1: float) -> np.ndarray:
     """(count_j - n a0) / (a1 - a0) for every j."""
     check_separated(a0, a1)
@@ -111,6 +156,22 @@ def binary_variance(n: int, f, a0: float, a1: float):
     check_separated(a0, a1)
     f = np.asarray(f, dtype=float)
     return (n * a0 * (1 - a0) + f * (a1 * (1 - a1) - a0 * (1 - a0))) / (a1 - a0) ** 2
+
+
+def binary_intervals(est, n: int, a0: float, a1: float, level=0.95,
+                     conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """est +- z sqrt(binary_variance(n, f)) with z the two-sided normal quantile of ``level``;
+    f = est clipped to [0, n] (plug-in), or the worst case over f in [0, n] when
+    ``conservative`` (the variance is linear in f: the larger of f = 0 and f = n)."""
+    z = normal_quantile(level)
+    conservative = check_flag(conservative, "conservative")
+    est = np.asarray(est, dtype=float)
+    if conservative:
+        var = np.full(est.shape, float(np.max(binary_variance(n, [0.0, float(n)], a0, a1))))
+    else:
+        var = binary_variance(n, np.clip(est, 0.0, float(n)), a0, a1)
+    half = z * np.sqrt(np.maximum(var, 0.0))
+    return est - half, est + half
 
 
 class BinaryEstimator:
@@ -166,3 +227,21 @@ class BinaryEstimator:
     def variance(self, n: int, f=0.0):
         """Variance of the estimate of an item with true count f among n reports."""
         return binary_variance(n, f, self.a0, self.a1)
+
+    def intervals(self, est, n: int, level: float = 0.95,
+                  conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high): approximate per-item confidence intervals est_j +- z sqrt(Var) at
+        ``level`` (two-sided normal quantile z), from the estimate ``est`` (length k, or one
+        value of ``estimate_one``) of n reports.
+
+        Var is ``variance(n, f)`` at the plug-in f = est_j clipped to [0, n]; with
+        ``conservative=True`` it is the worst case over every true count f in [0, n] (the
+        variance is linear in f, so the larger of f = 0 and f = n), the same width for every
+        item. The normal approximation is asymptotic (a count is a sum of n independent
+        Bernoulli reports), so coverage is close to ``level`` when n a0 and the counts are not
+        tiny; it is per item, not simultaneous: among k items about (1 - level) k intervals
+        miss (for all items at once use level 1 - alpha/k). The true count lies in [0, n]:
+        intersecting an interval with it keeps its coverage."""
+        est = check_estimates(est, "est", self.k, scalar=True)
+        n = integer_at_least(n, "n", 0)
+        return binary_intervals(est, n, self.a0, self.a1, level, conservative)

@@ -7,6 +7,11 @@ t = <V, u> has (1+t)/2 ~ Beta(alpha, alpha), which gives P_cap = I_{1-tau}(alpha
 m = (1-gamma^2)^alpha / (2^(d-2) (d-1) B(alpha, alpha)) [p0 / I_{1-tau} - (1-p0) / I_tau].
 Inputs of norm < 1 are first rounded to the sphere: u = x/|x| w.p. (1+|x|)/2, else -x/|x|
 (E[u] = x, coin from the CSPRNG).
+
+Second moments (for confidence intervals): V = t u + sqrt(1-t^2) w with w uniform on the unit
+sphere of u's orthogonal complement, so E[Z Z^T] = (A u u^T + B (I - u u^T)) / m^2 with
+A = E[t^2] and B = (1 - A)/(d - 1); since t^2 ~ Beta(1/2, alpha),
+E[t^2; cap] = I_{1-gamma^2}(alpha, 3/2) / (2d) and E[t^2; not cap] = 1/d - E[t^2; cap].
 """
 from __future__ import annotations
 
@@ -20,9 +25,10 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.prg import PRG
-from .base import Randomizer
+from .base import Randomizer, check_flag
+from .estimator import check_estimates, normal_quantile
 
-__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes']
+__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
 
 
 NORM_SLACK = 1e-9
@@ -160,6 +166,17 @@ def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
     m = math.exp(_log_m(d, p0, gamma, cap, rest, h))
     return PrivUnitParams(d, p0, gamma, cap, m, eps1 + eps2, max(up, down))
 
+def projection_second_moment(par: PrivUnitParams) -> float:
+    """A = E[<V, u>^2] of PrivUnit2(p0, gamma): p0 E[t^2 | cap] + (1 - p0) E[t^2 | not cap],
+    with E[t^2; t >= gamma] = I_{1-gamma^2}(alpha, 3/2) / (2d) (t^2 ~ Beta(1/2, alpha), t
+    symmetric) and E[t^2] = 1/d in all (no cancellation: the complement is
+    (1 + I_{gamma^2}(3/2, alpha)) / (2d))."""
+    d, g = par.d, par.gamma
+    a = (d - 1) / 2
+    on = float(special.betainc(a, 1.5, (1 - g) * (1 + g))) / (2 * d)
+    off = (1 + float(special.betainc(1.5, a, g * g))) / (2 * d)
+    return par.p0 * (on / par.cap) + (1 - par.p0) * (off / (1 - par.cap))
+
 def _floor(value: float, digits: int = 4) -> float:
     """value rounded down to `digits` significant digits (a shown upper limit stays accepted)."""
     scale = 10 ** (digits - 1 - math.floor(math.log10(value)))
@@ -281,3 +298,52 @@ class PrivUnit2(Randomizer):
         """E|Z - u|^2 = 1/m^2 - 1 for a unit input (>= 0: m <= 1 since E|Z|^2 >= |E Z|^2 = 1;
         a log m rounded a hair above 0 must not give a negative variance)."""
         return max(0.0, math.expm1(-2.0 * math.log(self.par.m)))
+
+    def _second_moments(self) -> tuple[float, float]:
+        """(A, B) / m^2: E[Z Z^T] = (A u u^T + B (I - u u^T)) / m^2 (module docstring)."""
+        a = projection_second_moment(self.par)
+        m2 = self.par.m ** 2
+        return a / m2, (1 - a) / (self.d - 1) / m2
+
+    def coordinate_variance(self, u=None):
+        """Var(Z_i) for a unit input whose coordinate i is u (a real or an array in [-1, 1]):
+        (A u^2 + B (1 - u^2)) / m^2 - u^2 (summed over i it is ``variance()``). u = None gives
+        the largest over every unit input, max(A/m^2 - 1, B/m^2)."""
+        a, b = self._second_moments()
+        if u is None:
+            return max(a - 1.0, b)
+        u = check_estimates(u, "u", scalar=True)
+        if np.any(np.abs(u) > 1):
+            raise ValueError(f"u must be in [-1, 1] (a coordinate of a unit vector), got "
+                             f"{float(u.flat[np.argmax(np.abs(u))])!r}")
+        w = u * u
+        return np.maximum(a * w + b * (1 - w) - w, 0.0)
+
+    def mean_intervals(self, mean, n: int, level: float = 0.95,
+                       conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high): approximate per-coordinate confidence intervals mean_i +- z sd_i for
+        the mean of n reports (``mean`` = their average, length d) at ``level`` (two-sided
+        normal quantile z; the central limit theorem over n independent reports).
+
+        sd_i^2 = coordinate_variance(u_i) / n at the plug-in u_i = mean_i clipped to [-1, 1]:
+        exact when every user holds the same unit vector, approximate otherwise. With
+        ``conservative=True``, sd_i^2 = max(A, B) / (m^2 n), the largest Var(Z_i) over every
+        input of norm <= 1 (rounding to the sphere included), valid for any users' data.
+        Per coordinate, not simultaneous (see :meth:`error_radius` for the whole vector)."""
+        mean = check_estimates(mean, "mean", self.d)
+        n = V.users(n)
+        z = normal_quantile(level)
+        if check_flag(conservative, "conservative"):
+            var = np.full(self.d, max(self._second_moments()))
+        else:
+            var = self.coordinate_variance(np.clip(mean, -1.0, 1.0))
+        half = z * np.sqrt(var / n)
+        return mean - half, mean + half
+
+    def error_radius(self, n: int, level: float = 0.95) -> float:
+        """r with Pr[|mean - true mean|_2 >= r] <= 1 - level for the mean of n reports, for
+        any inputs of norm <= 1, without approximation (Chebyshev: E|Z - x|^2 = 1/m^2 - |x|^2
+        <= 1/m^2 per report, so r = 1 / (m sqrt(n (1 - level)))); conservative."""
+        n = V.users(n)
+        level = V.probability_open(level, "level")
+        return 1.0 / (self.par.m * math.sqrt(n * (1.0 - level)))
