@@ -165,3 +165,38 @@ def test_noise_without_the_exact_column_answers_at_large_n(capsys):
     doc = _json(["noise", "--n", "2000", "--scale", "1", "--orders", "2", "--no-exact"], capsys)
     assert doc["results"]["laplace_exact"] is None
     assert doc["results"]["gaussian"][0] == N.gaussian_sum_rdp(2000, 1.0, [2.0])[0]
+
+
+def test_categorical_items_from_encode_to_aggregate(tmp_path, capsys):
+    """String items through a public domain file: encode --domain maps names to indices (an
+    unknown name is refused with its line), aggregate --domain labels the estimates, and the
+    CSV holds the intervals and the post-processed counts."""
+    dom = tmp_path / "domain.txt"
+    dom.write_text("apple\nbanana\ncherry\n")
+    rows = ["apple"] * 600 + ["banana"] * 300 + ["cherry"] * 100
+    (tmp_path / "items.csv").write_text("\ufeff" + "\n".join(rows) + "\n", encoding="utf-8")
+    out = str(tmp_path / "set")
+    doc = _json(["encode", "--csv", str(tmp_path / "items.csv"), "--domain", str(dom), "--eps",
+                 "4", "--out", out], capsys)
+    assert doc["params"]["k"] == 3 and doc["results"]["reports"] == 1000
+    est_csv = tmp_path / "est.csv"
+    doc = _json(["aggregate", out, "--domain", str(dom), "--postprocess", "simplex",
+                 "--level", "0.99", "--out", str(est_csv)], capsys)
+    res = doc["results"]
+    assert res["names"] == ["apple", "banana", "cherry"]
+    assert abs(sum(res["adjusted"]) - 1000) < 1e-6 and min(res["adjusted"]) >= 0
+    orc = L.PIRappor(3, 4.0)
+    for j, true in enumerate((600, 300, 100)):
+        sd = orc.variance(1000, true) ** 0.5
+        assert abs(res["estimate"][j] - true) < 5 * sd
+        # 99% intervals from the variance formula: z = 2.576 sd at the plug-in estimate
+        width = (res["high"][j] - res["low"][j]) / 2
+        assert width == pytest.approx(2.5758 * orc.variance(1000, min(max(
+            res["estimate"][j], 0), 1000)) ** 0.5, rel=1e-3)
+    lines = est_csv.read_text().splitlines()
+    assert lines[0] == "item,name,estimate,low,high,adjusted" and lines[1].startswith("0,apple,")
+    (tmp_path / "bad.csv").write_text("apple\ndurian\n")
+    assert main(["encode", "--csv", str(tmp_path / "bad.csv"), "--domain", str(dom), "--eps",
+                 "4", "--out", str(tmp_path / "bad")]) == 2
+    assert "line 2: 'durian' is not in the item domain" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())

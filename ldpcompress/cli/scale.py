@@ -6,11 +6,16 @@ import time
 import numpy as np
 
 from ..estimation import demo
+from ..estimation import postprocess as PP
 from ..randomizers.pirappor import MAX_PRIME, PIRappor
 from ..scale.report_files import MAX_SHARDS
 from .util import JSON_HELP, count, emit_json, nonempty, number, positive, probability
 
-__all__ = ["register"]
+__all__ = ["POSTPROCESS", "register"]
+
+# --postprocess name -> f(estimate, n) (estimation.postprocess)
+POSTPROCESS = {"clip": lambda est, n: PP.clip_nonnegative(est),
+               "simplex": PP.project_simplex, "norm-sub": PP.norm_sub}
 
 
 
@@ -54,14 +59,22 @@ def _cmd_encode(args) -> None:
     from ..scale.report_files import count_csv_items, csv_items, write_items
     start = time.perf_counter()
     nonempty(args.csv, "--csv")
+    domain = _domain(args)
+    if domain is not None and args.k is None:
+        args.k = domain.k
+    if args.k is None:
+        raise ValueError("encode needs --k (the number of items) or --domain (their names)")
     oracle, shards = _writer_args(args)
-    n = count_csv_items(args.csv, oracle.k, args.header)  # first pass: check every line
+    if domain is not None and domain.k != oracle.k:
+        raise ValueError(f"--domain {args.domain} holds {domain.k} names, not --k {oracle.k}")
+    n = count_csv_items(args.csv, oracle.k, args.header, domain)  # first pass: every line
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} items in {args.csv}")
-    paths, _ = write_items(args.out, oracle, csv_items(args.csv, oracle.k, args.header), n,
-                           shards, overwrite=args.overwrite)
+    paths, _ = write_items(args.out, oracle, csv_items(args.csv, oracle.k, args.header, domain),
+                           n, shards, overwrite=args.overwrite)
     if args.json:
-        params = dict(csv=str(args.csv), header=args.header, k=oracle.k, eps=args.eps,
+        params = dict(csv=str(args.csv), header=args.header, domain=args.domain, k=oracle.k,
+                      eps=args.eps,
                       symmetric=args.symmetric, shards=shards, out=str(args.out),
                       overwrite=args.overwrite)
         emit_json("encode", params, _set_results(oracle, n, paths, args.out),
@@ -82,11 +95,25 @@ def _security(args):
     return tls_security(args.tls_ca_file, args.tls_cert, args.tls_key)
 
 
+def _domain(args):
+    """The --domain file (one public item name per line) or None."""
+    if args.domain is None:
+        return None
+    from ..core.items import ItemDomain
+    nonempty(args.domain, "--domain")
+    try:
+        return ItemDomain.from_file(args.domain)
+    except OSError as err:
+        raise ValueError(f"--domain {args.domain}: cannot read ({err.strerror or err})") from None
+
+
 def _cmd_aggregate(args) -> None:
     from ..scale import distributed
     from ..scale import report_files as RF
     nonempty(args.out, "--out")
     retries = count(args.retries, "--retries", 0, 100)
+    level = probability(args.level, "--level")
+    domain = _domain(args)
     if args.out is not None:  # before the aggregation, not after it
         RF.check_output_file(args.out, "--out")
     start = time.perf_counter()
@@ -100,24 +127,49 @@ def _cmd_aggregate(args) -> None:
             raise
         raise ValueError(f"--scheduler {args.scheduler}: cannot use it ({err})") from None
     secs = time.perf_counter() - start
-    est = res["estimate"]
+    orc, n, est = res["oracle"], res["n"], res["estimate"]
+    if domain is not None and domain.k != orc.k:
+        raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports have "
+                         f"k = {orc.k} items")
+    low, high = orc.intervals(est, n, level)
+    cols = {"estimate": est, "low": low, "high": high}
+    if args.postprocess != "none":
+        cols["adjusted"] = POSTPROCESS[args.postprocess](est, n)
     if args.out:
-        try:
-            np.savetxt(args.out, np.column_stack([np.arange(est.size), est]), delimiter=",",
-                       header="item,estimate", comments="", fmt=["%d", "%.3f"])
-        except OSError as err:
-            raise ValueError(f"--out {args.out}: cannot write ({err.strerror or err})") from None
+        _write_estimates(args.out, cols, domain)
     if args.json:
         params = dict(reports=[str(r) for r in args.reports], oracle=args.oracle,
-                      scheduler=args.scheduler, retries=retries, out=args.out)
-        emit_json("aggregate", params, dict(n=res["n"], shards=res["shards"],
-                                            method=res["method"], estimate=est.tolist()),
-                  dict(total=secs), indent=None)
+                      scheduler=args.scheduler, retries=retries, out=args.out, level=level,
+                      postprocess=args.postprocess, domain=args.domain)
+        results = dict(n=n, k=orc.k, eps=orc.eps, kind=orc.kind, shards=res["shards"],
+                       method=res["method"], **{c: v.tolist() for c, v in cols.items()})
+        if domain is not None:
+            results["names"] = list(domain.names)
+        emit_json("aggregate", params, results, dict(total=secs), indent=None)
         return
-    print(f"{res['n']:,} reports in {res['shards']} shards, k={est.size}, {secs:.2f} s "
-          f"({res['method']}); top items:")
-    for j in np.argsort(-est)[:10]:
-        print(f"  {j:>6} {est[j]:>12,.1f}")
+    print(f"{n:,} reports in {res['shards']} shards, k={est.size}, {secs:.2f} s "
+          f"({res['method']}); top items with {level:.0%} confidence intervals:")
+    key = cols.get("adjusted", est)
+    for j in np.argsort(-key, kind="stable")[:10]:
+        name = domain.names[j] if domain is not None else str(j)
+        extra = f"  adjusted {cols['adjusted'][j]:>12,.1f}" if "adjusted" in cols else ""
+        print(f"  {name:>12} {est[j]:>12,.1f}  [{low[j]:,.1f}, {high[j]:,.1f}]{extra}")
+
+
+def _write_estimates(out, cols: dict, domain) -> None:
+    """item[,name],estimate,low,high[,adjusted] as CSV (names quoted by the csv module)."""
+    import csv
+    k = cols["estimate"].size
+    head = ["item"] + (["name"] if domain is not None else []) + list(cols)
+    try:
+        with open(out, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(head)
+            for j in range(k):
+                name = [domain.names[j]] if domain is not None else []
+                w.writerow([j] + name + [f"{cols[c][j]:.3f}" for c in cols])
+    except OSError as err:
+        raise ValueError(f"--out {out}: cannot write ({err.strerror or err})") from None
 
 
 def _plot_report_sets(args, plots, delta: float):
@@ -176,8 +228,11 @@ def _cmd_plot(args) -> None:
         print(f"wrote {args.out}")
 
 
-def _writer_options(parser, eps_default: float | None, shards_default: int | None) -> None:
-    parser.add_argument("--k", type=number, required=True, help="number of items (0 .. k-1)")
+def _writer_options(parser, eps_default: float | None, shards_default: int | None,
+                    k_required: bool = True) -> None:
+    parser.add_argument("--k", type=number, required=k_required,
+                        help="number of items (0 .. k-1)" + ("" if k_required else
+                                                             "; default: --domain's size"))
     parser.add_argument("--eps", type=number, required=eps_default is None, default=eps_default,
                         help="local eps of each PI-RAPPOR report, e.g. from 'amplify --inverse "
                              "--oracle pi-rappor'" + ("" if eps_default is None
@@ -205,9 +260,13 @@ def register(sub) -> None:
     e = sub.add_parser("encode", help="randomize a CSV of items (one per line) into report files",
                        description="Randomize every item of a CSV file (one per line) with "
                        "PI-RAPPOR into a report set (Parquet shards and a manifest).")
-    e.add_argument("--csv", required=True, help="one integer item in [0, k) per line")
+    e.add_argument("--csv", required=True,
+                   help="one item per line: an integer in [0, k), or with --domain a name")
     e.add_argument("--header", action="store_true", help="line 1 is a header, not an item")
-    _writer_options(e, None, 1)
+    e.add_argument("--domain", help="file of the public item names, one per line (item j = "
+                                    "line j+1), fixed in advance, never built from the data: "
+                                    "the CSV then holds names")
+    _writer_options(e, None, 1, k_required=False)
     e.set_defaults(func=_cmd_encode)
     a = sub.add_parser("aggregate", help="histogram of report sets (in memory or on Dask)",
                        description="Count report sets (directories with a manifest) into "
@@ -227,7 +286,17 @@ def register(sub) -> None:
                    help="allow tcp:// to another host (unencrypted, unauthenticated)")
     a.add_argument("--retries", type=number, default=3,
                    help="resubmissions of a shard whose worker died (default 3)")
-    a.add_argument("--out", help="write item,estimate as CSV")
+    a.add_argument("--out", help="write item[,name],estimate,low,high[,adjusted] as CSV")
+    a.add_argument("--level", type=number, default=0.95,
+                   help="confidence level of the per-item intervals, from the oracle's "
+                        "variance formula (default 0.95)")
+    a.add_argument("--postprocess", choices=["none", "clip", "simplex", "norm-sub"],
+                   default="none",
+                   help="also report adjusted counts: negatives clipped to 0, the closest "
+                        "non-negative counts summing to n (simplex), or Norm-Sub (Wang et al. "
+                        "2020); the unbiased estimates are kept beside them")
+    a.add_argument("--domain", help="file of the public item names, one per line (item j = "
+                                    "line j+1): label the output with them")
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
     p = sub.add_parser("plot", help="amplification curves or estimated counts with intervals (PNG)",

@@ -115,6 +115,10 @@ class ItemDomain:
     def __contains__(self, name) -> bool:
         return isinstance(name, str) and name in self._where
 
+    def position(self, name: str) -> int | None:
+        """The index of one name, None when it is not in the domain."""
+        return self._where.get(name) if isinstance(name, str) else None
+
     def __repr__(self) -> str:
         head = ", ".join(_show(n, 20) for n in self._names[:3])
         return f"ItemDomain(k={self.k}: {head}{', ...' if self.k > 3 else ''})"

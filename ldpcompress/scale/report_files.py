@@ -698,16 +698,32 @@ def _parse_item(text: str, k: int, line: int, source: str) -> int:
     return int(s)
 
 
-def csv_items(path, k: int, header: bool = False) -> Iterator[np.ndarray]:
+def _name_parser(domain, source: str):
+    """Cell -> index of a name in the public ItemDomain (core.items), refusing unknown names."""
+    def parse(text: str, k: int, line: int, _source: str) -> int:
+        j = domain.position(text.strip())
+        if j is None:
+            raise ValueError(f"{source}, line {line}: {text.strip()[:60]!r} is not in the item "
+                             f"domain (k = {k}); the domain is fixed in advance, never "
+                             "extended from users' data")
+        return j
+    return parse
+
+
+def csv_items(path, k: int, header: bool = False, domain=None) -> Iterator[np.ndarray]:
     """The items of a CSV file with one item per line, streamed as int64 arrays of at most
     CSV_CHUNK items.
 
     Strict, so that no line is ever dropped: a UTF-8 BOM is allowed; line 1 is skipped only
     with ``header`` (and must then not be an item); every other line must hold exactly one cell,
-    a decimal integer in [0, k). Anything else is a ValueError naming the line and the value.
+    a decimal integer in [0, k), or with ``domain`` (a public ``core.items.ItemDomain`` of k
+    names) one of its names. Anything else is a ValueError naming the line and the value.
     """
     k = V.domain_size(k)
     header = _flag(header, "header")
+    if domain is not None and domain.k != k:
+        raise ValueError(f"the item domain holds {domain.k} names, not k = {k}")
+    parse = _parse_item if domain is None else _name_parser(domain, str(path))
     source = str(path)
     buf: list[int] = []
     line = 0
@@ -718,7 +734,7 @@ def csv_items(path, k: int, header: bool = False) -> Iterator[np.ndarray]:
             for row in reader:
                 line = reader.line_num
                 if header and line == 1:
-                    if len(row) == 1 and _is_item(row[0], k):
+                    if len(row) == 1 and _is_item(row[0], k, parse):
                         raise ValueError(f"{source}, line 1: {row[0]!r} is an item, not a "
                                          "header: drop --header")
                     continue
@@ -726,7 +742,7 @@ def csv_items(path, k: int, header: bool = False) -> Iterator[np.ndarray]:
                     what = "is empty" if not row else f"has {len(row)} cells"
                     raise ValueError(f"{source}, line {line} {what}: expected exactly one item "
                                      "per line")
-                buf.append(_parse_item(row[0], k, line, source))
+                buf.append(parse(row[0], k, line, source))
                 if len(buf) >= CSV_CHUNK:
                     yield np.array(buf, dtype=np.int64)
                     buf = []
@@ -742,17 +758,17 @@ def csv_items(path, k: int, header: bool = False) -> Iterator[np.ndarray]:
         yield np.array(buf, dtype=np.int64)
 
 
-def _is_item(text: str, k: int) -> bool:
+def _is_item(text: str, k: int, parse=_parse_item) -> bool:
     try:
-        _parse_item(text, k, 1, "")
+        parse(text, k, 1, "")
         return True
     except ValueError:
         return False
 
 
-def count_csv_items(path, k: int, header: bool = False) -> int:
+def count_csv_items(path, k: int, header: bool = False, domain=None) -> int:
     """Check every line of the CSV (as :func:`csv_items`) and count the items."""
-    n = sum(c.size for c in csv_items(path, k, header))
+    n = sum(c.size for c in csv_items(path, k, header, domain))
     if n == 0:
         raise ValueError(f"{path}: no items")
     return n
