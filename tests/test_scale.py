@@ -780,3 +780,21 @@ def test_aggregate_checks_its_output_file_before_aggregating(tmp_path, capsys, m
                          ("d", "--out d: is a directory")):
         assert main(["aggregate", "d", "--out", out]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_set_is_readable_wherever_it_was_written(tmp_path, monkeypatch):
+    """Found by the issue-13 audit: `simulate --n 10 --k 5e7` wrote 382 MB that `aggregate`
+    then refused (the reader sized its table by (4 x threads + 3) x k), and a k = 3e6 set read
+    on 2 threads was refused with NUMBA_NUM_THREADS=64. The kernels' per-chunk rows are now
+    capped by memory, not threads, and a writer refuses a set the server could not read."""
+    from ldpcompress.randomizers import base
+    monkeypatch.setattr(base, "get_num_threads", lambda: 64)
+    meta = dict(oracle="pi-rappor", k=3_000_000, eps=2.0, symmetric=False)
+    orc = PIRappor(3_000_000, 2.0)
+    meta.update(p=orc.p, s=orc.s)
+    assert RF.oracle_from_metadata(meta, "m").k == 3_000_000  # was: 259 x k ... 5.8 GiB
+    assert base.chunks_for(1 << 40, 3_000_000) * 3_000_000 * 8 <= base.CHUNK_TABLE_BYTES
+    big = PIRappor(2 ** 31 - 2, 2.0)
+    with pytest.raises(ValueError, match="GiB"):
+        RF.ReportSetWriter(tmp_path / "big", big, shards=1)
+    assert not any((tmp_path / "big").glob("*.parquet"))

@@ -79,9 +79,15 @@ def check_batch_bytes(n: int, k: int, itemsize: int, what: str, max_bytes=None) 
                 f"{what} for n = {n} reports x k = {k}", "n (batch the inputs) or k", max_bytes)
 
 
-def chunks_for(n: int) -> int:
-    """Report chunks for the parallel kernels: a few per thread, at least 4096 reports each."""
-    return max(1, min(4 * get_num_threads(), n // 4096 + 1))
+CHUNK_TABLE_BYTES = 1 << 30  # the parallel kernels' per-chunk count rows, all chunks together
+
+
+def chunks_for(n: int, k: int = 1) -> int:
+    """Report chunks for the parallel kernels: a few per thread, at least 4096 reports each,
+    and few enough that their per-chunk rows of k int64 counts stay within CHUNK_TABLE_BYTES
+    (so the server's memory for a given k does not grow with the machine's thread count)."""
+    by_memory = max(1, CHUNK_TABLE_BYTES // (8 * max(int(k), 1)))
+    return max(1, min(4 * get_num_threads(), n // 4096 + 1, by_memory))
 
 class FrequencyOracle(BinaryEstimator):
     """Interface; subclasses set name, k, eps, kind, a0, a1, bits_per_report and define

@@ -91,7 +91,7 @@ class OLH(FrequencyOracle):
         return integer_reports(reports, [self.p, self.p, self.g], width=3)
 
     def _count(self, r):
-        chunks = chunks_for(r.shape[0])
+        chunks = chunks_for(r.shape[0], self.k)
         histogram_bytes(self.k, chunks)
         return affine_hist(np.ascontiguousarray(r[:, 0]), np.ascontiguousarray(r[:, 1]),
                            np.ascontiguousarray(r[:, 2]), self.k, self.p, 0, self.g, chunks)

@@ -167,7 +167,7 @@ class PIRappor(FrequencyOracle):
     def _count(self, r, algorithm: str = "auto") -> np.ndarray:
         if algorithm == "auto":
             algorithm = "enum" if 1.5 * self.s < self.k else "direct"
-        chunks = chunks_for(len(r))
+        chunks = chunks_for(len(r), self.k)
         histogram_bytes(self.k, chunks)
         if algorithm == "direct":
             return affine_hist(r.a, r.b, r.a, self.k, self.p, self.s, 0, chunks)

@@ -118,7 +118,7 @@ def oracle_from_metadata(meta, source: str = "metadata", max_bytes=None) -> PIRa
     s = _get_int(meta, "s", source, "oracle", 1, MAX_PRIME)
     from ..randomizers.base import chunks_for
     try:  # the worst case: one histogram row per kernel chunk, plus counts and estimates
-        histogram_bytes(k, chunks_for(1 << 40) + 3, max_bytes, "the server histogram")
+        histogram_bytes(k, chunks_for(1 << 40, k) + 3, max_bytes, "the server histogram")
     except ValueError as err:
         raise ValueError(f"{source}: key 'oracle.k' = {k}: {err}") from None
     try:
@@ -461,6 +461,8 @@ class ReportSetWriter:
             _check_empty(self.out, overwrite, self.names + self.files, ignore={LOCK})
             self.set_id = os.urandom(16).hex()  # names the set; not privacy randomness
             self.meta = oracle_metadata(oracle)
+            # a set the server could not read is refused before anything is written
+            oracle_from_metadata(self.meta, f"report set {self.out}")
             self.entries: list[dict] = []
             self.extra: list[dict] = []
             self._manifest(complete=False)
