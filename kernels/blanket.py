@@ -239,7 +239,7 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
     j = jhi
     wj, rel_j = pmf_anchor(j, m, pj, pjc)
     since_j = 0
-    t0 = -1
+    t0 = np.int64(-1)  # typed, not the literal -1: callees compile once, for int64
     u0 = 0.0
     p0 = 0.0
     while j >= jlo:
@@ -267,7 +267,7 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
                 u0, p0 = sf_move(t0, nt, j, 0.5, 0.5, u0, p0)
             t0 = nt
         else:
-            t0 = -1
+            t0 = np.int64(-1)
         t = t0
         u = u0
         pk = p0
@@ -326,7 +326,7 @@ def pair_upper_delta(ms, weights, pj, pjc, pi, pic, gc, a1, c, eps0, eps, tol, o
     steps = 0
     for i in range(ms.shape[0]):
         m = ms[i]
-        s, allow, out, st = pair_excess(m, pj, pjc, pi, pic, e, r * m, tol, n11_block)
+        s, allow, out, st = pair_excess(m, pj, pjc, pi, pic, e, r * m, tol, n11_block, -1.0)
         steps += st
         g = (gc * (1.0 + e) / m) * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) \
             + a1 * out
@@ -389,6 +389,7 @@ def split_attack_delta(n, pj, pjc, one_minus_ro, ro, c, eps0, eps, tol):
     e = math.exp(eps)
     r = math.expm1(eps) / c
     aj = e + r * one_minus_ro
-    s, allow, _, st = pair_excess(n, pj, pjc, 0.0, 1.0, e, r * ro * n, tol, 1, aj)
+    # n11_block and aj typed as in pair_upper_delta's call: one specialization serves both
+    s, allow, _, st = pair_excess(n, pj, pjc, 0.0, 1.0, e, r * ro * n, tol, np.int64(1), aj)
     v = (s - allow) * (1.0 - 8.0 * (st + 16) * UNIT_ROUNDOFF)  # allow includes pmf errors
     return max(0.0, v * (c * (1.0 + e) / n) * (1.0 - 8.0 * UNIT_ROUNDOFF))

@@ -169,7 +169,7 @@ def clone_delta(n, q, qc, p, pc, eps, tol):
             u, pm1 = tail_move_t(c, t, u, pm1, nt)
             t = nt
     total = (total + allow) * (1.0 + 8.0 * (steps + 16) * UNIT_ROUNDOFF) \
-        * (1.0 + tail_rel_err(0, hi, 0.5))
+        * (1.0 + tail_rel_err(np.int64(0), hi, 0.5))
     return min(1.0, total + outside + (steps + 1) * DBL_MIN)
 
 

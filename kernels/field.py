@@ -4,20 +4,23 @@ PI-RAPPOR reports (a_i, b_i) in F_p^2 support item j (the field element j + 1) w
 (a_i (j+1) + b_i) mod p < s. All products stay below p^2 < 2^62 (p < 2^31), so int64 is exact.
 Histograms run in parallel over report chunks, each chunk with its own count row.
 The kernels trust their inputs: the Python side validates every report (range, dtype, shape)
-first, so no array is indexed by an unchecked value. Primality (Miller-Rabin) is exact for every
-n < 2^62: products mod n >= 2^31 go through ``mul_mod`` (double-and-add, no int64 overflow).
+first, so no array is indexed by an unchecked value. Inside kernels, products mod n >= 2^31 go
+through ``mul_mod`` (double-and-add, no int64 overflow). Primality (Miller-Rabin, exact for every
+n < 2^62) runs in plain Python: it is cheap, and compiling it cost the first run about a second.
 """
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MAX_FIELD", "mul_mod", "pow_mod", "is_prime",
-           "next_prime", "prime", "pi_count_one", "affine_hist", "pi_hist_enum", "inverse_table",
-           "fwht", "vector_hits", "first_unsorted_row", "affine_mod_triples"]
+__all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MAX_FIELD", "MR_BASES", "mul_mod", "pow_mod",
+           "is_prime", "next_prime", "prime", "pi_count_one", "sum_rows", "affine_hist",
+           "pi_hist_enum", "inverse_table", "fwht", "vector_hits", "first_unsorted_row",
+           "affine_mod_triples"]
 
 
 SMALL_MODULUS = 1 << 31   # below this, a * b with a, b < n fits in int64
 MAX_MODULUS = 1 << 62     # mul_mod needs 2 n < 2^63
 MAX_FIELD = 2 ** 31 - 1   # the oracles' fields: largest prime below 2^31 (a Mersenne prime)
+MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)  # Miller-Rabin: exact below 3.3e24
 
 
 @njit(cache=True)
@@ -44,7 +47,7 @@ def mul_mod(a, b, n):
 @njit(cache=True)
 def pow_mod(a, e, p):
     """a^e mod p by squaring (int64, p < 2^62)."""
-    result = 1
+    result = np.int64(1)  # not the literal 1: that would compile a second mul_mod
     a %= p
     while e > 0:
         if e & 1:
@@ -54,12 +57,14 @@ def pow_mod(a, e, p):
     return result
 
 
-@njit(cache=True)
-def is_prime(n):
-    """Deterministic Miller-Rabin for n < 3.3e24 (bases 2..41); exact for every n < 2^62."""
+def is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin for n < 3.3e24 (bases 2..41); exact for every n < 2^62.
+    Plain Python: its integers are exact and the built-in three-argument pow is fast, so a
+    field's prime costs microseconds and no compilation on the first run."""
+    n = int(n)
     if n < 2:
         return False
-    for sp in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
+    for sp in MR_BASES:
         if n % sp == 0:
             return n == sp
     d = n - 1
@@ -67,37 +72,30 @@ def is_prime(n):
     while d % 2 == 0:
         d //= 2
         r += 1
-    for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
-        x = pow_mod(a, d, n)
+    for a in MR_BASES:
+        x = pow(a, d, n)
         if x == 1 or x == n - 1:
             continue
-        composite = True
         for _ in range(r - 1):
-            x = mul_mod(x, x, n)
+            x = x * x % n
             if x == n - 1:
-                composite = False
                 break
-        if composite:
+        else:
             return False
     return True
 
 
-@njit(cache=True)
-def _next_prime(n):
-    while not is_prime(n):
-        n += 1
-    return n
-
-
 def next_prime(n, high: int = MAX_MODULUS - 1) -> int:
-    """Smallest prime >= n; ValueError when it would exceed ``high`` (at most 2^62 - 1, where
-    Miller-Rabin stays exact in int64). Prime gaps below 2^62 are < 1500, so this is fast."""
+    """Smallest prime >= n; ValueError when it would exceed ``high`` (at most 2^62 - 1, the
+    kernels' int64 range). Prime gaps below 2^62 are < 1500, so this is fast."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"n must be an integer, got {type(n).__name__}")
     n, high = int(n), min(int(high), MAX_MODULUS - 1)
     if n > high:
         raise ValueError(f"no prime in [{n}, {high}]: the field size must stay below {high + 1}")
-    p = int(_next_prime(max(n, 2)))
+    p = max(n, 2)
+    while not is_prime(p):
+        p += 1
     if p > high:
         raise ValueError(f"the smallest prime >= {n} is {p}, above the limit {high}")
     return p
@@ -109,7 +107,7 @@ def prime(n) -> bool:
         raise TypeError(f"n must be an integer, got {type(n).__name__}")
     if int(n) >= MAX_MODULUS:
         raise ValueError(f"primality is supported below 2^62, got {n}")
-    return bool(is_prime(int(n)))
+    return is_prime(int(n))
 
 
 @njit(cache=True)
@@ -121,6 +119,17 @@ def pi_count_one(a, b, j, p, s):
         if (a[i] * x + b[i]) % p < s:
             count += 1
     return count
+
+
+@njit(cache=True)
+def sum_rows(rows):
+    """Column sums of a 2-D int64 array (exact). A loop rather than ``rows.sum(axis=0)``,
+    whose implementation (axis checks with formatted error messages) took over 2 s to compile."""
+    out = np.zeros(rows.shape[1], dtype=np.int64)
+    for c in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            out[j] += rows[c, j]
+    return out
 
 
 @njit(cache=True, parallel=True)
@@ -145,7 +154,7 @@ def affine_hist(a, b, y, k, p, s, g, nchunks):
                 v += ai
                 if v >= p:
                     v -= p
-    return rows.sum(axis=0)
+    return sum_rows(rows)
 
 
 @njit(cache=True, parallel=True)
@@ -173,8 +182,12 @@ def pi_hist_enum(a, b, k, p, s, inv, nchunks):
                 x += c
                 if x >= p:
                     x -= p
-    out = rows.sum(axis=0)
-    out += zero_hits.sum()
+    out = sum_rows(rows)
+    zeros = 0
+    for ch in range(nchunks):
+        zeros += zero_hits[ch]
+    for j in range(k):
+        out[j] += zeros
     return out
 
 

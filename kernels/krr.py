@@ -129,7 +129,7 @@ def blanket_delta(tables, m_first, s_lo, k, eps0, eps, outside):
         row = tables[j]
         mj = m_first[j]
         big_t = s_hi + 1
-        t = -1
+        t = np.int64(-1)  # typed: the tail kernels compile once, for int64
         u = 0.0
         pm1 = 0.0
         while big_t >= max(1, s_lo):
@@ -158,7 +158,8 @@ def blanket_delta(tables, m_first, s_lo, k, eps0, eps, outside):
                 u, pm1 = tail_direct(c, t)
             big_t -= 1
     # tail anchors of Bin(T - 1, 1/2) (tail_rel_err), rounding of the walk
-    total *= (1.0 + 8.0 * (steps + 16) * UNIT_ROUNDOFF) * (1.0 + tail_rel_err(0, s_hi, 0.5))
+    total *= (1.0 + 8.0 * (steps + 16) * UNIT_ROUNDOFF) \
+        * (1.0 + tail_rel_err(np.int64(0), s_hi, 0.5))
     return min(1.0, total + outside + steps * DBL_MIN)
 
 

@@ -128,7 +128,7 @@ def krr_lower_delta(n, k, eps0, eps, tol):
         v_lo, v_hi, _ = binom_window(rest, piz, pizc, tol)
         w, rel_w = pmf_anchor(v_lo, rest, piz, pizc)
         wsteps = 0
-        t = -1
+        t = np.int64(-1)  # typed: the tail kernels compile once, for int64
         u = 0.0
         pm1 = 0.0
         u2 = 0.0
