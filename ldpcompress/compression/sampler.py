@@ -13,6 +13,7 @@ import math
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import check_trials
+from ..core.progress import track
 from ..randomizers.base import Randomizer
 from . import wire as reports
 
@@ -90,8 +91,9 @@ class PseudoRandomizer:
         """The randomizer's output carried by a report (deterministic)."""
         return self.randomizer.decode_seed(reports.unpack(report))
 
-    def encode_many(self, xs) -> list[bytes]:
-        return [self.encode(x) for x in xs]
+    def encode_many(self, xs, progress: bool = False) -> list[bytes]:
+        """One compressed report per item; ``progress``: a bar of the reports on stderr."""
+        return [self.encode(x) for x in track(xs, "encode", progress, unit="reports")]
 
     def decode_many(self, reports_) -> list:
         return [self.decode(r) for r in reports_]

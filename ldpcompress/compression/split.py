@@ -9,6 +9,7 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import check_bytes, check_trials, resolve_max_trials
+from ..core.progress import track
 from ..randomizers.privunit import (
     PrivUnit2,
     _floor,
@@ -62,8 +63,9 @@ class CompressedPrivUnit2:
             raise ValueError(f"a report has {self.split} seeds, got {len(report)}")
         return np.mean([self.pr.decode(r) for r in report], axis=0)
 
-    def encode_many(self, xs) -> list[list[bytes]]:
-        return [self.encode(x) for x in xs]
+    def encode_many(self, xs, progress: bool = False) -> list[list[bytes]]:
+        """One report (K seeds) per vector; ``progress``: a bar of the reports on stderr."""
+        return [self.encode(x) for x in track(xs, "encode", progress, unit="reports")]
 
     def decode_many(self, reports) -> np.ndarray:
         """Decoded vectors as an (n, d) array (n = 0 gives shape (0, d))."""

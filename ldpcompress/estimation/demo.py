@@ -3,8 +3,8 @@ frequency oracle whose local eps0 is the largest that shuffling turns into the t
 (eps, delta) (docs/theory.md §2.9); the shuffled reports are aggregated into a histogram."""
 from __future__ import annotations
 
+import contextlib
 import functools
-import sys
 import time
 
 import numpy as np
@@ -13,29 +13,34 @@ from ..accounting import amplification, inverse
 from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
+from ..core.progress import JitClock, bar
 from ..randomizers.catalog import ORACLES, make_oracle
 from ..randomizers.pirappor import FieldReports
 
-__all__ = ["Progress", "zipf_data", "zipf_chunks", "DEMO_BYTES_PER_USER", "run", "show"]
+__all__ = ["zipf_data", "zipf_chunks", "DEMO_BYTES_PER_USER", "COMPILE_HINT", "run", "show"]
 
 
+# what the first run's compilation of the demo's kernels costs (the bounds' and PI-RAPPOR's
+# kernels, cached afterwards): about 8 s of one core where it was measured
+COMPILE_HINT = "about 10 s"
 
-class Progress:
-    """A one-line progress bar on stderr (silent when quiet)."""
 
-    def __init__(self, label: str, total: int, quiet: bool = False):
-        self.label, self.total, self.quiet = label, total, quiet
+class _Phases:
+    """Wall seconds of each named phase, less the time Numba spent compiling or loading kernels
+    during it (reported on its own as "compile/load")."""
 
-    def update(self, done: int) -> None:
-        if self.quiet:
-            return
-        width = 30
-        fill = int(width * done / max(self.total, 1))
-        sys.stderr.write(f"\r{self.label:<12} [{'#' * fill}{'.' * (width - fill)}] "
-                         f"{done:,}/{self.total:,}")
-        if done >= self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+    def __init__(self, jit: JitClock):
+        self.jit = jit
+        self.times: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        t, c = time.perf_counter(), self.jit.seconds
+        try:
+            yield
+        finally:
+            spent = (time.perf_counter() - t) - (self.jit.seconds - c)
+            self.times[name] = self.times.get(name, 0.0) + max(spent, 0.0)
 
 
 def zipf_data(n: int, k: int, exponent: float, seed: int) -> np.ndarray:
@@ -84,24 +89,39 @@ def _take(reports, order):
 
 
 def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
-        oracle: str = "pi-rappor", seed: int = 0, quiet: bool = False) -> dict:
+        oracle: str = "pi-rappor", seed: int = 0, quiet: bool = False,
+        progress: bool = False) -> dict:
     """Simulate, randomize, shuffle, estimate; return every figure the demo prints. The memory
-    the n reports need is estimated (from one report) and refused above the limit."""
+    the n reports need is estimated (from one report) and refused above the limit.
+
+    ``progress``: a bar of the clients on stderr, and a notice there when Numba compiles the
+    kernels (first run only); ``quiet`` silences both whatever ``progress`` says. The timings
+    (``times``) exclude compiling and loading kernels, reported on their own as "compile/load";
+    ``kernels_compiled`` counts the kernels this run compiled (0 once they are cached)."""
     if oracle not in ORACLES:
         raise ValueError(f"oracle must be one of {sorted(ORACLES)}, got {oracle!r}")
     n, k = V.users(n), V.domain_size(k)
     seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
-    times = {}
-    t = time.perf_counter()
+    show_progress = bool(progress) and not quiet
+    with JitClock(announce=show_progress, hint=COMPILE_HINT) as jit:
+        phase = _Phases(jit)
+        res = _run(n, k, eps, delta, oracle, seed, show_progress, phase)
+    res["times"] = {"compile/load": jit.seconds, **phase.times}
+    res["kernels_compiled"] = jit.compiled
+    return res
+
+
+def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progress: bool,
+         phase: _Phases) -> dict:
     factory = functools.partial(make_oracle, oracle, k)
     # the oracle's own shuffled bound (privacy blanket) decides how much local eps0 we may spend
     dash = "--" if in_command_line() else ""  # the option's name on the command line
-    try:
-        eps0 = inverse.max_eps0(n, eps, delta, factory)
-    except ValueError as err:
-        raise ValueError(f"{dash}eps = {eps:g} ({dash}delta = {delta:g}, {dash}n = {n}): {err}; "
-                         f"use a larger {dash}eps") from None
-    times["choose eps0"] = time.perf_counter() - t
+    with phase("choose eps0"):
+        try:
+            eps0 = inverse.max_eps0(n, eps, delta, factory)
+        except ValueError as err:
+            raise ValueError(f"{dash}eps = {eps:g} ({dash}delta = {delta:g}, {dash}n = {n}): "
+                             f"{err}; use a larger {dash}eps") from None
     orc = factory(eps0)
     # max_eps0 never leaves the oracle's range: at its edge the target is looser than the
     # oracle can use (e.g. --eps 100), and a smaller eps0 only strengthens the guarantee
@@ -116,29 +136,26 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
                          f"are equal in double precision: use a larger {dash}eps")
     check_bytes(n * (DEMO_BYTES_PER_USER + 3 * _report_bytes(orc)),
                 f"the demo with n={n} users ({oracle}, k={k})", "n or k")
-    central = amplification.epsilon(n, delta=delta, oracle=orc)
-    # what the generic bound (any eps0-LDP randomizer, FMT21 Thm 3.2) would have allowed
-    try:
-        generic = factory(inverse.max_eps0(n, eps, delta))
-    except ValueError:  # beyond the oracle's range: no comparison to show
-        generic = None
+    with phase("bounds"):
+        central = amplification.epsilon(n, delta=delta, oracle=orc)
+        # what the generic bound (any eps0-LDP randomizer, FMT21 Thm 3.2) would have allowed
+        try:
+            generic = factory(inverse.max_eps0(n, eps, delta))
+        except ValueError:  # beyond the oracle's range: no comparison to show
+            generic = None
     xs = zipf_data(n, k, 1.1, seed)
-    t = time.perf_counter()
-    bar = Progress("randomize", n, quiet)
-    step = max(1, min(n, 2_000_000 // max(orc.bits_per_report // 8, 1) // 8 + 1, 50_000))
-    parts = []
-    for lo in range(0, n, step):
-        parts.append(orc.randomize_many(xs[lo:lo + step]))
-        bar.update(min(n, lo + step))
-    reports = _concat(parts)
-    times["clients"] = time.perf_counter() - t
-    t = time.perf_counter()
-    order = np.argsort(SYSTEM.uniform(n))  # the shuffler's permutation, from the CSPRNG
-    reports = _take(reports, order)
-    times["shuffle"] = time.perf_counter() - t
-    t = time.perf_counter()
-    est = orc.estimate(reports)
-    times["server"] = time.perf_counter() - t
+    with phase("clients"), bar(n, "randomize", progress, unit="users") as clients:
+        step = max(1, min(n, 2_000_000 // max(orc.bits_per_report // 8, 1) // 8 + 1, 50_000))
+        parts = []
+        for lo in range(0, n, step):
+            parts.append(orc.randomize_many(xs[lo:lo + step]))
+            clients.update(min(step, n - lo))
+        reports = _concat(parts)
+    with phase("shuffle"):
+        order = np.argsort(SYSTEM.uniform(n))  # the shuffler's permutation, from the CSPRNG
+        reports = _take(reports, order)
+    with phase("server"):
+        est = orc.estimate(reports)
     true = np.bincount(xs, minlength=k)
     top = np.argsort(-true)[:10]
     return dict(n=n, k=k, oracle=oracle, target=(eps, delta), eps0=eps0, eps0_capped=capped,
@@ -150,12 +167,13 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
                 l2=float(np.linalg.norm(est - true)),
                 sd=float(np.sqrt(orc.variance(n, 0.0))),
                 sd_top=float(np.sqrt(orc.variance(n, float(np.max(np.bincount(xs)))))),
-                top=[(int(j), int(true[j]), float(est[j])) for j in top], times=times,
+                top=[(int(j), int(true[j]), float(est[j])) for j in top],
                 variance=orc.variance(n, np.maximum(est, 0.0)),
                 estimate=est, true=true)
 
 
 def show(res: dict) -> None:
+    """Print the figures of :func:`run` (stdout), the kernels' compile/load time on its own."""
     eps, delta = res["target"]
     print(f"ldpcompress demo: {res['n']:,} users, Zipf(1.1) over {res['k']:,} items, "
           f"oracle {res['oracle']}")
@@ -181,4 +199,11 @@ def show(res: dict) -> None:
     print("top-10 items:   item      true   estimated")
     for j, t, e in res["top"]:
         print(f"               {j:>5} {t:>9,} {e:>11,.1f}")
-    print("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in res["times"].items()))
+    times = dict(res["times"])
+    jit = times.pop("compile/load", None)
+    print("timings: " + ", ".join(f"{k} {v:.2f} s" for k, v in times.items()))
+    if jit is not None:
+        made = res.get("kernels_compiled", 0)
+        print(f"Numba kernels: {jit:.2f} s, not in the timings above ("
+              + (f"compiled {made} on this first run and cached; later runs load them)"
+                 if made else "loaded from the cache)"))

@@ -11,6 +11,7 @@ import numpy as np
 from ..compression.split import CompressedPrivUnit2
 from ..core import validate as V
 from ..core.limits import array_bytes, check_bytes
+from ..core.progress import track
 from ..randomizers.onebit import OneBitSphere
 from ..randomizers.privunit import MIN_EPS, PrivUnit2
 
@@ -37,8 +38,10 @@ def simulate(d: int, n: int, seed: int = 0) -> np.ndarray:
     x = center + rng.normal(size=(n, d)) / math.sqrt(d)
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
-def run(d: int, n: int, eps: float, split: int | None = None) -> dict:
-    """MSE, predicted MSE, bytes and seconds of each method on n simulated vectors in d."""
+def run(d: int, n: int, eps: float, split: int | None = None, progress: bool = False) -> dict:
+    """MSE, predicted MSE, bytes and seconds of each method on n simulated vectors in d.
+    ``progress``: a bar of each method's n reports on stderr (the compressed one can run for
+    minutes: see :func:`work_warning`)."""
     comp = CompressedPrivUnit2(d, eps, 1 if split is None else split)
     xs = simulate(d, n)
     truth = xs.mean(axis=0)
@@ -51,9 +54,10 @@ def run(d: int, n: int, eps: float, split: int | None = None) -> dict:
     for name, (mech, nbytes) in methods.items():
         t = time.perf_counter()
         if name == "privunit2-compressed":
-            zs = mech.decode_many(mech.encode_many(xs))
+            zs = mech.decode_many(mech.encode_many(xs, progress=progress))
         else:
-            zs = np.array([mech.randomize(x) for x in xs])
+            zs = np.array([mech.randomize(x) for x in track(xs, name, progress,
+                                                             unit="reports")])
         secs = time.perf_counter() - t
         out[name] = dict(mse=float(np.sum((zs.mean(axis=0) - truth) ** 2)),
                          predicted=mech.variance() / n, bytes=nbytes, seconds=secs)

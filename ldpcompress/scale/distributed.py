@@ -23,6 +23,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.optional import require
+from ..core.progress import JitClock, bar
 from ..randomizers.estimator import binary_estimate
 from ..randomizers.pirappor import FieldReports, PIRappor
 from . import report_files as RF
@@ -118,7 +119,7 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
               n_workers: int | None = None, client=None, *, security=None,
               allow_insecure: bool = False, retries: int = 3,
               in_memory_rows: int = IN_MEMORY_ROWS,
-              batch_rows: int = RF.READ_BATCH_ROWS) -> dict:
+              batch_rows: int = RF.READ_BATCH_ROWS, progress: bool = False) -> dict:
     """Counts and unbiased estimates of every item over all report sets/shards in ``paths``.
 
     ``scheduler``: "auto" (in this process below ``in_memory_rows`` reports, else a local
@@ -127,7 +128,8 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
     is checked before any work starts. A shard whose worker dies is resubmitted up to
     ``retries`` times, then ClusterError names it. Each shard is read ``batch_rows`` reports
     at a time, here or on a worker, so memory is bounded by the batch whatever the shard's
-    size. Returns dict(counts, estimate, n, oracle, shards, method).
+    size. ``progress``: a bar of the reports counted on stderr (in this process by batch, on
+    Dask by completed shard). Returns dict(counts, estimate, n, oracle, shards, method).
     """
     if oracle != "pi-rappor":
         raise ValueError(f"only 'pi-rappor' report files are supported, got {oracle!r}")
@@ -144,10 +146,11 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
     n_total = sum(s.rows for s in shards)
     if client is None and (scheduler == "memory" or (scheduler == "auto"
                                                      and n_total < in_memory_rows)):
-        return _in_memory(orc, shards, batch_rows)
+        with JitClock(announce=progress):  # says so when the histogram kernels compile
+            return _in_memory(orc, shards, batch_rows, progress)
     dist = _dask()
     if client is not None:
-        counts, n = _on_cluster(dist, client, orc, shards, retries, batch_rows)
+        counts, n = _on_cluster(dist, client, orc, shards, retries, batch_rows, progress)
         return _result(orc, counts, n, shards, "dask")
     cluster = None
     if scheduler in ("auto", "local"):
@@ -156,7 +159,7 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
     try:
         with dist.Client(cluster if cluster is not None else scheduler,
                          security=security) as own:
-            counts, n = _on_cluster(dist, own, orc, shards, retries, batch_rows)
+            counts, n = _on_cluster(dist, own, orc, shards, retries, batch_rows, progress)
     finally:
         if cluster is not None:
             cluster.close()
@@ -164,8 +167,9 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
 
 
 def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
-                batch_rows: int = RF.READ_BATCH_ROWS):
-    """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted."""
+                batch_rows: int = RF.READ_BATCH_ROWS, progress: bool = False):
+    """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted.
+    ``progress``: a bar of the reports counted, advanced as each shard completes."""
     meta = json.dumps(RF.oracle_metadata(orc), sort_keys=True)
     run = uuid.uuid4().hex[:12]
     counts, n = np.zeros(orc.k, np.int64), 0
@@ -176,6 +180,7 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
 
     pending = {submit(i, 0): (i, 0) for i in range(len(shards))}
     done = dist.as_completed(list(pending))
+    counted = bar(sum(s.rows for s in shards), "aggregate", progress, unit="reports")
     try:
         for fut in done:
             i, attempt = pending.pop(fut)
@@ -199,10 +204,13 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
             c, m = _checked_result(result, shards[i], orc.k)
             counts += c
             n += m
+            counted.update(m)
             fut.release()
     except BaseException:
         client.cancel(list(pending))
         raise
+    finally:
+        counted.close()
     if n != sum(s.rows for s in shards):
         raise ClusterError(f"the cluster returned {n} reports, the shards hold "
                            f"{sum(s.rows for s in shards)}")
@@ -225,11 +233,13 @@ def _checked_result(result, shard: RF.Shard, k: int) -> tuple[np.ndarray, int]:
     return c.astype(np.int64), int(m)
 
 
-def _in_memory(orc: PIRappor, shards, batch_rows: int = RF.READ_BATCH_ROWS) -> dict:
+def _in_memory(orc: PIRappor, shards, batch_rows: int = RF.READ_BATCH_ROWS,
+               progress: bool = False) -> dict:
     """Shard by shard, each read batch_rows reports at a time; batches of small shards are
     pooled up to batch_rows reports per kernel call (fewer parallel regions). Memory: about
     two batches, whatever the shards' sizes. A shard that fails a check (even at its end)
-    aborts the whole aggregation: no partial histogram is ever returned."""
+    aborts the whole aggregation: no partial histogram is ever returned. ``progress``: a bar
+    of the reports counted, on stderr."""
     counts, n = np.zeros(orc.k, np.int64), 0
     pool: list[FieldReports] = []
     pooled = 0
@@ -243,13 +253,15 @@ def _in_memory(orc: PIRappor, shards, batch_rows: int = RF.READ_BATCH_ROWS) -> d
             n += len(reports)
             pool, pooled = [], 0
 
-    for s in shards:
-        for reports in RF.iter_shard(s, orc, batch_rows):
-            if pooled + len(reports) > batch_rows:
-                flush()
-            pool.append(reports)
-            pooled += len(reports)
-    flush()
+    with bar(sum(s.rows for s in shards), "aggregate", progress, unit="reports") as counted:
+        for s in shards:
+            for reports in RF.iter_shard(s, orc, batch_rows):
+                if pooled + len(reports) > batch_rows:
+                    flush()
+                pool.append(reports)
+                pooled += len(reports)
+                counted.update(len(reports))
+        flush()
     if n != sum(s.rows for s in shards):  # pragma: no cover (iter_shard checks every shard)
         raise ValueError(f"counted {n} reports, the shards hold {sum(s.rows for s in shards)}")
     return _result(orc, counts, n, shards, "memory")
@@ -260,7 +272,9 @@ def _result(orc, counts, n, shards, method) -> dict:
                 estimate=binary_estimate(counts, n, orc.a0, orc.a1))
 
 
-def aggregate_in_memory(paths, batch_rows: int = RF.READ_BATCH_ROWS) -> dict:
+def aggregate_in_memory(paths, batch_rows: int = RF.READ_BATCH_ROWS,
+                        progress: bool = False) -> dict:
     """The same result in this process, shard by shard, batch_rows reports at a time."""
     batch_rows = RF._batch_rows(batch_rows)
-    return _in_memory(*RF.collect(paths), batch_rows)
+    with JitClock(announce=progress):
+        return _in_memory(*RF.collect(paths), batch_rows, progress)

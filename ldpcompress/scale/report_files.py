@@ -37,6 +37,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.limits import check_bytes, format_bytes
 from ..core.optional import require
+from ..core.progress import bar
 from ..randomizers.estimator import histogram_bytes
 from ..randomizers.pirappor import MAX_PRIME, FieldReports, PIRappor
 
@@ -575,18 +576,25 @@ class ReportSetWriter:
 
 
 def write_reports(out_dir, oracle: PIRappor, reports: FieldReports, shards: int = 4,
-                  prefix: str = "reports", overwrite: bool = False) -> list[Path]:
+                  prefix: str = "reports", overwrite: bool = False,
+                  progress: bool = False) -> list[Path]:
     """Write reports as a report set of ``shards`` Parquet files in out_dir (which must be new
-    or empty, unless ``overwrite``); returns the shards' paths."""
+    or empty, unless ``overwrite``); returns the shards' paths. ``progress``: a bar of the
+    reports written, on stderr."""
     reports = oracle.check_reports(reports)
     shards = V.integer_at_least(shards, "shards", 1, MAX_SHARDS)
     n = len(reports)
-    with ReportSetWriter(out_dir, oracle, shards, overwrite, prefix) as w:
+
+    def batches(lo, hi, done):
+        for j in range(lo, hi, CHUNK):
+            yield FieldReports(reports.a[j:min(j + CHUNK, hi)], reports.b[j:min(j + CHUNK, hi)],
+                               reports.p)
+            done.update(min(j + CHUNK, hi) - j)
+
+    with ReportSetWriter(out_dir, oracle, shards, overwrite, prefix) as w, \
+            bar(n, "write reports", progress, unit="reports") as done:
         for i in range(shards):
-            lo, hi = i * n // shards, (i + 1) * n // shards
-            w.write_shard(FieldReports(reports.a[j:min(j + CHUNK, hi)],
-                                       reports.b[j:min(j + CHUNK, hi)], reports.p)
-                          for j in range(lo, hi, CHUNK))
+            w.write_shard(batches(i * n // shards, (i + 1) * n // shards, done))
     return w.paths
 
 
@@ -618,11 +626,13 @@ class _Rechunk:
 
 def write_items(out_dir, oracle: PIRappor, chunks: Iterable[np.ndarray], n: int, shards: int,
                 overwrite: bool = False, true_counts: bool = False, entropy=SYSTEM,
-                free_bytes=None) -> tuple[list[Path], np.ndarray | None]:
+                free_bytes=None, progress: bool = False
+                ) -> tuple[list[Path], np.ndarray | None]:
     """Randomize a stream of n items (arrays of any sizes) into a report set of ``shards``
     shards, CHUNK rows at a time: memory stays bounded whatever n. With ``true_counts`` (for
     simulated data only: real users' histogram must never be stored) the items' histogram is
-    written as ``true_counts.npy`` in the set and returned."""
+    written as ``true_counts.npy`` in the set and returned. ``progress``: a bar of the reports
+    written, on stderr."""
     n = V.integer_at_least(n, "n", 1)
     shards = V.integer_at_least(shards, "shards", 1, min(n, MAX_SHARDS))
     check_disk(out_dir, n, oracle, free_bytes)
@@ -635,8 +645,10 @@ def write_items(out_dir, oracle: PIRappor, chunks: Iterable[np.ndarray], n: int,
             if truth is not None:
                 truth[:] += np.bincount(V.items(xs, oracle.k), minlength=oracle.k)
             yield oracle.randomize_many(xs, entropy)
+            done.update(len(xs))  # the batch is written when the writer asks for the next
 
-    with ReportSetWriter(out_dir, oracle, shards, overwrite, files=files) as w:
+    with ReportSetWriter(out_dir, oracle, shards, overwrite, files=files) as w, \
+            bar(n, "write reports", progress, unit="reports") as done:
         for i in range(shards):
             w.write_shard(batches((i + 1) * n // shards - i * n // shards))
         source.finish()
