@@ -383,8 +383,8 @@ def test_realised_coins():
 
 def test_huge_eps0_does_not_overflow():
     # a = 1e-400: eps0 = log(1e400) ~ 921, e^eps0 overflows a double
-    st = BL.ShuffleStructure("test", (), Fraction(1, 10 ** 400), Fraction(1, 2),
-                             Fraction(1, 10 ** 800), Fraction(1, 10 ** 400), True)
+    a = Fraction(1, 10 ** 400)  # the product law Bern(a) x Bern(a), exactly
+    st = BL.ShuffleStructure("test", (), a, Fraction(1, 2), a * a, a * (1 - a), True)
     assert st.eps0 == pytest.approx(400 * math.log(10), rel=1e-12)
     for n in (1, 3, 100):
         prof = BL.BlanketProfile(n, st)
