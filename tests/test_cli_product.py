@@ -200,3 +200,30 @@ def test_categorical_items_from_encode_to_aggregate(tmp_path, capsys):
                  "4", "--out", str(tmp_path / "bad")]) == 2
     assert "line 2: 'durian' is not in the item domain" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
+
+
+def test_demo_refuses_memory_before_the_accounting(capsys, monkeypatch):
+    """Found by the issue-13 audit: `demo --n 5e7 --k 10` spent 115 s choosing eps0 before
+    refusing for memory (4.1 GiB); the memory check now comes first."""
+    from ldpcompress.accounting import inverse
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the eps0 search ran before the memory check")
+    monkeypatch.setattr(inverse, "max_eps0", no_search)
+    assert main(["demo", "--n", "5e7", "--k", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "GiB" in err and "--n or --k" in err
+
+
+def test_demo_generic_comparison_uses_the_replacement_eps0():
+    """Found by the issue-12 audit: for symmetric RAPPOR (parameter = deletion eps, replacement
+    eps0 = twice it) the generic bound's eps0 was passed as the parameter, so the comparison
+    claimed the generic bound allowed 0.20x the error."""
+    from ldpcompress.accounting import blanket, inverse
+    from ldpcompress.estimation import demo
+    res = demo.run(n=20_000, k=50, oracle="rappor", quiet=True)
+    generic_eps0 = inverse.max_eps0(20_000, 1.0, 1e-6)
+    generic = L.RAPPOR(50, res["generic_eps0"])
+    assert blanket.structure(generic).eps0 <= generic_eps0
+    assert blanket.structure(L.RAPPOR(50, res["generic_eps0"] * 1.001)).eps0 > generic_eps0
+    assert res["generic_sd"] >= res["sd"]  # the oracle's own bound never allows less

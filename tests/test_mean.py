@@ -291,7 +291,7 @@ def test_mean_cli_warns_before_a_long_run(capsys, monkeypatch):
     # was: `mean --eps 14` ran 136 s (255.7 expected trials x 10,000 reports) without a word
     from ldpcompress.cli import mean as cli_mean
     calls = []
-    monkeypatch.setattr(cli_mean, "run", lambda d, n, eps, split: calls.append(split) or {
+    monkeypatch.setattr(cli_mean, "run", lambda d, n, eps, split, **kw: calls.append(split) or {
         "split": split, "expected_trials": 1.0})
     code, _, err = _mean_cli(["--eps", "14"], capsys)
     assert code == 0 and calls == [SP.choose_split(1000, 14.0)]

@@ -15,7 +15,7 @@ def _cmd_demo(args) -> None:
                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
                   seed=count(args.seed, "--seed", 0))
-    res = demo.run(**params, quiet=args.json)
+    res = demo.run(**params, progress=True)  # bars and the compile notice go to stderr
     if args.json:
         results = {k: v for k, v in res.items()
                    if k not in ("estimate", "true", "variance", "times")}

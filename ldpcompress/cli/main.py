@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..core.limits import command_line
+from ..core.progress import JitClock
 
 __all__ = ["DESCRIPTION", "build_parser", "main"]
 
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with command_line():
+        with command_line(), JitClock(announce=True):  # says once when kernels compile
             args.func(args)
     except (ValueError, TypeError, ImportError, OSError) as err:
         print(f"ldpcompress: error: {one_line(str(err))}", file=sys.stderr)

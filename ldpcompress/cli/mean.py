@@ -30,7 +30,7 @@ def _cmd_mean(args) -> None:
     if warning:
         print(warning, file=sys.stderr, flush=True)
     start = time.perf_counter()
-    res = run(d, n, eps, split)
+    res = run(d, n, eps, split, progress=True)
     if args.json:
         timings = {name: r["seconds"] for name, r in res.items() if isinstance(r, dict)}
         emit_json("mean", dict(d=d, n=n, eps=eps, split=split), res,

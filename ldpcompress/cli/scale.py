@@ -44,7 +44,7 @@ def _cmd_simulate(args) -> None:
         raise ValueError(f"--shards {shards} is more than the {n} reports (--n)")
     chunks = demo.zipf_chunks(n, oracle.k, 1.1, seed, chunk=RF.CHUNK)
     paths, _ = RF.write_items(args.out, oracle, chunks, n, shards, overwrite=args.overwrite,
-                              true_counts=True)
+                              true_counts=True, progress=True)
     if args.json:
         params = dict(n=n, k=oracle.k, eps=args.eps, symmetric=args.symmetric, shards=shards,
                       seed=seed, out=str(args.out), overwrite=args.overwrite)
@@ -71,7 +71,7 @@ def _cmd_encode(args) -> None:
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} items in {args.csv}")
     paths, _ = write_items(args.out, oracle, csv_items(args.csv, oracle.k, args.header, domain),
-                           n, shards, overwrite=args.overwrite)
+                           n, shards, overwrite=args.overwrite, progress=True)
     if args.json:
         params = dict(csv=str(args.csv), header=args.header, domain=args.domain, k=oracle.k,
                       eps=args.eps,
@@ -121,7 +121,7 @@ def _cmd_aggregate(args) -> None:
     try:
         res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler,
                                     security=_security(args), allow_insecure=args.allow_insecure,
-                                    retries=retries)
+                                    retries=retries, progress=True)
     except (OSError, TimeoutError) as err:
         if not remote or isinstance(err, FileNotFoundError):
             raise
@@ -177,7 +177,7 @@ def _plot_report_sets(args, plots, delta: float):
     the title states the oracle, n, its local eps and the central (eps, delta) of shuffling."""
     from ..accounting import amplification
     from ..scale import distributed
-    res = distributed.aggregate(args.reports, scheduler="memory")
+    res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
     orc, n, est = res["oracle"], res["n"], res["estimate"]
     sd = np.sqrt(orc.variance(n, np.clip(est, 0.0, n)))
     central = amplification.epsilon(n, delta=delta, oracle=orc, lower=False).value

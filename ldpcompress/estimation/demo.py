@@ -9,7 +9,8 @@ import time
 
 import numpy as np
 
-from ..accounting import amplification, inverse
+from ..accounting import amplification, blanket, inverse
+from ..accounting.solve import largest_feasible
 from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
@@ -111,11 +112,37 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     return res
 
 
+def _within_replacement_eps0(factory, eps0: float):
+    """The oracle with the largest parameter whose replacement eps0 (the one a generic bound
+    for eps0-LDP randomizers speaks of) is at most eps0. For most oracles the parameter is that
+    eps0; symmetric RAPPOR's parameter is its deletion eps, half its replacement eps0."""
+    def ok(e: float) -> bool:
+        try:
+            return blanket.structure(factory(e)).eps0 <= eps0
+        except ValueError:
+            return False
+    lo = eps0
+    while not ok(lo):
+        lo /= 2.0
+        if lo < 1e-9:
+            raise ValueError(f"no parameter of this oracle has replacement eps0 <= {eps0}")
+    return factory(largest_feasible(ok, lo, V.MAX_EPS0))
+
+
 def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progress: bool,
          phase: _Phases) -> dict:
     factory = functools.partial(make_oracle, oracle, k)
-    # the oracle's own shuffled bound (privacy blanket) decides how much local eps0 we may spend
     dash = "--" if in_command_line() else ""  # the option's name on the command line
+    # memory first, before the (slow at large n) search: eps0 >= eps, and no oracle's report
+    # grows with eps0 (subset selection's d shrinks), so the oracle at eps is the largest
+    try:
+        probe = factory(eps)
+    except ValueError:
+        probe = None
+    if probe is not None:
+        check_bytes(n * (DEMO_BYTES_PER_USER + 3 * _report_bytes(probe)),
+                    f"the demo with n={n} users ({oracle}, k={k})", f"{dash}n or {dash}k")
+    # the oracle's own shuffled bound (privacy blanket) decides how much local eps0 we may spend
     with phase("choose eps0"):
         try:
             eps0 = inverse.max_eps0(n, eps, delta, factory)
@@ -135,12 +162,12 @@ def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progr
                          f"a local eps0 = {eps0:.4g} at which {oracle}'s report probabilities "
                          f"are equal in double precision: use a larger {dash}eps")
     check_bytes(n * (DEMO_BYTES_PER_USER + 3 * _report_bytes(orc)),
-                f"the demo with n={n} users ({oracle}, k={k})", "n or k")
+                f"the demo with n={n} users ({oracle}, k={k})", f"{dash}n or {dash}k")
     with phase("bounds"):
         central = amplification.epsilon(n, delta=delta, oracle=orc)
         # what the generic bound (any eps0-LDP randomizer, FMT21 Thm 3.2) would have allowed
         try:
-            generic = factory(inverse.max_eps0(n, eps, delta))
+            generic = _within_replacement_eps0(factory, inverse.max_eps0(n, eps, delta))
         except ValueError:  # beyond the oracle's range: no comparison to show
             generic = None
     xs = zipf_data(n, k, 1.1, seed)
