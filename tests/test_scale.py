@@ -29,6 +29,7 @@ from ldpcompress.cli import main  # noqa: E402
 from ldpcompress.randomizers.pirappor import FieldReports, PIRappor  # noqa: E402
 from ldpcompress.scale import distributed as D  # noqa: E402
 from ldpcompress.scale import report_files as RF  # noqa: E402
+from ldpcompress.scale import items_csv, reader, writer  # noqa: E402
 
 
 def reseal(shard):
@@ -325,8 +326,8 @@ def test_simulate_writes_exactly_n_reports(tmp_path, capsys):
 def test_writers_stream_in_bounded_memory(tmp_path, monkeypatch):
     # before: simulate held every report and encode read the CSV into Python lists (661 MB for
     # 2e6 rows); now both stream CHUNK rows at a time
-    monkeypatch.setattr(RF, "CHUNK", 2048)
-    monkeypatch.setattr(RF, "CSV_CHUNK", 1024)
+    monkeypatch.setattr(writer, "CHUNK", 2048)
+    monkeypatch.setattr(items_csv, "CSV_CHUNK", 1024)
     csv = tmp_path / "items.csv"
     csv.write_text("\n".join(str(i % 97) for i in range(20_000)) + "\n")
     peaks = {}
@@ -596,7 +597,7 @@ def test_frequency_plot(tmp_path, capsys):
 
 def _one_shard_set(tmp_path, n, monkeypatch=None, row_group=None, k=50):
     if row_group is not None:
-        monkeypatch.setattr(RF, "ROW_GROUP_ROWS", row_group)
+        monkeypatch.setattr(writer, "ROW_GROUP_ROWS", row_group)
     oracle = PIRappor(k, 2.0)
     reports = oracle.randomize_many(np.random.default_rng(5).integers(0, k, n))
     out = tmp_path / "one"
@@ -650,7 +651,7 @@ def test_aggregation_memory_does_not_grow_with_the_shard(tmp_path):
 def test_a_shard_changed_between_hashing_and_parsing_is_refused(tmp_path, monkeypatch):
     out, oracle, _ = _one_shard_set(tmp_path, 5000)
     shard = RF.collect([out])[1][0]
-    original = RF._hash_blocks
+    original = reader._hash_blocks
 
     def hash_then_alter(fh, s):
         digests = original(fh, s)
@@ -660,7 +661,7 @@ def test_a_shard_changed_between_hashing_and_parsing_is_refused(tmp_path, monkey
             f.write(data)
         return digests
 
-    monkeypatch.setattr(RF, "_hash_blocks", hash_then_alter)
+    monkeypatch.setattr(reader, "_hash_blocks", hash_then_alter)
     with pytest.raises(ValueError, match=re.escape(shard.path.name) + ".*changed while being read"):
         RF.count_shard(shard, oracle)
 

@@ -8,7 +8,7 @@ import numpy as np
 from ..estimation import demo
 from ..estimation import postprocess as PP
 from ..randomizers.pirappor import MAX_PRIME, PIRappor
-from ..scale.report_files import MAX_SHARDS
+from ..scale.manifest import MAX_SHARDS
 from .util import JSON_HELP, count, emit_json, nonempty, number, positive, probability
 
 __all__ = ["POSTPROCESS", "register"]
@@ -33,7 +33,7 @@ def _set_results(oracle: PIRappor, n: int, paths, out) -> dict:
 
 
 def _cmd_simulate(args) -> None:
-    from ..scale import report_files as RF
+    from ..scale import writer
     start = time.perf_counter()
     n = count(args.n, "--n")
     seed = count(args.seed, "--seed", 0)
@@ -42,9 +42,9 @@ def _cmd_simulate(args) -> None:
     oracle, shards = _writer_args(args)
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} reports (--n)")
-    chunks = demo.zipf_chunks(n, oracle.k, 1.1, seed, chunk=RF.CHUNK)
-    paths, _ = RF.write_items(args.out, oracle, chunks, n, shards, overwrite=args.overwrite,
-                              true_counts=True, progress=True)
+    chunks = demo.zipf_chunks(n, oracle.k, 1.1, seed, chunk=writer.CHUNK)
+    paths, _ = writer.write_items(args.out, oracle, chunks, n, shards, overwrite=args.overwrite,
+                                  true_counts=True, progress=True)
     if args.json:
         params = dict(n=n, k=oracle.k, eps=args.eps, symmetric=args.symmetric, shards=shards,
                       seed=seed, out=str(args.out), overwrite=args.overwrite)
@@ -56,7 +56,8 @@ def _cmd_simulate(args) -> None:
 
 
 def _cmd_encode(args) -> None:
-    from ..scale.report_files import count_csv_items, csv_items, write_items
+    from ..scale.items_csv import count_csv_items, csv_items
+    from ..scale.writer import write_items
     start = time.perf_counter()
     nonempty(args.csv, "--csv")
     domain = _domain(args)
@@ -109,13 +110,13 @@ def _domain(args):
 
 def _cmd_aggregate(args) -> None:
     from ..scale import distributed
-    from ..scale import report_files as RF
+    from ..scale.regular_files import check_output_file
     nonempty(args.out, "--out")
     retries = count(args.retries, "--retries", 0, 100)
     level = probability(args.level, "--level")
     domain = _domain(args)
     if args.out is not None:  # before the aggregation, not after it
-        RF.check_output_file(args.out, "--out")
+        check_output_file(args.out, "--out")
     start = time.perf_counter()
     remote = args.scheduler not in ("auto", "memory", "local")
     try:
@@ -190,10 +191,10 @@ def _cmd_plot(args) -> None:
     from ..core.optional import require
     require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
     from .. import plots
-    from ..scale import report_files as RF
+    from ..scale.regular_files import check_output_file
     start = time.perf_counter()
     nonempty(args.out, "--out")
-    RF.check_output_file(args.out, "--out")
+    check_output_file(args.out, "--out")
     k = count(args.k, "--k", 2, MAX_PRIME - 1)
     delta = probability(args.delta, "--delta")
     if args.reports and args.what != "frequency":

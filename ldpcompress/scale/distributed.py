@@ -1,7 +1,7 @@
 """Histogram of PI-RAPPOR report sets, in this process or on Dask (optional extra ``[dask]``).
 
 Every shard is checked before any counting (manifest, duplicates, common oracle: see
-``report_files.collect``); each shard is then hashed (size, SHA-256) and read in batches of
+``reader.collect``); each shard is then hashed (size, SHA-256) and read in batches of
 ``batch_rows`` reports, each checked (metadata, page checksums, ranges) and counted by the Numba
 kernel; the partial counts are summed. Small inputs are aggregated in this process, large ones,
 or any run given a scheduler, on Dask: one task per shard, resubmitted when a worker dies.
@@ -24,9 +24,12 @@ import numpy as np
 from ..core import validate as V
 from ..core.optional import require
 from ..core.progress import JitClock, bar
-from ..randomizers.estimator import binary_estimate
+from ..randomizers.estimator import binary_estimate, check_flag
 from ..randomizers.pirappor import FieldReports, PIRappor
-from . import report_files as RF
+from .manifest import Shard
+from .metadata import oracle_from_metadata, oracle_metadata
+from .reader import READ_BATCH_ROWS, check_batch_rows, collect, count_shard, iter_shard
+from .regular_files import open_regular
 
 __all__ = ["IN_MEMORY_ROWS", "SCHEMES_SECURE", "SCHEMES_PLAIN", "ClusterError", "shard_counts",
            "check_scheduler", "tls_security", "aggregate", "aggregate_in_memory"]
@@ -50,14 +53,14 @@ def _dask():
 @functools.lru_cache(maxsize=8)
 def _oracle(meta_json: str) -> PIRappor:
     """One oracle per parameter set and process (its inverse table is built once)."""
-    return RF.oracle_from_metadata(json.loads(meta_json))
+    return oracle_from_metadata(json.loads(meta_json))
 
 
-def shard_counts(shard: RF.Shard, meta_json: str, batch_rows: int = RF.READ_BATCH_ROWS
+def shard_counts(shard: Shard, meta_json: str, batch_rows: int = READ_BATCH_ROWS
                  ) -> tuple[np.ndarray, int]:
     """(support counts, number of reports) of one shard, read ``batch_rows`` reports at a time
     (worker memory bounded by the batch, not the shard), after every check of iter_shard."""
-    return RF.count_shard(shard, _oracle(meta_json), batch_rows)
+    return count_shard(shard, _oracle(meta_json), batch_rows)
 
 
 def check_scheduler(address, security=None, allow_insecure: bool = False) -> str:
@@ -66,7 +69,7 @@ def check_scheduler(address, security=None, allow_insecure: bool = False) -> str
     allowed on the loopback interface only, unless ``allow_insecure``."""
     if not isinstance(address, str) or not address.strip():
         raise ValueError(f"scheduler must be an address such as tls://host:8786, got {address!r}")
-    allow_insecure = RF._flag(allow_insecure, "allow_insecure")
+    allow_insecure = check_flag(allow_insecure, "allow_insecure")
     scheme, _, loc = address.rpartition("://")
     scheme = scheme.lower() or "tcp"
     if scheme == "inproc":
@@ -106,7 +109,7 @@ def tls_security(ca_file: str, cert: str, key: str | None = None):
     for name, path in (("tls-ca-file", ca_file), ("tls-cert", cert), ("tls-key", key)):
         if path is not None:
             try:
-                RF.open_regular(path, "a PEM file").close()
+                open_regular(path, "a PEM file").close()
             except ValueError as err:  # "<path>: <reason>"
                 reason = str(err)[len(str(path)) + 2:] if str(err).startswith(str(path)) \
                     else str(err)
@@ -119,7 +122,7 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
               n_workers: int | None = None, client=None, *, security=None,
               allow_insecure: bool = False, retries: int = 3,
               in_memory_rows: int = IN_MEMORY_ROWS,
-              batch_rows: int = RF.READ_BATCH_ROWS, progress: bool = False) -> dict:
+              batch_rows: int = READ_BATCH_ROWS, progress: bool = False) -> dict:
     """Counts and unbiased estimates of every item over all report sets/shards in ``paths``.
 
     ``scheduler``: "auto" (in this process below ``in_memory_rows`` reports, else a local
@@ -137,12 +140,12 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
         raise TypeError(f"scheduler must be a string, got {type(scheduler).__name__}")
     retries = V.integer_at_least(retries, "retries", 0, 100)
     in_memory_rows = V.integer_at_least(in_memory_rows, "in_memory_rows", 0)
-    batch_rows = RF._batch_rows(batch_rows)
+    batch_rows = check_batch_rows(batch_rows)
     if n_workers is not None:
         n_workers = V.integer_at_least(n_workers, "n_workers", 1, 1024)
     if client is None and scheduler not in ("auto", "memory", "local"):
         check_scheduler(scheduler, security, allow_insecure)
-    orc, shards = RF.collect(paths)
+    orc, shards = collect(paths)
     n_total = sum(s.rows for s in shards)
     if client is None and (scheduler == "memory" or (scheduler == "auto"
                                                      and n_total < in_memory_rows)):
@@ -167,10 +170,10 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
 
 
 def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
-                batch_rows: int = RF.READ_BATCH_ROWS, progress: bool = False):
+                batch_rows: int = READ_BATCH_ROWS, progress: bool = False):
     """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted.
     ``progress``: a bar of the reports counted, advanced as each shard completes."""
-    meta = json.dumps(RF.oracle_metadata(orc), sort_keys=True)
+    meta = json.dumps(oracle_metadata(orc), sort_keys=True)
     run = uuid.uuid4().hex[:12]
     counts, n = np.zeros(orc.k, np.int64), 0
 
@@ -217,7 +220,7 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
     return counts, n
 
 
-def _checked_result(result, shard: RF.Shard, k: int) -> tuple[np.ndarray, int]:
+def _checked_result(result, shard: Shard, k: int) -> tuple[np.ndarray, int]:
     """A worker's (counts, n) for one shard: n must be the manifest's row count and the counts
     k integers in [0, n] (the cluster is trusted, but a broken one must not go unnoticed)."""
     try:
@@ -233,7 +236,7 @@ def _checked_result(result, shard: RF.Shard, k: int) -> tuple[np.ndarray, int]:
     return c.astype(np.int64), int(m)
 
 
-def _in_memory(orc: PIRappor, shards, batch_rows: int = RF.READ_BATCH_ROWS,
+def _in_memory(orc: PIRappor, shards, batch_rows: int = READ_BATCH_ROWS,
                progress: bool = False) -> dict:
     """Shard by shard, each read batch_rows reports at a time; batches of small shards are
     pooled up to batch_rows reports per kernel call (fewer parallel regions). Memory: about
@@ -255,7 +258,7 @@ def _in_memory(orc: PIRappor, shards, batch_rows: int = RF.READ_BATCH_ROWS,
 
     with bar(sum(s.rows for s in shards), "aggregate", progress, unit="reports") as counted:
         for s in shards:
-            for reports in RF.iter_shard(s, orc, batch_rows):
+            for reports in iter_shard(s, orc, batch_rows):
                 if pooled + len(reports) > batch_rows:
                     flush()
                 pool.append(reports)
@@ -272,9 +275,9 @@ def _result(orc, counts, n, shards, method) -> dict:
                 estimate=binary_estimate(counts, n, orc.a0, orc.a1))
 
 
-def aggregate_in_memory(paths, batch_rows: int = RF.READ_BATCH_ROWS,
+def aggregate_in_memory(paths, batch_rows: int = READ_BATCH_ROWS,
                         progress: bool = False) -> dict:
     """The same result in this process, shard by shard, batch_rows reports at a time."""
-    batch_rows = RF._batch_rows(batch_rows)
+    batch_rows = check_batch_rows(batch_rows)
     with JitClock(announce=progress):
-        return _in_memory(*RF.collect(paths), batch_rows, progress)
+        return _in_memory(*collect(paths), batch_rows, progress)

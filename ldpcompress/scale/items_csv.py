@@ -1,0 +1,122 @@
+"""Users' items from a CSV file with one item per line, parsed strictly and streamed.
+
+Strict, so that no line is ever dropped or misread: line 1 is a header only when the caller
+says so (and must then not be an item); every other line holds exactly one cell, a decimal
+integer in [0, k) (``+4``, ``007``, surrounding blanks and a UTF-8 BOM are fine; ``3.0``,
+``1e3``, ``0x10``, empty lines and extra columns are not) or, with a public item domain, one
+of its names. Anything else is a ValueError naming the line and the value. Items are streamed
+as int64 arrays of at most ``CSV_CHUNK`` items, so memory does not grow with the file; the
+file is read twice (``count_csv_items``, then ``csv_items``), so it must be a regular file.
+See docs/guide.md, section 3, "Report sets and aggregation" (``encode``).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from typing import TYPE_CHECKING, Iterator
+
+import numpy as np
+
+from ..core import validate as V
+from ..randomizers.estimator import check_flag
+from .regular_files import open_regular
+
+if TYPE_CHECKING:
+    from ..core.items import ItemDomain
+
+__all__ = ["CSV_CHUNK", "csv_items", "count_csv_items"]
+
+
+CSV_CHUNK = 1 << 16           # CSV lines parsed into Python ints before becoming an array
+
+
+def _parse_item(text: str, k: int, line: int, source: str) -> int:
+    s = text.strip()
+    digits = s[1:] if s[:1] in ("+", "-") else s
+    if not (digits and digits.isascii() and digits.isdigit()):
+        raise ValueError(f"{source}, line {line}: {text!r} is not an item: items are integers "
+                         f"in [0, {k}) written in decimal digits (no '.', exponent or prefix); "
+                         "if line 1 is a header, pass --header")
+    if len(digits.lstrip("0")) > 12 or not 0 <= int(s) < k:
+        raise ValueError(f"{source}, line {line}: item {s} is outside [0, {k})")
+    return int(s)
+
+
+def _name_parser(domain, source: str):
+    """Cell -> index of a name in the public ItemDomain (core.items), refusing unknown names."""
+    def parse(text: str, k: int, line: int, _source: str) -> int:
+        j = domain.position(text.strip())
+        if j is None:
+            raise ValueError(f"{source}, line {line}: {text.strip()[:60]!r} is not in the item "
+                             f"domain (k = {k}); the domain is fixed in advance, never "
+                             "extended from users' data")
+        return j
+    return parse
+
+
+def csv_items(path: str | os.PathLike, k: int, header: bool = False,
+              domain: ItemDomain | None = None) -> Iterator[np.ndarray]:
+    """The items of a CSV file with one item per line, streamed as int64 arrays of at most
+    CSV_CHUNK items.
+
+    Strict, so that no line is ever dropped: a UTF-8 BOM is allowed; line 1 is skipped only
+    with ``header`` (and must then not be an item); every other line must hold exactly one cell,
+    a decimal integer in [0, k), or with ``domain`` (a public ``core.items.ItemDomain`` of k
+    names) one of its names. Anything else is a ValueError naming the line and the value.
+    """
+    k = V.domain_size(k)
+    header = check_flag(header, "header")
+    if domain is not None and domain.k != k:
+        raise ValueError(f"the item domain holds {domain.k} names, not k = {k}")
+    parse = _parse_item if domain is None else _name_parser(domain, str(path))
+    source = str(path)
+    buf: list[int] = []
+    line = 0
+    try:
+        with io.TextIOWrapper(open_regular(path, "a CSV of items (it is read twice)"),
+                              newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            for row in reader:
+                line = reader.line_num
+                if header and line == 1:
+                    if len(row) == 1 and _is_item(row[0], k, parse):
+                        raise ValueError(f"{source}, line 1: {row[0]!r} is an item, not a "
+                                         "header: drop --header")
+                    continue
+                if len(row) != 1:
+                    what = "is empty" if not row else f"has {len(row)} cells"
+                    raise ValueError(f"{source}, line {line} {what}: expected exactly one item "
+                                     "per line")
+                buf.append(parse(row[0], k, line, source))
+                if len(buf) >= CSV_CHUNK:
+                    yield np.array(buf, dtype=np.int64)
+                    buf = []
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{source}, after line {line}: not UTF-8 text ({err.reason})") from None
+    except csv.Error as err:
+        raise ValueError(f"{source}, line {line + 1}: malformed CSV ({err})") from None
+    except OSError as err:
+        raise ValueError(f"{source}: cannot read ({err.strerror or err})") from None
+    if header and line == 0:
+        raise ValueError(f"{source}: empty file, no header line")
+    if buf:
+        yield np.array(buf, dtype=np.int64)
+
+
+def _is_item(text: str, k: int, parse=_parse_item) -> bool:
+    try:
+        parse(text, k, 1, "")
+        return True
+    except ValueError:
+        return False
+
+
+def count_csv_items(path: str | os.PathLike, k: int, header: bool = False,
+                    domain: ItemDomain | None = None) -> int:
+    """Check every line of the CSV (as :func:`csv_items`) and count the items."""
+    n = sum(c.size for c in csv_items(path, k, header, domain))
+    if n == 0:
+        raise ValueError(f"{path}: no items")
+    return n
+

@@ -1,0 +1,152 @@
+"""A report set's manifest: the record that gives the set an identity and lists its shards.
+
+``manifest.json`` holds the kind, the format version, whether the set is complete, the set's
+random id, the oracle's parameters, the total report count and, per shard, its file name, row
+count, size and SHA-256 (and the set's other files, e.g. ``true_counts.npy``, with theirs).
+``read_manifest`` checks every field of one complete set and returns its shards as
+:class:`Shard` records; the writer replaces the file atomically (``write_json_atomic``), so a
+reader sees the old manifest or the new one, never a part. File names must be plain names
+inside the set's directory. The format is in docs/guide.md, section 2, "Wire formats".
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.limits import format_bytes
+from .metadata import FORMAT, get_int, get_key, oracle_from_metadata, parse_json
+from .regular_files import open_regular
+
+__all__ = ["MANIFEST", "KIND", "MAX_SHARDS", "MAX_MANIFEST_BYTES", "Shard", "read_manifest",
+           "plain_name", "load_json", "manifest_names", "write_json_atomic"]
+
+
+MANIFEST = "manifest.json"
+KIND = "ldpcompress report set"
+MAX_SHARDS = 100_000
+MAX_MANIFEST_BYTES = 1 << 28  # 256 MiB: about two million shard entries
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One shard as listed by its set's manifest (path resolved: no symlinks, absolute)."""
+
+    path: Path
+    rows: int
+    size: int
+    sha256: str
+    index: int
+    set_id: str
+    manifest: Path
+
+
+def plain_name(name: object, source: str, key: str, suffix: str | None = None) -> str:
+    """A file name inside the set's directory: no separators, no '..', no hidden files."""
+    if not isinstance(name, str) or not name or name != os.path.basename(name) \
+            or name.startswith(".") or "\\" in name or "\0" in name \
+            or (suffix and not name.endswith(suffix)):
+        raise ValueError(f"{source}: key {key!r} must be a plain file name"
+                         f"{' ending in ' + suffix if suffix else ''} in the set's directory, "
+                         f"got {name!r}")
+    return name
+
+
+def _hex_digest(value, source: str, key: str) -> str:
+    if not isinstance(value, str) or len(value) != 64 or \
+            any(c not in "0123456789abcdef" for c in value):
+        raise ValueError(f"{source}: key {key!r} must be a SHA-256 hex digest, got {value!r}")
+    return value
+
+
+def _hex_digest_set(value: str, source: str) -> str:
+    if len(value) != 32 or any(c not in "0123456789abcdef" for c in value):
+        raise ValueError(f"{source}: key 'set' must be 32 hex digits, got {value!r}")
+    return value
+
+
+def load_json(path: Path, limit: int, what: str):
+    """The JSON document in a regular file of at most ``limit`` bytes; ValueError naming it."""
+    with open_regular(path, f"a {what}") as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise ValueError(f"{path}: {what} of {format_bytes(size)} is larger than "
+                                 f"{format_bytes(limit)}: not a valid {what}")
+            raw = fh.read(limit + 1)
+        except OSError as err:
+            raise ValueError(f"{path}: cannot read the {what} ({err.strerror or err})") from None
+    return parse_json(raw, str(path), what)
+
+
+def manifest_names(doc: object, source: str) -> list[str]:
+    """File names a (possibly incomplete) manifest claims, for replacing the set."""
+    names = []
+    for i, entry in enumerate(get_key(doc, "shards", (list,), source, "")):
+        names.append(plain_name(get_key(entry, "file", (str,), source, f"shards[{i}]"), source,
+                                f"shards[{i}].file", ".parquet"))
+    for i, entry in enumerate(get_key(doc, "files", (list,), source, "")):
+        names.append(plain_name(get_key(entry, "file", (str,), source, f"files[{i}]"), source,
+                                f"files[{i}].file"))
+    return names
+
+
+def read_manifest(path: str | os.PathLike) -> tuple[dict, list[Shard]]:
+    """The oracle parameters and shards of one complete report set, every field checked; the
+    shards' files themselves are checked when read (``reader.read_shard``)."""
+    path = Path(path)
+    source = str(path)
+    doc = load_json(path, MAX_MANIFEST_BYTES, "manifest")
+    if get_key(doc, "kind", (str,), source, "") != KIND:
+        raise ValueError(f"{source}: key 'kind' must be {KIND!r}: not an ldpcompress manifest")
+    fmt = get_key(doc, "format", (int,), source, "")
+    if fmt != FORMAT:
+        raise ValueError(f"{source}: unknown report set format {fmt} (this version reads {FORMAT})")
+    if not get_key(doc, "complete", (bool,), source, ""):
+        raise ValueError(f"{source}: the report set is incomplete (its writing was interrupted): "
+                         "write it again (--overwrite)")
+    set_id = _hex_digest_set(get_key(doc, "set", (str,), source, ""), source)
+    oracle = get_key(doc, "oracle", (dict,), source, "")
+    oracle_from_metadata(oracle, source)
+    total = get_int(doc, "reports", source)
+    entries = get_key(doc, "shards", (list,), source, "")
+    if not 1 <= len(entries) <= MAX_SHARDS:
+        raise ValueError(f"{source}: key 'shards' must list 1 to {MAX_SHARDS} shards, "
+                         f"got {len(entries)}")
+    manifest_names(doc, source)
+    folder = path.parent
+    shards, names, digests = [], set(), set()
+    for i, e in enumerate(entries):
+        key = f"shards[{i}]"
+        name = plain_name(get_key(e, "file", (str,), source, key), source, f"{key}.file",
+                          ".parquet")
+        digest = _hex_digest(get_key(e, "sha256", (str,), source, key), source, f"{key}.sha256")
+        if name in names or digest in digests:
+            raise ValueError(f"{source}: {key} ({name}) is listed twice")
+        names.add(name)
+        digests.add(digest)
+        shards.append(Shard(folder / name, get_int(e, "rows", source, key),
+                            get_int(e, "bytes", source, key, 1), digest, i, set_id, path))
+    if sum(s.rows for s in shards) != total:
+        raise ValueError(f"{source}: key 'reports' = {total} but the shards hold "
+                         f"{sum(s.rows for s in shards)} rows")
+    return oracle, shards
+
+
+def write_json_atomic(path: Path, doc: dict, durable: bool = True, tag: str = "") -> None:
+    """Readers see the old file or the new one, never a part (write aside, then rename); the
+    temporary file's name carries ``tag`` (the writer's set id)."""
+    tmp = path.with_name(f".{path.name}.{tag}.tmp" if tag else f".{path.name}.tmp")
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(doc, fh, indent=1, allow_nan=False)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise ValueError(f"{path}: cannot write ({err.strerror or err})") from None
