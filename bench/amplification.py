@@ -7,8 +7,10 @@ same general-bound query by a straightforward scipy implementation (vectorised b
 every c, plain bisection) and the ratio; the k-RR blanket bound with and without blocks; the
 oracle section (privacy blanket, docs/theory.md §2.5-2.6): eps-query timings for OUE and
 PI-RAPPOR, the per-oracle table generic vs blanket vs the oracle's exact attack, the cost of
-blocking, and a fixed-grid FFT evaluation of the same bound (the baseline, which lives here
-only); and the time of import + first call in a fresh process.
+blocking (M' blocks for OUE and subset selection; subset selection's shared N11 laws over runs
+of J and chords over merged N11 pieces, blocked vs the exact (J, N11) sum, with the query
+times of both), and a fixed-grid FFT evaluation of the same bound (the baseline, which lives
+here only); and the time of import + first call in a fresh process.
 """
 import math
 import subprocess
@@ -25,7 +27,7 @@ from ldpcompress.accounting.profiles import window_tol
 from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
 from ldpcompress.randomizers.krr import KRR as KRROracle
 from ldpcompress.randomizers.olh import OLH as OLHOracle
-from ldpcompress.randomizers.pirappor import PIRappor
+from ldpcompress.randomizers.pirappor import PIRappor, VectorPIRappor
 from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
 from ldpcompress.randomizers.rappor import RAPPOR
 from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
@@ -75,6 +77,7 @@ def timed(fn, *args, repeat=3, **kw):
 
 ORACLE_ROWS = [("OUE (asymmetric RAPPOR)", lambda k, e: RAPPOROracle(k, e)),
                ("PI-RAPPOR (realised eps0)", lambda k, e: PIRappor(k, e)),
+               ("PI-RAPPOR over F_997^2 (t = 2)", lambda k, e: VectorPIRappor(k, e, q=997)),
                ("symmetric RAPPOR (eps0/2 per bit)", lambda k, e: RAPPOR(k, e / 2, symmetric=True)),
                ("Hadamard response", lambda k, e: HadamardOracle(k, e)),
                ("OLH (product law, dominating)", lambda k, e: OLHOracle(k, e)),
@@ -130,6 +133,27 @@ def fft_blanket_delta(n, st, eps, h=0.02, sds=6.0):
 
 
 
+def subset_blocking_section(ns) -> None:
+    """Subset selection's (J, N11) sum (kernels/blanket.py, pair_group_excess): the default
+    (runs of J share the N11 law of their largest J, chords over merged N11 pieces) against the
+    exact sum (j_frac = 0, n11_groups = 0), both with the default M' blocks: eps(1e-6) and the
+    time of each query (profile_epsilon, warm)."""
+    print("\n## Subset selection: blocked vs exact (J, N11) sum, eps(1e-6) (docs/theory.md §2.5)")
+    print("| n | k | eps0 | d | exact | blocked | relative loss | exact time | blocked time |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in ns:
+        for k in (100, 1000):
+            for e0 in (2.0, 4.0):
+                o = SubsetOracle(k, e0)
+                st = BL.structure(o)
+                exact, t_ex = timed(lambda: BL.profile_epsilon(
+                    BL.BlanketProfile(n, st, j_frac=0.0, n11_groups=0), DELTA), repeat=1)
+                blk, t_blk = timed(lambda: BL.profile_epsilon(BL.BlanketProfile(n, st), DELTA),
+                                   repeat=1)
+                print(f"| {n:g} | {k} | {e0:g} | {o.d} | {exact:.7f} | {blk:.7f} | "
+                      f"{blk / exact - 1:.1e} | {t_ex:.2f} s | {t_blk:.2f} s |", flush=True)
+
+
 def oracle_section(quick: bool) -> None:
     L.epsilon(1000, delta=DELTA, oracle=RAPPOROracle(100, 4.0))  # compile outside the timings
     print("\n## Oracle accounting (privacy blanket): eps(1e-6) query, k = 1000, eps0 = 4")
@@ -141,13 +165,21 @@ def oracle_section(quick: bool) -> None:
             low = L.epsilon(n, delta=DELTA, oracle=make(1000, 4.0)).lower
             print(f"{name:28s} n = {n:8g}: eps {res.value:.6f} in {t * 1e3:7.1f} ms; "
                   f"attack {low:.6f}; upper/lower - 1 = {res.value / low - 1:.4f}", flush=True)
-    o = RAPPOROracle(1000, 4.0)
-    for n in (10 ** 4, 10 ** 5):
-        blk = BL.profile_epsilon(BL.blanket_profile(n, o), DELTA)
-        full = BL.profile_epsilon(BL.blanket_profile(n, o, block_frac=0.0), DELTA)
-        print(f"blocking in M' (1/8 sd per block), OUE n = {n:g}: {blk:.7f} vs unblocked "
-              f"{full:.7f} ({blk / full - 1:.1e} relative)")
-    oracle_table(10 ** 6, 1000, 4.0, skip=("subset selection (exact law)",) if quick else ())
+    for name, n, k, e0 in (("subset selection", 10 ** 6, 1000, 4.0),
+                           ("subset selection", 10 ** 5, 100, 2.0)):
+        res, t = timed(lambda: L.epsilon(n, delta=DELTA, oracle=SubsetOracle(k, e0),
+                                         lower=False), repeat=1)
+        print(f"{name:28s} n = {n:8g}, k = {k}, eps0 = {e0:g}: eps {res.value:.6f} in "
+              f"{t * 1e3:7.1f} ms", flush=True)
+    for name, o in (("OUE", RAPPOROracle(1000, 4.0)), ("subset", SubsetOracle(1000, 4.0))):
+        for n in (10 ** 4, 10 ** 5):
+            blk = BL.profile_epsilon(BL.blanket_profile(n, o), DELTA)
+            full = BL.profile_epsilon(BL.blanket_profile(n, o, block_frac=0.0), DELTA)
+            print(f"blocking in M' (1/8 sd per block, 4x/16x beyond 3/5 sd), {name} "
+                  f"n = {n:g}: {blk:.7f} vs unblocked {full:.7f} ({blk / full - 1:.1e} relative)",
+                  flush=True)
+    subset_blocking_section((10 ** 3, 10 ** 4) if quick else (10 ** 3, 10 ** 4, 10 ** 5))
+    oracle_table(10 ** 6, 1000, 4.0)
     oracle_table(10 ** 4, 1000, 6.0)
 
     print("\n## FFT baseline (fixed grid h = 0.02, NumPy) vs ours at n = 1e4, OUE eps0 = 6, k = 1000")

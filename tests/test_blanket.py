@@ -156,8 +156,12 @@ CASES = [
     ("pi-rappor", lambda: PIRappor(3, 1.0, p=11), law_pirappor),
     ("pi-rappor-sym", lambda: PIRappor(3, 0.8, symmetric=True, p=7), law_pirappor),
     ("pi-rappor-vector", lambda: VectorPIRappor(3, 1.0, q=5), law_vector_pirappor),
+    # t >= 2 (F_3^2, k > q): the independent structure of three affinely independent items
+    ("pi-rappor-vector-t2", lambda: VectorPIRappor(4, 1.0, q=3, t=2), law_vector_pirappor),
+    ("pi-rappor-vector-t2-k5", lambda: VectorPIRappor(5, 1.3, q=3, t=2), law_vector_pirappor),
 ]
 EPS = [0.0, 0.05, 0.2, 0.5, 0.9]
+CASES_N4 = [c for c in CASES if c[0] != "pi-rappor-vector-t2-k5"]  # ~12 s at n = 4
 
 
 @pytest.mark.parametrize("name,make,law", CASES, ids=[c[0] for c in CASES])
@@ -181,7 +185,7 @@ def test_blanket_above_brute_force(name, make, law, n):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,make,law", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name,make,law", CASES_N4, ids=[c[0] for c in CASES_N4])
 def test_blanket_above_brute_force_n4(name, make, law):
     o = make()
     R, _ = law(o)
@@ -265,7 +269,7 @@ def mp_blanket(n, st, eps):
 def test_blanket_kernel_matches_mpmath(make, n):
     o = make()
     st = BL.structure(o)
-    prof = BL.BlanketProfile(n, st, block_frac=0.0, n11_block=1, exact_law=True)
+    prof = BL.BlanketProfile(n, st, block_frac=0.0, j_frac=0.0, n11_groups=0, exact_law=True)
     blocked = BL.BlanketProfile(n, st)
     for eps in [0.0, 0.1, 0.5, 0.9 * st.eps0]:
         exact = mp_blanket(n, st, eps)
@@ -273,6 +277,161 @@ def test_blanket_kernel_matches_mpmath(make, n):
         assert got >= exact * (1 - 1e-15)
         assert got <= exact * (1 + 1e-9) + 1e-14
         assert blocked.delta(eps, TOL) >= exact * (1 - 1e-15)
+
+
+def _mp_frac(x):
+    return mp.mpf(x.numerator) / x.denominator
+
+
+def _mp_binom_row(m, a, cut):
+    """{k: Pr[Bin(m, a) = k]} in mpmath over the k where it exceeds cut (from the mode outward
+    by pmf ratios): what is dropped only lowers the sums below, never raises them."""
+    mode = int(mp.floor((m + 1) * a))
+    mode = min(max(mode, 0), m)
+    head = mp.binomial(m, mode) * a ** mode * (1 - a) ** (m - mode)
+    row = {mode: head}
+    k, p = mode, head
+    while k < m:
+        p = p * (m - k) / (k + 1) * a / (1 - a)
+        k += 1
+        if p < cut:
+            break
+        row[k] = p
+    k, p = mode, head
+    while k > 0:
+        p = p * k / (m - k + 1) * (1 - a) / a
+        k -= 1
+        if p < cut:
+            break
+        row[k] = p
+    return row
+
+
+def mp_blanket_large(n, st, eps_list, cut=mp.mpf(10) ** -30):
+    """The independent-bits blanket sum of docs/theory.md §2.5 at moderate n, in mpmath (50
+    digits), with no blocks and no recurrences across cells:
+    sum_m Pr[M' = m] (gamma c / m) E[(K1 - E K2 - r m)_+], K1, K2 iid Bin(m, a), the K1 tail
+    from its suffix sums. Terms of probability below ``cut`` are dropped (a lower value)."""
+    mp.mp.dps = 50
+    a, a1 = _mp_frac(st.a), _mp_frac(st.a1)
+    gamma = (1 - a1) / (1 - a)
+    c = (a1 - a) / (a * (1 - a1))
+    es = [mp.e ** mp.mpf(eps) for eps in eps_list]
+    totals = [mp.mpf(0)] * len(es)
+    for cm, pm in _mp_binom_row(n - 1, gamma, cut).items():
+        m = cm + 1
+        row = _mp_binom_row(m, a, cut)
+        ks = sorted(row)
+        tail_p, tail_k = {}, {}  # sum over k' >= k of Pr[k'] and of k' Pr[k']
+        sp = sk = mp.mpf(0)
+        for k in reversed(ks):
+            sp += row[k]
+            sk += k * row[k]
+            tail_p[k], tail_k[k] = sp, sk
+        for i, e in enumerate(es):
+            r = (e - 1) / c
+            s = mp.mpf(0)
+            for k2 in ks:
+                theta = e * k2 + r * m
+                t = int(mp.floor(theta)) + 1
+                if t > ks[-1]:
+                    continue
+                t = max(t, ks[0])
+                s += row[k2] * (tail_k[t] - theta * tail_p[t])
+            totals[i] += pm * gamma * c / m * s
+    return totals
+
+
+@pytest.mark.parametrize("make,n,eps_list", [
+    (lambda: RAPPOROracle(50, 2.0), 3000, [0.06, 0.15]),
+    (lambda: PIRappor(50, 2.0), 3000, [0.06, 0.15]),
+    (lambda: HadamardOracle(50, 2.0), 2000, [0.08, 0.19]),
+    (lambda: RAPPOR(50, 1.0, symmetric=True), 3000, [0.07, 0.17]),
+], ids=["oue", "pi-rappor", "hadamard", "rappor-sym"])
+def test_indep_kernel_matches_mpmath_large_n(make, n, eps_list):
+    """At n in the thousands the kernel's windows, outside masses and tail recurrences all
+    run: it must stay above the full mpmath sum and within 1e-9 of it unblocked."""
+    st = BL.structure(make())
+    assert st.independent
+    exact = mp_blanket_large(n, st, eps_list)
+    unblocked = BL.BlanketProfile(n, st, block_frac=0.0)
+    blocked = BL.BlanketProfile(n, st)
+    for eps, ex in zip(eps_list, exact):
+        assert 1e-8 < ex < 1e-2  # delta of interest; the windows cut at 1e-30
+        got = unblocked.delta(eps, TOL)
+        assert got >= ex * (1 - 1e-15)
+        assert got <= ex * (1 + 1e-9)
+        b = blocked.delta(eps, TOL)
+        assert got <= b <= got * 1.02
+
+
+def mp_pair_large(n, st, eps_list, cut=mp.mpf(10) ** -30):
+    """The correlated-law blanket sum (docs/theory.md §2.5) in mpmath from the multinomial law
+    of (N11, N10, N01), with no grouping or blocking: J = N10 + N01 ~ Bin(m, pj),
+    N11 | J ~ Bin(m - J, pi), N10 | J ~ Bin(J, 1/2), and for every (J, N11) the expected
+    positive part of K1 - E K2 - r m = (1 + E) N10 - E J - (E - 1) N11 - r m from the suffix
+    sums of N10's law."""
+    mp.mp.dps = 50
+    a, a1 = _mp_frac(st.a), _mp_frac(st.a1)
+    p11, p10 = _mp_frac(st.p11), _mp_frac(st.p10)
+    gamma = (1 - a1) / (1 - a)
+    c = (a1 - a) / (a * (1 - a1))
+    pj = 2 * p10
+    pi = p11 / (1 - pj)
+    es = [mp.e ** mp.mpf(eps) for eps in eps_list]
+    totals = [mp.mpf(0)] * len(es)
+    half = {}
+    for cm, pm in _mp_binom_row(n - 1, gamma, cut).items():
+        m = cm + 1
+        sums = [mp.mpf(0)] * len(es)
+        for j, wj in _mp_binom_row(m, pj, cut).items():
+            if j not in half:
+                row = _mp_binom_row(j, mp.mpf(1) / 2, cut)
+                vs = sorted(row)
+                tails, sp, sk = {}, mp.mpf(0), mp.mpf(0)
+                for v in reversed(vs):
+                    sp += row[v]
+                    sk += v * row[v]
+                    tails[v] = (sp, sk)
+                half[j] = (vs[0], vs[-1], tails)
+            v_lo, v_hi, tails = half[j]
+            for n11, wn in (_mp_binom_row(m - j, pi, cut).items() if pi > 0 else [(0, 1)]):
+                for i, e in enumerate(es):
+                    theta = (e * j + (e - 1) * n11 + (e - 1) / c * m) / (1 + e)
+                    t = max(int(mp.floor(theta)) + 1, v_lo)
+                    if t <= v_hi:
+                        sp, sk = tails[t]
+                        sums[i] += wj * wn * (1 + e) * (sk - theta * sp)
+        for i in range(len(es)):
+            totals[i] += pm * gamma * c / m * sums[i]
+    return totals
+
+
+@pytest.mark.parametrize("make,n", [(lambda: SubsetOracle(20, 2.0, d=5), 100),
+                                    (lambda: SubsetOracle(12, 2.0, d=3), 100)],
+                         ids=["subset-k20", "subset-k12"])
+def test_pair_kernel_matches_mpmath(make, n):
+    """The correlated-law kernel (exact pieces in N11, shared N11 laws over blocks of J, chords
+    over merged pieces) against the full multinomial sum in mpmath: exact settings within 1e-9,
+    and every blocking (wide J blocks, few pieces per J, M' blocks, coarse windows) an upper
+    bound."""
+    st = BL.structure(make())
+    assert not st.independent
+    eps_list = [0.6, 1.2, 1.4]
+    exact = mp_pair_large(n, st, eps_list)
+    settings = [dict(block_frac=0.0, j_frac=0.0, n11_groups=0),
+                dict(block_frac=0.0, j_frac=1.0, n11_groups=1),
+                dict(block_frac=0.0, j_frac=0.05, n11_groups=2),
+                dict(block_frac=0.5, j_frac=0.01, n11_groups=3),
+                dict()]
+    profs = [BL.BlanketProfile(n, st, **kw) for kw in settings]
+    for eps, ex in zip(eps_list, exact):
+        assert 1e-12 < ex < 1e-2
+        got = [p.delta(eps, TOL) for p in profs]
+        assert got[0] >= ex * (1 - 1e-15)
+        assert got[0] <= ex * (1 + 1e-9)
+        for g in got[1:] + [p.delta(eps, 1e-9 * float(ex)) for p in profs]:
+            assert g >= ex * (1 - 1e-15)
 
 
 def mp_lower(n, st, eps):
@@ -450,7 +609,8 @@ def test_olh_product_law_dominates_exact_law():
     st = BL.structure(o)
     assert not st.independent and st.p11 > st.a ** 2
     for n in (5, 300):
-        exact = BL.blanket_profile(n, o, exact_law=True, n11_block=1, block_frac=0.0)
+        exact = BL.blanket_profile(n, o, exact_law=True, j_frac=0.0, n11_groups=0,
+                                   block_frac=0.0)
         dom = BL.blanket_profile(n, o, block_frac=0.0)
         assert dom.structure.independent and dom.structure.identity == st.identity
         for eps in (0.05, 0.3, 1.0):
@@ -468,8 +628,12 @@ def test_parameters_are_validated():
         BL.blanket_profile(10, o, block_frac=-1.0)
     with pytest.raises(ValueError, match="block_frac"):
         BL.blanket_profile(10, o, block_frac=float("inf"))
-    with pytest.raises(ValueError, match="n11_block"):
-        BL.blanket_profile(10, o, n11_block=0)
+    with pytest.raises(ValueError, match="j_frac"):
+        BL.blanket_profile(10, o, j_frac=-1.0)
+    with pytest.raises(ValueError, match="j_frac"):
+        BL.blanket_profile(10, o, j_frac=float("nan"))
+    with pytest.raises(ValueError, match="n11_groups"):
+        BL.blanket_profile(10, o, n11_groups=-1)
     with pytest.raises(ValueError, match="n"):
         BL.lower_profile(0, o)
 

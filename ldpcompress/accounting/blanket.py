@@ -26,8 +26,10 @@ API (what the accountant and amplification.epsilon call):
 Blocking in M'. g is non-increasing in m: the view with m + 1 blanket draws is the view with m
 draws plus one fresh independent draw from w, shuffled in -- a post-processing, so its
 hockey-stick divergence cannot be larger. Hence a block of consecutive M' values may carry
-g at its smallest member (the least private one); the cost in tightness is measured in
-bench/blanket.py.
+g at its smallest member (the least private one); blocks lying wholly beyond 3 (5) standard
+deviations merge 4 (16) base blocks. Correlated laws (subset selection) block only the law of
+N11 over runs of J (kernels/blanket.py, pair_group_excess; docs/theory.md §2.5). The cost in
+tightness of both is measured by bench/amplification.py (its oracle section).
 """
 from __future__ import annotations
 
@@ -38,13 +40,15 @@ from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, spl
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "N11_BLOCK", "structure", "OracleProfile", "BlanketProfile",
-           "OracleLowerProfile", "profile_epsilon", "blanket_profile", "lower_profile"]
+__all__ = ["EPS_CAP", "BLOCK_FRAC", "J_FRAC", "N11_GROUPS", "structure", "OracleProfile",
+           "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
+           "lower_profile"]
 
 
 EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
-N11_BLOCK = 4       # correlated laws: consecutive N11 values per block (upper bound, see kernel)
+J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta by <= this sd of V
+N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
 def structure(oracle) -> ShuffleStructure:
@@ -88,27 +92,36 @@ class BlanketProfile(OracleProfile):
     """Blanket upper bound delta(eps) for one oracle (docs/theory.md §2.5), blocked in M'.
 
     ``block_frac`` sets the block width (a fraction of the standard deviation of M');
-    ``block_frac=0`` sums every M' on its own (unblocked); ``n11_block`` blocks the count of
-    draws supporting both items for the correlated laws (1 = unblocked).
+    ``block_frac=0`` sums every M' on its own (unblocked). For the correlated laws (subset
+    selection, ``exact_law``) blocks of consecutive counts J of draws supporting exactly one of
+    the two items share the law of N11 (draws supporting both) of their largest J, as wide as
+    moves the threshold by ``j_frac`` standard deviations, and ``n11_groups`` caps the pieces of
+    N11 per J before chords merge them (0: never); ``j_frac=0, n11_groups=0`` is the exact sum
+    (kernels/blanket.py, pair_group_excess; docs/theory.md §2.5).
     """
 
     name, label, upper = "blanket", "privacy blanket (Balle et al. 2019)", True
 
     def __init__(self, n: int, st: ShuffleStructure, block_frac: float = BLOCK_FRAC,
-                 n11_block: int = N11_BLOCK, exact_law: bool = False):
+                 j_frac: float = J_FRAC, n11_groups: int = N11_GROUPS,
+                 exact_law: bool = False):
         # positively correlated laws (OLH) use the dominating product law unless exact_law:
         # the fast independent kernel, proven no smaller (ShuffleStructure.dominating_independent)
         block_frac = V.nonnegative(block_frac, "block_frac")
         if not math.isfinite(block_frac) or block_frac > 10.0:
             raise ValueError(f"block_frac must be in [0, 10] (block width in standard deviations "
                              f"of M'), got {block_frac!r}")
-        n11_block = V.integer_at_least(n11_block, "n11_block", 1, 2 ** 40)
+        j_frac = V.nonnegative(j_frac, "j_frac")
+        if not j_frac <= 1.0:
+            raise ValueError(f"j_frac must be in [0, 1] (standard deviations), got {j_frac!r}")
+        n11_groups = V.integer_at_least(n11_groups, "n11_groups", 0, 2 ** 40)
         exact_law = bool(exact_law)
         if not exact_law and not st.independent and st.p11 >= st.a * st.a:
             st = st.dominating_independent()
         super().__init__(n, st)
         self.block_frac = block_frac
-        self.n11_block = n11_block
+        self.j_frac = j_frac
+        self.n11_groups = n11_groups
         self._tables: dict[float, tuple] = {}
         s = st
         if not s.kernel_ready:
@@ -130,7 +143,7 @@ class BlanketProfile(OracleProfile):
                 return tab
         sd = math.sqrt(max(self.n - 1, 0) * self._gamma * self._gamma_c)
         width = max(1, int(sd * self.block_frac))
-        tab = m_blocks(self.n, self._gamma, self._gamma_c, width, tol)
+        tab = m_blocks(self.n, self._gamma, self._gamma_c, width, tol, self.block_frac > 0.0)
         self._tables[tol] = tab
         return tab
 
@@ -143,7 +156,8 @@ class BlanketProfile(OracleProfile):
             return indep_upper_delta(ms, ws, self._a, self._ac, self._gc, self._a1, self._c,
                                      self.eps0, eps, tol, out)
         return pair_upper_delta(ms, ws, self._pj, self._pjc, self._pi, self._pic, self._gc,
-                                self._a1, self._c, self.eps0, eps, tol, out, self.n11_block)
+                                self._c, self.eps0, eps, tol, out, self.j_frac,
+                                self.n11_groups)
 
 
 class OracleLowerProfile(OracleProfile):
@@ -179,8 +193,8 @@ class OracleLowerProfile(OracleProfile):
 
 
 # ---------------------------------------------------------------------------------------------
-# Convenience: eps(delta) of a profile (the phase-2 API will route this through
-# amplification.epsilon; here for tests and the bench).
+# Convenience: eps(delta) of one profile on its own (tests and the bench); amplification.epsilon
+# is the public query, which takes the minimum over every sound bound.
 # ---------------------------------------------------------------------------------------------
 
 def profile_epsilon(profile: Profile, delta: float) -> float:
