@@ -227,3 +227,11 @@ def test_demo_generic_comparison_uses_the_replacement_eps0():
     assert blanket.structure(generic).eps0 <= generic_eps0
     assert blanket.structure(L.RAPPOR(50, res["generic_eps0"] * 1.001)).eps0 > generic_eps0
     assert res["generic_sd"] >= res["sd"]  # the oracle's own bound never allows less
+
+
+def test_no_lower_skips_the_attack(capsys):
+    doc = _json(["amplify", "--n", "1e4", "--eps0", "4", "--delta", "1e-6", "--k", "10",
+                 "--no-lower"], capsys)
+    res = doc["results"]
+    assert res["lower"] is None and not any(b["name"].startswith("lower") for b in res["bounds"])
+    assert res["value"] == L.epsilon(10_000, 4.0, 1e-6, k=10).value
