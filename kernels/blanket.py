@@ -41,7 +41,7 @@ __all__ = ["DBL_MIN", "MAX_JUMP", "HALF_REL_MAX", "HALF_REL_MOVE", "PK_REL_MAX",
            "half_anchor", "half_refresh", "half_step", "half_order_down", "half_excess",
            "n11_table", "group_sums", "half_tail_below", "j_grid", "j_groups",
            "pair_group_excess", "pair_log_mgf", "pair_chernoff_at", "pair_chernoff_log",
-           "pair_upper_delta", "m_blocks", "split_attack_delta"]
+           "pair_upper_delta", "m_blocks", "split_attack_delta", "pmf_step_down"]
 
 
 DBL_MIN = 2.2250738585072014e-308
@@ -216,6 +216,17 @@ def indep_upper_delta(ms, weights, a, b, gc, a1, c, eps0, eps, tol, outside_m):
 
 
 @njit(cache=True)
+def pmf_step_down(w, j, m, p, q, rel, since):
+    """Bin(m, p) pmf at j -> at j - 1 by the ratio j/(m-j+1) q/p, re-anchored from the log-pmf
+    when it underflows; returns (pmf, its anchor's relative error, steps since the anchor)."""
+    w *= (j / (m - j + 1.0)) * (q / p)
+    if w < TINY:
+        w, rel = pmf_anchor(j - 1, m, p, q)
+        return w, rel, 0
+    return w, rel, since + 1
+
+
+@njit(cache=True)
 def half_dec_order(j, t, u, pk):
     """State (Pr[X >= t], Pr[X = t]) of X ~ Bin(j, 1/2) -> the same for Bin(j - 1, 1/2):
     U_{j-1}(t) = U_j(t) - B_j(t) t / j and B_{j-1}(t) = B_j(t) 2 (j - t) / j (re-anchors when
@@ -316,12 +327,8 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
             allow += wj * bw * (err + v * rel)
         if j <= 0:
             break
-        wj *= (j / (m - j + 1.0)) * (pjc / pj)
+        wj, rel_j, since_j = pmf_step_down(wj, j, m, pj, pjc, rel_j, since_j)
         j -= 1
-        since_j += 1
-        if wj < TINY:
-            wj, rel_j = pmf_anchor(j, m, pj, pjc)
-            since_j = 0
     return total, allow, outside, steps + 1
 
 
@@ -729,12 +736,8 @@ def pair_group_excess(m, pj, pjc, pi, pic, e, beta, shift, tol, j_frac, max_grou
                     * 0.5 ** j
         if j <= 0:
             break
-        wj *= (j / (m - j + 1.0)) * (pjc / pj)
+        wj, rel_j, chain = pmf_step_down(wj, j, m, pj, pjc, rel_j, chain)
         j -= 1
-        chain += 1
-        if wj < TINY:
-            wj, rel_j = pmf_anchor(j, m, pj, pjc)
-            chain = 0
     return total, allow, outside, terms + 1, under
 
 
