@@ -649,3 +649,30 @@ def test_oracle_mismatch_is_an_error():
         BL.structure("oue")
     with pytest.raises(ValueError, match="no oracle-specific attack"):
         BL.lower_profile(100, PIRappor(2, 2.0))
+
+
+def test_realised_eps0_is_never_below_the_exact_log():
+    """Found by an independent brute-force review: eps0 = log a1 - log a + log(1-a) - log(1-a1)
+    lost 1e-14 to cancellation (denominators 2^53), so 'delta = 0 for eps >= eps0' was applied
+    just below the realised eps0 (SubsetSelection(3, 1.0, d=1): delta 0 where the exact value
+    is 5.95e-16). eps0 is now one log of the exact ratio, rounded up."""
+    import mpmath as mp
+    from ldpcompress.randomizers import OUE, SubsetSelection
+    mp.mp.dps = 50
+    structures = [SubsetSelection(k, eps, d=d).shuffle_structure()
+                  for k in range(3, 25) for d in (1, 2) if d < k for eps in (0.5, 1.0, 3.0)]
+    structures += [OUE(k, eps).shuffle_structure() for k in (3, 10, 100) for eps in (1.0, 4.0)]
+    for st in structures:
+        ratio = st.a1 * (1 - st.a) / (st.a * (1 - st.a1))
+        exact = mp.log(mp.mpf(ratio.numerator) / ratio.denominator)
+        assert st.eps0 >= exact and st.eps0 - exact < 1e-13 * (1 + exact)
+        # the local divergence just below eps0 is the exact P(1,0) (A - e^eps B)_+, never less
+        eps = float(exact) * (1 - 1e-15)
+        a_, b_ = st.a1 / st.a, (1 - st.a1) / (1 - st.a)
+        local = mp.mpf(st.p10.numerator) / st.p10.denominator * (
+            mp.mpf(a_.numerator) / a_.denominator
+            - mp.e ** mp.mpf(eps) * mp.mpf(b_.numerator) / b_.denominator)
+        assert st.local_delta(eps) >= local
+    import ldpcompress as L
+    o = SubsetSelection(3, 1.0, d=1)
+    assert L.delta(n=1, eps=0.999999999999999, oracle=o).value >= 5.9e-16

@@ -32,9 +32,10 @@ def coin(p: float) -> Fraction:
 
 def kept(a1c: float) -> Fraction:
     """Realised Pr[uniform() >= a1c] = 1 - coin(a1c). Clients draw "support my own item" this
-    way, from the small complement a1c = 1 - a1 formed without cancellation: rounding then
-    moves probability toward the noise, so the realised randomizer is never less private than
-    the intended one (and a tiny a1c is still drawn, not rounded away)."""
+    way, from the small complement a1c = 1 - a1 formed without cancellation: the 2^-53 rounding
+    then moves probability toward the noise (and a tiny a1c is still drawn, not rounded away).
+    The float a1c itself may already be an ulp off, so the realised randomizer can differ from
+    the intended one by ~1e-17 either way: every bound is computed for the realised law."""
     return 1 - coin(a1c)
 
 
@@ -102,8 +103,8 @@ class ShuffleStructure:
     def eps0(self) -> float:
         """Replacement eps0 = log(A/B) = log a1 - log a + log(1-a) - log(1-a1), rounded up (a few
         ulps) so that 'delta = 0 for eps >= eps0' is never applied below the exact value."""
-        v = _log(self.a1) - _log(self.a) + _log(1 - self.a) - _log(1 - self.a1)
-        return v + 8.0 * abs(v) * 2.0 ** -53 + 1e-300
+        v = _log(self.a1 * (1 - self.a) / (self.a * (1 - self.a1)))  # one log of the exact ratio
+        return math.nextafter(v + _LOG_ERR * (1.0 + abs(v)), math.inf)
 
     @property
     def expm1_eps0(self) -> float:
@@ -128,9 +129,11 @@ class ShuffleStructure:
         is a post-processing of user 1's report and independent others. Log space."""
         la = _log(self.a1 * self.p10 / self.a)
         lb = eps + _log((1 - self.a1) * self.p10 / (1 - self.a))
-        if lb >= la:
+        err = 2.0 * _LOG_ERR * (2.0 + abs(la) + abs(lb))  # of lb - la, with eps's addition
+        if lb - la >= err:
             return 0.0
-        return min(1.0, math.exp(la) * -math.expm1(lb - la) * (1 + 8 * 2.0 ** -53) + 1e-300)
+        gap = min(lb - la - err, 0.0)  # exp(la) (1 - e^(lb - la)) <= exp(la) (1 - e^gap)
+        return min(1.0, math.exp(la + err) * -math.expm1(gap) * (1 + 8 * 2.0 ** -53) + 1e-300)
 
     @property
     def p00(self) -> Fraction:
@@ -193,11 +196,13 @@ def _float_or_inf(x: Fraction) -> float:
         return math.inf
 
 
+_LOG_ERR = 4.0 * 2.0 ** -53  # |_log(x) - log x| <= _LOG_ERR (1 + |log x|)
+
+
 def _log(x: Fraction) -> float:
-    """log of a positive rational without underflow of its float."""
-    return _log_int(x.numerator) - _log_int(x.denominator)
-
-
-def _log_int(v: int) -> float:
-    shift = max(0, v.bit_length() - 1000)
-    return math.log(v >> shift) + shift * math.log(2.0)
+    """log of a positive rational, within _LOG_ERR (1 + |log x|) of the exact value: x = y 2^e
+    exactly with y in (1/2, 2), and log x = log(float(y)) + e log 2 (never log(num) - log(den),
+    whose two large logs cancel: 1e-14 absolute at denominators of 2^53)."""
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    y = x / (1 << e) if e >= 0 else x * (1 << -e)
+    return math.log(float(y)) + e * math.log(2.0)
