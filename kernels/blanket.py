@@ -37,7 +37,7 @@ from .binomial import (
 
 __all__ = ["DBL_MIN", "MAX_JUMP", "HALF_REL_MAX", "HALF_REL_MOVE", "PK_REL_MAX", "J_BLOCK_MAX",
            "TAIL_ZONES", "bin_sf", "sf_anchor", "sf_move", "first_above", "excess",
-           "indep_excess", "indep_upper_delta", "half_dec_order", "pair_excess", "tight_window",
+           "indep_excess", "indep_upper_delta", "half_dec_order", "attack_excess", "tight_window",
            "half_anchor", "half_refresh", "half_step", "half_order_down", "half_excess",
            "n11_table", "group_sums", "half_tail_below", "j_grid", "j_groups",
            "pair_group_excess", "pair_log_mgf", "pair_chernoff_at", "pair_chernoff_log",
@@ -240,22 +240,13 @@ def half_dec_order(j, t, u, pk):
 
 
 @njit(cache=True)
-def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
-    """sum over (J, N11) of Pr E[(V - theta)_+], V | J ~ Bin(J, 1/2), for m draws whose
-    (b1, b2) law has P(1,0) = P(0,1) = pj/2 and P(1,1) = pi (1 - pj):
-    J = N10 + N01 ~ Bin(m, pj), N11 | J ~ Bin(m - J, pi), theta = (E J + (E-1) N11 + shift)/(1+E)
-    (the blanket sum is c (1+E)(V - theta)). Consecutive N11 values are blocked by
-    ``n11_block`` at the block's smallest N11: theta grows with N11 while the law of V does not
-    depend on it, so that value is the largest of the block (an upper bound).
-    J runs downward; the tail state at the first N11 block is carried from J to J - 1.
-    The attack (pi = 0, so N11 = 0) passes its own coefficient: theta = (aj J + shift)/(1+E).
-    Only the attack (split_attack_delta) uses it now; upper bounds use pair_group_excess.
+def attack_excess(m, pj, pjc, e, aj, shift, tol):
+    """sum over J of Pr[J] E[(V - theta_J)_+] for J ~ Bin(m, pj), V | J ~ Bin(J, 1/2) and
+    theta_J = (aj J + shift)/(1+E), over a window of J (the attack's view, see
+    split_attack_delta). J runs downward and the tail state of V is carried from J to J - 1.
 
     Returns (sum, allowance, outside mass, terms).
     """
-    if aj < 0.0:
-        aj = e
-    beta = e - 1.0
     jlo, jhi, outside = binom_window(m, pj, pjc, tol)
     total = 0.0
     allow = 0.0
@@ -263,68 +254,27 @@ def pair_excess(m, pj, pjc, pi, pic, e, shift, tol, n11_block, aj=-1.0):
     j = jhi
     wj, rel_j = pmf_anchor(j, m, pj, pjc)
     since_j = 0
-    t0 = np.int64(-1)  # typed, not the literal -1: callees compile once, for int64
-    u0 = 0.0
-    p0 = 0.0
+    t = np.int64(-1)  # typed, not the literal -1: callees compile once, for int64
+    u = 0.0
+    pk = 0.0
     while j >= jlo:
-        rest = m - j
-        if pi > 0.0:
-            nlo, nhi, nout = binom_window(rest, pi, pic, tol)
-        else:
-            nlo, nhi, nout = 0, 0, 0.0
-        outside += wj * nout
-        n11 = nlo
-        if pi > 0.0:
-            wn, rel_n = pmf_anchor(n11, rest, pi, pic)
-        else:
-            wn, rel_n = 1.0, 0.0
-        since_n = 0
-        # state at the first block, carried over from order j + 1
-        theta = (aj * j + beta * n11 + shift) / (1.0 + e)
+        theta = (aj * j + shift) / (1.0 + e)
         nt = first_above(theta, j)
         if nt <= j:
-            if t0 < 0 or t0 > j + 1:
-                u0, p0 = sf_anchor(nt, j, 0.5, 0.5)
-            else:
-                if t0 >= 0 and j + 1 > 0 and t0 <= j + 1:
-                    u0, p0 = half_dec_order(j + 1, t0, u0, p0)
-                u0, p0 = sf_move(t0, nt, j, 0.5, 0.5, u0, p0)
-            t0 = nt
+            if t < 0 or t > j + 1:
+                u, pk = sf_anchor(nt, j, 0.5, 0.5)
+            else:  # the state at order j + 1, moved to order j, then to the new threshold
+                u, pk = half_dec_order(j + 1, t, u, pk)
+                u, pk = sf_move(t, nt, j, 0.5, 0.5, u, pk)
+            t = nt
+            v, err = excess(theta, t, j, 0.5, 0.5, u, pk)
+            total += wj * v
+            rel = (1.0 + rel_j + 8.0 * (since_j + 1) * UNIT_ROUNDOFF) \
+                * (1.0 + 8.0 * UNIT_ROUNDOFF) - 1.0
+            allow += wj * (err + v * rel)
         else:
-            t0 = np.int64(-1)
-        t = t0
-        u = u0
-        pk = p0
-        first = True
-        while n11 <= nhi:
-            if not first:
-                theta = (aj * j + beta * n11 + shift) / (1.0 + e)
-                nt = first_above(theta, j)
-                if nt <= j and t >= 0:
-                    u, pk = sf_move(t, nt, j, 0.5, 0.5, u, pk)
-                t = nt
-            first = False
-            if t < 0 or t > j:
-                v, err = 0.0, 0.0
-            else:
-                v, err = excess(theta, t, j, 0.5, 0.5, u, pk)
-            bw = 0.0
-            rel_b = 0.0  # largest relative error bound of a weight in the block
-            top = min(nhi, n11 + n11_block - 1)
-            while n11 <= top:
-                bw += wn
-                rel_b = max(rel_b, rel_n + 8.0 * (since_n + 1) * UNIT_ROUNDOFF)
-                if n11 < rest and pi > 0.0:
-                    wn *= (rest - n11) / (n11 + 1.0) * (pi / pic)
-                    since_n += 1
-                    if wn < TINY:
-                        wn, rel_n = pmf_anchor(n11 + 1, rest, pi, pic)
-                        since_n = 0
-                n11 += 1
-                steps += 1
-            total += wj * bw * v
-            rel = (1.0 + rel_j + 8.0 * (since_j + 1) * UNIT_ROUNDOFF) * (1.0 + rel_b) - 1.0
-            allow += wj * bw * (err + v * rel)
+            t = np.int64(-1)
+        steps += 1
         if j <= 0:
             break
         wj, rel_j, since_j = pmf_step_down(wj, j, m, pj, pjc, rel_j, since_j)
@@ -897,7 +847,6 @@ def split_attack_delta(n, pj, pjc, one_minus_ro, ro, c, eps0, eps, tol):
     e = math.exp(eps)
     r = math.expm1(eps) / c
     aj = e + r * one_minus_ro
-    # n11_block and aj typed as in pair_upper_delta's call: one specialization serves both
-    s, allow, _, st = pair_excess(n, pj, pjc, 0.0, 1.0, e, r * ro * n, tol, np.int64(1), aj)
+    s, allow, _, st = attack_excess(n, pj, pjc, e, aj, r * ro * n, tol)
     v = (s - allow) * (1.0 - 8.0 * (st + 16) * UNIT_ROUNDOFF)  # allow includes pmf errors
     return max(0.0, v * (c * (1.0 + e) / n) * (1.0 - 8.0 * UNIT_ROUNDOFF))

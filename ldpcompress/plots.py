@@ -9,6 +9,7 @@ import numpy as np
 
 from .accounting import amplification as A
 from .core.optional import require
+from .randomizers.estimator import normal_quantile
 
 __all__ = ["amplification_curves", "plot_amplification", "plot_frequency"]
 
@@ -90,18 +91,15 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
     two-sided normal confidence intervals estimate +- z sd at ``level`` (sd: each estimate's
     standard deviation, a scalar or one per item, e.g. sqrt(oracle.variance(n, f))), and the
     true counts as markers when given."""
-    stats = require("plot", "scipy.stats")
     estimate = np.asarray(estimate, dtype=float)
     sd = np.broadcast_to(np.asarray(sd, dtype=float), estimate.shape)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    z = normal_quantile(level)  # the oracles' intervals use the same quantile
     if true is not None:
         true = np.asarray(true, dtype=float)
         if true.shape != estimate.shape:
             raise ValueError(f"true has shape {true.shape}, estimate {estimate.shape}")
     key = true if true is not None else estimate
     order = np.argsort(-key, kind="stable")[:max(1, int(top))]
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
     data = {"items": order.tolist(), "estimate": estimate[order].tolist(),
             "low": (estimate[order] - z * sd[order]).tolist(),
             "high": (estimate[order] + z * sd[order]).tolist(), "level": level, "title": title}

@@ -177,10 +177,11 @@ def _plot_report_sets(args, plots, delta: float):
     """Estimates of the user's report sets with confidence intervals from the variance formula;
     the title states the oracle, n, its local eps and the central (eps, delta) of shuffling."""
     from ..accounting import amplification
+    from ..randomizers.estimator import plugin_variance
     from ..scale import distributed
     res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
     orc, n, est = res["oracle"], res["n"], res["estimate"]
-    sd = np.sqrt(orc.variance(n, np.clip(est, 0.0, n)))
+    sd = np.sqrt(plugin_variance(est, n, orc.a0, orc.a1))  # as orc.intervals uses it
     central = amplification.epsilon(n, delta=delta, oracle=orc, lower=False).value
     title = (f"PI-RAPPOR k = {orc.k:,}, n = {n:,}, local eps = {orc.eps:.3g} ({orc.kind}); "
              f"shuffled: central ({central:.3g}, {delta:g})-DP")

@@ -63,7 +63,7 @@ SYSTEM = Entropy()
 
 def deterministic_source(seed: int) -> Callable[[int], bytes]:
     """A reproducible byte source for tests only (numpy's generator: NOT for privacy)."""
-    gen = np.random.default_rng(seed)
+    gen = np.random.default_rng(seed)  # simulation and test bytes only, never a client's coins
     return lambda nbytes: gen.bytes(nbytes)
 
 

@@ -20,7 +20,7 @@ from ..core.validate import _real, integer_at_least, probability_open
 
 __all__ = ["integer_reports", "histogram_bytes", "check_separated", "check_flag",
            "check_estimates", "normal_quantile", "binary_estimate", "binary_variance",
-           "binary_intervals", "BinaryEstimator"]
+           "plugin_variance", "binary_intervals", "BinaryEstimator"]
 
 
 
@@ -158,6 +158,11 @@ def binary_variance(n: int, f, a0: float, a1: float):
     return (n * a0 * (1 - a0) + f * (a1 * (1 - a1) - a0 * (1 - a0))) / (a1 - a0) ** 2
 
 
+def plugin_variance(est, n: int, a0: float, a1: float):
+    """binary_variance at the plug-in true count: the estimate clipped to [0, n]."""
+    return binary_variance(n, np.clip(est, 0.0, float(n)), a0, a1)
+
+
 def binary_intervals(est, n: int, a0: float, a1: float, level=0.95,
                      conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """est +- z sqrt(binary_variance(n, f)) with z the two-sided normal quantile of ``level``;
@@ -169,7 +174,7 @@ def binary_intervals(est, n: int, a0: float, a1: float, level=0.95,
     if conservative:
         var = np.full(est.shape, float(np.max(binary_variance(n, [0.0, float(n)], a0, a1))))
     else:
-        var = binary_variance(n, np.clip(est, 0.0, float(n)), a0, a1)
+        var = plugin_variance(est, n, a0, a1)
     half = z * np.sqrt(np.maximum(var, 0.0))
     return est - half, est + half
 

@@ -176,6 +176,7 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
     meta = json.dumps(oracle_metadata(orc), sort_keys=True)
     run = uuid.uuid4().hex[:12]
     counts, n = np.zeros(orc.k, np.int64), 0
+    expected = sum(s.rows for s in shards)
 
     def submit(i, attempt):
         return client.submit(shard_counts, shards[i], meta, batch_rows, pure=False,
@@ -183,7 +184,7 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
 
     pending = {submit(i, 0): (i, 0) for i in range(len(shards))}
     done = dist.as_completed(list(pending))
-    counted = bar(sum(s.rows for s in shards), "aggregate", progress, unit="reports")
+    counted = bar(expected, "aggregate", progress, unit="reports")
     try:
         for fut in done:
             i, attempt = pending.pop(fut)
@@ -214,9 +215,8 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
         raise
     finally:
         counted.close()
-    if n != sum(s.rows for s in shards):
-        raise ClusterError(f"the cluster returned {n} reports, the shards hold "
-                           f"{sum(s.rows for s in shards)}")
+    if n != expected:
+        raise ClusterError(f"the cluster returned {n} reports, the shards hold {expected}")
     return counts, n
 
 
@@ -256,7 +256,8 @@ def _in_memory(orc: PIRappor, shards, batch_rows: int = READ_BATCH_ROWS,
             n += len(reports)
             pool, pooled = [], 0
 
-    with bar(sum(s.rows for s in shards), "aggregate", progress, unit="reports") as counted:
+    expected = sum(s.rows for s in shards)
+    with bar(expected, "aggregate", progress, unit="reports") as counted:
         for s in shards:
             for reports in iter_shard(s, orc, batch_rows):
                 if pooled + len(reports) > batch_rows:
@@ -265,8 +266,8 @@ def _in_memory(orc: PIRappor, shards, batch_rows: int = READ_BATCH_ROWS,
                 pooled += len(reports)
                 counted.update(len(reports))
         flush()
-    if n != sum(s.rows for s in shards):  # pragma: no cover (iter_shard checks every shard)
-        raise ValueError(f"counted {n} reports, the shards hold {sum(s.rows for s in shards)}")
+    if n != expected:  # pragma: no cover (iter_shard checks every shard)
+        raise ValueError(f"counted {n} reports, the shards hold {expected}")
     return _result(orc, counts, n, shards, "memory")
 
 
