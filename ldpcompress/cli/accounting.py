@@ -10,31 +10,26 @@ from ..accounting import accountant as A
 from ..accounting import noise as N
 from ..core import validate as V
 from ..core.limits import check_bytes
-from .util import JSON_HELP, emit_json, fmt, number, print_table
+from .util import JSON_HELP, count, emit_json, fmt, number, print_table
 
-__all__ = ["NOISE_EXACT_POINTS", "integral", "register"]
+__all__ = ["NOISE_EXACT_POINTS", "register"]
 
 
 NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
 MAX_ORDER = 1e6  # Renyi orders accepted by ``noise``
 
 
-def integral(value, name: str, low: int = 1) -> int:
-    """An integer given as 10000, 1e4 or 10_000; 2.5 is refused naming the flag."""
-    return V.integer_at_least(value, name, low)
-
-
 def _cmd_compose(args) -> None:
     n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
     args.eps0 = V.local_eps0(args.eps0, "--eps0")
     args.delta = V.probability_open(args.delta, "--delta")
-    rounds = V.integer_at_least(args.rounds, "--rounds", 1, A.MAX_ROUNDS)
-    params = dict(n=n, eps0=args.eps0, rounds=rounds, delta=args.delta,
-                  k=None if args.k is None else integral(args.k, "--k", 2), h=args.h)
-    if args.k is None:
+    rounds = count(args.rounds, "--rounds", 1, A.MAX_ROUNDS)
+    k = count(args.k, "--k", 2)  # None: any eps0-LDP randomizer
+    params = dict(n=n, eps0=args.eps0, rounds=rounds, delta=args.delta, k=k, h=args.h)
+    if k is None:
         event = A.ShuffledRound(n, args.eps0)
     else:
-        event = A.KRRShuffledRound(n, args.eps0, integral(args.k, "--k", 2))
+        event = A.KRRShuffledRound(n, args.eps0, k)
     acct = A.Accountant(h=args.h).compose(event, times=rounds)
     res = acct.epsilon(args.delta)
     values = {res.method: res.value, **res.others}
@@ -55,7 +50,7 @@ def _cmd_compose(args) -> None:
                                           h=res.h, methods=methods, notes=notes),
                   dict(total=res.seconds))
         return
-    kind = f"{event.k}-RR" if args.k is not None else "eps0-LDP"
+    kind = f"{event.k}-RR" if k is not None else "eps0-LDP"
     print(f"{rounds} shuffled rounds of n={n} {kind} reports, eps0={args.eps0:g}, "
           f"delta={args.delta:g}")
     rows = []
@@ -73,7 +68,7 @@ def _cmd_compose(args) -> None:
 
 
 def _cmd_noise(args) -> None:
-    n = integral(args.n, "--n")
+    n = count(args.n, "--n")
     scale = V.positive_finite(args.scale, "--scale")
     sens = V.positive_finite(args.sensitivity, "--sensitivity")
     orders = np.array(args.orders, dtype=float)
