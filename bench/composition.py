@@ -15,6 +15,7 @@ import tracemalloc
 import numpy as np
 
 from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import events as E
 from ldpcompress.accounting import pld as P
 from ldpcompress.accounting.profiles import GeneralProfile, general_pair
 
@@ -24,12 +25,12 @@ DELTA = 1e-6
 def _clear():
     A._event_pld.cache_clear()
     A._event_rdp.cache_clear()
-    A._dots_atoms.cache_clear()
+    E._dots_atoms.cache_clear()
 
 
 def ours(n, eps0, rounds, h=None, method="auto"):
     _clear()
-    acct = A.Accountant(h=h).compose(A.ShuffledRound(n, eps0), times=rounds)
+    acct = A.Accountant(h=h).compose(E.ShuffledRound(n, eps0), times=rounds)
     t = time.perf_counter()
     res = acct.epsilon(DELTA, method=method)
     return res, time.perf_counter() - t
@@ -114,7 +115,7 @@ def main():
         t = time.perf_counter()
         acct = A.Accountant()
         for i in range(100):
-            acct.compose(A.ShuffledRound(50_000 + 1000 * i, 2.0, pld_method=method))
+            acct.compose(E.ShuffledRound(50_000 + 1000 * i, 2.0, pld_method=method))
         het = acct.epsilon(DELTA, method="pld")
         low = "None" if het.lower is None else f"{het.lower:.6f}"
         print(f"100 heterogeneous rounds (n = 5e4 .. 1.49e5), {method} PLDs: eps = {het.value:.6f}"

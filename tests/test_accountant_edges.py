@@ -13,6 +13,7 @@ from reference import product_delta
 from scipy import stats
 
 from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import events as E
 from ldpcompress.accounting import kov as K
 from ldpcompress.accounting import pld as P
 from ldpcompress.accounting import rdp as R
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("fp_errors")
 def test_pld_beyond_exp_range_pure_dp():
     """RR(1) composed 1e5 times: KOV (exact at its points, tested against enumeration) gives
     47,542; the true eps lies in (KOV - 2, KOV]. The PLD once overflowed to 31,559."""
-    acct = A.Accountant().compose(A.PureDP(1.0), times=100_000)
+    acct = A.Accountant().compose(E.PureDP(1.0), times=100_000)
     kov = K.kov_epsilon(1.0, 0.0, 100_000, 1e-6)
     res = acct.epsilon(1e-6, method="pld")
     assert kov - 2.0 <= res.value <= kov * 1.01
@@ -44,8 +45,8 @@ def test_pld_delta_far_beyond_709():
 
 # -- grids over their cap: coarsened, never inf ------------------------------------------------
 
-@pytest.mark.parametrize("event, times", [(A.PureDP(1.0), 1000), (A.Laplace(1.0), 100),
-                                          (A.Gaussian(1.0), 100)])
+@pytest.mark.parametrize("event, times", [(E.PureDP(1.0), 1000), (E.Laplace(1.0), 100),
+                                          (E.Gaussian(1.0), 100)])
 def test_capped_grid_is_coarsened_not_inf(event, times):
     acct = A.Accountant().compose(event, times=times)
     res = acct.epsilon(1e-6, method="pld", compare=True)
@@ -62,12 +63,12 @@ def test_gaussian_composition_against_closed_form():
 
     from scipy import optimize
     exact = optimize.brentq(lambda e: exact_delta(e) - 1e-6, 0.0, 200.0, xtol=1e-10)
-    res = A.Accountant().compose(A.Gaussian(1.0), times=100).epsilon(1e-6)
+    res = A.Accountant().compose(E.Gaussian(1.0), times=100).epsilon(1e-6)
     assert res.lower <= exact <= res.value <= exact * 1.01
 
 
 def test_user_fixed_grid_too_fine_is_refused_with_its_size():
-    acct = A.Accountant(h=1e-9).compose(A.ShuffledRound(1000, 2.0), times=3)
+    acct = A.Accountant(h=1e-9).compose(E.ShuffledRound(1000, 2.0), times=3)
     with pytest.raises(ValueError, match="MiB"):
         acct.epsilon(1e-6, method="pld")
 
@@ -75,7 +76,7 @@ def test_user_fixed_grid_too_fine_is_refused_with_its_size():
 # -- the smallest sound method -----------------------------------------------------------------
 
 def test_auto_reports_the_smallest_method():
-    acct = A.Accountant(h=1e-2).compose(A.ShuffledRound(10_000, 1.0), times=1000)
+    acct = A.Accountant(h=1e-2).compose(E.ShuffledRound(10_000, 1.0), times=1000)
     res = acct.epsilon(1e-6)
     vals = {res.method: res.value, **res.others}
     finite = {m: v for m, v in vals.items() if v is not None}
@@ -84,7 +85,7 @@ def test_auto_reports_the_smallest_method():
 
 
 def test_auto_delta_is_smallest_too():
-    acct = A.Accountant().compose(A.PureDP(0.5), times=50)
+    acct = A.Accountant().compose(E.PureDP(0.5), times=50)
     res = acct.delta(10.0)
     vals = {res.method: res.value, **res.others}
     assert res.value == min(v for v in vals.values() if v is not None)
@@ -94,7 +95,7 @@ def test_auto_delta_is_smallest_too():
 # -- grid step chosen from the composition ------------------------------------------------------
 
 def test_gap_is_one_percent_for_many_rounds():
-    acct = A.Accountant().compose(A.ShuffledRound(10 ** 5, 2.0), times=1000)
+    acct = A.Accountant().compose(E.ShuffledRound(10 ** 5, 2.0), times=1000)
     res = acct.epsilon(1e-6, method="pld")
     assert res.lower <= res.value <= res.lower * 1.0101
     assert res.value < 1.86  # the fixed h = 1e-4 grid gave [1.7833, 1.8836]
@@ -102,7 +103,7 @@ def test_gap_is_one_percent_for_many_rounds():
 
 @pytest.mark.slow
 def test_ten_thousand_rounds_of_a_million_users():
-    acct = A.Accountant().compose(A.ShuffledRound(10 ** 6, 1.0), times=10_000)
+    acct = A.Accountant().compose(E.ShuffledRound(10 ** 6, 1.0), times=10_000)
     res = acct.epsilon(1e-6)
     assert res.value <= 0.70 and res.value - res.lower <= 0.02 * res.value
 
@@ -138,7 +139,7 @@ def test_clone_pld_at_large_eps0_is_exact_rr_for_one_user(eps0):
         e0, e = mp.mpf(eps0), mp.mpf(eps)
         exact = float((mp.e ** e0 - mp.e ** e) / (mp.e ** e0 + 1))
         assert grid.delta(eps) >= exact * (1 - 1e-12)
-    curve = A.ShuffledRound(1, eps0).rdp(np.array([1.5, 4.0]))
+    curve = E.ShuffledRound(1, eps0).rdp(np.array([1.5, 4.0]))
     assert np.all(curve <= eps0) and np.all(curve >= R.pure_rdp(eps0, [1.5, 4.0]) * (1 - 1e-9))
 
 
@@ -170,15 +171,15 @@ def brute_krr_rdp(n, k, eps0, alpha):
 @pytest.mark.parametrize("n, k, eps0", [(3, 3, 1.0), (4, 3, 2.0), (3, 4, 1.5)])
 def test_krr_rdp_dominates_brute_force(n, k, eps0):
     orders = np.array([1.5, 2.0, 4.0, 10.0])
-    curve = A.KRRShuffledRound(n, eps0, k).rdp(orders)
+    curve = E.KRRShuffledRound(n, eps0, k).rdp(orders)
     for a, c in zip(orders, curve):
         assert brute_krr_rdp(n, k, eps0, a) <= c + 1e-12
 
 
 def test_krr_rdp_is_its_own_curve():
     rounds, delta = 10, 1e-6
-    krr = A.Accountant().compose(A.KRRShuffledRound(10_000, 4.0, 10), times=rounds)
-    general = A.Accountant().compose(A.ShuffledRound(10_000, 4.0), times=rounds)
+    krr = A.Accountant().compose(E.KRRShuffledRound(10_000, 4.0, 10), times=rounds)
+    general = A.Accountant().compose(E.ShuffledRound(10_000, 4.0), times=rounds)
     k_rdp = krr.epsilon(delta, method="rdp").value
     g_rdp = general.epsilon(delta, method="rdp").value
     k_pld = krr.epsilon(delta, method="pld").value
@@ -243,8 +244,8 @@ from ldpcompress.cli import main  # noqa: E402
 from ldpcompress.core import validate as VAL  # noqa: E402
 
 
-@pytest.mark.parametrize("make", [lambda n: A.ShuffledRound(n, 1.0),
-                                  lambda n: A.KRRShuffledRound(n, 1.0, 100)])
+@pytest.mark.parametrize("make", [lambda n: E.ShuffledRound(n, 1.0),
+                                  lambda n: E.KRRShuffledRound(n, 1.0, 100)])
 def test_shuffled_round_refuses_n_beyond_supported_range(make):
     """n = 2**53 was accepted and ran for minutes; now refused at construction, naming n and the
     range of the amplification kernels (the same limit as the forward query)."""
@@ -268,14 +269,14 @@ def test_krr_round_at_the_largest_n_answers():
     """At n = 1e10 the k-RR blanket tables exceed their work limit: the event falls back to the
     general and split pairs (as the forward query does) instead of building them for minutes."""
     start = time.perf_counter()
-    res = A.Accountant().compose(A.KRRShuffledRound(10 ** 10, 1.0, 100), times=10).epsilon(1e-6)
+    res = A.Accountant().compose(E.KRRShuffledRound(10 ** 10, 1.0, 100), times=10).epsilon(1e-6)
     assert time.perf_counter() - start < 30.0
     assert 0.0 < res.value <= 10.0 and math.isfinite(res.value)
 
 
-@pytest.mark.parametrize("event", [A.ShuffledRound(1, 17.0), A.ShuffledRound(2, 5.0),
-                                   A.ShuffledRound(1, 0.5), A.KRRShuffledRound(2, 3.0, 3),
-                                   A.KRRShuffledRound(1, 20.0, 5)])
+@pytest.mark.parametrize("event", [E.ShuffledRound(1, 17.0), E.ShuffledRound(2, 5.0),
+                                   E.ShuffledRound(1, 0.5), E.KRRShuffledRound(2, 3.0, 3),
+                                   E.KRRShuffledRound(1, 20.0, 5)])
 @pytest.mark.parametrize("times", [1, 2, 10])
 def test_shuffled_rounds_never_exceed_rounds_times_eps0(event, times):
     """A shuffled round is eps0-DP (post-processing of one eps0-DP report), so T rounds are
@@ -294,7 +295,7 @@ def test_shuffled_rounds_never_exceed_rounds_times_eps0(event, times):
 
 
 def test_single_shuffled_round_is_eps0():
-    res = A.Accountant().compose(A.ShuffledRound(1, 17.0)).epsilon(1e-6)
+    res = A.Accountant().compose(E.ShuffledRound(1, 17.0)).epsilon(1e-6)
     # n = 1 is binary RR: eps(1e-6) = log(e^17 - 1e-6 (e^17 + 1)) just below 17
     with mp.workdps(50):
         exact = float(mp.log(mp.e ** 17 - mp.mpf(1e-6) * (mp.e ** 17 + 1)))
@@ -363,8 +364,8 @@ def test_dots_rdp_not_floored_by_window_tolerance():
     never fell below ~1e-40 and atoms of that mass sat at large losses, dominating the Renyi
     curve from order ~100 on. 10 rounds, n = 1e6, eps0 = 1, delta = 1e-6: k = 100 had RDP eps
     0.0683 (PLD 0.0022) and the generic round 0.0696 (PLD 0.0157)."""
-    krr = A.Accountant().compose(A.KRRShuffledRound(10 ** 6, 1.0, 100), times=10)
-    gen = A.Accountant().compose(A.ShuffledRound(10 ** 6, 1.0), times=10)
+    krr = A.Accountant().compose(E.KRRShuffledRound(10 ** 6, 1.0, 100), times=10)
+    gen = A.Accountant().compose(E.ShuffledRound(10 ** 6, 1.0), times=10)
     r_krr = krr.epsilon(1e-6, method="rdp").value
     r_gen = gen.epsilon(1e-6, method="rdp").value
     assert r_krr <= 0.012 and r_gen <= 0.02
@@ -387,7 +388,7 @@ def test_krr_round_rdp_dominates_exact_worst_case(n, eps0):
     from reference import krr_histogram_law
     k = 3
     orders = np.array([1.5, 2.0, 4.0, 16.0, 64.0])
-    curve = A.KRRShuffledRound(n, eps0, k).rdp(orders)
+    curve = E.KRRShuffledRound(n, eps0, k).rdp(orders)
     for others in itertools.combinations_with_replacement(range(k), n - 1):
         law0 = krr_histogram_law((0,) + others, k, eps0)
         law1 = krr_histogram_law((1,) + others, k, eps0)
@@ -398,9 +399,9 @@ def test_krr_round_rdp_dominates_exact_worst_case(n, eps0):
 
 # -- eps0 beyond the double range of e^eps0; argument errors inside inverse queries ------------
 
-@pytest.mark.parametrize("make", [lambda: A.PureDP(746.0), lambda: A.ApproxDP(750.0, 1e-9),
-                                  lambda: A.ShuffledRound(10**4, 800.0),
-                                  lambda: A.KRRShuffledRound(10**4, 746.0, 4)])
+@pytest.mark.parametrize("make", [lambda: E.PureDP(746.0), lambda: E.ApproxDP(750.0, 1e-9),
+                                  lambda: E.ShuffledRound(10**4, 800.0),
+                                  lambda: E.KRRShuffledRound(10**4, 746.0, 4)])
 def test_events_refuse_eps_beyond_supported_range(make):
     """eps >= ~746 once crashed every method (e^-eps underflows: ZeroDivisionError in KOV,
     a math domain error in RDP); the events now refuse it stating the range."""
@@ -412,7 +413,7 @@ def test_kov_kernel_at_underflowing_eps_is_trivially_sound():
     from ldpcompress.kernels.kov import kov_log_delta_i
     assert kov_log_delta_i(3, 746.0, 1) == 0.0  # delta_1 <= 1: the only sound double answer
     eps = 700.0  # the largest supported eps: three rounds of RR(700), exact point i = 0
-    res = A.Accountant().compose(A.PureDP(eps), times=3).epsilon(1e-6)
+    res = A.Accountant().compose(E.PureDP(eps), times=3).epsilon(1e-6)
     assert res.value >= 3 * eps - 1e-9
 
 
@@ -432,8 +433,8 @@ def test_inverse_queries_report_bad_arguments_not_no_answer(call):
 def test_compose_refuses_more_rounds_than_supported():
     """9e15 rounds once crashed the PLD (OverflowError: Python int too large to convert to C
     long) with RuntimeWarnings on the way; the accountant now states its range."""
-    acct = A.Accountant().compose(A.PureDP(1.0), times=A.MAX_ROUNDS)
+    acct = A.Accountant().compose(E.PureDP(1.0), times=A.MAX_ROUNDS)
     with pytest.raises(ValueError, match="at most 1e\\+09 rounds"):
-        acct.compose(A.PureDP(1.0))
+        acct.compose(E.PureDP(1.0))
     with pytest.raises(ValueError, match=r"times must be an integer in \[1, 1000000000\]"):
-        A.Accountant().compose(A.PureDP(1.0), times=9 * 10 ** 15)
+        A.Accountant().compose(E.PureDP(1.0), times=9 * 10 ** 15)

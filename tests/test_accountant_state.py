@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from ldpcompress.accounting.accountant import (
+from ldpcompress.accounting import (
     Accountant,
     ApproxDP,
     Gaussian,

@@ -31,7 +31,7 @@ def test_amplify_bad_input(capsys):
 
 
 def test_compose_json_matches_accountant(capsys):
-    from ldpcompress.accounting.accountant import Accountant, ShuffledRound
+    from ldpcompress.accounting import Accountant, ShuffledRound
     assert main(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "10", "--delta", "1e-6",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)["results"]

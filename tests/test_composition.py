@@ -11,6 +11,7 @@ from reference import product_delta
 from scipy import optimize, stats
 
 from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import events as E
 from ldpcompress.accounting import kov as K
 from ldpcompress.accounting import noise as N
 from ldpcompress.accounting import pld as P
@@ -71,7 +72,7 @@ def test_clone_pld_brackets_profile_and_rdp_is_looser():
     for eps in (0.02, 0.1, 0.2):
         exact = prof.delta_at(eps)
         assert lo.delta(eps) <= exact * (1 + 1e-9) and exact <= up.delta(eps)
-    acct = A.Accountant().compose(A.ShuffledRound(n, eps0), times=50)
+    acct = A.Accountant().compose(E.ShuffledRound(n, eps0), times=50)
     res = acct.epsilon(1e-6, method="pld", compare=True)
     assert res.method == "pld" and res.lower <= res.value
     assert res.value <= res.others["rdp"]  # PLD is the tighter accountant
@@ -133,7 +134,7 @@ def test_kov_in_log_space_does_not_overflow():
 
 
 def test_pld_agrees_with_kov_for_pure_dp():
-    acct = A.Accountant().compose(A.PureDP(0.1), times=200)
+    acct = A.Accountant().compose(E.PureDP(0.1), times=200)
     res = acct.epsilon(1e-6, method="pld", compare=True)
     # KOV is exact at its grid points, PLD interpolates: both are valid upper bounds
     assert res.lower <= res.others["kov"] + 1e-9
@@ -143,8 +144,8 @@ def test_pld_agrees_with_kov_for_pure_dp():
 
 
 def test_krr_round_is_tighter_than_general_round():
-    general = A.Accountant().compose(A.ShuffledRound(10_000, 3.0), times=10).epsilon(1e-6)
-    krr = A.Accountant().compose(A.KRRShuffledRound(10_000, 3.0, 50), times=10).epsilon(1e-6)
+    general = A.Accountant().compose(E.ShuffledRound(10_000, 3.0), times=10).epsilon(1e-6)
+    krr = A.Accountant().compose(E.KRRShuffledRound(10_000, 3.0, 50), times=10).epsilon(1e-6)
     assert krr.value <= general.value + 1e-9 and krr.lower <= krr.value
 
 
@@ -186,17 +187,17 @@ def test_dp_accounting_export_agrees():
 
 
 @pytest.mark.parametrize("call", [
-    lambda: A.Gaussian(-1.0),
+    lambda: E.Gaussian(-1.0),
     lambda: R.gaussian_rdp(1.0, [0.5, 2.0]),
     lambda: R.check_orders([1.0]),
-    lambda: A.Accountant().compose(A.PureDP(1.0)).epsilon(0.0),
-    lambda: A.Accountant().compose(A.PureDP(1.0)).epsilon(1.5),
-    lambda: A.Accountant().compose(A.PureDP(1.0), times=0),
-    lambda: A.Accountant().compose(A.ApproxDP(1.0, 1e-6)).epsilon(1e-5, method="rdp"),
-    lambda: A.Accountant().compose(A.PureDP(1.0)).compose(A.Gaussian(1.0)).epsilon(1e-5, method="kov"),
+    lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(0.0),
+    lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(1.5),
+    lambda: A.Accountant().compose(E.PureDP(1.0), times=0),
+    lambda: A.Accountant().compose(E.ApproxDP(1.0, 1e-6)).epsilon(1e-5, method="rdp"),
+    lambda: A.Accountant().compose(E.PureDP(1.0)).compose(E.Gaussian(1.0)).epsilon(1e-5, method="kov"),
     lambda: A.Accountant().epsilon(1e-6),
-    lambda: A.Accountant().compose(A.PureDP(1.0)).epsilon(1e-6, method="magic"),
-    lambda: A.ShuffledRound(0, 1.0),
+    lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(1e-6, method="magic"),
+    lambda: E.ShuffledRound(0, 1.0),
     lambda: P.from_pmfs([0.5, 0.5], [0.9, 0.2]),
 ])
 def test_bad_input_is_rejected(call):

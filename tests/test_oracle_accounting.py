@@ -12,7 +12,7 @@ from test_blanket import classes, law_rappor, shuffled
 
 import ldpcompress as L
 from ldpcompress.accounting import blanket as BL
-from ldpcompress.accounting.accountant import Accountant, OracleShuffledRound, ShuffledRound
+from ldpcompress.accounting import Accountant, OracleShuffledRound, ShuffledRound
 from ldpcompress.cli import main
 from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
 from ldpcompress.randomizers.krr import KRR as KRROracle

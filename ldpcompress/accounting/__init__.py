@@ -4,17 +4,16 @@ bounds' profiles in ``profiles`` and ``blanket``), inverse queries (``inverse``)
 over many rounds (``accountant`` over ``pld``, ``rdp`` and ``kov``; its saved state in
 ``state``), noise addition (``noise``) and export to dp_accounting (``interop``).
 docs/theory.md §2-§4."""
-from .accountant import (
-                         Accountant,
-                         AccountingResult,
-                         ApproxDP,
-                         Gaussian,
-                         KRRShuffledRound,
-                         Laplace,
-                         OracleShuffledRound,
-                         PairOfPmfs,
-                         PureDP,
-                         ShuffledRound,
+from .accountant import Accountant, AccountingResult
+from .events import (
+    ApproxDP,
+    Gaussian,
+    KRRShuffledRound,
+    Laplace,
+    OracleShuffledRound,
+    PairOfPmfs,
+    PureDP,
+    ShuffledRound,
 )
 from .amplification import AmplificationResult, Bound, clone_pair_delta, delta, epsilon
 from .inverse import max_eps0, min_n

@@ -6,7 +6,7 @@ composes everything spent so far. The file is untrusted on reading: its format n
 version, every key, every event type (a closed list) and every parameter are checked, and the
 events are rebuilt through their own constructors (which validate their ranges). Floats are
 written with full precision (JSON floats round-trip exactly); fractions as "p/q" strings.
-The accountant passes its class and its registry of event classes (``accountant.EVENTS``), so
+The accountant passes its class and its registry of event classes (``events.EVENTS``), so
 this module depends on nothing above it.
 
     acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from ..accounting import accountant as A
+from ..accounting import events as E
 from ..accounting import noise as N
 from ..core import validate as V
 from ..core.limits import check_bytes
@@ -27,9 +28,9 @@ def _cmd_compose(args) -> None:
     k = count(args.k, "--k", 2)  # None: any eps0-LDP randomizer
     params = dict(n=n, eps0=args.eps0, rounds=rounds, delta=args.delta, k=k, h=args.h)
     if k is None:
-        event = A.ShuffledRound(n, args.eps0)
+        event = E.ShuffledRound(n, args.eps0)
     else:
-        event = A.KRRShuffledRound(n, args.eps0, k)
+        event = E.KRRShuffledRound(n, args.eps0, k)
     acct = A.Accountant(h=args.h).compose(event, times=rounds)
     res = acct.epsilon(args.delta)
     values = {res.method: res.value, **res.others}
