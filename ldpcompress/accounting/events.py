@@ -17,11 +17,13 @@ from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
 from . import pld as P
 from . import rdp as R
+from . import sampled as SA
 from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
 
 __all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffledRound",
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
-           "EVENTS"]
+           "EVENTS", "SampledShuffledRound", "SampledKRRShuffledRound",
+           "SampledOracleShuffledRound"]
 
 
 # Window tolerance of the profiles behind connect-the-dots events. The profile cannot fall
@@ -322,3 +324,140 @@ def _dots_rdp(event: Event, eps_max: float, orders, points: int) -> np.ndarray:
     losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
     return np.minimum(R.atoms_rdp(losses, masses, inf_mass, orders), eps_max)
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Shuffled rounds with participation sampling (docs/theory.md §2.7; accounting/sampled.py)
+# ---------------------------------------------------------------------------------------------
+
+class _SampledRound(Event):
+    """A shuffled round in which each user reports with probability ``gamma`` (Poisson) or a
+    uniform ``sample`` of the n users report, neighbours by ``relation``: the connect-the-dots
+    PLD of the smallest of its sampled bounds (DGKKM22), its Renyi curve where the round has a
+    finite largest loss (fixed size; Poisson substitution), and KOV at that largest loss.
+    Poisson add/remove has neither: the report count has an unbounded loss (every user
+    reporting reveals user 1), so its Renyi divergences are infinite. Subclasses set
+    ``_uppers()`` (the sampled upper profiles) and ``_eps0``."""
+
+    def _checked_sampling(self):
+        s = SA.Sampling.of(self.n, self.gamma, self.sample, self.relation)
+        object.__setattr__(self, "n", s.n)
+        object.__setattr__(self, "gamma", s.gamma)
+        object.__setattr__(self, "sample", s.m)
+        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+        return s
+
+    @property
+    def sampling(self):
+        return SA.Sampling.of(self.n, self.gamma, self.sample, self.relation)
+
+    def _profile(self):
+        profiles = [(p, BLANKET_DOTS_TOL if isinstance(p, SA.SampledBlanketProfile) else DOTS_TOL)
+                    for p in self._uppers()]
+        return lambda e: min(p.delta(e, tol) for p, tol in profiles)
+
+    def _cap(self) -> float:
+        return self.sampling.cap(self._eps0)
+
+    def pld(self, h, rounding):
+        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
+            return None
+        losses, masses, inf_mass = _sampled_atoms(self)
+        return P.symmetric_atoms(losses, masses, h, True, inf_mass, mean=_mean(rounding))
+
+    def rdp(self, orders):
+        cap = self._cap()
+        if not math.isfinite(cap):
+            return None
+        losses, masses, inf_mass = _sampled_atoms(self)
+        return np.minimum(R.atoms_rdp(losses, masses, inf_mass, orders), cap)
+
+    def approx_dp(self):
+        cap = self._cap()
+        return (cap, 0.0) if math.isfinite(cap) else None
+
+
+@dataclass(frozen=True)
+class SampledShuffledRound(_SampledRound):
+    """A sampled shuffled round of any eps0-LDP randomizer (docs/theory.md §2.7(a)-(b))."""
+
+    n: int
+    eps0: float
+    gamma: float | None = None
+    sample: int | None = None
+    relation: str = "substitution"
+    points: int = 120
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
+        self._checked_sampling()
+
+    @property
+    def _eps0(self) -> float:
+        return self.eps0
+
+    def _uppers(self):
+        return SA.upper_profiles(self.n, self.sampling, eps0=self.eps0)
+
+
+@dataclass(frozen=True)
+class SampledKRRShuffledRound(_SampledRound):
+    """A sampled shuffled round of k-RR: the general bound and k-RR's blanket (§2.7)."""
+
+    n: int
+    eps0: float
+    k: int
+    gamma: float | None = None
+    sample: int | None = None
+    relation: str = "substitution"
+    points: int = 120
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
+        object.__setattr__(self, "k", V.domain_size(self.k))
+        self._checked_sampling()
+
+    @property
+    def _eps0(self) -> float:
+        return SA.krr_structure(self.k, self.eps0).eps0
+
+    def _uppers(self):
+        return SA.upper_profiles(self.n, self.sampling, eps0=self.eps0, k=self.k)
+
+
+@dataclass(frozen=True)
+class SampledOracleShuffledRound(_SampledRound):
+    """A sampled shuffled round of one frequency oracle (its structure is kept, as in
+    OracleShuffledRound): the general bound at its realised eps0 and its privacy blanket."""
+
+    n: int
+    oracle: object
+    gamma: float | None = None
+    sample: int | None = None
+    relation: str = "substitution"
+    points: int = 120
+
+    def __post_init__(self):
+        st = self.oracle if isinstance(self.oracle, ShuffleStructure) else BL.structure(self.oracle)
+        object.__setattr__(self, "oracle", st)
+        self._checked_sampling()
+
+    @property
+    def _eps0(self) -> float:
+        return self.oracle.eps0
+
+    def _uppers(self):
+        return SA.upper_profiles(self.n, self.sampling, st=self.oracle)
+
+
+EVENTS.update({cls.__name__: cls for cls in (SampledShuffledRound, SampledKRRShuffledRound,
+                                             SampledOracleShuffledRound)})
+
+
+@functools.lru_cache(maxsize=256)
+def _sampled_atoms(event: _SampledRound):
+    """Connect-the-dots atoms of a sampled round's profile on SA.dots_grid (fine where the
+    profile is not negligible, closed by its cap where the profile is 0)."""
+    profile = event._profile()
+    grid = SA.dots_grid(profile, event._cap(), event._eps0, event.sampling, event.points)
+    return P.profile_atoms_at(profile, grid)
