@@ -436,10 +436,11 @@ def _block_size(c, cw, mean, sd, merge):
 
 
 @njit(cache=True)
-def subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt, g, frac, tol):
+def subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt, g, frac, tol, merge_tails=True):
     """Blocks of c for the blanket substitution bound (docs/theory.md §2.7(d)). The window of
     c - 1 ~ Bin(N, s) over every block i of N is cut into blocks [c_lo, c_hi] of width frac x
-    its standard deviation (aligned at multiples of it; tails merged). For the counts of block
+    its standard deviation (aligned at multiples of it; tails merged unless not merge_tails).
+    For the counts of block
     i in block j, the pair at (c_lo_j, tau_ij) carries them: tau_ij = 1/(1 + rho_i(c_hi_j)), the
     largest odds of "user 1 reported", rho_i(c) = g X_i(c)/c (the pair is non-increasing in c
     and non-decreasing in tau).
@@ -466,7 +467,7 @@ def subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt, g, frac, tol):
     while start <= c_max:
         starts[nj] = start
         nj += 1
-        start += _block_size(start, cw, mean, sd, True)
+        start += _block_size(start, cw, mean, sd, merge_tails)
     starts[nj] = start  # the end of the last block
     c_lo = np.empty(nj, dtype=np.int64)
     for jj in range(nj):
