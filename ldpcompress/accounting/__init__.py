@@ -1,7 +1,8 @@
 """Questions asked of a randomizer (or of eps0 alone) about shuffled reports: one round
 (``amplification``: generic, k-RR and privacy-blanket bounds with exact lower bounds; the
 bounds' profiles in ``profiles`` and ``blanket``), inverse queries (``inverse``), composition
-over many rounds (``accountant`` over ``pld``, ``rdp`` and ``kov``; its saved state in
+over many rounds (``accountant`` over ``pld``, ``rdp`` and ``kov``; rounds with participation
+sampling in ``sampled``; its saved state in
 ``state``), noise addition (``noise``) and export to dp_accounting (``interop``).
 docs/theory.md §2-§4."""
 from .accountant import Accountant, AccountingResult
@@ -13,6 +14,9 @@ from .events import (
     OracleShuffledRound,
     PairOfPmfs,
     PureDP,
+    SampledKRRShuffledRound,
+    SampledOracleShuffledRound,
+    SampledShuffledRound,
     ShuffledRound,
 )
 from .amplification import AmplificationResult, Bound, clone_pair_delta, delta, epsilon
@@ -20,4 +24,5 @@ from .inverse import max_eps0, min_n
 
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
            "Bound", "Accountant", "AccountingResult", "ShuffledRound", "KRRShuffledRound",
-           "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs"]
+           "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
+           "SampledShuffledRound", "SampledKRRShuffledRound", "SampledOracleShuffledRound"]

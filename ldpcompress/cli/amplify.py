@@ -232,6 +232,6 @@ def register(sub) -> None:
                         "(substitution, the default) or user 1 is present or absent "
                         "(add_remove)")
     a.add_argument("--inverse", action="store_true",
-                   help="with --n: largest eps0; with --eps0: smallest n (§2.9)")
+                   help="with --n: largest eps0; with --eps0: smallest n (§2.10)")
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_amplify)
