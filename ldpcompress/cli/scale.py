@@ -110,7 +110,7 @@ def _domain(args):
 
 def _cmd_aggregate(args) -> None:
     from ..scale import distributed
-    from ..scale.regular_files import check_output_file
+    from ..core.regular_files import check_output_file
     nonempty(args.out, "--out")
     retries = count(args.retries, "--retries", 0, 100)
     level = probability(args.level, "--level")
@@ -192,7 +192,7 @@ def _cmd_plot(args) -> None:
     from ..core.optional import require
     require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
     from .. import plots
-    from ..scale.regular_files import check_output_file
+    from ..core.regular_files import check_output_file
     start = time.perf_counter()
     nonempty(args.out, "--out")
     check_output_file(args.out, "--out")

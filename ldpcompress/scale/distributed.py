@@ -29,7 +29,7 @@ from ..randomizers.pirappor import FieldReports, PIRappor
 from .manifest import Shard
 from .metadata import oracle_from_metadata, oracle_metadata
 from .reader import READ_BATCH_ROWS, check_batch_rows, collect, count_shard, iter_shard
-from .regular_files import open_regular
+from ..core.regular_files import open_regular
 
 __all__ = ["IN_MEMORY_ROWS", "SCHEMES_SECURE", "SCHEMES_PLAIN", "ClusterError", "shard_counts",
            "check_scheduler", "tls_security", "aggregate", "aggregate_in_memory"]

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..randomizers.estimator import check_flag
-from .regular_files import open_regular
+from ..core.regular_files import open_regular
 
 if TYPE_CHECKING:
     from ..core.items import ItemDomain

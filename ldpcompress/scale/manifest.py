@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core.limits import format_bytes
 from .metadata import FORMAT, get_int, get_key, oracle_from_metadata, parse_json
-from .regular_files import open_regular
+from ..core.regular_files import open_regular
 
 __all__ = ["MANIFEST", "KIND", "MAX_SHARDS", "MAX_MANIFEST_BYTES", "Shard", "read_manifest",
            "plain_name", "load_json", "manifest_names", "write_json_atomic"]
