@@ -349,6 +349,8 @@ def rdp_delta(orders: np.ndarray, rdp: np.ndarray, eps: float) -> float:
     """delta(eps) from an RDP curve: the inverse of CKS20, minimised over the orders:
     log delta = (a-1)(rdp - eps + log(1 - 1/a)) - log a, rounded up (the float error of the
     sum, a few ulps of its terms' magnitudes, is added before exp; never below 5e-324)."""
+    if eps == math.inf:
+        return 0.0  # finite Renyi divergences: no infinite privacy loss
     a = np.asarray(orders, dtype=float)
     rdp = np.asarray(rdp, dtype=float)
     t = np.log1p(-1.0 / a)

@@ -136,7 +136,10 @@ class BlanketProfile(OracleProfile):
         else:
             self._pj, self._pjc = float(2 * s.p10), float(1 - 2 * s.p10)
             rest = s.p11 + s.p00
-            self._pi, self._pic = float(s.p11 / rest), float(s.p00 / rest)
+            # rest = 0 (subset selection with k = 2: one of the two items is always
+            # supported): the "rest" class has no mass, its split is immaterial
+            self._pi, self._pic = (float(s.p11 / rest), float(s.p00 / rest)) if rest else \
+                (0.0, 1.0)
 
     def tables(self, tol: float):
         for built, tab in self._tables.items():

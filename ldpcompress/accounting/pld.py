@@ -22,6 +22,7 @@ import numpy as np
 from scipy import fft as sfft
 from scipy import special
 
+from ..core import validate as V
 from ..kernels.renyi import ROUND_DOWN, ROUND_MEAN, ROUND_UP, clone_pld_grid
 from .rounding import round_up
 from .profiles import general_split  # noqa: F401  (re-exported for callers of pld)
@@ -321,10 +322,10 @@ def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> f
 
 def check_grid(h: float) -> float:
     """A grid step h in (0, 1]."""
-    h = float(h)
-    if not (math.isfinite(h) and 0.0 < h <= 1.0):
-        raise ValueError(f"grid step h must be in (0, 1], got {h!r}")
-    return h
+    v = V.real(h, "h")
+    if not (math.isfinite(v) and 0.0 < v <= 1.0):
+        raise ValueError(f"grid step h must be in (0, 1], got {V.shown(h)}")
+    return v
 
 
 def check_rounding(rounding: str) -> str:

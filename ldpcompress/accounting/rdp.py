@@ -27,9 +27,14 @@ DEFAULT_ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arange(2.
 
 def check_orders(orders) -> np.ndarray:
     """Orders as a float array; each must be finite and > 1."""
-    arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    try:
+        arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    except OverflowError:  # an integer >= 2^1024
+        raise ValueError(f"orders must be finite numbers > 1, got {V.shown(orders)}") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"orders must be a list of numbers > 1, got {V.shown(orders)}") from None
     if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 1.0):
-        raise ValueError(f"orders must be finite numbers > 1, got {orders!r}")
+        raise ValueError(f"orders must be finite numbers > 1, got {V.shown(orders)}")
     return arr
 
 

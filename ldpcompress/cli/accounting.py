@@ -25,7 +25,7 @@ def _cmd_compose(args) -> None:
     args.eps0 = V.local_eps0(args.eps0, "--eps0")
     args.delta = V.probability_open(args.delta, "--delta")
     rounds = count(args.rounds, "--rounds", 1, A.MAX_ROUNDS)
-    k = count(args.k, "--k", 2)  # None: any eps0-LDP randomizer
+    k = count(args.k, "--k", 2, V.MAX_K)  # None: any eps0-LDP randomizer
     params = dict(n=n, eps0=args.eps0, rounds=rounds, delta=args.delta, k=k, h=args.h)
     if k is None:
         event = E.ShuffledRound(n, args.eps0)
