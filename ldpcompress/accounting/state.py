@@ -21,6 +21,7 @@ import os
 from fractions import Fraction
 
 from ..core.optional import require
+from ..core.regular_files import read_regular
 from ..randomizers.structure import ShuffleStructure
 
 __all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load",
@@ -151,7 +152,8 @@ def _event(obj, where: str, events: dict):
 def from_state(state: dict, accountant_cls, events: dict):
     """Rebuild an accountant from :func:`to_state`'s dict, checking everything."""
     state = _keys(state, "accountant state", ("format", "version", "settings", "events"))
-    if state["format"] != FORMAT or state["version"] != VERSION:
+    if state["format"] != FORMAT or type(state["version"]) is not int \
+            or state["version"] != VERSION:  # true == 1 in Python: not a version
         raise ValueError(f"not an accountant state of this library: format {state['format']!r} "
                          f"version {state['version']!r} (expected {FORMAT!r} version {VERSION})")
     settings = _keys(state["settings"], "settings", SETTINGS)
@@ -172,6 +174,9 @@ def loads(text: str, accountant_cls, events: dict):
         state = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ValueError(f"accountant state is not valid JSON: {err}") from None
+    except RecursionError:
+        raise ValueError("accountant state is nested too deeply to be a ledger (JSON arrays or "
+                         "objects nested thousands deep)") from None
     return from_state(state, accountant_cls, events)
 
 
@@ -181,14 +186,11 @@ def _no_constant(name):
 
 def load(path, accountant_cls, events: dict):
     """Read an accountant saved by :func:`save` (errors name the file)."""
-    size = os.path.getsize(path)
-    if size > MAX_STATE_BYTES:
-        raise ValueError(f"{path}: an accountant state is at most {MAX_STATE_BYTES} bytes, "
-                         f"the file has {size}")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+    raw = read_regular(path, "an accountant state", MAX_STATE_BYTES)  # no FIFO, no device
     try:
-        return loads(text, accountant_cls, events)
+        return loads(raw.decode("utf-8"), accountant_cls, events)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
 

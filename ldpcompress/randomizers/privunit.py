@@ -34,8 +34,13 @@ __all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range
 NORM_SLACK = 1e-9
 
 def check_vector(x, d: int) -> np.ndarray:
-    """A float vector of dimension d and norm <= 1."""
-    arr = np.asarray(x, dtype=float)
+    """A float vector of dimension d and norm <= 1; complex, boolean or non-numeric entries are
+    a TypeError (casting would drop the imaginary part silently)."""
+    raw = np.asarray(x)
+    if raw.dtype.kind not in "iuf":
+        what = "complex" if raw.dtype.kind == "c" else f"{raw.dtype} (not real numbers)"
+        raise TypeError(f"input vector must hold real numbers, got dtype {what}")
+    arr = raw.astype(float)
     if arr.shape != (d,):
         raise ValueError(f"input must be a vector of dimension {d}, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
