@@ -103,3 +103,9 @@ class FrequencyOracle(BinaryEstimator):
 
     def check_reports(self, reports):
         raise NotImplementedError
+
+    def plateau(self) -> tuple:
+        """The discrete choices made from the eps parameter (bucket count, field, subset size
+        ...): the realised law jumps where they change, so its privacy is not monotone in the
+        parameter across them. () when there are none (the law is continuous in eps)."""
+        return ()

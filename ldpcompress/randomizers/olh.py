@@ -56,6 +56,10 @@ class OLH(FrequencyOracle):
         self.a1c = (self.g - 1) * x / (1.0 + (self.g - 1) * x)  # 1 - keep, no cancellation
         self.bits_per_report = 2 * math.ceil(math.log2(self.p)) + math.ceil(math.log2(self.g))
 
+    def plateau(self) -> tuple:
+        """(g, p): both jump with eps (g = round(e^eps + 1), p the next prime above 4 g)."""
+        return (self.g, self.p)
+
     def randomize_many(self, xs, entropy=SYSTEM):
         xs = V.items(xs, self.k)
         n = xs.size

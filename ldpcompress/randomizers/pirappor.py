@@ -113,6 +113,10 @@ class PIRappor(FrequencyOracle):
             self.eps = math.log(self.a1 / self.a0)
         self.bits_per_report = 2 * math.ceil(math.log2(self.p))
 
+    def plateau(self) -> tuple:
+        """(p, s): the realised law depends on eps only through them (integers)."""
+        return (self.p, self.s)
+
     # -- client -------------------------------------------------------------------------------
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> FieldReports:
         """For each x: z ~ Bern(a1), a uniform in F_p, r uniform in [0, s) if z else [s, p),

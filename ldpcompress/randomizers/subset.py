@@ -43,6 +43,10 @@ class SubsetSelection(Randomizer, FrequencyOracle):
         self.deletion_eps = max(abs(self.eps + math.log(self.k) - log_total),
                                 abs(math.log(self.k) - log_total))
 
+
+    def plateau(self) -> tuple:
+        """(d,): the subset size round(k/(e^eps + 1)) jumps with eps."""
+        return (self.d,)
     def _subset(self, ints: np.ndarray) -> np.ndarray:
         """Partial Fisher-Yates: the first d entries of a permutation of [k] driven by ints[i]
         in [0, k - i)."""
