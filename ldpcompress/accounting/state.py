@@ -117,7 +117,8 @@ def _structure(obj, where: str) -> ShuffleStructure:
 
 
 def _event(obj, where: str, events: dict):
-    if not isinstance(obj, dict) or obj.get("event") not in events:
+    if not isinstance(obj, dict) or not isinstance(obj.get("event"), str) \
+            or obj["event"] not in events:
         got = obj.get("event") if isinstance(obj, dict) else obj
         raise ValueError(f"{where}: 'event' must be one of {sorted(events)}, got {got!r}")
     cls = events[obj["event"]]
@@ -157,8 +158,11 @@ def from_state(state: dict, accountant_cls, events: dict):
         raise ValueError(f"not an accountant state of this library: format {state['format']!r} "
                          f"version {state['version']!r} (expected {FORMAT!r} version {VERSION})")
     settings = _keys(state["settings"], "settings", SETTINGS)
-    acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
-                        orders=settings["orders"], gap=settings["gap"])
+    try:
+        acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
+                              orders=settings["orders"], gap=settings["gap"])
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"settings: {err}") from None
     if not isinstance(state["events"], list):
         raise ValueError("events must be a JSON list")
     for i, obj in enumerate(state["events"]):
@@ -177,7 +181,10 @@ def loads(text: str, accountant_cls, events: dict):
     except RecursionError:
         raise ValueError("accountant state is nested too deeply to be a ledger (JSON arrays or "
                          "objects nested thousands deep)") from None
-    return from_state(state, accountant_cls, events)
+    try:
+        return from_state(state, accountant_cls, events)
+    except TypeError as err:  # a value of the wrong type deep inside: never a traceback
+        raise ValueError(f"accountant state holds a value of the wrong type ({err})") from None
 
 
 def _no_constant(name):
