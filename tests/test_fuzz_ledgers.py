@@ -20,6 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reference import json_paths
+
 from ldpcompress import ItemDomain, PIRappor, SubsetSelection
 from ldpcompress.accounting import (Accountant, Gaussian, KRRShuffledRound, Laplace,
                                     OracleShuffledRound, PureDP, ShuffledRound)
@@ -56,16 +58,6 @@ def ledger(tmp_path_factory):
     path = tmp_path_factory.mktemp("ledger") / "ledger.json"
     acct.save(path)
     return path.read_text(), acct.epsilon(DELTA).value
-
-
-def _paths(doc, prefix=()):
-    yield prefix
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from _paths(v, prefix + (i,))
 
 
 def _get(doc, path):
@@ -109,7 +101,7 @@ GARBAGE = st.sampled_from([None, 0, -1, -0.5, 0.0, True, False, "", "x", "1/0", 
 def _non_event_paths(doc):
     """Every path except whole events (deleting an event is a shorter ledger, not an edit
     that can be refused) and the root."""
-    return [p for p in _paths(doc) if p and not (len(p) == 2 and p[0] == "events")]
+    return [p for p in json_paths(doc) if p and not (len(p) == 2 and p[0] == "events")]
 
 
 @FUZZ
@@ -178,7 +170,7 @@ def test_ledger_text_damaged(ledger, tmp_path_factory, cut, depth, how, byte):
 
 
 def _fraction_paths(doc):
-    return [p for p in _paths(doc) if isinstance(_get(doc, p), str) and "/" in _get(doc, p)]
+    return [p for p in json_paths(doc) if isinstance(_get(doc, p), str) and "/" in _get(doc, p)]
 
 
 @pytest.mark.xfail(reason="issue 20 item 1: until ledgers store names and parameters only, a "
