@@ -74,4 +74,4 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
            "LocalRandomizer", "Privacy", "compress",
            "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
