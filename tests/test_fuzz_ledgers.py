@@ -93,9 +93,11 @@ def _check(kind, text, base_eps, tmp_path):
     TALLY[(kind, "loaded, no smaller")] += 1
 
 
+# values no privacy parameter accepts (a valid number such as sigma = 1e308 would make a ledger
+# legitimately more private: that is an edit of the parameters, not a lie about a law)
 GARBAGE = st.sampled_from([None, 0, -1, -0.5, 0.0, True, False, "", "x", "1/0", "0/1", "-1/2",
                            "nan", [], {}, [1, 2], {"a": 1}, 2 ** 1024, -(2 ** 1024), 10 ** 400,
-                           1e308, -1e308, 5e-324, "9" * 30000, [[[[[]]]]]])
+                           -1e308, "9" * 30000, [[[[[]]]]]])
 
 
 def _non_event_paths(doc):
@@ -173,13 +175,12 @@ def _fraction_paths(doc):
     return [p for p in json_paths(doc) if isinstance(_get(doc, p), str) and "/" in _get(doc, p)]
 
 
-@pytest.mark.xfail(reason="issue 20 item 1: until ledgers store names and parameters only, a "
-                          "stored law edited consistently can under-report", strict=False)
 @FUZZ
 @given(pick=st.integers(0, 10 ** 6), factor=st.sampled_from(
     [Fraction(2), Fraction(11, 10), Fraction(1001, 1000), Fraction(1, 2), Fraction(1, 3)]))
 def test_ledger_stored_law_edited(ledger, tmp_path_factory, pick, factor):
-    """The issue's attack: a stored probability of an oracle's law scaled (a1 = 2a ...)."""
+    """The issue's attack: a stored probability of an oracle's law scaled (a1 = 2a ...). A
+    ledger that stores no law (names and parameters only) has nothing to edit here."""
     text, base = ledger
     doc = json.loads(text)
     paths = _fraction_paths(doc)
