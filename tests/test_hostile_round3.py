@@ -219,6 +219,13 @@ def test_subset_selection_with_two_items_against_brute_force():
                 res = L.delta(n, eps=eps, oracle=oracle)
                 assert mp.mpf(res.value) >= mp_krr_worst_delta(n, 2, e0, eps), (n, eps)
     assert L.epsilon(1000, delta=1e-6, oracle=oracle).method in ("blanket", "krr_blanket")
+    # the blanket profile itself (its (b1, b2) law has no "rest" class) against brute force
+    from ldpcompress.accounting.blanket import BlanketProfile
+    with mp.workdps(50):
+        for n in (2, 3):
+            prof = BlanketProfile(n, st)
+            for eps in (0.3, 0.9):
+                assert mp.mpf(prof.delta_at(eps)) >= mp_krr_worst_delta(n, 2, e0, eps)
 
 
 def test_cli_subset_with_two_items():
