@@ -139,7 +139,7 @@ def test_ledger_key_deleted_or_added(ledger, tmp_path_factory, pick, key):
     _check(kind, json.dumps(doc), base, tmp_path_factory.mktemp("k"))
 
 
-@FUZZ
+@settings(FUZZ, max_examples=SCALE or 20)  # every example loads and answers a query (~0.6 s)
 @given(pick=st.integers(0, 10 ** 6), more=st.integers(1, 10 ** 9), repeat=st.booleans())
 def test_ledger_more_rounds_or_repeated_events(ledger, tmp_path_factory, pick, more, repeat):
     text, base = ledger
