@@ -1,7 +1,8 @@
 """Kernels of the bulk client coins (ldpcompress.core.coins): exact Bernoulli bits and uniform
-subsets from words of a cryptographic stream (docs/theory.md §5.4, "Realised coins").
+subsets from words of a cryptographic stream (docs/theory.md §6, "Unary-encoding clients in
+bulk").
 
-Each coin is decided from as few stream bits as its exact law allows: a Bernoulli(c 2^-53)
+Each coin reads few stream bits and keeps its exact law: a Bernoulli(c 2^-53)
 coin, c an integer, is the comparison j < c of a 53-bit uniform j = (byte << 45) | tail, and the
 45-bit tail is drawn only when the byte equals the top byte of c (probability 1/256); a
 uniform integer in [0, b) is Lemire's multiply-and-reject on one 32-bit word.

@@ -1,5 +1,5 @@
-"""Client coins in bulk, exactly, from a cryptographic word stream (docs/theory.md §5.4,
-"Realised coins").
+"""Client coins in bulk, exactly, from a cryptographic word stream (docs/theory.md §6,
+"Unary-encoding clients in bulk").
 
 The unary-encoding clients (RAPPOR, OUE, subset selection) need ~1e8 coins for 1e5 users at
 k = 1000. Drawing a 53-bit uniform per coin from os.urandom costs seconds; here each coin reads
