@@ -42,18 +42,31 @@ def bounded_draw(word, bound, width):
 
 
 @njit(cache=True)
-def floyd_subsets(words, state, xs, include, k, d, marks, scratch, out, scan):
+def _slot(table, item):
+    """The slot of item in an open-addressing table (items stored as item + 1, 0 = empty,
+    size a power of two, linear probing), or the empty slot where it would go."""
+    mask = table.size - 1
+    h = np.int64((np.uint64(item) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
+    while table[h] != 0 and table[h] != item + 1:
+        h = (h + 1) & mask
+    return h
+
+
+@njit(cache=True)
+def floyd_subsets(words, state, xs, include, k, d, taken, out, scan):
     """Row r of out (n x d): x = xs[r] and a uniform (d-1)-subset of [k] minus {x} if
-    include[r], else a uniform d-subset of [k] minus {x}, in increasing order when ``scan``.
+    include[r], else a uniform d-subset of [k] minus {x}; in increasing order when ``scan``.
 
     Floyd's algorithm (Bentley and Floyd, "A sample of brilliance", CACM 1987) on the m = k - 1
     items other than x (index t -> item t + (t >= x)): for j = m - s, ..., m - 1 draw t uniform
-    in [0, j] and add t, or j if t is already chosen: a uniform s-subset. Integers by
-    ``bounded_draw`` on the uint32 ``words``. Resumable: ``state`` = (row, draws done in it)
-    is saved when the words run out and the call returns; the caller passes fresh words.
-    ``marks`` (k zeros) is scratch and is left zero after every finished row. With ``scan``
-    the row is written in increasing order by a branch-free pass over marks (O(k), scratch
-    holds d + 1 slots); otherwise it is left unsorted for the caller to sort (O(d))."""
+    in [0, j] and add t, or j (never chosen before) if t is already chosen: a uniform s-subset.
+    Integers by ``bounded_draw`` on the uint32 ``words``. Resumable: ``state`` = (row, draws
+    done in it) is saved when the words run out and the call returns; the caller passes the
+    next words. ``taken`` (zeros, left zero after every finished row) records the chosen items:
+    with ``scan`` it is a k-slot mark table, read in one branch-free pass to write the row in
+    increasing order (O(k) per row; k slots); otherwise an
+    open-addressing set of a power of two >= 2 d slots (O(d) per row, memory O(d) whatever k)
+    and the row is left unsorted for the caller to sort."""
     n = xs.size
     m = k - 1
     r = state[0]
@@ -74,25 +87,31 @@ def floyd_subsets(words, state, xs, include, k, d, marks, scratch, out, scan):
                 t = bounded_draw(words[pos], j + 1, 32)
                 pos += 1
             item = t + (t >= x)
-            if marks[item]:
-                item = j + (j >= x)
-            marks[item] = 1
+            if scan:
+                if taken[item]:
+                    item = j + (j >= x)
+                taken[item] = 1
+            else:
+                h = _slot(taken, item)
+                if taken[h] != 0:
+                    item = j + (j >= x)
+                    h = _slot(taken, item)
+                taken[h] = item + 1
             out[r, i] = item
             i += 1
         if include[r]:
-            marks[x] = 1
             out[r, d - 1] = x
         if scan:
+            taken[x] = include[r]
             c = 0
-            for v in range(k):
-                scratch[c] = v
-                c += marks[v]
-                marks[v] = 0
-            for c in range(d):
-                out[r, c] = scratch[c]
+            for v in range(k):  # branch-free but for the exit: the d marks end at the last
+                out[r, c] = v
+                c += taken[v]
+                taken[v] = 0
+                if c == d:
+                    break
         else:
-            for c in range(d):
-                marks[out[r, c]] = 0
+            taken[:] = 0
         r += 1
         i = 0
     state[0] = n

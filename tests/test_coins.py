@@ -349,10 +349,13 @@ def test_expand_keys_a_fresh_aes_stream_from_the_source():
 
 
 @pytest.mark.parametrize("make,row_bytes", [(lambda: OUE(1000, 1.0), 1000),
-                                            (lambda: SubsetSelection(1000, 1.0), 269 * 8)])
+                                            (lambda: SubsetSelection(1000, 1.0), 269 * 8),
+                                            (lambda: SubsetSelection(2 ** 31 - 1, 30.0, d=2),
+                                             16)])
 def test_client_memory_is_the_output_plus_bounded_chunks(make, row_bytes):
     """Peak allocation of a 20,000-report batch: the reports, plus temporaries bounded by a
-    few stream chunks and O(n) per-report coins -- not a multiple of n x k."""
+    few stream chunks and O(n) per-report coins -- not a multiple of n x k, and no k-sized
+    table when k is far above d."""
     oracle = make()
     n = 20_000
     xs = np.arange(n) % oracle.k
@@ -365,3 +368,14 @@ def test_client_memory_is_the_output_plus_bounded_chunks(make, row_bytes):
         tracemalloc.stop()
     assert reps.nbytes == n * row_bytes
     assert peak <= reps.nbytes + 8 * CHUNK_BYTES + 64 * n, (peak, reps.nbytes)
+
+
+@pytest.mark.parametrize("make", [lambda: OUE(10, 1.0), lambda: RAPPOR(10, 1.0),
+                                  lambda: SubsetSelection(10, 1.0, d=3)])
+def test_unary_clients_name_a_wrong_entropy_and_accept_empty_batches(make):
+    oracle = make()
+    for bad in (None, 5, PRG(bytes(16))):
+        with pytest.raises(TypeError, match="entropy must be an ldpcompress Entropy"):
+            oracle.randomize_many(np.array([1]), bad)
+    empty = oracle.randomize_many(np.zeros(0, dtype=np.int64))
+    assert empty.shape == (0, getattr(oracle, "d", oracle.k))

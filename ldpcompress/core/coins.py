@@ -23,12 +23,24 @@ import numpy as np
 from ..kernels.coins import bytes_below, floyd_subsets
 from .prg import WordStream
 
-__all__ = ["CHUNK_BYTES", "TAIL_BITS", "coin_threshold", "bernoulli_bits", "uniform_subsets"]
+__all__ = ["CHUNK_BYTES", "TAIL_BITS", "client_stream", "coin_threshold", "bernoulli_bits",
+           "uniform_subsets"]
 
 
 CHUNK_BYTES = 1 << 18  # stream bytes per kernel call (cache-resident), and the tie buffer's slots
 TAIL_BITS = 45         # 53-bit uniform = 8 bits of one byte, then 45 bits of a word's top
 _UNIFORM_BITS = 53
+
+
+def client_stream(entropy) -> WordStream:
+    """``entropy.expand()``: a fresh AES-CTR stream keyed by 16 bytes of the client's entropy
+    source (an ``Entropy``: SYSTEM, or a seeded simulation source)."""
+    expand = getattr(entropy, "expand", None)
+    if not callable(expand):
+        raise TypeError(f"entropy must be an ldpcompress Entropy (SYSTEM, or "
+                        f"Entropy.seeded_for_simulation(seed) for simulations), got "
+                        f"{type(entropy).__name__}")
+    return expand()
 
 
 def coin_threshold(p: float) -> int:
@@ -70,13 +82,13 @@ def uniform_subsets(stream: WordStream, xs: np.ndarray, k: int, d: int, include:
 
     xs must be int64 items in [0, k) and 1 <= d <= k - 1 (the caller validates). ``scan``
     picks how rows are ordered: a pass over a k-slot mark table (O(k) per row, the default when
-    k <= 8 d) or numpy's sort (O(d log d)); the law is the same."""
+    k <= 8 d) or numpy's sort with a hash set of O(d) slots (O(d log d)); the law is the same."""
     n = xs.size
     if scan is None:
         scan = k <= 8 * d
     out = np.empty((n, d), dtype=np.int64)
-    marks = np.zeros(k, dtype=np.uint8)
-    scratch = np.empty(d + 1 if scan else 0, dtype=np.int64)
+    taken = np.zeros(k, dtype=np.uint8) if scan else \
+        np.zeros(1 << (2 * d - 1).bit_length(), dtype=np.int64)
     state = np.zeros(2, dtype=np.int64)
     include = np.ascontiguousarray(include, dtype=np.bool_)
     chunk_words = CHUNK_BYTES // 4
@@ -84,7 +96,7 @@ def uniform_subsets(stream: WordStream, xs: np.ndarray, k: int, d: int, include:
         draws_left = (n - int(state[0])) * d - int(state[1])
         want = min(chunk_words, draws_left + 16)  # rejections are rare: < k / 2^32 per draw
         words = stream.words((want + 1) // 2).view("<u4")
-        floyd_subsets(words, state, xs, include, k, d, marks, scratch, out, scan)
+        floyd_subsets(words, state, xs, include, k, d, taken, out, scan)
     if not scan:
         out.sort(axis=1)
     return out

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..core import validate as V
-from ..core.coins import bernoulli_bits
+from ..core.coins import bernoulli_bits, client_stream
 from ..core.entropy import SYSTEM
 from ..core.prg import uniform_at
 from .base import FrequencyOracle, Randomizer, check_batch_bytes, check_eps, check_flag
@@ -75,7 +75,7 @@ class RAPPOR(Randomizer, FrequencyOracle):
         (core.coins.bernoulli_bits: ~8 stream bits per coin, temporaries bounded)."""
         xs = V.items(xs, self.k)
         check_batch_bytes(xs.size, self.k, 1, "RAPPOR client bits")
-        stream = entropy.expand()
+        stream = client_stream(entropy)
         bits = bernoulli_bits(stream, xs.size * self.k, self.a0).reshape(xs.size, self.k)
         bits[np.arange(xs.size), xs] = stream.uniform(xs.size) >= self.a1c
         return bits

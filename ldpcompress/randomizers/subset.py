@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
-from ..core.coins import uniform_subsets
+from ..core.coins import client_stream, uniform_subsets
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
 from ..kernels.field import first_unsorted_row
@@ -82,9 +82,10 @@ class SubsetSelection(Randomizer, FrequencyOracle):
         AES-CTR stream keyed by the entropy source (core.coins.uniform_subsets)."""
         xs = V.items(xs, self.k)
         n = xs.size
-        check_bytes(array_bytes((n, self.d)) + self.k, f"subset-selection reports for n = {n} "
+        # the reports, and the sampler's O(d) scratch (at most 4 rows' worth)
+        check_bytes(array_bytes((n + 4, self.d)), f"subset-selection reports for n = {n} "
                     f"x d = {self.d}", "n (batch the inputs)")
-        stream = entropy.expand()
+        stream = client_stream(entropy)
         include = stream.uniform(n) >= self.a1c
         return uniform_subsets(stream, xs, self.k, self.d, include)
 
