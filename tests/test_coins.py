@@ -379,3 +379,26 @@ def test_unary_clients_name_a_wrong_entropy_and_accept_empty_batches(make):
             oracle.randomize_many(np.array([1]), bad)
     empty = oracle.randomize_many(np.zeros(0, dtype=np.int64))
     assert empty.shape == (0, getattr(oracle, "d", oracle.k))
+
+
+def test_without_constant_time_aes_real_clients_draw_from_the_source(monkeypatch):
+    """No AES instructions: pycryptodome's AES would be table-based (its cache timing can leak
+    the key, hence the coins), so a real client's coins come from the source itself, one byte
+    per bit; a seeded simulation source still expands (the same reports on any machine)."""
+    served = []
+
+    def source(nbytes):
+        served.append(nbytes)
+        return bytes(nbytes)  # all-zero bytes: every noise bit is [0 < c >> 45] or a tie
+
+    oracle = OUE(64, 1.0)
+    xs = np.arange(100) % 64
+    sim = oracle.randomize_many(xs, Entropy.seeded_for_simulation(9))
+    monkeypatch.setattr(coins, "HARDWARE_AES", False)
+    oracle.randomize_many(xs, Entropy(source))
+    assert served[0] != 16 and sum(served) >= 100 * 64  # no key drawn, a byte per coin
+    assert np.array_equal(oracle.randomize_many(xs, Entropy.seeded_for_simulation(9)), sim)
+    monkeypatch.setattr(coins, "HARDWARE_AES", True)
+    served.clear()
+    oracle.randomize_many(xs, Entropy(source))
+    assert served == [16]  # the key; every coin from its AES-CTR stream

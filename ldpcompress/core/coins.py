@@ -3,8 +3,9 @@
 
 The unary-encoding clients (RAPPOR, OUE, subset selection) need ~1e8 coins for 1e5 users at
 k = 1000. Drawing a 53-bit uniform per coin from os.urandom costs seconds; here each coin reads
-only the stream bits its exact law needs, from ``Entropy.expand()`` (AES-128-CTR keyed by 16
-fresh bytes of the entropy source: ~GB/s with AES-NI):
+few stream bits, from ``client_stream(entropy)``: ``Entropy.expand()`` (AES-128-CTR keyed by 16
+fresh bytes of the entropy source: ~GB/s with AES-NI), or the source itself on a CPU without
+constant-time AES:
 
 * ``bernoulli_bits``: iid bits with Pr[1] = ceil(p 2^53) / 2^53 -- exactly the coin
   ``uniform() < p`` of ``WordStream.uniform`` (structure.coin) -- from one byte per bit plus a
@@ -23,8 +24,8 @@ import numpy as np
 from ..kernels.coins import bytes_below, floyd_subsets
 from .prg import WordStream
 
-__all__ = ["CHUNK_BYTES", "TAIL_BITS", "client_stream", "coin_threshold", "bernoulli_bits",
-           "uniform_subsets"]
+__all__ = ["CHUNK_BYTES", "TAIL_BITS", "HARDWARE_AES", "client_stream", "coin_threshold",
+           "bernoulli_bits", "uniform_subsets"]
 
 
 CHUNK_BYTES = 1 << 18  # stream bytes per kernel call (cache-resident), and the tie buffer's slots
@@ -32,15 +33,31 @@ TAIL_BITS = 45         # 53-bit uniform = 8 bits of one byte, then 45 bits of a 
 _UNIFORM_BITS = 53
 
 
+def _hardware_aes() -> bool:
+    """Whether pycryptodome runs AES on the CPU's AES instructions (AES-NI, ARMv8 crypto
+    extensions): constant time. Its fallback is a table-based AES whose cache timing can leak
+    the key. An unknown answer counts as no (the safe side: coins from the source)."""
+    from Crypto.Cipher import AES
+    return getattr(AES, "_raw_aes_hw", None) is not None
+
+
+HARDWARE_AES = _hardware_aes()
+
+
 def client_stream(entropy) -> WordStream:
-    """``entropy.expand()``: a fresh AES-CTR stream keyed by 16 bytes of the client's entropy
-    source (an ``Entropy``: SYSTEM, or a seeded simulation source)."""
+    """The stream a client draws its bulk coins from: ``entropy.expand()``, a fresh AES-CTR
+    stream keyed by 16 bytes of the entropy source, when AES runs in constant time (or the
+    source is a seeded simulation one, reproducible on any machine); otherwise the source
+    itself (os.urandom, one byte per coin: slower, but no key for a cache-timing attack to
+    recover). ``entropy`` must be an ``Entropy`` (SYSTEM, or a seeded simulation source)."""
     expand = getattr(entropy, "expand", None)
     if not callable(expand):
         raise TypeError(f"entropy must be an ldpcompress Entropy (SYSTEM, or "
                         f"Entropy.seeded_for_simulation(seed) for simulations), got "
                         f"{type(entropy).__name__}")
-    return expand()
+    if HARDWARE_AES or getattr(entropy, "for_simulation", False):
+        return expand()
+    return entropy
 
 
 def coin_threshold(p: float) -> int:
