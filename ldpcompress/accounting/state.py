@@ -1,4 +1,4 @@
-"""An accountant's state as JSON, and accountant events from dp_accounting's DpEvents.
+"""An accountant's state as JSON (dp_accounting's DpEvents are read in ``interop``).
 
 Long-running telemetry keeps one ledger per population: ``save``/``load`` write and read the
 recorded (event, times) pairs and the accountant's settings, so the next round's query
@@ -10,7 +10,6 @@ The accountant passes its class and its registry of event classes (``events.EVEN
 this module depends on nothing above it.
 
     acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)
-    acct.compose_dp_event(dp_accounting.SelfComposedDpEvent(GaussianDpEvent(2.0), 100))
 """
 from __future__ import annotations
 
@@ -20,11 +19,9 @@ import math
 import os
 from fractions import Fraction
 
-from ..core.optional import require
 from ..randomizers.structure import ShuffleStructure
 
-__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load",
-           "events_from_dp_event"]
+__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load"]
 
 FORMAT, VERSION = "ldpcompress.accountant", 1
 SETTINGS = ("h", "max_size", "orders", "gap")
@@ -191,37 +188,3 @@ def load(path, accountant_cls, events: dict):
         return loads(text, accountant_cls, events)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
-
-
-# ------------------------------------------------------------------------------------------------
-# dp_accounting's DpEvents (optional extra [dp-accounting])
-# ------------------------------------------------------------------------------------------------
-
-def events_from_dp_event(dp_event, events: dict) -> list:
-    """(event, times) pairs equivalent to a dp_accounting DpEvent: Gaussian and Laplace
-    mechanisms (noise multiplier = sigma or scale at sensitivity 1), NoOp, and their
-    compositions (ComposedDpEvent, SelfComposedDpEvent). Anything else (sampling, tree
-    aggregation, non-private events ...) raises ValueError naming the event: this accountant
-    does not model it, and guessing would not be sound."""
-    dp = require("dp-accounting", "dp_accounting")
-    if isinstance(dp_event, dp.NoOpDpEvent):
-        return []
-    if isinstance(dp_event, dp.GaussianDpEvent):
-        return [(events["Gaussian"](sigma=dp_event.noise_multiplier), 1)]
-    if isinstance(dp_event, dp.LaplaceDpEvent):
-        return [(events["Laplace"](scale=dp_event.noise_multiplier), 1)]
-    if isinstance(dp_event, dp.SelfComposedDpEvent):
-        count = dp_event.count
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"SelfComposedDpEvent.count must be an integer >= 0, got {count!r}")
-        if count == 0:
-            return []
-        return [(event, times * count) for event, times in events_from_dp_event(dp_event.event, events)]
-    if isinstance(dp_event, dp.ComposedDpEvent):
-        out = []
-        for sub in dp_event.events:
-            out += events_from_dp_event(sub, events)
-        return out
-    raise ValueError(f"{type(dp_event).__name__} is not supported by this accountant (it models "
-                     "Gaussian, Laplace and their compositions from dp_accounting); account it "
-                     "with dp_accounting itself")
