@@ -184,12 +184,16 @@ class Accountant:
             total = one if total is None else total.compose(one, self.max_size)
         return total
 
+    def _grid_rounds(self) -> int:
+        """Grids composed by the PLD (Gaussians folded into one count once)."""
+        return sum(t for _, t in self._merged())
+
     def _scheme(self) -> str:
-        return "dual" if self.rounds <= DUAL_MAX_ROUNDS else "mean"
+        return "dual" if self._grid_rounds() <= DUAL_MAX_ROUNDS else "mean"
 
     def _gap_per_h(self, delta: float) -> float:
         """Predicted gap (upper - lower) in eps per unit of h for the scheme in use."""
-        t = self.rounds
+        t = self._grid_rounds()
         if self._scheme() == "dual":
             return float(t)
         return 2.0 * math.sqrt(t * math.log(100.0 / delta) / 2.0) + 1.0

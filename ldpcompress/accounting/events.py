@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from scipy import special
 
 from ..core import validate as V
 from ..randomizers.structure import ShuffleStructure
@@ -359,7 +360,7 @@ def _dots_rdp(event: Event, eps_max: float, orders, points: int) -> np.ndarray:
 # Central mechanisms with Poisson sampling (docs/theory.md §3.6) and shuffled SGD (§2.10)
 # ------------------------------------------------------------------------------------------------
 
-RDP_GRID_H = 1e-5  # grid of the Renyi curves read from a rounded-up loss law (bias <= h)
+RDP_GRID_H = 2e-5  # grid of the Renyi curves read from a rounded-up loss law (bias <= h)
 
 
 def _sampling_probability(q) -> float:
@@ -407,7 +408,7 @@ def _grid_rdp_atoms(event: _PoissonSampled, direction: str):
 
 def _grid_rdp(event: _PoissonSampled, direction: str, orders: np.ndarray) -> np.ndarray:
     losses, log_mass = _grid_rdp_atoms(event, direction)
-    return np.array([np.logaddexp.reduce(log_mass + (a - 1.0) * losses) / (a - 1.0)
+    return np.array([special.logsumexp(log_mass + (a - 1.0) * losses) / (a - 1.0)
                      for a in orders])
 
 

@@ -184,15 +184,6 @@ class SampledNoise:
             return P.Direction(int(idx[0]), pmf, top, pushed=float(1.0 - surv[0]) + top)
         return P.Direction(int(idx[0]), cells, 0.0)
 
-    def rdp_direction(self, direction: str, orders: np.ndarray, h: float) -> np.ndarray:
-        """D_alpha of one direction from its rounded-up grid (losses bounded above)."""
-        d = self.cells_direction(direction, h, upper=True, bounded_top=True)
-        keep = d.pmf > 0
-        losses = (d.lo + np.flatnonzero(keep)) * h
-        log_mass = np.log(d.pmf[keep]) + 1e-12
-        return np.array([special.logsumexp(log_mass + (a - 1.0) * losses) / (a - 1.0)
-                         for a in orders])
-
 
 class GaussianNoise(SampledNoise):
     """N(0, s^2) against N(1, s^2): r(x) = exp((x - 1/2) / s^2)."""

@@ -17,6 +17,8 @@ import dataclasses
 import json
 import math
 import os
+import stat
+import tempfile
 from fractions import Fraction
 
 from ..randomizers.structure import ShuffleStructure
@@ -58,12 +60,23 @@ def dumps(acct) -> str:
 
 
 def save(acct, path) -> None:
-    """Write the state to ``path`` atomically (a temporary file renamed over it)."""
+    """Write the state to ``path`` atomically: a new temporary file in the same directory,
+    flushed to disk, then renamed over it (readers see the old or the new ledger, never part
+    of one; concurrent writers do not share the temporary file)."""
     text = dumps(acct)
-    tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".ledger-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 # ------------------------------------------------------------------------------------------------
@@ -177,7 +190,10 @@ def _no_constant(name):
 
 
 def load(path, accountant_cls, events: dict):
-    """Read an accountant saved by :func:`save` (errors name the file)."""
+    """Read an accountant saved by :func:`save` (errors name the file). Only a regular file is
+    opened: a FIFO or a device would block or never end."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError(f"{path}: an accountant state must be a regular file")
     size = os.path.getsize(path)
     if size > MAX_STATE_BYTES:
         raise ValueError(f"{path}: an accountant state is at most {MAX_STATE_BYTES} bytes, "
