@@ -40,8 +40,11 @@ from .accounting import (  # noqa: E402
     Laplace,
     OracleShuffledRound,
     PairOfPmfs,
+    PoissonSampledGaussian,
+    PoissonSampledLaplace,
     PureDP,
     ShuffledRound,
+    ShuffledSGDPass,
     clone_pair_delta,
     delta,
     epsilon,
@@ -67,7 +70,8 @@ from .randomizers import (  # noqa: E402
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
            "Bound", "Accountant", "ShuffledRound",
            "KRRShuffledRound", "OracleShuffledRound", "Gaussian", "Laplace", "PureDP",
-           "ApproxDP", "PairOfPmfs", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
+           "ApproxDP", "PairOfPmfs", "PoissonSampledGaussian", "PoissonSampledLaplace",
+           "ShuffledSGDPass", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "PrivUnit2", "compress",
            "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
 __version__ = "0.2.0"

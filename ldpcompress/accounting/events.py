@@ -357,7 +357,7 @@ def _dots_rdp(event: Event, eps_max: float, orders, points: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------
-# Central mechanisms with Poisson sampling (docs/theory.md §3.6) and shuffled SGD (§2.10)
+# Central mechanisms with Poisson sampling (docs/theory.md §3.6) and shuffled SGD (§3.7)
 # ------------------------------------------------------------------------------------------------
 
 RDP_GRID_H = 2e-5  # grid of the Renyi curves read from a rounded-up loss law (bias <= h)
@@ -484,7 +484,7 @@ class ShuffledSGDPass(ShuffledRound):
     value of the previous updates (chosen adaptively). It is FMT21's adaptive shuffle
     protocol, so the Thm 3.2 clone pair bounds it (Thm 3.8's extra
     (e^eps + 1)(1 + e^-eps0/2) n delta0 term when delta0 > 0) under substitution of one record
-    (docs/theory.md §2.10). Compose ``times=passes``, each pass on a fresh permutation.
+    (docs/theory.md §3.7). Compose ``times=passes``, each pass on a fresh permutation.
     ``ShuffledSGDPass.gaussian(n, sigma, delta0)`` sets eps0 from a Gaussian step."""
 
     delta0: float = 0.0

@@ -1,4 +1,4 @@
-"""The exact privacy profile of the Gaussian mechanism (Balle and Wang 2018, Thm 8), with every
+"""The exact privacy profile of the Gaussian mechanism (BW18, Thm 8), with every
 value rounded outward (docs/theory.md §3.5).
 
 A Gaussian of noise sigma and L2 sensitivity s has the profile of N(mu, 1) against N(0, 1) with

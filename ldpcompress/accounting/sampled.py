@@ -24,7 +24,7 @@ without cancellation on either side of eps = 0.
 * ``pld(h, "down")``: each direction's loss law rounded down to the grid from lower bounds on
   its survival function, tails dropped: an optimistic estimate (the lower bracket).
 * ``rdp(orders)``: the larger of the two directions' Renyi divergences, each an upper bound:
-  the Gaussian's remove direction by the integer-order sum of Mironov, Talwar and Zhang 2019
+  the Gaussian's remove direction by the integer-order sum of MTZ19
   (at ceil(alpha): D_alpha is non-decreasing in alpha), every other direction (bounded losses)
   from its survival function rounded up onto the grid.
 """
