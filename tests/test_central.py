@@ -322,3 +322,13 @@ def test_relations_are_named_when_a_ledger_mixes_them():
     assert any("add/remove, substitution" in n for n in res.notes)
     state = json.loads(acct.to_json())
     assert [e["event"] for e in state["events"]] == ["PoissonSampledGaussian", "ShuffledRound"]
+
+
+def test_extreme_gaussians_answer_or_refuse_clearly():
+    """Found by fuzzing: mu^2 overflowing raised OverflowError; a huge mu gave lower = 0."""
+    with pytest.raises(ValueError, match="overflows"):
+        Accountant().compose(E.Gaussian(1e-300), times=10).epsilon(1e-6)
+    res = Accountant().compose(E.Gaussian(1e-60), times=10).epsilon(1e-6)
+    assert res.lower <= res.value and res.lower >= 0.99 * res.value  # ~ mu^2 / 2 = 5e120
+    tiny = Accountant().compose(E.Gaussian(1e12), times=10).epsilon(1e-6)
+    assert tiny.lower <= mp_gauss_eps(mp.sqrt(10) / mp.mpf(10) ** 12, mp.mpf("1e-6")) <= tiny.value

@@ -372,12 +372,26 @@ def _sampling_probability(q) -> float:
 
 
 class _PoissonSampled(Event):
-    """Shared behaviour of the Poisson-subsampled noise events (subclasses give _noise())."""
+    """Shared behaviour of the Poisson-subsampled noise events: subclasses name their noise
+    (NOISE, a SampledNoise class), the field holding its scale (SCALE) and have fields q and
+    sensitivity."""
 
     relation: ClassVar[str | None] = "add/remove"
+    NOISE: ClassVar[type]
+    SCALE: ClassVar[str]
+    SCALE_RANGE: ClassVar[tuple] = (1e-6, 1e6)  # scale / sensitivity: grids and tails stay finite
+
+    def __post_init__(self):
+        V.positive_finite(getattr(self, self.SCALE), self.SCALE)
+        V.positive_finite(self.sensitivity, "sensitivity")
+        object.__setattr__(self, "q", _sampling_probability(self.q))
+        lo, hi = self.SCALE_RANGE
+        if not lo <= getattr(self, self.SCALE) / self.sensitivity <= hi:
+            raise ValueError(f"{self.SCALE} / sensitivity must be in [{lo:g}, {hi:g}], got "
+                             f"{getattr(self, self.SCALE) / self.sensitivity:g}")
 
     def _noise(self) -> SM.SampledNoise:
-        raise NotImplementedError
+        return self.NOISE(_scale(getattr(self, self.SCALE), self.sensitivity), self.q)
 
     def pld(self, h, rounding):
         noise = _noise_of(self)
@@ -422,13 +436,8 @@ class PoissonSampledGaussian(_PoissonSampled):
     q: float
     sensitivity: float = 1.0
 
-    def __post_init__(self):
-        V.positive_finite(self.sigma, "sigma")
-        V.positive_finite(self.sensitivity, "sensitivity")
-        object.__setattr__(self, "q", _sampling_probability(self.q))
-
-    def _noise(self):
-        return SM.GaussianNoise(_scale(self.sigma, self.sensitivity), self.q)
+    NOISE: ClassVar[type] = SM.GaussianNoise
+    SCALE: ClassVar[str] = "sigma"
 
     def rdp(self, orders):
         """max(remove: the integer-order sum at ceil(order); add: its rounded-up grid)."""
@@ -451,13 +460,8 @@ class PoissonSampledLaplace(_PoissonSampled):
     q: float
     sensitivity: float = 1.0
 
-    def __post_init__(self):
-        V.positive_finite(self.scale, "scale")
-        V.positive_finite(self.sensitivity, "sensitivity")
-        object.__setattr__(self, "q", _sampling_probability(self.q))
-
-    def _noise(self):
-        return SM.LaplaceNoise(_scale(self.scale, self.sensitivity), self.q)
+    NOISE: ClassVar[type] = SM.LaplaceNoise
+    SCALE: ClassVar[str] = "scale"
 
     def rdp(self, orders):
         orders = np.asarray(orders, dtype=float)

@@ -30,39 +30,54 @@ _U = 2.0 ** -53
 def compose_mu(pairs) -> float:
     """mu of the composition of Gaussians given as (mu_i, times_i) pairs: sqrt(sum t_i mu_i^2),
     rounded up (a larger mu is a less private Gaussian, so rounding up is sound)."""
-    total = math.fsum(float(t) * float(m) ** 2 for m, t in pairs)
-    if not math.isfinite(total):
+    try:
+        total = math.fsum(float(t) * float(m) ** 2 for m, t in pairs)
+    except OverflowError:
+        total = math.inf
+    if not total <= 1e300:
         raise ValueError("the composed Gaussian's mu^2 = sum times * (sensitivity/sigma)^2 "
                          "overflows: sigma is too small for the given sensitivity")
     return math.sqrt(total) * (1.0 + 4.0 * _U)
 
 
-def _terms(mu: float, eps: float):
-    """(log A, log B, allowance factor): delta = A - B with A = Phi(mu/2 - eps/mu),
-    B = e^eps Phi(-mu/2 - eps/mu). log_ndtr(x) is accurate to a few ulps of its value and its
-    argument's rounding moves it by |d log Phi/dx| |x| u <= (|x| + 1) |x| u, so each of A and B
-    is within a relative 16 u (2 + x^2 + |eps|) of its value."""
-    a = mu / 2.0 - eps / mu
-    b = -mu / 2.0 - eps / mu
-    log_a = float(special.log_ndtr(a))
-    log_b = eps + float(special.log_ndtr(b))
-    rel = 16.0 * _U * (2.0 + a * a + b * b + abs(eps) + abs(log_a) + abs(log_b))
-    return log_a, log_b, rel
+def _log_tail(x: float, err: float, up: bool) -> float:
+    """A bound on log Phi(x') for every x' within err of x: log Phi is increasing, so it is
+    read at x + err (up) or x - err, and moved by 4 ulps of its value (log_ndtr's accuracy)."""
+    v = float(special.log_ndtr(x + err if up else x - err))
+    return v + 4.0 * _U * abs(v) if up else v - 4.0 * _U * abs(v)
+
+
+def _difference(log_a: float, log_b: float, up: bool) -> float:
+    """A - B from log A, log B, rounded up (or down): A (-expm1(d)) with d = log B - log A moved
+    by its own rounding, the exp and the product by 8 ulps."""
+    if log_a == -math.inf or log_b >= log_a:
+        return 1e-300 if up and log_a > -math.inf else 0.0
+    d = log_b - log_a
+    d = d - 2.0 * _U * abs(d) if up else d + 2.0 * _U * abs(d)
+    value = math.exp(log_a) * -math.expm1(d)
+    value = value * (1.0 + 8.0 * _U) + 1e-300 if up else value * (1.0 - 8.0 * _U)
+    return min(1.0, max(0.0, value))
 
 
 def delta_bracket(mu: float, eps: float) -> tuple[float, float]:
-    """(lower, upper): a proven bracket of delta(eps) of the Gaussian with mu = s/sigma."""
+    """(lower, upper): a proven bracket of delta(eps) of the Gaussian with mu = s/sigma.
+
+    delta = A - B, A = Phi(a), B = e^eps Phi(b), a, b = +-mu/2 - eps/mu, each within
+    4 u (mu/2 + eps/mu) of its rounded value: log A and log B are bracketed by reading the
+    increasing log Phi at the ends of the arguments' intervals, and the difference
+    A (-expm1(log B - log A)) is taken at the bracket's far ends, rounded outward."""
     mu = V.positive_finite(mu, "mu")
     eps = V.nonnegative(eps, "eps")
     if math.isinf(eps):
         return 0.0, 0.0
-    log_a, log_b, rel = _terms(mu, eps)
-    if log_a == -math.inf:
-        return 0.0, 1e-300  # A underflowed: delta <= A < 1e-300
-    big_a = math.exp(log_a)
-    diff = big_a * -math.expm1(log_b - log_a) if log_b < log_a else 0.0
-    slack = rel * (big_a + math.exp(min(log_b, 0.0))) + 1e-300
-    return max(0.0, diff - slack), min(1.0, diff + slack)
+    a = mu / 2.0 - eps / mu
+    b = -mu / 2.0 - eps / mu
+    err = 4.0 * _U * (mu / 2.0 + eps / mu) + 1e-300
+    grow = 4.0 * _U * eps  # the rounding of eps + log Phi(b)
+    la_hi, la_lo = _log_tail(a, err, True), _log_tail(a, err, False)
+    lb_hi = eps + _log_tail(b, err, True) + grow
+    lb_lo = eps + _log_tail(b, err, False) - grow
+    return _difference(la_lo, lb_hi, False), _difference(la_hi, lb_lo, True)
 
 
 def epsilon_bracket(mu: float, delta: float) -> tuple[float, float]:

@@ -28,6 +28,9 @@ def _count(value, where: str) -> int:
 def _noise(value, where: str, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{where}.{name} must be a number, got {value!r}")
+    if isinstance(value, int) and abs(value) > 2 ** 1000:
+        raise ValueError(f"{where}.{name} must be finite and > 0, got an integer of "
+                         f"{value.bit_length()} bits")
     value = float(value)
     if value == 0.0:
         raise ValueError(f"{where}.{name} = 0 adds no noise: the event is not differentially "
