@@ -331,4 +331,5 @@ def test_extreme_gaussians_answer_or_refuse_clearly():
     res = Accountant().compose(E.Gaussian(1e-60), times=10).epsilon(1e-6)
     assert res.lower <= res.value and res.lower >= 0.99 * res.value  # ~ mu^2 / 2 = 5e120
     tiny = Accountant().compose(E.Gaussian(1e12), times=10).epsilon(1e-6)
-    assert tiny.lower <= mp_gauss_eps(mp.sqrt(10) / mp.mpf(10) ** 12, mp.mpf("1e-6")) <= tiny.value
+    mu = mp.sqrt(10) / mp.mpf(10) ** 12  # the bracket checked directly: delta crosses 1e-6 in it
+    assert mp_gauss_delta(mu, tiny.value) <= 1e-6 <= mp_gauss_delta(mu, tiny.lower)
