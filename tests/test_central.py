@@ -332,4 +332,7 @@ def test_extreme_gaussians_answer_or_refuse_clearly():
     assert res.lower <= res.value and res.lower >= 0.99 * res.value  # ~ mu^2 / 2 = 5e120
     tiny = Accountant().compose(E.Gaussian(1e12), times=10).epsilon(1e-6)
     mu = mp.sqrt(10) / mp.mpf(10) ** 12  # the bracket checked directly: delta crosses 1e-6 in it
-    assert mp_gauss_delta(mu, tiny.value) <= 1e-6 <= mp_gauss_delta(mu, tiny.lower)
+    assert tiny.value == 0.0 and mp_gauss_delta(mu, 0) <= 1e-6  # delta(0) = 1.3e-12
+    small = Accountant().compose(E.Gaussian(1e5), times=10).epsilon(1e-6)
+    mu = mp.sqrt(10) / mp.mpf(10) ** 5
+    assert mp_gauss_delta(mu, small.value) <= 1e-6 <= mp_gauss_delta(mu, small.lower)
