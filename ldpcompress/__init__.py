@@ -60,8 +60,11 @@ from .randomizers import (  # noqa: E402
     OLH,
     OUE,
     RAPPOR,
+    FieldReports,
     HadamardResponse,
+    LocalRandomizer,
     PIRappor,
+    Privacy,
     PrivUnit2,
     SubsetSelection,
     VectorPIRappor,
@@ -72,6 +75,7 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "KRRShuffledRound", "OracleShuffledRound", "Gaussian", "Laplace", "PureDP",
            "ApproxDP", "PairOfPmfs", "PoissonSampledGaussian", "PoissonSampledLaplace",
            "ShuffledSGDPass", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
-           "HadamardResponse", "PIRappor", "VectorPIRappor", "PrivUnit2", "compress",
+           "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
+           "LocalRandomizer", "Privacy", "compress",
            "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

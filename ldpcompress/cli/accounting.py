@@ -14,7 +14,7 @@ from ..accounting import pld as P
 from ..accounting import state as S
 from ..core import validate as V
 from ..core.limits import check_bytes
-from ..randomizers.catalog import ORACLES, make_oracle
+from ..randomizers.catalog import make_oracle, oracle_names
 from .util import JSON_HELP, count, emit_json, fmt, nonempty, number, print_table
 
 __all__ = ["NOISE_EXACT_POINTS", "register"]
@@ -59,9 +59,11 @@ def _ledger_rows(acct) -> list[dict]:
 
 
 def _shown(value) -> str:
-    if isinstance(value, dict):  # an oracle's saved description: its name and parameters
-        inner = ", ".join(f"{k}={v}" for k, v in value.get("params", []))
-        return f"{value.get('oracle', '?')}({inner})"
+    if isinstance(value, dict):  # a randomizer as the ledger stores it: name and parameters
+        params = value.get("params", {})
+        inner = ", ".join(f"{k}={_shown(v)}" for k, v in
+                          (params.items() if isinstance(params, dict) else params))
+        return f"{value.get('randomizer', value.get('oracle', '?'))}({inner})"
     return fmt(value) if isinstance(value, float) else str(value)
 
 
@@ -203,7 +205,7 @@ def register(sub) -> None:
     c.add_argument("--delta", type=number, required=True, help="target delta")
     c.add_argument("--k", type=number, help="k-ary randomized response; with --oracle, the "
                                             "oracle's number of items")
-    c.add_argument("--oracle", choices=sorted(ORACLES), default=None,
+    c.add_argument("--oracle", choices=oracle_names(), default=None,
                    help="rounds of this frequency oracle on --k items, accounted at its own "
                         "level (its blanket bound beside the generic one)")
     c.add_argument("--ledger", default=None, metavar="FILE",
