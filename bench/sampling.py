@@ -26,7 +26,7 @@ from ldpcompress.accounting import Accountant
 from ldpcompress.accounting import amplification as A
 from ldpcompress.accounting import blanket as BL
 from ldpcompress.accounting import events as EV
-from ldpcompress.accounting import sampled as SA
+from ldpcompress.accounting import participation as SA
 from ldpcompress.randomizers.pirappor import PIRappor
 from ldpcompress.randomizers.rappor import OUE
 

@@ -18,7 +18,7 @@ ACCOUNTING_MODULES = {
     "test_accountant_edges.py",
     "test_composition.py",
     "test_oracle_accounting.py",
-    "test_sampled.py",
+    "test_participation.py",
 }
 
 

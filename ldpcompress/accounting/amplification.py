@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from ..core import validate as V
 from ..kernels.clones import clone_delta_many
 from . import blanket as BL
-from . import sampled as SA
+from . import participation as PA
 from .profiles import (
     BinaryLowerProfile,
     GeneralProfile,
@@ -33,6 +33,7 @@ from .profiles import (
     Profile,
     window_tol,
 )
+from .rounding import round_up
 from .solve import epsilon_for_delta, golden_min
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
@@ -204,7 +205,7 @@ def closed_form_epsilon(n, eps0, delta) -> Bound:
     e0 = math.exp(eps0)
     # (e^eps0 - 1)/(e^eps0 + 1) = tanh(eps0/2): no cancellation at tiny eps0
     inner = math.tanh(0.5 * eps0) * (8.0 * math.sqrt(e0 * log4d / n) + 8.0 * e0 / n)
-    value = min(eps0, math.log1p(inner) * (1.0 + 1e-15))
+    value = min(eps0, round_up(math.log1p(inner)))
     return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=time.perf_counter() - start)
 
 
@@ -225,7 +226,7 @@ def closed_form_delta(n, eps0, eps) -> Bound:
                      note="Thm 3.1 gives delta >= 1 at this eps")
     # 4 e^-L underflows to 0 for huge L: report the smallest positive double instead (a
     # delta of 0 would claim pure DP, which Thm 3.1 does not give)
-    return Bound("closed_form", CLOSED_FORM_LABEL, max(4.0 * math.exp(-big_l), 5e-324))
+    return Bound("closed_form", CLOSED_FORM_LABEL, max(round_up(4.0 * math.exp(-big_l)), 5e-324))
 
 
 def _krr_profiles(n, eps0, k, blocks):
@@ -297,7 +298,7 @@ def approx_delta(n, eps0, delta0, eps) -> Bound:
     delta0 = V.probability_closed_open(delta0, "delta0")
     eps = V.nonnegative(eps, "eps")
     prof = GeneralProfile(n, eps0)
-    value = min(1.0, prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps))
+    value = min(1.0, round_up(prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps)))
     if eps >= eps0:
         value = min(value, delta0)
     return Bound("approx", APPROX_LABEL, value)
@@ -377,16 +378,26 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
                                                                                   blocks))
         return _Query(n, eps0, uppers, _lower_profile(n, eps0, k), "", True,
                       _params(n, eps0, k, delta0))
-    st = BL.structure(oracle)
     if eps0 is not None or k is not None or delta0 != 0.0:
         raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
                          "alone, without eps0, k or delta0")
+    st = BL.structure(oracle)
     n = V.shuffle_users(n)
-    params = dict(n=n, eps0=st.eps0, k=int(oracle.k), delta0=0.0, oracle=st.describe())
-    if st.oracle == "krr":  # k-RR's own bounds (§2.4 of the guide) are this blanket, unblocked
+    if st is None:  # no blanket law stated: the generic bound at its replacement eps
+        eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
+        params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,
+                      oracle=oracle.describe())
+        return _Query(n, eps0, (GeneralProfile(n, eps0),), None,
+                      f"no attack on {oracle.name} is implemented", True, params)
+    params = dict(n=n, eps0=st.eps0, k=getattr(oracle, "k", None), delta0=0.0,
+                  oracle=st.describe())
+    krr_k = st.krr_k
+    if krr_k is not None:  # k-RR's own bounds (docs/theory.md §2.4) are this blanket, unblocked
         eps0 = V.local_eps0(st.eps0)  # the realised eps0 (client coins included), rounded up
-        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, oracle.k, blocks)),
-                      _lower_profile(n, eps0, oracle.k), "", True, dict(params, eps0=eps0))
+        # the attack (a lower bound) uses the realised eps0 rounded down
+        low = _lower_profile(n, V.local_eps0(max(st.eps0_lower, 5e-324)), krr_k)
+        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, krr_k, blocks)),
+                      low, "", True, dict(params, eps0=eps0))
     blanket = BL.BlanketProfile(n, st)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
     uppers = [blanket]
@@ -407,7 +418,7 @@ def _no_lower(q: _Query) -> Bound:
 
 def _sampled(query, n, eps0, arg, k, delta0, oracle, lower, gamma, sample, relation):
     """A query with participation sampling (docs/theory.md §2.7), answered by
-    accounting/sampled.py; None when the round is not sampled. ``relation`` alone may only
+    accounting/participation.py; None when the round is not sampled. ``relation`` alone may only
     restate the default: every unsampled bound is for substitution (add/remove without
     sampling leaves the report count, which reveals user 1)."""
     if gamma is None and sample is None:
@@ -420,11 +431,11 @@ def _sampled(query, n, eps0, arg, k, delta0, oracle, lower, gamma, sample, relat
     if delta0 != 0.0:
         raise ValueError("delta0 cannot be combined with gamma= or sample=: the sampled bounds "
                          "are for pure eps0-DP randomizers")
-    fn = SA.epsilon if query == "epsilon" else SA.delta
+    fn = PA.epsilon if query == "epsilon" else PA.delta
     try:
         return fn(n, eps0, arg, k=k, oracle=oracle, gamma=gamma, sample=sample,
                   relation=relation, lower=lower)
-    except SA.NoFiniteEpsilon as err:  # valid arguments, but no eps certifies this delta
+    except PA.NoFiniteEpsilon as err:  # valid arguments, but no eps certifies this delta
         raise NoSoundBound(str(err)) from None
 
 
@@ -440,7 +451,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
     attack as the lower bound (docs/theory.md §2.5-2.6).
     gamma / sample: participation sampling, each user reporting with probability gamma or a
     uniform m = sample of the n users, under ``relation`` "substitution" (default) or
-    "add_remove" (docs/theory.md §2.7, accounting/sampled.py).
+    "add_remove" (docs/theory.md §2.7, accounting/participation.py).
     """
     if delta is None:
         raise TypeError("epsilon() needs delta")

@@ -37,10 +37,13 @@ import math
 
 from ..core import validate as V
 from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, split_attack_delta
+from ..randomizers.contract import LocalRandomizer
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
+from .rounding import round_down
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "J_FRAC", "N11_GROUPS", "structure", "OracleProfile",
+__all__ = ["EPS_CAP", "BLOCK_FRAC", "J_FRAC", "N11_GROUPS", "structure", "require_structure", "realised_eps0",
+           "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
            "lower_profile"]
 
@@ -51,17 +54,33 @@ J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta b
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
-def structure(oracle) -> ShuffleStructure:
-    """The blanket structure an oracle object states for itself (``oracle.shuffle_structure()``,
-    derived from its realised parameters); TypeError for anything that is not such an oracle."""
-    method = getattr(oracle, "shuffle_structure", None)
-    if not callable(method):
-        raise TypeError(f"oracle must be a binary-support frequency oracle of ldpcompress (one "
-                        f"with shuffle_structure()), got {type(oracle).__name__}")
-    st = method()
-    if not isinstance(st, ShuffleStructure):
+def structure(oracle) -> ShuffleStructure | None:
+    """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
+    derived from its realised parameters), or None when it states none (the generic bound at
+    its replacement eps applies); TypeError for anything that is not a randomizer."""
+    if not isinstance(oracle, LocalRandomizer):
+        raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
+                        f"{type(oracle).__name__}")
+    st = oracle.shuffle_structure()
+    if st is not None and not isinstance(st, ShuffleStructure):
         raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        f"ShuffleStructure, got {type(st).__name__}")
+                        f"ShuffleStructure or None, got {type(st).__name__}")
+    return st
+
+
+def realised_eps0(oracle) -> float:
+    """The replacement eps0 the accounting uses for a randomizer: its structure's realised
+    eps0 (rounded up), else its stated replacement eps."""
+    st = structure(oracle)
+    return oracle.replacement_eps if st is None else st.eps0
+
+
+def require_structure(oracle) -> ShuffleStructure:
+    """``structure(oracle)``, which must not be None (a blanket bound needs one)."""
+    st = structure(oracle)
+    if st is None:
+        raise ValueError(f"{oracle.describe()} states no blanket structure "
+                         "(shuffle_structure() is None): no privacy-blanket bound applies")
     return st
 
 
@@ -81,7 +100,7 @@ class OracleProfile(Profile):
 
     def check_oracle(self, oracle) -> None:
         """Raise ValueError unless ``oracle`` has exactly the structure this bound was built for."""
-        other = structure(oracle)
+        other = require_structure(oracle)
         if other.identity != self.structure.identity:
             raise ValueError(f"this bound was derived for {self.structure.describe()}, not for "
                              f"{other.describe()}: "
@@ -135,7 +154,10 @@ class BlanketProfile(OracleProfile):
         else:
             self._pj, self._pjc = float(2 * s.p10), float(1 - 2 * s.p10)
             rest = s.p11 + s.p00
-            self._pi, self._pic = float(s.p11 / rest), float(s.p00 / rest)
+            # rest = 0 (subset selection with k = 2: one of the two items is always
+            # supported): the "rest" class has no mass, its split is immaterial
+            self._pi, self._pic = (float(s.p11 / rest), float(s.p00 / rest)) if rest else \
+                (0.0, 1.0)
 
     def tables(self, tol: float):
         for built, tab in self._tables.items():
@@ -175,6 +197,7 @@ class OracleLowerProfile(OracleProfile):
             raise ValueError(f"no oracle-specific attack is implemented for {st.describe()} "
                              "(it needs k >= 3 items)")
         self.items = st.attack_items
+        self.eps0 = st.eps0_lower  # a lower bound: delta = 0 from the exact eps0 down, not up
         a, a1, t = st.a, st.a1, st.t3
         big_a, big_b = a1 / a, (1 - a1) / (1 - a)  # densities of R_x1 w.r.t. w (exact)
         pj = 2 * big_b * t                            # Pr_{R_x3}[first two classes]
@@ -188,8 +211,9 @@ class OracleLowerProfile(OracleProfile):
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
-        return split_attack_delta(self.n, self._pj, self._pjc, self._one_minus_ro, self._ro,
-                                  self._c, self.eps0, min(eps, EPS_CAP), max(tol, 1e-40))
+        return round_down(split_attack_delta(self.n, self._pj, self._pjc, self._one_minus_ro,
+                                             self._ro, self._c, self.eps0, min(eps, EPS_CAP),
+                                             max(tol, 1e-40)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,8 +235,8 @@ def profile_epsilon(profile: Profile, delta: float) -> float:
 
 
 def blanket_profile(n: int, oracle, **kw) -> BlanketProfile:
-    return BlanketProfile(n, structure(oracle), **kw)
+    return BlanketProfile(n, require_structure(oracle), **kw)
 
 
 def lower_profile(n: int, oracle) -> OracleLowerProfile:
-    return OracleLowerProfile(n, structure(oracle))
+    return OracleLowerProfile(n, require_structure(oracle))

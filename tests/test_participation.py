@@ -18,7 +18,7 @@ from ldpcompress.accounting import Accountant
 from ldpcompress.accounting import amplification as A
 from ldpcompress.accounting import blanket as BL
 from ldpcompress.accounting import inverse as I
-from ldpcompress.accounting import sampled as SA
+from ldpcompress.accounting import participation as SA
 from ldpcompress.accounting.events import (
     SampledKRRShuffledRound,
     SampledOracleShuffledRound,
@@ -26,7 +26,7 @@ from ldpcompress.accounting.events import (
     ShuffledRound,
 )
 from ldpcompress.cli.main import main as cli_main
-from ldpcompress.kernels import sampled as K
+from ldpcompress.kernels import participation as K
 from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.rappor import OUE
 from ldpcompress.randomizers.subset import SubsetSelection
