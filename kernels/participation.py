@@ -48,8 +48,10 @@ from .blanket import (
     tight_window,
 )
 from .clones import EPS_CLAMP, SUBNORMAL_ULP, clone_threshold, pair_coefficients
+from .lower import count_pair_delta
 
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
+           "carried_state",
            "remove_clone_sums", "remove_clone_delta", "subst_clone_sum", "subst_clone_delta",
            "remove_blanket_sums", "remove_blanket_delta", "subst_blanket_blocks",
            "subst_blanket_indep", "subst_blanket_pair", "count_attack_delta",
@@ -117,6 +119,33 @@ def move_down(t, target, m, a, b, u, pk):
             u, pk = sf_anchor(target, m, a, b)
             return u, pk, -1
     return u, pk, steps
+
+
+@njit(cache=True)
+def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
+    """The tail state of K ~ Bin(c, a) at nt, carried from the previous count's state at t:
+    ``up`` (previous count c - 1, same t: order_up) or down (previous count c + 1: diagonal_down
+    to t - 1), then move_down to nt -- additions of positive terms only. Anchored at the first
+    use (t < 0), every ANCHOR_STEPS steps and wherever a step re-anchors. ``rel`` bounds the
+    state's relative error (the anchor's tail_rel_err, then 4 ulps per recurrence step).
+    Returns (u, pk, rel, walked)."""
+    if t < 0 or walked >= ANCHOR_STEPS:
+        u, pk = sf_anchor(nt, c, a, b)
+        return u, pk, tail_rel_err(nt, c, a) + 8.0 * _U, 1
+    if up:
+        t_from = t
+        u, pk, fresh = order_up(c - 1, t, a, b, u, pk)
+    else:
+        t_from = t - 1
+        u, pk, fresh = diagonal_down(c + 1, t, a, b, u, pk)
+    if fresh:
+        rel, walked = tail_rel_err(t_from, c, a), 0
+    u, pk, moved = move_down(t_from, nt, c, a, b, u, pk)
+    if moved < 0:
+        rel, walked = tail_rel_err(nt, c, a), 0
+    else:
+        rel += 4.0 * moved * _U
+    return u, pk, rel + 8.0 * _U, walked + 1
 
 
 @njit(cache=True)
@@ -319,20 +348,7 @@ def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, t
         theta -= 8.0 * _U * (abs(kappa * xc) + c) / ce + 4.0 * _U * abs(theta)
         nt = first_above(theta, c)
         if nt <= c:
-            if t < 0 or walked >= ANCHOR_STEPS:
-                u, pk = sf_anchor(nt, c, a, ac)
-                rel, walked = tail_rel_err(nt, c, a), 0
-            else:
-                u, pk, fresh = order_up(c - 1, t, a, ac, u, pk)
-                if fresh:
-                    rel, walked = tail_rel_err(t, c, a), 0
-                u, pk, moved = move_down(t, nt, c, a, ac, u, pk)
-                if moved < 0:
-                    rel, walked = tail_rel_err(nt, c, a), 0
-                else:
-                    rel += 4.0 * moved * _U
-            rel += 8.0 * _U
-            walked += 1
+            u, pk, rel, walked = carried_state(t, nt, c, a, ac, u, pk, rel, walked, True)
             t = nt
             v, err = _state_excess(theta, t, c, a, ac, u, pk, rel)
             h1 += w * (1.0 + rel_w + 8.0 * (since + 2) * _U) * (gce / c) * (v + err)
@@ -362,20 +378,7 @@ def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, t
             th2 -= 4.0 * _U * (c + abs(th1))
             nt = first_above(th2, c)
             if nt <= c:
-                if t < 0 or walked >= ANCHOR_STEPS:
-                    u, pk = sf_anchor(nt, c, ac, a)
-                    rel, walked = tail_rel_err(nt, c, ac), 0
-                else:
-                    u, pk, fresh = diagonal_down(c + 1, t, ac, a, u, pk)
-                    if fresh:
-                        rel, walked = tail_rel_err(t - 1, c, ac), 0
-                    u, pk, moved = move_down(t - 1, nt, c, ac, a, u, pk)
-                    if moved < 0:
-                        rel, walked = tail_rel_err(nt, c, ac), 0
-                    else:
-                        rel += 4.0 * moved * _U
-                rel += 8.0 * _U
-                walked += 1
+                u, pk, rel, walked = carried_state(t, nt, c, ac, a, u, pk, rel, walked, False)
                 t = nt
                 v, err = _state_excess(th2, t, c, ac, a, u, pk, rel)
                 h2 += w * (1.0 + rel_w + 8.0 * (since + 2) * _U) * (gce / c) * (v + err)
@@ -617,11 +620,9 @@ def subst_blanket_pair(c_lo, mass, tau, shift, pj, pjc, pi, pic, gc, c, eps_cap,
 def count_attack_delta(big_n, s, sc, a1, b1, a2, b2, eps, tol):
     """Exact delta(eps), rounded down (windows' mass dropped), of the count V of one class of
     reports under P(v) = a1 b(v-1) + b1 b(v) and Q(v) = a2 b(v-1) + b2 b(v), b the Bin(N, s)
-    pmf (docs/theory.md §2.7(e)): both directions, max. Only outcomes whose two pmf values
-    are known (inside the window, or truly 0 outside [0, N]) are summed; each difference loses
-    its rounding bound (pmf errors included)."""
+    pmf (docs/theory.md §2.7(e)): both directions, max (count_pair_delta of kernels/lower.py on
+    the window's pmf table)."""
     lo, hi, _ = binom_window(big_n, s, sc, tol)
-    e = math.exp(eps)
     nb = hi - lo + 1
     b = np.empty(nb)
     rel_b = np.empty(nb)
@@ -629,25 +630,7 @@ def count_attack_delta(big_n, s, sc, a1, b1, a2, b2, eps, tol):
         lp = binom_logpmf(lo + i, big_n, s, sc)
         b[i] = math.exp(lp)
         rel_b[i] = pmf_rel_err(lo + i, big_n, s, lp)
-    h1 = 0.0
-    h2 = 0.0
-    first = 0 if lo == 0 else 1
-    last = nb if hi >= big_n else nb - 1
-    for i in range(first, last + 1):
-        here = b[i] if i < nb else 0.0
-        prev = b[i - 1] if i >= 1 else 0.0
-        rel = 8.0 * _U + max(rel_b[i] if i < nb else 0.0, rel_b[i - 1] if i >= 1 else 0.0)
-        pv = a1 * prev + b1 * here
-        qv = a2 * prev + b2 * here
-        eq = e * qv if qv > 0.0 else 0.0
-        ep = e * pv if pv > 0.0 else 0.0
-        d1 = pv - eq - rel * (pv + eq) - e * SUBNORMAL_ULP
-        d2 = qv - ep - rel * (qv + ep) - e * SUBNORMAL_ULP
-        if d1 > 0.0:
-            h1 += d1
-        if d2 > 0.0:
-            h2 += d2
-    return max(h1, h2) * (1.0 - 8.0 * (nb + 16) * _U)
+    return count_pair_delta(lo, b, rel_b, big_n, a1, b1, a2, b2, math.exp(eps), 8.0 * _U)
 
 
 @njit(cache=True)

@@ -12,7 +12,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 from scipy import fft, stats
-from test_blanket import classes, law_olh, law_rappor, law_subset
+from test_blanket import classes, hockey, law_olh, law_rappor, law_subset
 
 from ldpcompress.accounting import Accountant
 from ldpcompress.accounting import amplification as A
@@ -64,14 +64,6 @@ def fixed_law(R, xs, m):
         for cnt, pr in poisson_law(R, [xs[i] for i in S], 1.0).items():
             out[cnt] += pr / len(subsets)
     return out
-
-
-def hockey(P, Q, eps):
-    e = math.exp(eps)
-    keys = set(P) | set(Q)
-    h1 = sum(max(0.0, P.get(s, 0.0) - e * Q.get(s, 0.0)) for s in keys)
-    h2 = sum(max(0.0, Q.get(s, 0.0) - e * P.get(s, 0.0)) for s in keys)
-    return max(h1, h2)
 
 
 def view_law(R, xs, gamma, m):
@@ -276,15 +268,21 @@ def _binom(n, p, k):
     return mp.binomial(n, k) * p ** k * (1 - p) ** (n - k)
 
 
+def _poisson_counts(gamma, q):
+    """(gamma, 1 - gamma + gamma q, rho): the law of N' (non-left-over others) and the
+    probability that one of them is a clone."""
+    g = mp.mpf(gamma)
+    sig = 1 - g + g * q
+    return g, sig, g * q / sig
+
+
 def mp_remove_general(n, eps0, eps, gamma=None, m=None):
     """max over directions of sum (P - E Q)_+, Poisson: averaged over N' (per direction)."""
     with mp.workdps(40):
         q, E = mp.e ** -mp.mpf(eps0), mp.e ** mp.mpf(eps)
         h = [mp.mpf(0), mp.mpf(0)]
         if gamma is not None:
-            g = mp.mpf(gamma)
-            sig = 1 - g + g * q
-            rho = g * q / sig
+            g, sig, rho = _poisson_counts(gamma, q)
             for npr in range(n):
                 w = _binom(n - 1, sig, npr)
                 for k in range(npr + 2):
@@ -317,9 +315,7 @@ def mp_subst_general(n, eps0, eps, gamma=None, m=None):
             return tot
         total = mp.mpf(0)
         if gamma is not None:
-            g = mp.mpf(gamma)
-            sig = 1 - g + g * q
-            rho = g * q / sig
+            g, sig, rho = _poisson_counts(gamma, q)
             for npr in range(n):
                 w = _binom(n - 1, sig, npr)
                 for c in range(npr + 2):

@@ -534,6 +534,26 @@ def _plan(n, eps0, k, oracle, gamma, sample, relation):
     return sampling, eps0, k, None, dict(params, eps0=eps0, k=k)
 
 
+def _lower(bounds: list, params: dict, wanted: bool, solve, sampling, eps0, k, st):
+    """Append the exact attack's Bound (its value by ``solve(profile)``, or why there is none)
+    to ``bounds`` and return its value (None when not computed)."""
+    from .amplification import Bound
+
+    no_attack = params.pop("no_attack", False)
+    if not wanted:
+        return None
+    lp = None if no_attack else lower_profile(sampling.n, sampling, eps0, k, st)
+    if lp is None:
+        why = (f"no attack on {params['oracle']} is implemented" if no_attack
+               else "no attack on an oracle with fewer than 3 items")
+        bounds.append(Bound("lower", "lower bound", None, False, why))
+        return None
+    t0 = time.perf_counter()
+    low = solve(lp)
+    bounds.append(Bound(lp.name, lp.label, low, False, "", time.perf_counter() - t0))
+    return low
+
+
 def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample=None,
             relation=None, lower: bool = True):
     """Central eps at delta of one sampled shuffle round: the smallest sound upper bound, the
@@ -561,23 +581,14 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
         raise NoFiniteEpsilon(f"no sound eps at delta={delta:g}: " + "; ".join(
             b.note for b in bounds))
     best = min(ups, key=lambda b: b.value)
-    low = None
-    no_attack = params.pop("no_attack", False)
-    if lower and no_attack:
-        bounds.append(Bound("lower", "lower bound", None, False,
-                            f"no attack on {params['oracle']} is implemented"))
-    elif lower:
-        lp = lower_profile(sampling.n, sampling, eps0, k, st)
-        if lp is None:
-            bounds.append(Bound("lower", "lower bound", None, False,
-                                "no attack on an oracle with fewer than 3 items"))
-        else:
-            t0 = time.perf_counter()
-            top = min(best.value, lp.cap)
-            coarse = lp.class_count_only() if isinstance(lp, SampledCountLowerProfile) else None
-            guess = None if coarse is None else profile_epsilon(coarse, delta, eps_max=top)
-            low = profile_epsilon(lp, delta, eps_max=top, guess=guess)
-            bounds.append(Bound(lp.name, lp.label, low, False, "", time.perf_counter() - t0))
+
+    def solve(lp):
+        top = min(best.value, lp.cap)
+        coarse = lp.class_count_only() if isinstance(lp, SampledCountLowerProfile) else None
+        guess = None if coarse is None else profile_epsilon(coarse, delta, eps_max=top)
+        return profile_epsilon(lp, delta, eps_max=top, guess=guess)
+
+    low = _lower(bounds, params, lower, solve, sampling, eps0, k, st)
     return AmplificationResult("epsilon", best.value, best.name, low, tuple(bounds),
                                dict(params, delta=delta), time.perf_counter() - start)
 
@@ -598,19 +609,6 @@ def delta(n, eps0=None, eps=None, *, k=None, oracle=None, gamma=None, sample=Non
         bounds.append(Bound(prof.name, prof.label, prof.delta_at(eps), True, "",
                             time.perf_counter() - t0))
     best = min(bounds, key=lambda b: b.value)
-    low = None
-    no_attack = params.pop("no_attack", False)
-    if lower and no_attack:
-        bounds.append(Bound("lower", "lower bound", None, False,
-                            f"no attack on {params['oracle']} is implemented"))
-    elif lower:
-        lp = lower_profile(sampling.n, sampling, eps0, k, st)
-        if lp is None:
-            bounds.append(Bound("lower", "lower bound", None, False,
-                                "no attack on an oracle with fewer than 3 items"))
-        else:
-            t0 = time.perf_counter()
-            low = lp.delta_at(eps)
-            bounds.append(Bound(lp.name, lp.label, low, False, "", time.perf_counter() - t0))
+    low = _lower(bounds, params, lower, lambda lp: lp.delta_at(eps), sampling, eps0, k, st)
     return AmplificationResult("delta", best.value, best.name, low, tuple(bounds),
                                dict(params, eps=eps), time.perf_counter() - start)
