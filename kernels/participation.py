@@ -533,6 +533,18 @@ def _shift_range(shift, mass, jj):
 
 
 @njit(cache=True)
+def _block_sum(mass, tau, shift, jj, s_lo, s_hi, f_lo, f_hi):
+    """sum_i mass_ij min(1, tau_ij chord(shift_ij)) for c-block jj, the chord of F_j through
+    its values f_lo, f_hi at the block's smallest and largest shift factor."""
+    total = 0.0
+    for i in range(mass.shape[0]):
+        if mass[i, jj] > 0.0:
+            h = tau[i, jj] * _chord(shift[i, jj], s_lo, s_hi, f_lo, f_hi)
+            total += mass[i, jj] * min(h, 1.0)
+    return total
+
+
+@njit(cache=True)
 def subst_blanket_indep(c_lo, mass, tau, shift, a, ac, gc, a1, c, eps_cap, eps, tol, outside):
     """delta(eps) <= sum_{i,j} mass_ij min(1, tau_ij (gc/m_j) F_j(r shift_ij)) + outside for
     independent Bern(a) support bits, F_j(theta) = E[(K1 - E K2 - theta)_+], K1, K2 iid
@@ -559,10 +571,7 @@ def subst_blanket_indep(c_lo, mass, tau, shift, a, ac, gc, a1, c, eps_cap, eps, 
             if s_hi == s_lo:
                 f[1] = f[0]
                 break
-        for i in range(mass.shape[0]):
-            if mass[i, jj] > 0.0:
-                h = tau[i, jj] * _chord(shift[i, jj], s_lo, s_hi, f[0], f[1])
-                total += mass[i, jj] * min(h, 1.0)
+        total += _block_sum(mass, tau, shift, jj, s_lo, s_hi, f[0], f[1])
     total *= 1.0 + 8.0 * (mass.size + 16) * _U
     return min(1.0, total + outside + (steps + 1) * DBL_MIN)
 
@@ -604,10 +613,7 @@ def subst_blanket_pair(c_lo, mass, tau, shift, pj, pjc, pi, pic, gc, c, eps_cap,
             if s_hi == s_lo:
                 f[1] = f[0]
                 break
-        for i in range(mass.shape[0]):
-            if mass[i, jj] > 0.0:
-                h = tau[i, jj] * _chord(shift[i, jj], s_lo, s_hi, f[0], f[1])
-                total += mass[i, jj] * min(h, 1.0)
+        total += _block_sum(mass, tau, shift, jj, s_lo, s_hi, f[0], f[1])
     total *= 1.0 + 8.0 * (mass.size + 16) * _U
     return min(1.0, total + outside + (steps + 1) * DBL_MIN)
 
