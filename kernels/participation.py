@@ -47,7 +47,14 @@ from .blanket import (
     sf_anchor,
     tight_window,
 )
-from .clones import EPS_CLAMP, SUBNORMAL_ULP, clone_threshold, pair_coefficients
+from .clones import (
+    CHERNOFF_EXP,
+    EPS_CLAMP,
+    SUBNORMAL_ULP,
+    clone_threshold,
+    pair_coefficients,
+    tail_negligible,
+)
 from .lower import count_pair_delta
 
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
@@ -58,7 +65,7 @@ __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_dow
            "count_pair_sums", "poisson_count_attack_delta"]
 
 
-ANCHOR_STEPS = 2048  # a tail state walked by recurrences is re-anchored after this many steps
+ANCHOR_STEPS = 65536  # a tail state walked by recurrences is re-anchored after this many steps
 _U = UNIT_ROUNDOFF
 
 
@@ -264,23 +271,30 @@ def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
     total = 0.0
     allow = 0.0
     steps = 0
+    skipped = False
     while j >= lo:
         c = j + 1.0
         rho = q * (x0 + x1 * c) / c
-        al, be, theta, _ = pair_coefficients((p + 0.5 * rho) / (1.0 + rho),
-                                             (pc + 0.5 * rho) / (1.0 + rho), eps)
+        al, be, theta, theta_c = pair_coefficients((p + 0.5 * rho) / (1.0 + rho),
+                                                   (pc + 0.5 * rho) / (1.0 + rho), eps)
         if al <= 0.0:
             break
-        nt = clone_threshold(j, theta)
-        if t < 0 or steps % ANCHOR_STEPS == 0:
-            u, pm1 = tail_direct(j, nt)
+        if tail_negligible(j, theta, theta_c):
+            # H at c is at most e^-700 (Chernoff) and the masses sum to at most 1: one e^-700
+            # for all of them, and no tail state deep in the underflow
+            skipped = True
+            t = np.int64(-1)
         else:
-            u, pm1 = tail_dec_c(j + 1, t, u, pm1)
-            u, pm1 = tail_move_t(j, t, u, pm1, nt)
-        t = nt
-        term = wt * w * (1.0 + rho) * clone_tail_h(j, t, u, pm1, al, be)
-        total += term
-        allow += term * (rel_w + 8.0 * (since + 4) * _U)
+            nt = clone_threshold(j, theta)
+            if t < 0 or steps % ANCHOR_STEPS == 0:
+                u, pm1 = tail_direct(j, nt)
+            else:
+                u, pm1 = tail_dec_c(j + 1, t, u, pm1)
+                u, pm1 = tail_move_t(j, t, u, pm1, nt)
+            t = nt
+            term = wt * w * (1.0 + rho) * clone_tail_h(j, t, u, pm1, al, be)
+            total += term
+            allow += term * (rel_w + 8.0 * (since + 4) * _U)
         steps += 1
         if j <= 0:
             break
@@ -291,6 +305,8 @@ def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
             since = 0
     total = (total + allow) * (1.0 + 8.0 * (steps + 16) * _U) \
         * (1.0 + tail_rel_err(np.int64(0), max(hi, 1), 0.5))
+    if skipped:
+        total += math.exp(-CHERNOFF_EXP)
     return total + wt * out, steps
 
 

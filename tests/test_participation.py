@@ -535,6 +535,7 @@ def test_figures_n1e6():
 
 
 BAD = [(dict(gamma=0.0), ValueError, "gamma"), (dict(gamma=1.5), ValueError, "gamma"),
+       (dict(gamma=5e-324), ValueError, "gamma"),
        (dict(gamma=float("nan")), ValueError, "gamma"), (dict(gamma="0.5"), TypeError, "gamma"),
        (dict(sample=0), ValueError, "sample"), (dict(sample=11), ValueError, "sample"),
        (dict(sample=10, relation="add_remove"), ValueError, "sample"),
@@ -548,6 +549,20 @@ BAD = [(dict(gamma=0.0), ValueError, "gamma"), (dict(gamma=1.5), ValueError, "ga
 def test_bad_arguments_are_named(kw, err, word):
     with pytest.raises(err, match=word):
         A.epsilon(10, 1.0, 1e-3, **kw)
+
+
+def test_large_n_work_limits():
+    """Where the (T, V) attack or the blanket substitution sum would cost too much, the attack
+    keeps the class count alone (still a lower bound) and the blanket is skipped with a note."""
+    s = SA.Sampling.of(10 ** 8, 0.3, None, "add_remove")
+    low = SA.lower_profile(10 ** 8, s, eps0=1.0)
+    assert "class count only" in low.label
+    up = SA.SampledGeneralProfile(10 ** 8, 1.0, s)
+    for e in (1e-4, 3e-4):
+        assert 0.0 <= low.delta(e, 1e-20) <= up.delta(e, 1e-20)
+    big = SA.SampledBlanketProfile(10 ** 10, BL.structure(OUE(10, 1.0)),
+                                   SA.Sampling.of(10 ** 10, 0.5, None, "substitution"))
+    assert "terms per evaluation" in big.unsupported()
 
 
 def test_oracle_with_sampling_refuses_eps0():

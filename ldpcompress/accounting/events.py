@@ -586,7 +586,7 @@ class _SampledRound(Event):
 
     def _profile(self):
         profiles = [(p, BLANKET_DOTS_TOL if isinstance(p, PA.SampledBlanketProfile) else DOTS_TOL)
-                    for p in self._uppers()]
+                    for p in self._uppers() if p.unsupported() is None]
         return lambda e: min(p.delta(e, tol) for p, tol in profiles)
 
     def _cap(self) -> float:

@@ -50,7 +50,8 @@ from .profiles import Profile, window_tol
 from .rounding import round_down
 from .solve import epsilon_for_delta
 
-__all__ = ["RELATIONS", "N_BLOCK_FRAC", "C_BLOCK_FRAC", "participation", "Sampling",
+__all__ = ["RELATIONS", "N_BLOCK_FRAC", "C_BLOCK_FRAC", "GAMMA_MIN", "ATTACK_WORK",
+           "BLANKET_WORK", "participation", "Sampling",
            "krr_structure",
            "SampledProfile", "SampledGeneralProfile", "SampledBlanketProfile",
            "SampledCountLowerProfile", "SampledSplitLowerProfile", "upper_profiles",
@@ -61,16 +62,22 @@ RELATIONS = ("substitution", "add_remove")
 N_BLOCK_FRAC = 0.125  # blocks of N' (Poisson): an eighth of a standard deviation of the count
 C_BLOCK_FRAC = 0.0625  # blanket substitution: blocks of c a sixteenth of a standard deviation
 EPS_SEARCH_MAX = 700.0
+ATTACK_WORK = 3e6   # terms of one evaluation of the Poisson (T, V) attack; beyond, V alone
+BLANKET_WORK = 1e7  # terms of one evaluation of the blanket substitution sum; beyond, skipped
+
+
+GAMMA_MIN = 1e-300  # below, 1 - sigma = gamma (1 - q) leaves the normal doubles
 
 
 def participation(gamma, name: str = "gamma") -> float:
-    """A participation probability in (0, 1]."""
-    msg = f"{name} must be in (0, 1] (the probability that a user reports), got {gamma!r}"
+    """A participation probability in (0, 1] (at least GAMMA_MIN)."""
+    msg = (f"{name} must be in (0, 1] (the probability that a user reports; at least "
+           f"{GAMMA_MIN:g}), got {gamma!r}")
     try:
         v = V.probability_in(gamma, name, 0.0, 1.0)  # TypeError for a non-number
     except ValueError:
         raise ValueError(msg) from None
-    if not v > 0.0:
+    if not v >= GAMMA_MIN:
         raise ValueError(msg)
     return v
 
@@ -171,7 +178,7 @@ class Sampling:
         # most four standard deviations of N' wide
         sd_n = math.sqrt(big_n * sig * sig_c)
         sd_k = math.sqrt(big_n * g * q * (1.0 - g * q))
-        width = max(1, int(min(4.0 * sd_n, frac * sd_k / s)))
+        width = max(1, int(min(4.0 * sd_n, frac * sd_k / s) if s > 0.0 else 4.0 * sd_n))
         ms, ws, out = m_blocks(self.n, sig, sig_c, width, tol, True)
         return (ms - 1, ws, ms.astype(np.float64), -1.0, s, sc, 0, out)
 
@@ -271,6 +278,23 @@ class SampledBlanketProfile(SampledProfile):
         self.name = "sampled_blanket"
         self.label = f"privacy blanket, {st.oracle}, {_scheme_label(sampling)} (§2.7)"
 
+    def unsupported(self) -> str | None:
+        """The substitution sum costs (blocks of c) x (window of K2) terms per evaluation: above
+        BLANKET_WORK it is skipped (the general bound still answers)."""
+        st = self.structure
+        if self.sampling.remove or not st.kernel_ready:
+            return None
+        wt, _ = self.sampling.weights()
+        count = (self.n - 1) * wt * st.gamma if self.sampling.poisson else self.sampling.m * st.gamma
+        a = float(st.a)
+        work = 2.0 * (18.0 / self.c_frac) * (20.0 * math.sqrt(count * a * (1.0 - a)) + 10.0)
+        if not st.independent:
+            work *= 8.0  # pieces of N11 and the tail steps of pair_group_excess
+        if work > BLANKET_WORK:
+            return (f"the blanket substitution sum needs about {work:.2g} terms per evaluation "
+                    f"at n={self.n} (limit {BLANKET_WORK:.0e})")
+        return None
+
     def _build(self, tol):
         st = self.structure
         law = self.sampling.count_law(st.gamma, st.gamma_c, tol, self.block_frac)
@@ -332,14 +356,22 @@ class SampledCountLowerProfile(SampledProfile):
             coef = lambda u, uc: (wtc * so + wt * u, wtc * soc + wt * uc)  # noqa: E731
             q_pair = (so, soc) if u2 is None else coef(u2, u2c)
         self._args = (big_n, s, sc) + coef(u1, u1c) + q_pair
-        # Poisson: the view (number of reports, class count), a refinement of the class count
-        self._poisson = (n, wt, wtc, so, soc, u1, u1c, 0.0 if u2 is None else u2,
-                         1.0 if u2 is None else u2c, u2 is None)
+        # Poisson: the view (number of reports, class count), a refinement of the class count,
+        # unless its cost (window of T x tail of V) is above ATTACK_WORK: then the count alone
+        self._poisson = None
+        if sampling.poisson:
+            sd_t = math.sqrt(n * wt * wtc)
+            sd_v = math.sqrt(n * wt * so * soc)
+            if (18.0 * sd_t + 1.0) * (10.0 * sd_v + 10.0) <= ATTACK_WORK:
+                self._poisson = (n, wt, wtc, so, soc, u1, u1c, 0.0 if u2 is None else u2,
+                                 1.0 if u2 is None else u2c, u2 is None)
+            else:
+                self.label += " (class count only at this n)"
 
     def _delta(self, eps, tol):
         if self.sampling.remove and self.sampling.weights()[1] <= 0.0:
             return 1.0
-        if self.sampling.poisson:
+        if self._poisson is not None:
             return round_down(poisson_count_attack_delta(*self._poisson, eps, max(tol, 1e-40)))
         return round_down(count_attack_delta(*self._args, eps, max(tol, 1e-40)))
 
@@ -347,7 +379,7 @@ class SampledCountLowerProfile(SampledProfile):
         """Poisson: the same attack seen through the class count alone (a post-processing of
         its view, so a smaller lower bound), about 100x cheaper: it starts the search for this
         one's eps. None for fixed size (the class count is the whole view there)."""
-        if not self.sampling.poisson:
+        if self._poisson is None:
             return None
         coarse = SampledProfile(self.n, self.eps0, self.sampling)
         coarse.upper = False
@@ -571,10 +603,12 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
     bounds = []
     for prof in upper_profiles(sampling.n, sampling, eps0, k, st):
         t0 = time.perf_counter()
-        try:
-            value, note = profile_epsilon(prof, delta), ""
-        except NoFiniteEpsilon as err:
-            value, note = None, str(err)
+        value, note = None, prof.unsupported()
+        if note is None:
+            try:
+                value, note = profile_epsilon(prof, delta), ""
+            except NoFiniteEpsilon as err:
+                note = str(err)
         bounds.append(Bound(prof.name, prof.label, value, True, note, time.perf_counter() - t0))
     ups = [b for b in bounds if b.applicable]
     if not ups:
@@ -606,9 +640,11 @@ def delta(n, eps0=None, eps=None, *, k=None, oracle=None, gamma=None, sample=Non
     bounds = []
     for prof in upper_profiles(sampling.n, sampling, eps0, k, st):
         t0 = time.perf_counter()
-        bounds.append(Bound(prof.name, prof.label, prof.delta_at(eps), True, "",
+        why = prof.unsupported()
+        value = None if why is not None else prof.delta_at(eps)
+        bounds.append(Bound(prof.name, prof.label, value, True, why or "",
                             time.perf_counter() - t0))
-    best = min(bounds, key=lambda b: b.value)
+    best = min((b for b in bounds if b.applicable), key=lambda b: b.value)
     low = _lower(bounds, params, lower, lambda lp: lp.delta_at(eps), sampling, eps0, k, st)
     return AmplificationResult("delta", best.value, best.name, low, tuple(bounds),
                                dict(params, eps=eps), time.perf_counter() - start)
