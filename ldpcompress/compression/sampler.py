@@ -1,4 +1,4 @@
-"""Lossless compression of local randomizers by rejection sampling (FT21 Alg. 1-2, docs/theory.md §5.2-§5.2).
+"""Lossless compression of local randomizers by rejection sampling (FT21 Alg. 1-2, docs/theory.md §5.2).
 
 encode(x): for t = 1..T draw a fresh seed s from the CSPRNG, y = S(G(s)) ~ rho, accept with
 probability min(1, ratio(x, y) / e^eps_d); send s (as a versioned report); when every trial

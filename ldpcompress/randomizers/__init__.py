@@ -4,16 +4,18 @@ compression needs and what shuffle accounting needs). The jobs (``accounting``,
 ``compression``, ``estimation``, ``scale``, ``cli``) consume only that contract; ``registry``
 names randomizers for files and the command line.
 
-| class | module | reports |
-|---|---|---|
-| :class:`KRR` | krr | k-ary randomized response |
-| :class:`RAPPOR`, :class:`OUE` | rappor | unary encoding, symmetric (deletion DP) / optimized (replacement DP) |
-| :class:`SubsetSelection` | subset | a d-subset of the items |
-| :class:`OLH` | olh | optimized local hashing |
-| :class:`HadamardResponse` | hadamard | a Hadamard column |
-| :class:`PIRappor`, :class:`VectorPIRappor` | pirappor | PI-RAPPOR over F_p and F_q^t |
-| :class:`PrivUnit2` | privunit | mean estimation on the sphere |
-| :class:`OneBitSphere` | onebit | the one-bit mean-estimation baseline |
+==========================================  ========  =====================================
+class                                       module    reports
+==========================================  ========  =====================================
+:class:`KRR`                                krr       k-ary randomized response
+:class:`RAPPOR`, :class:`OUE`               rappor    unary encoding, symmetric / optimized
+:class:`SubsetSelection`                    subset    a d-subset of the items
+:class:`OLH`                                olh       optimized local hashing
+:class:`HadamardResponse`                   hadamard  a Hadamard column
+:class:`PIRappor`, :class:`VectorPIRappor`  pirappor  PI-RAPPOR over F_p and F_q^t
+:class:`PrivUnit2`                          privunit  mean estimation on the sphere
+:class:`OneBitSphere`                       onebit    the one-bit mean-estimation baseline
+==========================================  ========  =====================================
 """
 from .base import FrequencyOracle
 from .catalog import make_oracle, oracle_names

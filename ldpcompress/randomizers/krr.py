@@ -1,4 +1,4 @@
-"""k-ary randomized response (docs/theory.md §2.4, §5.4).
+"""k-ary randomized response (docs/theory.md §2.4, §5.2).
 """
 from __future__ import annotations
 

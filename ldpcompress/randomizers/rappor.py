@@ -1,5 +1,5 @@
 """RAPPOR (unary encoding with bit flips), symmetric and asymmetric (OUE)
-(docs/theory.md §5.4, §6).
+(docs/theory.md §5.2, §6).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Subset selection: a d-subset of the items (docs/theory.md §5.4).
+"""Subset selection: a d-subset of the items (docs/theory.md §5.2).
 """
 from __future__ import annotations
 
