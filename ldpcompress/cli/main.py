@@ -36,13 +36,13 @@ examples:
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    from . import accounting, amplify, demo, docs, mean, scale
+    from . import accounting, amplify, demo, docs, mean, plot, scale
     parser = argparse.ArgumentParser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ldpcompress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
-    for module in (amplify, accounting, demo, mean, scale, docs):
+    for module in (amplify, accounting, demo, mean, scale, plot, docs):
         module.register(sub)
     return parser
 
