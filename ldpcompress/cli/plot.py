@@ -82,7 +82,7 @@ def _cmd_plot(args) -> None:
     from ..core.optional import require
     require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
     from .. import plots
-    from ..scale.regular_files import check_output_file
+    from ..core.regular_files import check_output_file
     start = time.perf_counter()
     nonempty(args.out, "--out")
     check_output_file(args.out, "--out")
