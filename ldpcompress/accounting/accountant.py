@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core import display as D
 from ..core import validate as V
 from . import gaussian as G
 from . import interop as I
@@ -67,6 +68,36 @@ class AccountingResult:
     def __float__(self) -> float:
         return float(self.value)
 
+    # -- notebooks (core/display.py) ---------------------------------------------------------
+    def __repr__(self) -> str:
+        lower = "" if self.lower is None else f", lower {self.lower:.6g}"
+        others = ", ".join(f"{m} {D.number(v)}" for m, v in self.others.items() if m != self.method)
+        grid = "" if self.h is None else f", h = {self.h:.3g}"
+        return (f"AccountingResult({self.query} = {self.value:.6g} by {self.method}{lower}{grid}"
+                + (f"; others: {others}" if others else "") + ")")
+
+    def _repr_html_(self) -> str:
+        lower = "n/a" if self.lower is None else f"{self.lower:.6g}"
+        return D.html_table(f"{self.query} = {self.value:.6g} (smallest sound upper bound: "
+                            f"{self.method}); lower {lower}", ("method", "upper value"),
+                            self._methods().items(), [*self.notes])
+
+    def _methods(self) -> dict:
+        """Every method evaluated: the chosen one first, then ``others``."""
+        return {self.method: self.value, **self.others}
+
+    def to_frame(self):
+        """Every method evaluated and its upper value (the chosen one first) as a pandas
+        DataFrame (pandas is optional: ImportError names it)."""
+        pd = D.pandas()
+        methods = self._methods()
+        frame = pd.DataFrame({"value": list(methods.values()),
+                              "chosen": [m == self.method for m in methods]},
+                             index=pd.Index(list(methods), name="method"))
+        frame.attrs.update(query=self.query, value=self.value, lower=self.lower, h=self.h,
+                           notes=list(self.notes))
+        return frame
+
 
 METHODS = ("auto", "pld", "rdp", "kov", "exact")
 DUAL_MAX_ROUNDS = 40  # up to this many rounds, round-up/round-down grids (gap <= T h) win
@@ -90,6 +121,22 @@ class Accountant:
         self.events: list[tuple[Event, int]] = []
         self._rounds = 0  # running total of the events' times: compose() is O(1), not O(events)
         self._composed: dict = {}  # composed PLDs by (h, rounding) until the next compose()
+
+    # -- notebooks (core/display.py) ---------------------------------------------------------
+    def _settings(self) -> str:
+        h = f"h = {self.h:g}" if self.h is not None else f"h chosen per query (gap <= {self.gap:g} eps)"
+        return f"{h}, max_size = {self.max_size:,}"
+
+    def __repr__(self) -> str:
+        shown = "; ".join(f"{t:,} x {e!r}" for e, t in self.events[:3])
+        more = f"; ... {len(self.events) - 3} more" if len(self.events) > 3 else ""
+        return (f"Accountant({self.rounds:,} rounds in {len(self.events)} events"
+                + (f": {shown}{more}" if self.events else "") + f"; {self._settings()})")
+
+    def _repr_html_(self) -> str:
+        return D.html_table(f"Accountant: {self.rounds:,} rounds in {len(self.events)} events",
+                            ("times", "event"), [(t, repr(e)) for e, t in self.events],
+                            [self._settings()])
 
     def compose(self, event: Event, times: int = 1) -> "Accountant":
         if not isinstance(event, Event):

@@ -20,6 +20,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
+from ..core import display as D
 from ..core import validate as V
 from ..kernels.clones import clone_delta_many
 from . import blanket as BL
@@ -68,6 +69,11 @@ class Bound:
             raise ValueError(f"{self.label} is not applicable: {self.note}")
         return float(self.value)
 
+    def __repr__(self) -> str:
+        kind = "upper" if self.upper else "lower"
+        shown = f"n/a: {self.note}" if self.value is None else f"{self.value:.6g} ({kind})"
+        return f"Bound({self.name} = {shown}; {self.label})"
+
 
 @dataclass(frozen=True)
 class AmplificationResult:
@@ -90,6 +96,34 @@ class AmplificationResult:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    # -- notebooks (core/display.py) ---------------------------------------------------------
+    def __repr__(self) -> str:
+        asked = ", ".join(f"{k}={D.number(v)}" for k, v in self.params.items()
+                          if v is not None and k != "lower")
+        lower = "" if self.lower is None else f", lower {self.lower:.6g}"
+        return (f"AmplificationResult({self.query} = {self.value:.6g} by {self.method}{lower}; "
+                f"{asked}; {len(self.bounds)} bounds)")
+
+    def _repr_html_(self) -> str:
+        lower = "n/a" if self.lower is None else f"{self.lower:.6g}"
+        return D.html_table(
+            f"{self.query} = {self.value:.6g} (smallest sound upper bound: {self.method}); "
+            f"exact lower bound {lower}", ("bound", "value", "kind", "note", "seconds"),
+            [(b.label, b.value, "upper" if b.upper else "lower", b.note, b.seconds)
+             for b in self.bounds],
+            [", ".join(f"{k} = {D.number(v)}" for k, v in self.params.items())])
+
+    def to_frame(self):
+        """The bounds as a pandas DataFrame (one row per bound, indexed by name; pandas is
+        optional: ImportError names it)."""
+        pd = D.pandas()
+        frame = pd.DataFrame([dict(name=b.name, label=b.label, value=b.value, upper=b.upper,
+                                   note=b.note, seconds=b.seconds) for b in self.bounds])
+        frame = frame.set_index("name")
+        frame.attrs.update(query=self.query, value=self.value, method=self.method,
+                           lower=self.lower, params=dict(self.params))
+        return frame
 
 
 # ----------------------------------------------------------------------------------------------

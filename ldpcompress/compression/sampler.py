@@ -101,6 +101,13 @@ class PseudoRandomizer:
     def decode_many(self, reports_) -> list:
         return [self.decode(r) for r in reports_]
 
+    def __repr__(self) -> str:
+        power = math.log2(self.tv_target)
+        tv = f"2^{power:.0f}" if power == round(power) else f"{self.tv_target:.3g}"
+        return (f"PseudoRandomizer({self.randomizer!r}: {self.bytes_per_report}-byte reports, "
+                f"deletion eps_d = {self.eps_d:.6g}, expected trials <= "
+                f"{self.expected_trials:.4g}, at most {self.max_trials:,}, TV <= {tv})")
+
 
 def compress(randomizer: LocalRandomizer, tv_target: float = 2.0 ** -40,
              entropy: Entropy = SYSTEM, max_expected_trials: float | None = None

@@ -77,6 +77,11 @@ class CompressedPrivUnit2:
             out[i] = self.decode(r)
         return out
 
+    def __repr__(self) -> str:
+        return (f"CompressedPrivUnit2(d={self.d}, eps={self.eps:g}, split={self.split}: "
+                f"{self.bytes_per_report}-byte reports, {self.split} x PrivUnit2 at eps "
+                f"{self.eps / self.split:.6g}, expected trials {self.expected_trials:.4g})")
+
     def variance(self) -> float:
         """E|mean of K copies - u|^2 = (1/m_K^2 - 1)/K."""
         return self.inner.variance() / self.split

@@ -1,8 +1,8 @@
 """How results look in a notebook: short ``repr`` strings, small HTML tables (``_repr_html_``,
 which Jupyter shows instead of the repr) and pandas DataFrames (``to_frame()``).
 
-pandas is not a dependency of ldpcompress: :func:`pandas` imports it when a ``to_frame()`` is
-called and otherwise raises ImportError naming the package to install.
+pandas is not a dependency of ldpcompress (the extra ``[pandas]``): :func:`pandas` imports it
+when a ``to_frame()`` is called and otherwise raises ImportError naming it.
 """
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import math
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+
+from .optional import require
 
 __all__ = ["number", "pandas", "html_table", "estimates_frame"]
 
@@ -30,13 +32,8 @@ def number(value: Any, digits: int = 6) -> str:
 
 
 def pandas():
-    """The pandas module, or ImportError naming it (ldpcompress does not require pandas)."""
-    try:
-        import pandas as pd
-    except ImportError as err:
-        raise ImportError("to_frame() needs pandas, which ldpcompress does not install: "
-                          f"pip install pandas ({err})") from err
-    return pd
+    """The pandas module, or ImportError naming it and the extra that installs it."""
+    return require("pandas", "pandas")
 
 
 def html_table(caption: str, head: Sequence[str], rows: Iterable[Sequence[Any]],

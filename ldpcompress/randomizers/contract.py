@@ -228,6 +228,13 @@ class LocalRandomizer(abc.ABC):
                   conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Per-entry confidence intervals of ``est`` from n reports at ``level``."""
 
+    def to_frame(self, est, n: int, level: float = 0.95, names=None):
+        """``est`` (from n reports) with its confidence intervals at ``level`` as a pandas
+        DataFrame: columns estimate, low, high, indexed by item or by ``names`` (an
+        ItemDomain or a list). pandas is optional: ImportError names it."""
+        from ..core.display import estimates_frame
+        return estimates_frame(self, est, n, level, names)
+
     # -- storage -----------------------------------------------------------------------------
     @abc.abstractmethod
     def report_columns(self) -> tuple[Column, ...]:
