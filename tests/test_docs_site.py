@@ -165,3 +165,27 @@ def test_site_builds_without_warnings(tmp_path):
     api = (html / "api.html").read_text(encoding="utf-8")
     for name in ldpcompress.__all__:  # every exported name is in the API tables
         assert f">{name}<" in api or f">{name}</span>" in api, name
+
+
+def test_readme_demo_figures_are_what_the_bounds_give():
+    """The README's demo paragraph: the oracle's own bound allows eps0 8.69, the generic one
+    7.07 (it said 7.06, the realised eps of PI-RAPPOR asked for 7.07, while the demo prints
+    the generic bound's eps0)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    own = ldpcompress.max_eps0(10 ** 5, 1.0, 1e-6, lambda e: ldpcompress.PIRappor(1000, e))
+    generic = ldpcompress.max_eps0(10 ** 5, 1.0, 1e-6)
+    assert f"central (1, 1e-6)-DP ({own:.2f}, where" in readme
+    assert f"allows only {generic:.2f}:" in readme
+
+
+def test_demo_says_why_it_prints_two_eps0_values(capsys):
+    from ldpcompress.estimation import demo
+    res = demo.run(n=3000, k=50, eps=2.0)
+    demo.show(res)
+    out = capsys.readouterr().out
+    assert res["local_eps"] < res["eps0"]  # PI-RAPPOR rounds its field parameters
+    assert (f"why two values: pi-rappor rounds its parameters, so it realises "
+            f"{res['local_eps']:.4f}, at most the {res['eps0']:.4f} asked of it") in out
+    res = demo.run(n=3000, k=50, eps=2.0, oracle="krr")
+    demo.show(res)
+    assert res["local_eps"] == res["eps0"] and "why two values" not in capsys.readouterr().out

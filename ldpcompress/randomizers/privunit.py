@@ -186,7 +186,7 @@ def _eps2_max(d: int) -> float:
 def eps_range(d: int) -> tuple[float, float]:
     """The replacement eps PrivUnit2 supports in dimension d: [MIN_EPS, EPS1_MAX + eps2_max(d)]
     capped at MAX_EPS (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
-    700 from d = 52 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
+    700 from d = 71 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
     precision; below MIN_EPS the variance (about d / eps^2) is of no use."""
     d = check_dimension(d)
     return MIN_EPS, min(MAX_EPS, EPS1_MAX + _eps2_max(d))
