@@ -189,3 +189,52 @@ def test_demo_says_why_it_prints_two_eps0_values(capsys):
     res = demo.run(n=3000, k=50, eps=2.0, oracle="krr")
     demo.show(res)
     assert res["local_eps"] == res["eps0"] and "why two values" not in capsys.readouterr().out
+
+
+def test_guide_table_of_what_compress_takes_matches_the_randomizers():
+    """docs/guide.md §2's table says which shipped randomizers compress() takes: each row
+    agrees with the randomizers' own compression_refusal() (and compress() itself)."""
+    from shipped import SHIPPED
+
+    from ldpcompress import compress
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    table = between(guide, "| randomizer | `compress` | why |", "\n")
+    said = {}
+    for row in table.splitlines()[2:]:
+        if not row.startswith("|"):
+            break
+        names, verdict = row.split("|")[1:3]
+        for name in re.findall(r"`(\w+)`", names):
+            said[name] = verdict.strip() == "takes it"
+    seen = set()
+    for _, factory, _ in SHIPPED:
+        r = factory()
+        name = type(r).__name__
+        seen.add(name)
+        assert said[name] == (r.compression_refusal() is None), name
+        if said[name]:
+            assert len(compress(r).encode(r.check_items(_example_input(r))[0])) == 17
+        else:
+            with pytest.raises(ValueError, match="compress"):
+                compress(r)
+    assert seen == set(said)
+
+
+def _example_input(r):
+    import numpy as np
+    if hasattr(r, "k"):
+        return np.array([1])
+    return np.ones((1, r.d)) / np.sqrt(r.d)
+
+
+def test_docstring_examples_run():
+    """The Examples sections of the API reference (numpy style) run as doctests."""
+    import doctest
+    import importlib
+    failures = tried = 0
+    for info in pkgutil.walk_packages(ldpcompress.__path__, "ldpcompress."):
+        if info.name.endswith("__main__") or ".kernels" in info.name:
+            continue
+        result = doctest.testmod(importlib.import_module(info.name), optionflags=doctest.ELLIPSIS)
+        failures, tried = failures + result.failed, tried + result.attempted
+    assert failures == 0 and tried >= 10

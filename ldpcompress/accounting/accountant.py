@@ -159,9 +159,42 @@ class Accountant:
 
     # -- state and interop ---------------------------------------------------------------------
     def compose_dp_event(self, dp_event) -> "Accountant":
-        """Compose a dp_accounting DpEvent tree (Gaussian, Laplace, their Poisson-sampled
-        forms, Self/ComposedDpEvent at any depth; the extra [dp-accounting]); anything else is
-        refused naming it (see interop.events_from_dp_event)."""
+        """Compose the mechanisms of a dp_accounting ``DpEvent`` tree into this ledger.
+
+        Reads ``GaussianDpEvent`` and ``LaplaceDpEvent`` (as :class:`Gaussian` and
+        :class:`Laplace`), ``PoissonSampledDpEvent`` of either (add/remove neighbours, as
+        dp_accounting: :class:`PoissonSampledGaussian`, :class:`PoissonSampledLaplace`),
+        ``SelfComposedDpEvent`` and ``ComposedDpEvent`` at any depth, and ``NoOpDpEvent``.
+        Equal events are merged (composition is commutative). Needs the extra
+        ``[dp-accounting]`` (docs/guide.md §1, "Central mechanisms, DP-SGD and dp_accounting
+        in the same ledger").
+
+        Parameters
+        ----------
+        dp_event : dp_accounting.DpEvent
+            The tree to compose (untrusted: every count and parameter is validated).
+
+        Returns
+        -------
+        Accountant
+            This accountant, for chaining.
+
+        Raises
+        ------
+        TypeError
+            ``dp_event`` is not a DpEvent.
+        ValueError
+            An event this accountant does not model (its place in the tree is named, e.g.
+            ``dp_event.events[3].event``), a ``NonPrivateDpEvent``, an invalid parameter, or
+            more rounds than the ledger supports.
+
+        Examples
+        --------
+        >>> import dp_accounting as dp
+        >>> tree = dp.SelfComposedDpEvent(dp.GaussianDpEvent(2.0), 10)
+        >>> Accountant().compose_dp_event(tree).rounds
+        10
+        """
         pairs = I.events_from_dp_event(dp_event, EVENTS)
         total = sum(t for _, t in pairs)
         if self.rounds + total > MAX_ROUNDS:
@@ -186,8 +219,36 @@ class Accountant:
         return pld
 
     def to_dp_accounting(self, h: float = 1e-4):
-        """The ledger's :meth:`pld` as a dp_accounting PrivacyLossDistribution (pessimistic),
-        to check it or continue composing there."""
+        """The ledger's composed privacy loss distribution as a dp_accounting
+        ``PrivacyLossDistribution``, to check a value there or to continue composing there.
+
+        The PLD is :meth:`pld` (every event on a round-up grid of step ``h``, Gaussians folded
+        into one): pessimistic, so dp_accounting's eps and delta read from it are upper bounds
+        for the ledger. Every event with a PLD is exported, shuffled rounds included (which a
+        ``DpEvent`` tree, :meth:`to_dp_event`, cannot express). Needs the extra
+        ``[dp-accounting]``.
+
+        Parameters
+        ----------
+        h : float
+            The grid step of the privacy losses (default 1e-4): smaller is tighter and larger.
+
+        Returns
+        -------
+        dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+
+        Raises
+        ------
+        ValueError
+            An invalid ``h``, or a ledger event with no round-up PLD.
+
+        Examples
+        --------
+        >>> acct = Accountant().compose(Gaussian(sigma=5.0), times=4)
+        >>> pld = acct.to_dp_accounting(1e-3)
+        >>> bool(pld.get_epsilon_for_delta(1e-6) >= acct.epsilon(1e-6).lower)
+        True
+        """
         return I.to_dp_accounting(self.pld(h))
 
     def to_json(self) -> str:

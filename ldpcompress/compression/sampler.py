@@ -112,7 +112,51 @@ class PseudoRandomizer:
 def compress(randomizer: LocalRandomizer, tv_target: float = 2.0 ** -40,
              entropy: Entropy = SYSTEM, max_expected_trials: float | None = None
              ) -> PseudoRandomizer:
-    """The pseudo-randomizer of FT21 Alg. 1 for ``randomizer`` (truncated to TV distance
-    tv_target). Refuses (ValueError) when the expected trials per report e^eps_d exceed
-    ``max_expected_trials`` (default ``limits.MAX_EXPECTED_TRIALS`` = 1e4)."""
+    """The pseudo-randomizer of FT21 Alg. 1 for ``randomizer``: reports of 17 bytes (a format
+    byte and a 16-byte AES-CTR seed) whose decoded output has the randomizer's law up to total
+    variation ``tv_target`` (docs/theory.md §5.2).
+
+    ``compress`` takes a randomizer exactly when ``randomizer.compression_refusal()`` is None:
+    it states a reference law with a deterministic sampler (``sample``), the density ratio to
+    it (``ratio``) and a finite deletion eps w.r.t. it. Of the shipped randomizers it takes
+    KRR, RAPPOR, OUE, SubsetSelection and PrivUnit2 (with K-copy splitting:
+    :class:`~ldpcompress.compression.split.CompressedPrivUnit2`), and refuses OLH,
+    HadamardResponse, PIRappor and VectorPIRappor (their reports are already shorter than 17
+    bytes) and OneBitSphere (no reference law); the refusal says why (docs/guide.md §2).
+
+    Parameters
+    ----------
+    randomizer : LocalRandomizer
+        The randomizer to compress; its privacy is kept (FT21 Lemmas 3.6, 3.7).
+    tv_target : float
+        Total variation distance to the randomizer's output law, in (0, 1) (default 2^-40):
+        it sets the cap on trials per report, ceil(log(tv) / log(1 - e^-eps_d)).
+    entropy : Entropy
+        Source of the seeds and coins (default: os.urandom; seeded sources are for
+        simulations only).
+    max_expected_trials : float, optional
+        Refuse when the expected trials per report, e^eps_d, exceed this (default
+        ``limits.MAX_EXPECTED_TRIALS`` = 1e4): encoding would take too long.
+
+    Returns
+    -------
+    PseudoRandomizer
+        ``encode(x)`` / ``encode_many(xs)`` on the client, ``decode(report)`` on the server.
+
+    Raises
+    ------
+    TypeError
+        ``randomizer`` is not a LocalRandomizer, or ``entropy`` not an Entropy.
+    ValueError
+        The randomizer is refused (the reason is its ``compression_refusal()``), its declared
+        ratios exceed e^eps_d, or the expected trials exceed the limit.
+
+    Examples
+    --------
+    >>> from ldpcompress import RAPPOR, compress
+    >>> pr = compress(RAPPOR(k=64, eps=2.0))
+    >>> report = pr.encode(5)
+    >>> len(report), pr.decode(report).shape
+    (17, (64,))
+    """
     return PseudoRandomizer(randomizer, tv_target, entropy, max_expected_trials)
