@@ -5,6 +5,12 @@ counter from 0, encrypting zeros. Words are little-endian uint64; uniform double
 (w >> 11) 2^-53; integers in [0, m) come from rejection on whole words (no modulo bias);
 Gaussians are Box-Muller on consecutive pairs of uniforms (u1 -> 1 - u1 in (0, 1]); sphere
 points are normalised Gaussian vectors. Every stream is a deterministic function of the seed.
+
+The classes below draw single streams through pycryptodome (constant-time AES-NI where the
+processor has it): the client's path. ``stream_words`` and ``stream_words_at`` expand many
+public seeds at once in a Numba kernel (``kernels.aes``: AES-NI when the compilation target has
+it, else T-tables that leak the key through cache timing): for the server, where a seed is
+public once sent, and for simulations, never for a client's own seeds.
 """
 from __future__ import annotations
 
@@ -13,7 +19,10 @@ import math
 import numpy as np
 from Crypto.Cipher import AES
 
-__all__ = ["SEED_BYTES", "check_seed", "keystream", "word_at", "uniform_at", "WordStream", "PRG"]
+from ..kernels.aes import keystream_words, words_at
+
+__all__ = ["SEED_BYTES", "check_seed", "keystream", "word_at", "uniform_at", "uniform_limit",
+           "stream_words", "stream_words_at", "WordStream", "PRG"]
 
 
 SEED_BYTES = 16
@@ -46,6 +55,26 @@ def word_at(seed: bytes, index: int) -> int:
 def uniform_at(seed: bytes, index: int) -> float:
     """The uniform double number ``index`` of the stream (random access)."""
     return (word_at(seed, index) >> 11) * _TWO53
+
+
+def uniform_limit(p: float) -> np.uint64:
+    """The word bound of a uniform comparison: [(w >> 11) 2^-53 < p] = [w < limit] for every
+    uint64 word w, with limit = ceil(p 2^53) 2^11 (p 2^53 is exact; an integer m is below a
+    real t iff m < ceil(t)). p in [0, 1), so limit <= (2^53 - 1) 2^11 < 2^64."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"p must be in [0, 1), got {p!r}")
+    return np.uint64(math.ceil(p * 2.0 ** 53) << 11)
+
+
+def stream_words(seeds: np.ndarray, first: int, count: int) -> np.ndarray:
+    """Words first .. first + count - 1 of the stream of every seed (public seeds only: see the
+    module docstring): uint64 (n, count) from validated uint8 (n, 16) seeds."""
+    return keystream_words(seeds, first, count)
+
+
+def stream_words_at(seeds: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Word index[i] of the stream of seed i, one AES block each (public seeds only)."""
+    return words_at(seeds, np.asarray(index, dtype=np.int64))
 
 
 class WordStream:
