@@ -24,7 +24,7 @@ def main():
     print(f"AES-CTR keystream: {256 / (time.perf_counter() - t):.0f} MB/s")
     for rand, n in ((KRR(1024, 4.0), 2000), (RAPPOR(1024, 2.0), 5000),
                     (RAPPOR(1024, 2.0, symmetric=False), 5000)):
-        name = f"{type(rand).__name__}({rand.kind}) k=1024 eps={rand.eps:g}"
+        name = f"{type(rand).__name__}({rand.privacy.value}) k=1024 eps={rand.eps:g}"
         pr = compress(rand)
         xs = [i % 1024 for i in range(n)]
         reps = []

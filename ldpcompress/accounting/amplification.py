@@ -376,16 +376,24 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
                                                                                   blocks))
         return _Query(n, eps0, uppers, _lower_profile(n, eps0, k), "", True,
                       _params(n, eps0, k, delta0))
-    st = BL.structure(oracle)
     if eps0 is not None or k is not None or delta0 != 0.0:
         raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
                          "alone, without eps0, k or delta0")
+    st = BL.structure(oracle)
     n = V.shuffle_users(n)
-    params = dict(n=n, eps0=st.eps0, k=int(oracle.k), delta0=0.0, oracle=st.describe())
-    if st.oracle == "krr":  # k-RR's own bounds (§2.4 of the guide) are this blanket, unblocked
+    if st is None:  # no blanket law stated: the generic bound at its replacement eps
+        eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
+        params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,
+                      oracle=oracle.describe())
+        return _Query(n, eps0, (GeneralProfile(n, eps0),), None,
+                      f"no attack on {oracle.name} is implemented", True, params)
+    params = dict(n=n, eps0=st.eps0, k=getattr(oracle, "k", None), delta0=0.0,
+                  oracle=st.describe())
+    krr_k = st.krr_k
+    if krr_k is not None:  # k-RR's own bounds (docs/theory.md §2.4) are this blanket, unblocked
         eps0 = V.local_eps0(st.eps0)  # the realised eps0 (client coins included), rounded up
-        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, oracle.k, blocks)),
-                      _lower_profile(n, eps0, oracle.k), "", True, dict(params, eps0=eps0))
+        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, krr_k, blocks)),
+                      _lower_profile(n, eps0, krr_k), "", True, dict(params, eps0=eps0))
     blanket = BL.BlanketProfile(n, st)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
     uppers = [blanket]

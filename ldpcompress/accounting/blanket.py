@@ -37,10 +37,12 @@ import math
 
 from ..core import validate as V
 from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, split_attack_delta
+from ..randomizers.contract import LocalRandomizer
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "J_FRAC", "N11_GROUPS", "structure", "OracleProfile",
+__all__ = ["EPS_CAP", "BLOCK_FRAC", "J_FRAC", "N11_GROUPS", "structure", "require_structure", "realised_eps0",
+           "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
            "lower_profile"]
 
@@ -51,17 +53,33 @@ J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta b
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
-def structure(oracle) -> ShuffleStructure:
-    """The blanket structure an oracle object states for itself (``oracle.shuffle_structure()``,
-    derived from its realised parameters); TypeError for anything that is not such an oracle."""
-    method = getattr(oracle, "shuffle_structure", None)
-    if not callable(method):
-        raise TypeError(f"oracle must be a binary-support frequency oracle of ldpcompress (one "
-                        f"with shuffle_structure()), got {type(oracle).__name__}")
-    st = method()
-    if not isinstance(st, ShuffleStructure):
+def structure(oracle) -> ShuffleStructure | None:
+    """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
+    derived from its realised parameters), or None when it states none (the generic bound at
+    its replacement eps applies); TypeError for anything that is not a randomizer."""
+    if not isinstance(oracle, LocalRandomizer):
+        raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
+                        f"{type(oracle).__name__}")
+    st = oracle.shuffle_structure()
+    if st is not None and not isinstance(st, ShuffleStructure):
         raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        f"ShuffleStructure, got {type(st).__name__}")
+                        f"ShuffleStructure or None, got {type(st).__name__}")
+    return st
+
+
+def realised_eps0(oracle) -> float:
+    """The replacement eps0 the accounting uses for a randomizer: its structure's realised
+    eps0 (rounded up), else its stated replacement eps."""
+    st = structure(oracle)
+    return oracle.replacement_eps if st is None else st.eps0
+
+
+def require_structure(oracle) -> ShuffleStructure:
+    """``structure(oracle)``, which must not be None (a blanket bound needs one)."""
+    st = structure(oracle)
+    if st is None:
+        raise ValueError(f"{oracle.describe()} states no blanket structure "
+                         "(shuffle_structure() is None): no privacy-blanket bound applies")
     return st
 
 
@@ -81,7 +99,7 @@ class OracleProfile(Profile):
 
     def check_oracle(self, oracle) -> None:
         """Raise ValueError unless ``oracle`` has exactly the structure this bound was built for."""
-        other = structure(oracle)
+        other = require_structure(oracle)
         if other.identity != self.structure.identity:
             raise ValueError(f"this bound was derived for {self.structure.describe()}, not for "
                              f"{other.describe()}: "
@@ -211,8 +229,8 @@ def profile_epsilon(profile: Profile, delta: float) -> float:
 
 
 def blanket_profile(n: int, oracle, **kw) -> BlanketProfile:
-    return BlanketProfile(n, structure(oracle), **kw)
+    return BlanketProfile(n, require_structure(oracle), **kw)
 
 
 def lower_profile(n: int, oracle) -> OracleLowerProfile:
-    return OracleLowerProfile(n, structure(oracle))
+    return OracleLowerProfile(n, require_structure(oracle))

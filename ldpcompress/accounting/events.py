@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import validate as V
+from ..randomizers.contract import LocalRandomizer
 from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
 from . import pld as P
@@ -179,34 +180,45 @@ class OracleShuffledRound(_DotsRound):
     """n shuffled reports of one frequency oracle (docs/theory.md §2.5): the connect-the-dots
     PLD and RDP curve of the smallest of its generic bound (FMT21 Thm 3.2 at the oracle's
     realised eps0) and its privacy-blanket bound, so many rounds of, e.g., PI-RAPPOR are
-    accounted at the oracle's own level. ``oracle`` is the oracle object (or its
-    ShuffleStructure); the event keeps its structure, so equal oracles make equal events."""
+    accounted at the oracle's own level. ``oracle`` is the randomizer itself (any
+    LocalRandomizer: one that states no blanket structure gets the generic bound at its
+    replacement eps); equal randomizers make equal events. A saved ledger stores only the
+    randomizer's name and parameters, and the loader rebuilds it, so its law always comes from
+    the randomizer's own code (accounting/state.py)."""
 
     n: int
-    oracle: object
+    oracle: LocalRandomizer
     points: int = 120
 
     def __post_init__(self):
         object.__setattr__(self, "n", V.shuffle_users(self.n))
-        st = self.oracle if isinstance(self.oracle, ShuffleStructure) else BL.structure(self.oracle)
-        if not st.eps0 <= V.MAX_EPS0:
-            raise ValueError(f"{st.describe()}: realised eps0 = {st.eps0:.4g} is above the "
-                             f"supported {V.MAX_EPS0:g}")
-        object.__setattr__(self, "oracle", st)
+        st = BL.structure(self.oracle)
+        eps0 = self.oracle.replacement_eps if st is None else st.eps0
+        if not eps0 <= V.MAX_EPS0:
+            raise ValueError(f"{self.oracle.describe()}: realised eps0 = {eps0:.4g} is above "
+                             f"the supported {V.MAX_EPS0:g}")
+        object.__setattr__(self, "_structure", st)  # derived, not a field: eq/hash by oracle
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
     @property
+    def structure(self) -> ShuffleStructure | None:
+        return self._structure
+
+    @property
     def eps0(self) -> float:
-        return self.oracle.eps0
+        st = self._structure
+        return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
 
     def _profile(self):
-        st = self.oracle
-        if st.oracle == "krr":
-            return KRRShuffledRound(self.n, st.eps0, dict(st.params)["k"])._profile()
+        st = self._structure
+        general = GeneralProfile(self.n, self.eps0)
+        if st is None:
+            return lambda e: general.delta(e, DOTS_TOL)
+        if st.krr_k is not None:  # the law of k-RR: its own bounds
+            return KRRShuffledRound(self.n, st.eps0, st.krr_k)._profile()
         # M'-blocks of half a standard deviation (sound, see blanket.py): 4x fewer terms for
         # the profile evaluations of the dots, at about 0.3% of delta
         own = BL.BlanketProfile(self.n, st, block_frac=0.5)
-        general = GeneralProfile(self.n, st.eps0)
         return lambda e: min(general.delta(e, DOTS_TOL), own.delta(e, BLANKET_DOTS_TOL))
 
 

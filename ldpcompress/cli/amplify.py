@@ -10,7 +10,7 @@ import time
 from ..accounting import amplification as amp
 from ..accounting import inverse
 from ..core import validate as V
-from ..randomizers.catalog import ORACLES, make_oracle
+from ..randomizers.catalog import make_oracle, oracle_names
 from .util import JSON_HELP, count, emit_json, fmt, number, print_table
 
 __all__ = ["register"]
@@ -175,7 +175,7 @@ def register(sub) -> None:
     a.add_argument("--eps", type=number, help="target eps (asks for delta; target for --inverse)")
     a.add_argument("--k", type=number, help="the randomizer is k-ary randomized response; with "
                                            "--oracle, the oracle's number of items")
-    a.add_argument("--oracle", choices=sorted(ORACLES), default=None,
+    a.add_argument("--oracle", choices=oracle_names(), default=None,
                    help="account the shuffled reports of this frequency oracle (built with --k "
                         "and --eps0) by its own privacy-blanket bound and exact attack")
     a.add_argument("--no-lower", action="store_true",

@@ -29,7 +29,7 @@ def _writer_args(args) -> tuple[PIRappor, int]:
 
 def _set_results(oracle: PIRappor, n: int, paths, out) -> dict:
     return dict(reports=n, files=[str(p) for p in paths], out=str(out), p=oracle.p, s=oracle.s,
-                eps=oracle.eps, kind=oracle.kind, k=oracle.k)
+                eps=oracle.eps, kind=oracle.privacy.value, k=oracle.k)
 
 
 def _cmd_simulate(args) -> None:
@@ -142,7 +142,7 @@ def _cmd_aggregate(args) -> None:
         params = dict(reports=[str(r) for r in args.reports], oracle=args.oracle,
                       scheduler=args.scheduler, retries=retries, out=args.out, level=level,
                       postprocess=args.postprocess, domain=args.domain)
-        results = dict(n=n, k=orc.k, eps=orc.eps, kind=orc.kind, shards=res["shards"],
+        results = dict(n=n, k=orc.k, eps=orc.eps, kind=orc.privacy.value, shards=res["shards"],
                        method=res["method"], **{c: v.tolist() for c, v in cols.items()})
         if domain is not None:
             results["names"] = list(domain.names)
@@ -183,7 +183,7 @@ def _plot_report_sets(args, plots, delta: float):
     orc, n, est = res["oracle"], res["n"], res["estimate"]
     sd = np.sqrt(plugin_variance(est, n, orc.a0, orc.a1))  # as orc.intervals uses it
     central = amplification.epsilon(n, delta=delta, oracle=orc, lower=False).value
-    title = (f"PI-RAPPOR k = {orc.k:,}, n = {n:,}, local eps = {orc.eps:.3g} ({orc.kind}); "
+    title = (f"PI-RAPPOR k = {orc.k:,}, n = {n:,}, local eps = {orc.eps:.3g} ({orc.privacy.value}); "
              f"shuffled: central ({central:.3g}, {delta:g})-DP")
     return plots.plot_frequency(est, sd, out=args.out, title=title)
 

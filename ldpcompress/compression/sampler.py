@@ -14,7 +14,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import check_trials
 from ..core.progress import track
-from ..randomizers.base import Randomizer
+from ..randomizers.contract import LocalRandomizer
 from . import wire as reports
 
 __all__ = ["RATIO_SLACK", "trials_for", "PseudoRandomizer", "compress"]
@@ -31,12 +31,15 @@ def trials_for(eps_d: float, tv_target: float) -> int:
 class PseudoRandomizer:
     """A randomizer that sends 17 bytes (version + seed) instead of its output."""
 
-    def __init__(self, randomizer: Randomizer, tv_target: float = 2.0 ** -40,
+    def __init__(self, randomizer: LocalRandomizer, tv_target: float = 2.0 ** -40,
                  entropy: Entropy = SYSTEM, max_expected_trials: float | None = None,
                  hint: str = ""):
-        if not isinstance(randomizer, Randomizer):
-            raise TypeError(f"randomizer must be an ldpcompress Randomizer, got "
+        if not isinstance(randomizer, LocalRandomizer):
+            raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
                             f"{type(randomizer).__name__}")
+        refusal = randomizer.compression_refusal()
+        if refusal is not None:
+            raise ValueError(f"compress() does not take {randomizer.describe()}: {refusal}")
         self.tv_target = V.probability_open(tv_target, "tv_target")
         if not isinstance(entropy, Entropy):
             raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
@@ -99,7 +102,7 @@ class PseudoRandomizer:
         return [self.decode(r) for r in reports_]
 
 
-def compress(randomizer: Randomizer, tv_target: float = 2.0 ** -40,
+def compress(randomizer: LocalRandomizer, tv_target: float = 2.0 ** -40,
              entropy: Entropy = SYSTEM, max_expected_trials: float | None = None
              ) -> PseudoRandomizer:
     """The pseudo-randomizer of FT21 Alg. 1 for ``randomizer`` (truncated to TV distance

@@ -47,7 +47,7 @@ def keystream(seed: bytes, nbytes: int, offset_blocks: int = 0) -> bytes:
 
 def word_at(seed: bytes, index: int) -> int:
     """The uint64 word number ``index`` of the stream, without generating the ones before it."""
-    block, half = divmod(index, 2)
+    block, half = divmod(int(index), 2)
     chunk = keystream(seed, 16, block)
     return int.from_bytes(chunk[8 * half: 8 * half + 8], "little")
 

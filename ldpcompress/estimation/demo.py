@@ -15,7 +15,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
 from ..core.progress import JitClock, bar
-from ..randomizers.catalog import ORACLES, make_oracle
+from ..randomizers.catalog import make_oracle, oracle_names
 from ..randomizers.pirappor import FieldReports
 
 __all__ = ["zipf_data", "zipf_chunks", "DEMO_BYTES_PER_USER", "COMPILE_HINT", "run", "show"]
@@ -99,8 +99,8 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     kernels (first run only); ``quiet`` silences both whatever ``progress`` says. The timings
     (``times``) exclude compiling and loading kernels, reported on their own as "compile/load";
     ``kernels_compiled`` counts the kernels this run compiled (0 once they are cached)."""
-    if oracle not in ORACLES:
-        raise ValueError(f"oracle must be one of {sorted(ORACLES)}, got {oracle!r}")
+    if oracle not in oracle_names():
+        raise ValueError(f"oracle must be one of {oracle_names()}, got {oracle!r}")
     n, k = V.users(n), V.domain_size(k)
     seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
     show_progress = bool(progress) and not quiet
@@ -118,7 +118,7 @@ def _within_replacement_eps0(factory, eps0: float):
     eps0; symmetric RAPPOR's parameter is its deletion eps, half its replacement eps0."""
     def ok(e: float) -> bool:
         try:
-            return blanket.structure(factory(e)).eps0 <= eps0
+            return blanket.realised_eps0(factory(e)) <= eps0
         except ValueError:
             return False
     lo = eps0
@@ -188,7 +188,7 @@ def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progr
     return dict(n=n, k=k, oracle=oracle, target=(eps, delta), eps0=eps0, eps0_capped=capped,
                 local_eps=orc.eps, generic_eps0=None if generic is None else generic.eps,
                 generic_sd=None if generic is None else float(np.sqrt(generic.variance(n, 0.0))),
-                kind=orc.kind, bits=orc.bits_per_report, rappor_bits=k,
+                kind=orc.privacy.value, bits=orc.bits_per_report, rappor_bits=k,
                 central_eps=central.value, central_method=central.method,
                 central_lower=central.lower, linf=float(np.max(np.abs(est - true))),
                 l2=float(np.linalg.norm(est - true)),

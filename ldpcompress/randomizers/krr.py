@@ -10,18 +10,22 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.prg import word_at
-from .base import FrequencyOracle, Randomizer, check_eps
+from .base import FrequencyOracle, check_eps
+from .contract import Privacy
+from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, kept
 
 __all__ = ['KRR']
 
 
-class KRR(Randomizer, FrequencyOracle):
+@register
+class KRR(FrequencyOracle):
     """k-ary randomized response (replacement eps): y = x w.p. e^eps/(e^eps+k-1), else uniform
-    other. rho = Uniform[k]; ratio = k e^eps/(e^eps+k-1) at y = x, k/(e^eps+k-1) otherwise."""
+    other. rho = Uniform[k]; ratio = k e^eps/(e^eps+k-1) at y = x, k/(e^eps+k-1) otherwise.
+    A report is the item it names (ceil(log2 k) bits)."""
 
-    name, kind = "krr", "replacement"
+    name, privacy = "krr", Privacy.REPLACEMENT
 
     def __init__(self, k: int, eps: float):
         self.k = V.domain_size(k)
@@ -32,6 +36,10 @@ class KRR(Randomizer, FrequencyOracle):
         x = math.exp(-self.eps)
         self.a1c = (self.k - 1) * x / (1.0 + (self.k - 1) * x)  # 1 - a1, no cancellation
         self.deletion_eps = max(math.log(self.k * self.a1), -math.log(self.k * self.a0))
+        self.report_high = self.k
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.eps}
 
     def ratio_bounds(self):
         return self.k * self.a0, self.k * self.a1

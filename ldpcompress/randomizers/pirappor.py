@@ -28,6 +28,8 @@ from ..kernels.field import (
     vector_hits,
 )
 from .base import FrequencyOracle, check_flag, chunks_for
+from .contract import Column, Privacy, check_columns, int_dtype
+from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, ap3_count, independent_structure, kept
 
@@ -72,6 +74,7 @@ def choose_field(k: int, eps: float) -> tuple[int, int]:
     return p, s_for(p)
 
 
+@register
 class PIRappor(FrequencyOracle):
     """PI-RAPPOR over F_p. ``symmetric=False`` (default): a1 = 1/2, replacement eps-DP;
     ``symmetric=True``: a1 = 1 - a0, deletion eps-DP. ``eps`` is the realised value, never
@@ -104,12 +107,24 @@ class PIRappor(FrequencyOracle):
         self.a0 = self.s / self.p
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
         self.a1c = self.a0 if symmetric else 0.5  # clients draw z = 0 w.p. a1c (see kept())
-        self.kind = "deletion" if symmetric else "replacement"
+        self.privacy = Privacy.DELETION if symmetric else Privacy.REPLACEMENT
         # realised eps: log of the largest likelihood ratio between two inputs
         self.eps = math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
         if symmetric:  # deletion eps w.r.t. rho = uniform (a, b)
             self.eps = math.log(self.a1 / self.a0)
         self.bits_per_report = 2 * math.ceil(math.log2(self.p))
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.requested_eps, "symmetric": self.symmetric, "p": self.p}
+
+    @property
+    def replacement_eps(self) -> float:
+        """Symmetric: log(a1 (1 - a0) / (a0 (1 - a1))) = 2 log((1 - a0)/a0); else eps."""
+        return math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
+
+    def compression_refusal(self) -> str:
+        return (f"a PI-RAPPOR report is {self.bits_per_report} bits, already shorter than a "
+                "17-byte seed report")
 
     # -- client -------------------------------------------------------------------------------
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> FieldReports:
@@ -178,7 +193,25 @@ class PIRappor(FrequencyOracle):
         """Inverses mod p, built once per oracle (empty above INVERSE_TABLE_MAX: Fermat)."""
         return inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
 
-    # -- wire format ----------------------------------------------------------------------------
+    # -- storage and wire format ------------------------------------------------------------
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("a", int_dtype(self.p)), Column("b", int_dtype(self.p)))
+
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        r = self.check_reports(reports)
+        return {"a": r.a.astype(int_dtype(self.p)), "b": r.b.astype(int_dtype(self.p))}
+
+    def from_columns(self, columns) -> FieldReports:
+        cols = check_columns(columns, self.report_columns())
+        return self.check_reports(FieldReports(cols["a"], cols["b"], self.p))
+
+    def concat(self, batches: list) -> FieldReports:
+        batches = [self.check_reports(b) for b in batches]
+        if not batches:
+            return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), self.p)
+        return FieldReports(np.concatenate([b.a for b in batches]),
+                            np.concatenate([b.b for b in batches]), self.p)
+
     @property
     def field_bits(self) -> int:
         return math.ceil(math.log2(self.p))
@@ -217,6 +250,7 @@ class PIRappor(FrequencyOracle):
         return self.check_reports(FieldReports(a, b, self.p))
 
 
+@register
 class VectorPIRappor(FrequencyOracle):
     """Generalised PI-RAPPOR over F_q^t (§6): h(x) = <a, x> + b, item j = base-q digits of j,
     s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first."""
@@ -242,7 +276,8 @@ class VectorPIRappor(FrequencyOracle):
         self.a0 = self.s / self.q
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
         self.a1c = self.a0 if symmetric else 0.5
-        self.kind = "deletion" if symmetric else "replacement"
+        self.privacy = Privacy.DELETION if symmetric else Privacy.REPLACEMENT
+        self.requested_eps = requested
         self.eps = (math.log(self.a1 / self.a0) if symmetric
                     else math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1))))
         check_bytes(array_bytes((self.k, self.t)), f"the item table (k x t = {self.k} x {self.t} "
@@ -251,6 +286,32 @@ class VectorPIRappor(FrequencyOracle):
         powers = np.array([self.q ** d for d in range(self.t)], dtype=np.int64)
         self.items = (np.arange(self.k, dtype=np.int64)[:, None] // powers[None, :]) % self.q
         self.bits_per_report = (self.t + 1) * math.ceil(math.log2(self.q))
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.requested_eps, "q": self.q, "t": self.t,
+                "symmetric": self.privacy is Privacy.DELETION}
+
+    @property
+    def replacement_eps(self) -> float:
+        return math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
+
+    def compression_refusal(self) -> str:
+        return (f"a vector PI-RAPPOR report is {self.bits_per_report} bits, already shorter "
+                "than a 17-byte seed report")
+
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("a", int_dtype(self.q), self.t), Column("b", int_dtype(self.q)))
+
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        r = self.check_reports(reports)
+        dt = int_dtype(self.q)
+        a = r[:, : self.t] if self.t > 1 else r[:, 0]  # a width-1 column is 1-D
+        return {"a": a.astype(dt), "b": r[:, self.t].astype(dt)}
+
+    def from_columns(self, columns) -> np.ndarray:
+        cols = check_columns(columns, self.report_columns())
+        a = np.asarray(cols["a"]).reshape(-1, self.t).astype(np.int64)
+        return self.check_reports(np.column_stack([a, np.asarray(cols["b"], dtype=np.int64)]))
 
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Reports as an (n, t+1) array: a_0..a_{t-1}, b."""

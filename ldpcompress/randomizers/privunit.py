@@ -25,25 +25,21 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.prg import PRG
-from .base import Randomizer, check_flag
+from .base import check_flag
+from .contract import Privacy
+from .registry import register
+from .vectors import NORM_SLACK, VectorMeanEstimator, check_vectors
 from .estimator import check_estimates, normal_quantile
 
 __all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
 
 
-NORM_SLACK = 1e-9
-
 def check_vector(x, d: int) -> np.ndarray:
-    """A float vector of dimension d and norm <= 1."""
-    arr = np.asarray(x, dtype=float)
-    if arr.shape != (d,):
+    """A real vector of dimension d and norm <= 1 (complex or non-numeric input refused)."""
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.shape != (d,):
         raise ValueError(f"input must be a vector of dimension {d}, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("input vector must be finite")
-    norm = float(np.linalg.norm(arr))
-    if norm > 1.0 + NORM_SLACK:
-        raise ValueError(f"input vector must have norm <= 1, got {norm:.6g}")
-    return arr
+    return check_vectors(arr[None], d)[0]
 
 def round_to_sphere(x: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
     """Unbiased rounding of |x| <= 1 to the unit sphere: x/|x| w.p. (1+|x|)/2, else -x/|x|."""
@@ -241,22 +237,33 @@ def optimal_params(d: int, eps: float) -> PrivUnitParams:
     raise ValueError(f"eps = {eps!r}: no PrivUnit2 parameters within the budget in dimension "
                      f"d = {d} (realised {out.eps!r})")  # pragma: no cover
 
-class PrivUnit2(Randomizer):
-    """PrivUnit2 as a Randomizer: inputs are vectors, outputs Z = V/m; rho = uniform sphere,
-    ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it (docs/theory.md §7)."""
+@register
+class PrivUnit2(VectorMeanEstimator):
+    """PrivUnit2 (replacement eps): inputs are vectors of norm <= 1, reports Z = V/m (norm
+    1/m); rho = uniform sphere, ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it
+    (docs/theory.md §7). ``PrivUnit2(d, eps)`` chooses (p0, gamma) for the smallest variance;
+    with p0 (and gamma) given, their realised eps must not exceed ``eps``."""
 
-    kind = "replacement"
+    name, privacy = "privunit2", Privacy.REPLACEMENT
 
     def __init__(self, d: int, eps: float, p0: float | None = None, gamma: float | None = None):
         if p0 is None and gamma is not None:
             raise ValueError("gamma is given without p0: give both or neither")
-        self.par = optimal_params(d, eps) if p0 is None else params(d, p0, 0.0 if gamma is None
-                                                                      else gamma)
+        if p0 is None:
+            self.par = optimal_params(d, eps)
+        else:
+            self.par = params(d, p0, 0.0 if gamma is None else gamma)
+            budget = V.positive_finite(eps, "eps")
+            if self.par.eps > budget * (1 + 1e-12):
+                raise ValueError(f"p0 = {p0!r}, gamma = {gamma!r} realise eps = "
+                                 f"{self.par.eps:.17g} in dimension d = {self.par.d}, above "
+                                 f"eps = {budget!r}")
         self.d, self.eps, self.deletion_eps = self.par.d, self.par.eps, self.par.deletion_eps
-        self.k = self.d  # for the Randomizer base (not a finite domain)
+        self.report_norm = 1.0 / self.par.m
+        self.bits_per_report = 64 * self.d
 
-    def check_item(self, x):
-        return check_vector(x, self.d)
+    def params(self) -> dict:
+        return {"d": self.d, "eps": self.eps, "p0": self.par.p0, "gamma": self.par.gamma}
 
     def _cap_ratio(self, inside: bool) -> float:
         p = self.par
@@ -271,13 +278,26 @@ class PrivUnit2(Randomizer):
     def decode_seed(self, seed):
         return self.sample(PRG(seed)) / self.par.m
 
+    def _mixture_ratio(self, x, v) -> float:
+        """R(x)(v)/rho(v) for the report direction v = mZ. An input of norm < 1 is first rounded
+        to u = x/|x| w.p. (1+|x|)/2, else -u (e_0 for x = 0), so its ratio is that mixture of
+        the two unit inputs' ratios (still within [e^-eps_d, e^eps_d])."""
+        x = self.check_item(x)
+        norm = float(np.linalg.norm(x))
+        if norm >= 1.0 - NORM_SLACK:
+            return self._cap_ratio(float(np.dot(v, x)) / norm >= self.par.gamma)
+        u = x / norm if norm > 0 else np.eye(1, self.d)[0]
+        t = float(np.dot(v, u))
+        w = (1 + norm) / 2
+        return w * self._cap_ratio(t >= self.par.gamma) + (1 - w) * self._cap_ratio(
+            -t >= self.par.gamma)
+
     def ratio(self, x, y):
-        u = x / np.linalg.norm(x)
-        return self._cap_ratio(float(np.dot(y, u)) * self.par.m >= self.par.gamma)  # y = V/m
+        return self._mixture_ratio(x, np.asarray(y) * self.par.m)  # y = V/m
 
     def ratio_from_seed(self, x, seed):
-        """ratio on V itself (x is already a unit vector here), skipping the 1/m scaling."""
-        return self._cap_ratio(float(np.dot(self.sample(PRG(seed)), x)) >= self.par.gamma)
+        """ratio on V itself, skipping the 1/m scaling."""
+        return self._mixture_ratio(x, self.sample(PRG(seed)))
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Z = V/m with true randomness: t from the truncated Beta law, V = t u + sqrt(1-t^2) w."""
@@ -339,6 +359,11 @@ class PrivUnit2(Randomizer):
             var = self.coordinate_variance(np.clip(mean, -1.0, 1.0))
         half = z * np.sqrt(var / n)
         return mean - half, mean + half
+
+    def intervals(self, est, n: int, level: float = 0.95,
+                  conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The contract's intervals: :meth:`mean_intervals` of the estimated mean."""
+        return self.mean_intervals(est, n, level, conservative)
 
     def error_radius(self, n: int, level: float = 0.95) -> float:
         """r with Pr[|mean - true mean|_2 >= r] <= 1 - level for the mean of n reports, for

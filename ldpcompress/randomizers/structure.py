@@ -78,15 +78,17 @@ class ShuffleStructure:
                                  or self.p10 != self.a * (1 - self.a)):
             raise ValueError(f"{self.oracle}: 'independent' but P(1,1) != a^2 or "
                              "P(1,0) != a (1 - a)")
-        if self.oracle == "krr":  # accounted by the k-RR bounds, which read k from params
-            k = dict(self.params).get("k")
-            if not (isinstance(k, int) and k >= 2 and self.a == Fraction(1, k)
-                    and self.p11 == 0):
-                raise ValueError(f"krr: params k = {k!r} disagrees with the law (a = "
-                                 f"{float(self.a)!r}, P(1,1) = {float(self.p11)!r}); k-RR has "
-                                 "a = 1/k and P(1,1) = 0")
         if self.t3 is not None and not 0 < self.t3 <= self.p10:
             raise ValueError(f"{self.oracle}: t3 must be in (0, P(1,0)], got {float(self.t3)!r}")
+
+    @property
+    def krr_k(self) -> int | None:
+        """k when this is the law of k-ary randomized response: every report supports exactly
+        one item (P(1,1) = 0) and a = 1/k, so the supported item is a sufficient statistic
+        distributed as k-RR with this eps0, and the k-RR bounds apply (docs/theory.md §2.4)."""
+        if self.p11 == 0 and self.a.numerator == 1 and self.a.denominator >= 2:
+            return self.a.denominator
+        return None
 
     # -- derived quantities (floats, formed without cancellation from the exact rationals) --
     @property

@@ -12,19 +12,22 @@ from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
 from ..kernels.field import first_unsorted_row
 from ..kernels.sample import partial_shuffles
-from .base import FrequencyOracle, Randomizer, check_eps
+from .base import FrequencyOracle, check_eps
+from .contract import Column, Privacy, check_columns, int_dtype
 from .estimator import _first_bad, histogram_bytes, integer_reports
+from .registry import register
 from .structure import ShuffleStructure, kept
 
 __all__ = ['SubsetSelection']
 
 
-class SubsetSelection(Randomizer, FrequencyOracle):
+@register
+class SubsetSelection(FrequencyOracle):
     """d-subset of [k] containing x w.p. p = d e^eps/(d e^eps + k - d) (replacement eps).
     rho = uniform d-subset; ratio = p k/d if x in S else (1-p) k/(k-d). A user holding j' != j
     reports j w.p. a0 = (p (d-1) + (1-p) d)/(k-1). A report is d ceil(log2 k) bits."""
 
-    name, kind = "subset", "replacement"
+    name, privacy = "subset", Privacy.REPLACEMENT
 
     def __init__(self, k: int, eps: float, d: int | None = None):
         self.k = V.domain_size(k)
@@ -42,6 +45,9 @@ class SubsetSelection(Randomizer, FrequencyOracle):
         self.a0 = (self.a1 * (self.d - 1) + self.q1 * self.d) / (self.k - 1)
         self.deletion_eps = max(abs(self.eps + math.log(self.k) - log_total),
                                 abs(math.log(self.k) - log_total))
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.eps, "d": self.d}
 
     def _subset(self, ints: np.ndarray) -> np.ndarray:
         """Partial Fisher-Yates: the first d entries of a permutation of [k] driven by ints[i]
@@ -112,3 +118,13 @@ class SubsetSelection(Randomizer, FrequencyOracle):
     def _count(self, ys) -> np.ndarray:
         histogram_bytes(self.k)
         return np.bincount(ys.ravel(), minlength=self.k).astype(np.int64)
+
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("items", int_dtype(self.k), self.d),)
+
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        return {"items": self.check_reports(reports).astype(int_dtype(self.k))}
+
+    def from_columns(self, columns) -> np.ndarray:
+        items = check_columns(columns, self.report_columns())["items"]
+        return self.check_reports(integer_reports(items, self.k, width=self.d, what="item"))
