@@ -1,5 +1,5 @@
 """Decoders of compressed reports in batches: the reference samplers of the AES-CTR stream
-(docs/theory.md §5.1) run on many seeds at once, and the server's statistics taken straight
+(docs/theory.md §5.1, §5.3) run on many seeds at once, and the server's statistics taken straight
 from the keystream without materialising the decoded outputs (FT21 Alg. 1 decode).
 
 The stream of a seed is fixed by docs/theory.md §5.1: little-endian uint64 words w; a uniform
