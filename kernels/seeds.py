@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from .aes import AES_NI, GROUP_WORDS, encrypt_group, expand_key, read_words
+from .field import sum_rows
 
 __all__ = ["SPAN", "rejection_limit", "unary_counts", "unary_bits", "bounded_draws", "subset_counts",
            "subset_hits", "sphere_from_words", "sphere_words", "sphere_rows", "sphere_sum",
@@ -60,10 +61,7 @@ def unary_counts(seeds, k, limit, nchunks):
                 part = row[first:first + m]
                 for j in range(m):
                     part[j] += words[j] < limit
-    out = np.zeros(k, dtype=np.int64)
-    for c in range(nchunks):
-        out += rows[c]
-    return out
+    return sum_rows(rows)
 
 
 @njit(cache=True, parallel=True)
@@ -165,10 +163,7 @@ def subset_counts(seeds, k, d, nchunks):
             for t in range(d):
                 row[perm[t]] += 1
             _undo(perm, draws, d)
-    out = np.zeros(k, dtype=np.int64)
-    for c in range(nchunks):
-        out += rows[c]
-    return out
+    return sum_rows(rows)
 
 
 @njit(cache=True, parallel=True)

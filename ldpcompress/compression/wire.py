@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.limits import array_bytes, check_bytes
 from ..core.prg import SEED_BYTES
 
 __all__ = ["VERSION", "REPORT_BYTES", "pack", "unpack", "pack_rows", "seed_rows"]
@@ -95,6 +96,8 @@ def seed_rows(reports, group: int | None = None) -> np.ndarray:
                         f"{type(reports).__name__}")
     else:
         rows = _rows_of_sequence(reports, group)
+    check_bytes(array_bytes((rows.shape[0], SEED_BYTES), np.uint8),
+                f"the seeds of {rows.shape[0]} compressed reports", "the batch (split it)")
     bad = rows[:, 0] != VERSION
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
