@@ -57,8 +57,11 @@ from .randomizers import (  # noqa: E402
     OLH,
     OUE,
     RAPPOR,
+    FieldReports,
     HadamardResponse,
+    LocalRandomizer,
     PIRappor,
+    Privacy,
     PrivUnit2,
     SubsetSelection,
     VectorPIRappor,
@@ -68,6 +71,7 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "Bound", "Accountant", "ShuffledRound",
            "KRRShuffledRound", "OracleShuffledRound", "Gaussian", "Laplace", "PureDP",
            "ApproxDP", "PairOfPmfs", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
-           "HadamardResponse", "PIRappor", "VectorPIRappor", "PrivUnit2", "compress",
+           "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
+           "LocalRandomizer", "Privacy", "compress",
            "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

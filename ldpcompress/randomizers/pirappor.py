@@ -54,6 +54,17 @@ class FieldReports:
     def __len__(self) -> int:
         return int(self.a.shape[0])
 
+    def __getitem__(self, index) -> "FieldReports":
+        """The reports at ``index`` (a slice or an index array), e.g. a shuffler's permutation."""
+        if np.ndim(index) == 0 and not isinstance(index, slice):
+            raise TypeError("index FieldReports with a slice or an index array (one report is "
+                            "the pair (a[i], b[i]))")
+        return FieldReports(self.a[index], self.b[index], self.p)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.a.nbytes + self.b.nbytes)
+
 
 def choose_field(k: int, eps: float) -> tuple[int, int]:
     """(p, s): the smallest prime p >= max(k+1, ceil(100 (e^eps + 1))), capped at the largest
