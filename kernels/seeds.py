@@ -205,7 +205,8 @@ def dot(a, b):
 @njit(cache=True)
 def sphere_from_words(words, out):
     """The unit vector out (dimension d) from sphere_words(d) stream words: Gaussians by
-    Box-Muller on consecutive uniform pairs, divided by their Euclidean norm."""
+    Box-Muller on consecutive uniform pairs, divided by their Euclidean norm; e_0 when that
+    norm is 0 (a hostile seed must not stop the server with a division by zero)."""
     d = out.size
     scale = 2.0 ** -53
     for p in range((d + 1) // 2):
@@ -217,6 +218,10 @@ def sphere_from_words(words, out):
         if 2 * p + 1 < d:
             out[2 * p + 1] = r * math.sin(t)
     norm = math.sqrt(dot(out, out))
+    if norm == 0.0:  # every u1 = 0: probability 2^-53 in d = 2, yet a seed one could search for
+        out[:] = 0.0
+        out[0] = 1.0
+        return
     for j in range(d):
         out[j] /= norm
 

@@ -309,3 +309,17 @@ def test_a_user_randomizer_without_a_reference_law_is_refused_by_the_default():
     assert "no reference sampler" in r.compression_refusal()
     with pytest.raises(ValueError, match="does not take .*no reference sampler"):
         compress(r)
+
+
+def test_a_zero_gaussian_vector_decodes_to_e0_instead_of_failing():
+    """In d = 2 a seed whose first word has its top 53 bits zero (u1 = 0, so both Gaussians
+    are 0) can be found by search; the server must not divide by zero on it."""
+    from ldpcompress.kernels.seeds import sphere_from_words
+    for d in (2, 3, 5):
+        v = np.full(d, np.nan)
+        sphere_from_words(np.zeros(2 * ((d + 1) // 2), dtype=np.uint64), v)
+        np.testing.assert_array_equal(v, np.eye(d)[0])
+    words = np.array([1 << 11, 0], dtype=np.uint64)  # u1 = 2^-53: tiny but not zero
+    v = np.empty(2)
+    sphere_from_words(words, v)
+    np.testing.assert_allclose(v, [1.0, 0.0])
