@@ -159,3 +159,24 @@ def test_aes_ni_target_follows_numba_features():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+@pytest.mark.parametrize("call", [
+    lambda s: stream_words(s[:, :15], 0, 1),
+    lambda s: stream_words(s.astype(np.int64), 0, 1),
+    lambda s: stream_words([bytes(16)], 0, 1),
+    lambda s: stream_words(s, -1, 2),
+    lambda s: stream_words(s, 0, -2),
+    lambda s: stream_words(s, 2 ** 63 - 2, 5),
+    lambda s: stream_words(s, 1.5, 2),
+    lambda s: stream_words(s, True, 2),
+    lambda s: stream_words(s, 0, 10 ** 15),
+    lambda s: stream_words_at(s, np.arange(3)),
+    lambda s: stream_words_at(s, np.full(4, -1)),
+    lambda s: stream_words_at(s, np.full(4, 0.5)),
+    lambda s: stream_words_at(s, np.full(4, 2 ** 64 - 1, dtype=np.uint64)),
+])
+def test_public_stream_wrappers_validate(call):
+    seeds = np.zeros((4, 16), dtype=np.uint8)
+    with pytest.raises(ValueError):
+        call(seeds)

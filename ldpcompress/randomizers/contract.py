@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 import numpy as np
 
 from ..core.entropy import SYSTEM, Entropy
-from ..core.prg import PRG, check_seed
+from ..core.prg import PRG, check_seed, check_seed_rows
 
 __all__ = ["Privacy", "Column", "SummarySpec", "LocalRandomizer", "check_columns", "int_dtype",
            "seeds_array", "paired", "seed_batch", "PER_SEED"]
@@ -86,10 +86,7 @@ def seeds_array(seeds) -> np.ndarray:
     """Seeds as a C-contiguous (n, 16) uint8 array (from a list of 16-byte strings or such an
     array), ready for the batch kernels."""
     if isinstance(seeds, np.ndarray):
-        if seeds.ndim != 2 or seeds.shape[1] != 16 or seeds.dtype != np.uint8:
-            raise ValueError(f"seeds must be a (n, 16) uint8 array, got shape {seeds.shape} "
-                             f"and dtype {seeds.dtype}")
-        return np.ascontiguousarray(seeds)
+        return check_seed_rows(seeds)
     rows = [np.frombuffer(check_seed(s), dtype=np.uint8) for s in seeds]
     return np.stack(rows) if rows else np.zeros((0, 16), dtype=np.uint8)
 
