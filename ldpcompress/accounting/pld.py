@@ -28,7 +28,7 @@ from .profiles import general_split  # noqa: F401  (re-exported for callers of p
 __all__ = ["UNIT_ROUNDOFF", "TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
            "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
            "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
-           "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms"]
+           "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction"]
 
 
 UNIT_ROUNDOFF = 2.0 ** -53
@@ -580,3 +580,29 @@ def _dots_to_atoms(eps: np.ndarray, dl: np.ndarray):
     masses[1:] = hx[1:] * (slopes[:-1] - slopes[1:])
     masses[0] = max(0.0, 1.0 - dl[-1] - masses[1:].sum())
     return he, np.maximum(masses, 0.0)
+
+
+def dots_direction(idx: np.ndarray, deltas: np.ndarray, h: float, pushed: float = 0.0) -> Direction:
+    """One direction's connect-the-dots grid (DGKKM22) from upper bounds on its profile at the
+    consecutive grid losses idx * h (any sign): the PLD whose profile is the lower convex hull
+    of the points (e^eps, delta) and the point (0, 1), which lies above every convex profile
+    below the points. On a uniform grid the mass at l_i is
+    (D_i - e^h D_(i-1)) / expm1(h), D_i = delta_(i+1) - delta_i (no e^eps is formed); when a
+    rounding makes a mass negative (the points not quite convex), the hull is taken explicitly.
+    The first point takes the remaining mass; the infinity atom is delta at the last point.
+    ``pushed`` is the mass a round-up grid would have moved (for the lower estimates)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    deltas = np.minimum.accumulate(np.clip(np.asarray(deltas, dtype=float), 0.0, 1.0))
+    diffs = np.diff(deltas)  # <= 0
+    masses = np.empty(idx.size)
+    masses[1:-1] = (diffs[1:] - math.exp(h) * diffs[:-1]) / math.expm1(h)
+    masses[-1] = -math.exp(h) * diffs[-1] / math.expm1(h)
+    if np.any(masses[1:] < 0.0):  # not convex to rounding: the hull, its vertices on the grid
+        eps = idx * h
+        shift = float(eps.max())
+        he, hm = _dots_to_atoms(eps - shift, deltas)
+        masses = np.zeros(idx.size)
+        masses[np.rint((he + shift) / h).astype(np.int64) - idx[0]] = hm
+    inf_mass = float(deltas[-1])
+    masses[0] = max(0.0, 1.0 - inf_mass - float(np.sum(masses[1:])))
+    return Direction(int(idx[0]), masses, inf_mass, pushed=pushed + inf_mass)

@@ -1,4 +1,4 @@
-"""An accountant's state as JSON, and accountant events from dp_accounting's DpEvents.
+"""An accountant's state as JSON (dp_accounting's DpEvents are read in ``interop``).
 
 Long-running telemetry keeps one ledger per population: ``save``/``load`` write and read the
 recorded (event, times) pairs and the accountant's settings, so the next round's query
@@ -13,7 +13,6 @@ The accountant passes its class and its registry of event classes (``events.EVEN
 this module depends on nothing above it.
 
     acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)
-    acct.compose_dp_event(dp_accounting.SelfComposedDpEvent(GaussianDpEvent(2.0), 100))
 """
 from __future__ import annotations
 
@@ -21,14 +20,14 @@ import dataclasses
 import json
 import math
 import os
+import stat
+import tempfile
 from fractions import Fraction
 
-from ..core.optional import require
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
 
-__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load",
-           "events_from_dp_event"]
+__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load"]
 
 FORMAT, VERSION = "ldpcompress.accountant", 2
 # version 1 stored an oracle's law (its ShuffleStructure) in the file; it is read only for
@@ -68,12 +67,23 @@ def dumps(acct) -> str:
 
 
 def save(acct, path) -> None:
-    """Write the state to ``path`` atomically (a temporary file renamed over it)."""
+    """Write the state to ``path`` atomically: a new temporary file in the same directory,
+    flushed to disk, then renamed over it (readers see the old or the new ledger, never part
+    of one; concurrent writers do not share the temporary file)."""
     text = dumps(acct)
-    tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".ledger-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 # ------------------------------------------------------------------------------------------------
@@ -163,7 +173,10 @@ def _no_constant(name):
 
 
 def load(path, accountant_cls, events: dict):
-    """Read an accountant saved by :func:`save` (errors name the file)."""
+    """Read an accountant saved by :func:`save` (errors name the file). Only a regular file is
+    opened: a FIFO or a device would block or never end."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError(f"{path}: an accountant state must be a regular file")
     size = os.path.getsize(path)
     if size > MAX_STATE_BYTES:
         raise ValueError(f"{path}: an accountant state is at most {MAX_STATE_BYTES} bytes, "
@@ -174,37 +187,3 @@ def load(path, accountant_cls, events: dict):
         return loads(text, accountant_cls, events)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
-
-
-# ------------------------------------------------------------------------------------------------
-# dp_accounting's DpEvents (optional extra [dp-accounting])
-# ------------------------------------------------------------------------------------------------
-
-def events_from_dp_event(dp_event, events: dict) -> list:
-    """(event, times) pairs equivalent to a dp_accounting DpEvent: Gaussian and Laplace
-    mechanisms (noise multiplier = sigma or scale at sensitivity 1), NoOp, and their
-    compositions (ComposedDpEvent, SelfComposedDpEvent). Anything else (sampling, tree
-    aggregation, non-private events ...) raises ValueError naming the event: this accountant
-    does not model it, and guessing would not be sound."""
-    dp = require("dp-accounting", "dp_accounting")
-    if isinstance(dp_event, dp.NoOpDpEvent):
-        return []
-    if isinstance(dp_event, dp.GaussianDpEvent):
-        return [(events["Gaussian"](sigma=dp_event.noise_multiplier), 1)]
-    if isinstance(dp_event, dp.LaplaceDpEvent):
-        return [(events["Laplace"](scale=dp_event.noise_multiplier), 1)]
-    if isinstance(dp_event, dp.SelfComposedDpEvent):
-        count = dp_event.count
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"SelfComposedDpEvent.count must be an integer >= 0, got {count!r}")
-        if count == 0:
-            return []
-        return [(event, times * count) for event, times in events_from_dp_event(dp_event.event, events)]
-    if isinstance(dp_event, dp.ComposedDpEvent):
-        out = []
-        for sub in dp_event.events:
-            out += events_from_dp_event(sub, events)
-        return out
-    raise ValueError(f"{type(dp_event).__name__} is not supported by this accountant (it models "
-                     "Gaussian, Laplace and their compositions from dp_accounting); account it "
-                     "with dp_accounting itself")
