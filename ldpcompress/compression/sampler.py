@@ -148,8 +148,8 @@ class PseudoRandomizer:
         xs = self.randomizer.check_items(xs)
         n = len(xs)
         out = np.empty((n, SEED_BYTES), dtype=np.uint8)
-        # trials per pending input and round: each trial accepts w.p. exactly e^-eps_d
-        # (E_rho[ratio] = 1), so e^eps_d / 2 of them leave few inputs for the next round
+        # trials per pending input and round: each trial accepts w.p. e^-eps_d (E_rho[ratio]
+        # = 1, up to the PRG), so e^eps_d / 2 of them leave under half the inputs pending
         per_round = min(self.max_trials, max(1, math.ceil(self._bound / 2)))
         item_bytes = max(1, xs.nbytes // max(n, 1))
         step = max(1, SIMULATION_TRIAL_BYTES // (per_round * (item_bytes + 32)))
