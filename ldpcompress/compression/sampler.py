@@ -149,7 +149,8 @@ class PseudoRandomizer:
         n = len(xs)
         out = np.empty((n, SEED_BYTES), dtype=np.uint8)
         # trials per pending input and round: each trial accepts w.p. e^-eps_d (E_rho[ratio]
-        # = 1, up to the PRG), so e^eps_d / 2 of them leave under half the inputs pending
+        # = 1, up to the PRG), so a round of e^eps_d / 2 leaves about e^-1/2 of the inputs
+        # pending and draws about 25% more trials than the e^eps_d per input needed
         per_round = min(self.max_trials, max(1, math.ceil(self._bound / 2)))
         item_bytes = max(1, xs.nbytes // max(n, 1))
         step = max(1, SIMULATION_TRIAL_BYTES // (per_round * (item_bytes + 32)))
