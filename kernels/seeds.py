@@ -46,7 +46,7 @@ SPAN = 1024  # stream words generated at a time, then compared in one vectorised
 def unary_counts(seeds, k, limit, nchunks):
     """sum_i [w_j(seed_i) < limit] for every j < k: the bit counts of decoded unary reports
     (RAPPOR: bit j = [u_j < a0]). int64[k]."""
-    n = seeds.shape[0]
+    n, limit = seeds.shape[0], np.uint64(limit)
     rows = np.zeros((nchunks, k), dtype=np.int64)
     for c in prange(nchunks):
         rk = np.empty(22, dtype=np.uint64)
@@ -67,7 +67,7 @@ def unary_counts(seeds, k, limit, nchunks):
 @njit(cache=True, parallel=True)
 def unary_bits(seeds, k, limit, nchunks):
     """The decoded unary reports: bits[i, j] = [w_j(seed_i) < limit], bool (n, k)."""
-    n = seeds.shape[0]
+    n, limit = seeds.shape[0], np.uint64(limit)
     out = np.empty((n, k), dtype=np.bool_)
     for c in prange(nchunks):
         rk = np.empty(22, dtype=np.uint64)
