@@ -12,14 +12,15 @@ Two implementations of one block encryption, chosen by the flag ``ni`` of the bl
   counter blocks at a time so the processor overlaps them): constant-time, several GB/s per
   core; used when the compilation target has the x86 ``aes`` feature (:func:`aes_ni_target`).
 * A table implementation (the four 1 KiB T-tables of Daemen and Rijmen's AES proposal: SubBytes,
-  ShiftRows and MixColumns in four lookups per column; tables computed here from GF(2^8)). Its memory accesses depend on the key, so it leaks the
-  key through cache timing: it serves only public seeds (the server: a seed is public once
-  sent) and simulations, never a client's rejected seeds.
+  ShiftRows and MixColumns in four lookups per column; tables computed here from GF(2^8)). Its
+  memory accesses depend on the key, so it leaks the key through cache timing: it serves only
+  public seeds (the server: a seed is public once sent) and simulations, never a client's
+  rejected seeds.
 
-The batch kernels pass the constant :data:`AES_NI` (fixed when they compile, so the other
-branch is compiled away; Numba's cache is keyed by the target's CPU features) to
-:func:`expand_key`, :func:`encrypt_counter`, :func:`encrypt_group` and :func:`read_words`; the
-seeds are a uint8 array of shape (n, 16) validated by the caller.
+The batch kernels pass the constant :data:`AES_NI` (fixed when they compile, so the other branch
+is compiled away; Numba's cache is keyed by the target's CPU features) to :func:`expand_key`,
+:func:`encrypt_counter`, :func:`encrypt_group` and :func:`read_words`; the seeds are a uint8
+array of shape (n, 16) validated by the caller.
 """
 import platform
 
@@ -71,8 +72,9 @@ SBOX = _sbox()
 # in bits 8r..8r+7); T_r[a] = T0[a] rotated left by 8r bits (the byte entering from row r).
 _T0 = np.array([_gf_mul(s, 2) | (s << 8) | (s << 16) | (_gf_mul(s, 3) << 24)
                 for s in SBOX.tolist()], dtype=np.uint32)
-TTAB = np.stack([((_T0.astype(np.uint64) << np.uint64(8 * r)) | (_T0.astype(np.uint64) >> np.uint64(32 - 8 * r)))
-                 .astype(np.uint32) for r in range(4)])
+_T64 = _T0.astype(np.uint64)
+TTAB = np.stack([((_T64 << np.uint64(8 * r)) | (_T64 >> np.uint64(32 - 8 * r))).astype(np.uint32)
+                 for r in range(4)])
 SBOX32 = SBOX.astype(np.uint32)
 RCON = np.array([0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36], dtype=np.uint32)
 
@@ -155,7 +157,8 @@ def _ni_encrypt_blocks(count):
             states = [builder.call(last, [s, rks[10]]) for s in states]
             words = []
             for s in states:
-                words += [builder.extract_element(s, ir.Constant(ir.IntType(32), h)) for h in (0, 1)]
+                words += [builder.extract_element(s, ir.Constant(ir.IntType(32), h))
+                          for h in (0, 1)]
             return context.make_tuple(builder, signature.return_type, words)
         return sig, codegen
     return encrypt
@@ -208,6 +211,14 @@ def _bswap64(x):
 
 
 @njit(cache=True)
+def _last_column(a, b, c, d):
+    """Column of the last round (SubBytes, ShiftRows; no MixColumns): row r from the column
+    r to the right."""
+    return (SBOX32[a & 255] | (SBOX32[(b >> 8) & 255] << 8) | (SBOX32[(c >> 16) & 255] << 16)
+            | (SBOX32[d >> 24] << 24))
+
+
+@njit(cache=True)
 def _soft_encrypt(rk, lo, hi):
     """FIPS-197 Cipher with T-tables on the columns c_j (uint32, bytes little-endian): each
     round c'_j = T0[c_j b0] ^ T1[c_{j+1} b1] ^ T2[c_{j+2} b2] ^ T3[c_{j+3} b3] ^ k_j (ShiftRows,
@@ -230,11 +241,10 @@ def _soft_encrypt(rk, lo, hi):
         n3 = (t0[s3 & 255] ^ t1[(s0 >> 8) & 255] ^ t2[(s1 >> 16) & 255] ^ t3[s2 >> 24]
               ^ np.uint32(k1 >> np.uint64(32)))
         s0, s1, s2, s3 = n0, n1, n2, n3
-    sb = SBOX32
-    f0 = sb[s0 & 255] | (sb[(s1 >> 8) & 255] << 8) | (sb[(s2 >> 16) & 255] << 16) | (sb[s3 >> 24] << 24)
-    f1 = sb[s1 & 255] | (sb[(s2 >> 8) & 255] << 8) | (sb[(s3 >> 16) & 255] << 16) | (sb[s0 >> 24] << 24)
-    f2 = sb[s2 & 255] | (sb[(s3 >> 8) & 255] << 8) | (sb[(s0 >> 16) & 255] << 16) | (sb[s1 >> 24] << 24)
-    f3 = sb[s3 & 255] | (sb[(s0 >> 8) & 255] << 8) | (sb[(s1 >> 16) & 255] << 16) | (sb[s2 >> 24] << 24)
+    f0 = _last_column(s0, s1, s2, s3)
+    f1 = _last_column(s1, s2, s3, s0)
+    f2 = _last_column(s2, s3, s0, s1)
+    f3 = _last_column(s3, s0, s1, s2)
     out_lo = (np.uint64(f0) | (np.uint64(f1) << np.uint64(32))) ^ rk[20]
     out_hi = (np.uint64(f2) | (np.uint64(f3) << np.uint64(32))) ^ rk[21]
     return out_lo, out_hi

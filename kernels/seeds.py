@@ -1,15 +1,15 @@
 """Decoders of compressed reports in batches: the reference samplers of the AES-CTR stream
-(docs/theory.md §5.1, §5.3) run on many seeds at once, and the server's statistics taken straight
-from the keystream without materialising the decoded outputs (FT21 Alg. 1 decode).
+(docs/theory.md §5.1, §5.3) run on many seeds at once, and the server's statistics taken
+straight from the keystream without materialising the decoded outputs (FT21 Alg. 1 decode).
 
-The stream of a seed is fixed by docs/theory.md §5.1: little-endian uint64 words w; a uniform
-is (w >> 11) 2^-53, so [u < p] = [w < limit] with limit = ceil(p 2^53) 2^11 (exact integer
-comparison, ``core.prg.uniform_limit``); integers in [0, m) are the words at or below
-2^64 - (2^64 mod m) - 1 reduced mod m, rejected words skipped; Gaussians are Box-Muller on
-consecutive pairs (u1, u2): sqrt(-2 log(1 - u1)) (cos, sin)(2 pi u2); sphere points are
-normalised Gaussian vectors. Seeds arrive validated as uint8 (n, 16); the AES implementation
-is ``kernels.aes.AES_NI``, fixed when the kernels compile. Every parallel kernel splits the seeds into ``nchunks`` chunks, each with
-its own statistic row.
+The stream of a seed is fixed by docs/theory.md §5.1: little-endian uint64 words w; a uniform is
+(w >> 11) 2^-53, so [u < p] = [w < limit] with limit = ceil(p 2^53) 2^11 (exact integer
+comparison, ``core.prg.uniform_limit``); integers in [0, m) are the words at or below 2^64 -
+(2^64 mod m) - 1 reduced mod m, rejected words skipped; Gaussians are Box-Muller on consecutive
+pairs (u1, u2): sqrt(-2 log(1 - u1)) (cos, sin)(2 pi u2); sphere points are normalised Gaussian
+vectors. Seeds arrive validated as uint8 (n, 16); the AES implementation is
+``kernels.aes.AES_NI``, fixed when the kernels compile. Every parallel kernel splits the seeds
+into ``nchunks`` chunks, each with its own statistic row.
 """
 import math
 
@@ -19,8 +19,8 @@ from numba import njit, prange
 from .aes import AES_NI, GROUP_WORDS, encrypt_group, expand_key, read_words
 from .field import sum_rows
 
-__all__ = ["SPAN", "rejection_limit", "unary_counts", "unary_bits", "bounded_draws", "subset_counts",
-           "subset_hits", "sphere_from_words", "sphere_words", "sphere_rows", "sphere_sum",
+__all__ = ["SPAN", "rejection_limit", "unary_counts", "unary_bits", "bounded_draws",
+           "subset_counts", "subset_hits", "sphere_from_words", "sphere_words", "sphere_rows", "sphere_sum",
            "sphere_dots", "dot"]
 
 

@@ -1,4 +1,5 @@
-"""Lossless compression of local randomizers by rejection sampling (FT21 Alg. 1-2, docs/theory.md §5.2-§5.3).
+"""Lossless compression of local randomizers by rejection sampling (FT21 Alg. 1-2;
+docs/theory.md §5.2-§5.3).
 
 encode(x): for t = 1..T draw a fresh seed s from the CSPRNG, y = S(G(s)) ~ rho, accept with
 probability min(1, ratio(x, y) / e^eps_d); send s (as a versioned report); when every trial

@@ -1,4 +1,5 @@
-"""Wire format of compressed reports (docs/theory.md §5.1): one version byte, then the 16 seed bytes.
+"""Wire format of compressed reports (docs/theory.md §5.1): one version byte, then the 16 seed
+bytes.
 
 A batch of reports travels as a bytes blob of n x 17 bytes, a uint8 array of shape (n, 17), or
 a sequence of n 17-byte reports; :func:`seed_rows` validates any of them into the seeds the

@@ -25,7 +25,8 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.prg import PRG
-from ..kernels.seeds import dot, sphere_dots, sphere_from_words, sphere_rows, sphere_sum, sphere_words
+from ..kernels.seeds import (dot, sphere_dots, sphere_from_words, sphere_rows, sphere_sum,
+                             sphere_words)
 from .base import check_flag, chunks_for
 from .contract import Privacy, paired, seed_batch, seeds_array
 from .registry import register
