@@ -60,11 +60,12 @@ def uniform_at(seed: bytes, index: int) -> float:
 
 def uniform_limit(p: float) -> np.uint64:
     """The word bound of a uniform comparison: [(w >> 11) 2^-53 < p] = [w < limit] for every
-    uint64 word w, with limit = ceil(p 2^53) 2^11 (p 2^53 is exact; an integer m is below a
-    real t iff m < ceil(t)). p in [0, 1), so limit <= (2^53 - 1) 2^11 < 2^64."""
+    uint64 word w, with limit = ceil(p 2^53) 2^11 (``coins.coin_threshold``: an integer m is
+    below a real t iff m < ceil(t)). p in [0, 1), so limit <= (2^53 - 1) 2^11 < 2^64."""
+    from .coins import coin_threshold  # coins builds on this module's streams
     if not 0.0 <= p < 1.0:
         raise ValueError(f"p must be in [0, 1), got {p!r}")
-    return np.uint64(math.ceil(p * 2.0 ** 53) << 11)
+    return np.uint64(coin_threshold(p) << 11)
 
 
 MAX_WORD = 2 ** 63 - 1  # word indices of a stream stay int64 in the kernels

@@ -25,7 +25,8 @@ UNIFORM_BITS = 53  # client uniforms are j 2^-53 (ldpcompress.prg.WordStream.uni
 def coin(p: float) -> Fraction:
     """Pr[u < p] exactly, for the clients' uniforms u = j 2^-53, j uniform in [0, 2^53): the
     realised probability of a coin drawn as ``uniform() < p`` is ceil(p 2^53) / 2^53, which the
-    structures use instead of p (a realised probability, not the intended one)."""
+    structures use instead of p (a realised probability, not the intended one). The bulk
+    coins of core.coins.bernoulli_bits realise exactly this law from fewer stream bits."""
     scaled = Fraction(p) * (1 << UNIFORM_BITS)
     return Fraction(-((-scaled.numerator) // scaled.denominator), 1 << UNIFORM_BITS)
 
