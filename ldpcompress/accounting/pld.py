@@ -22,7 +22,9 @@ import numpy as np
 from scipy import fft as sfft
 from scipy import special
 
+from ..core import validate as V
 from ..kernels.renyi import ROUND_DOWN, ROUND_MEAN, ROUND_UP, clone_pld_grid
+from .rounding import round_up
 from .profiles import general_split  # noqa: F401  (re-exported for callers of pld)
 
 __all__ = ["UNIT_ROUNDOFF", "TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
@@ -117,7 +119,7 @@ class PLD:
             xs, ts = self._glw_terms()
             shifted = arr[:, None] - ts[None, :] - self.bias  # negative eps is fine here
             grid = self._grid_delta(shifted.ravel(), True).reshape(shifted.shape)
-            out = np.minimum(1.0, np.min(grid + xs[None, :], axis=1))
+            out = np.minimum(1.0, round_up(np.min(grid + xs[None, :], axis=1)))
         return float(out[0]) if np.ndim(eps) == 0 else out
 
     def epsilon(self, delta: float) -> float:
@@ -130,8 +132,8 @@ class PLD:
             raise ValueError(f"delta must be in (0, 1), got {delta!r}")
         if self.mean_steps == 0:
             return self._grid_eps(delta, self.upper, 0.0)
-        return min(self._grid_eps(delta * (1.0 - f), True, 0.0) + self._glw_t(delta * f)
-                   + self.bias for f in GLW_FRACTIONS)
+        return min(round_up(self._grid_eps(delta * (1.0 - f), True, 0.0)
+                            + self._glw_t(delta * f) + self.bias) for f in GLW_FRACTIONS)
 
     def epsilon_lower(self, delta: float) -> float | None:
         """An optimistic estimate matching :meth:`epsilon` for pessimistic grids: max over x of
@@ -320,10 +322,10 @@ def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> f
 
 def check_grid(h: float) -> float:
     """A grid step h in (0, 1]."""
-    h = float(h)
-    if not (math.isfinite(h) and 0.0 < h <= 1.0):
-        raise ValueError(f"grid step h must be in (0, 1], got {h!r}")
-    return h
+    v = V.real(h, "h")
+    if not (math.isfinite(v) and 0.0 < v <= 1.0):
+        raise ValueError(f"grid step h must be in (0, 1], got {V.shown(h)}")
+    return v
 
 
 def check_rounding(rounding: str) -> str:

@@ -20,10 +20,10 @@ import dataclasses
 import json
 import math
 import os
-import stat
 import tempfile
 from fractions import Fraction
 
+from ..core.regular_files import read_regular
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
 
@@ -103,7 +103,8 @@ def _keys(obj, where: str, required: tuple, optional: tuple = ()) -> dict:
 
 
 def _event(obj, where: str, events: dict, version: int = VERSION):
-    if not isinstance(obj, dict) or obj.get("event") not in events:
+    if not isinstance(obj, dict) or not isinstance(obj.get("event"), str) \
+            or obj["event"] not in events:
         got = obj.get("event") if isinstance(obj, dict) else obj
         raise ValueError(f"{where}: 'event' must be one of {sorted(events)}, got {got!r}")
     cls = events[obj["event"]]
@@ -148,8 +149,11 @@ def from_state(state: dict, accountant_cls, events: dict):
                          f"version {version!r} (expected {FORMAT!r} version "
                          f"{' or '.join(map(str, READABLE_VERSIONS))})")
     settings = _keys(state["settings"], "settings", SETTINGS)
-    acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
-                        orders=settings["orders"], gap=settings["gap"])
+    try:
+        acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
+                              orders=settings["orders"], gap=settings["gap"])
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"settings: {err}") from None
     if not isinstance(state["events"], list):
         raise ValueError("events must be a JSON list")
     for i, obj in enumerate(state["events"]):
@@ -165,7 +169,13 @@ def loads(text: str, accountant_cls, events: dict):
         state = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ValueError(f"accountant state is not valid JSON: {err}") from None
-    return from_state(state, accountant_cls, events)
+    except RecursionError:
+        raise ValueError("accountant state is nested too deeply to be a ledger (JSON arrays or "
+                         "objects nested thousands deep)") from None
+    try:
+        return from_state(state, accountant_cls, events)
+    except TypeError as err:  # a value of the wrong type deep inside: never a traceback
+        raise ValueError(f"accountant state holds a value of the wrong type ({err})") from None
 
 
 def _no_constant(name):
@@ -173,17 +183,11 @@ def _no_constant(name):
 
 
 def load(path, accountant_cls, events: dict):
-    """Read an accountant saved by :func:`save` (errors name the file). Only a regular file is
-    opened: a FIFO or a device would block or never end."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise ValueError(f"{path}: an accountant state must be a regular file")
-    size = os.path.getsize(path)
-    if size > MAX_STATE_BYTES:
-        raise ValueError(f"{path}: an accountant state is at most {MAX_STATE_BYTES} bytes, "
-                         f"the file has {size}")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+    """Read an accountant saved by :func:`save` (errors name the file)."""
+    raw = read_regular(path, "an accountant state", MAX_STATE_BYTES)  # no FIFO, no device
     try:
-        return loads(text, accountant_cls, events)
+        return loads(raw.decode("utf-8"), accountant_cls, events)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None

@@ -30,7 +30,7 @@ def _round_event(args):
     A new kind of round is one more branch here (and its options in register())."""
     n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
     eps0 = V.local_eps0(args.eps0, "--eps0")
-    k = count(args.k, "--k", 2)
+    k = count(args.k, "--k", 2, V.MAX_K)
     params = dict(n=n, eps0=eps0, k=k, oracle=args.oracle)
     if args.oracle is not None:
         if k is None:

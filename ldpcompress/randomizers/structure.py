@@ -110,6 +110,13 @@ class ShuffleStructure:
         return math.nextafter(v + _LOG_ERR * (1.0 + abs(v)), math.inf)
 
     @property
+    def eps0_lower(self) -> float:
+        """The same log rounded down (a few ulps, never below 0): the eps0 of a lower bound
+        (an attack), which must not be computed with more privacy loss than the oracle has."""
+        v = _log(self.a1 * (1 - self.a) / (self.a * (1 - self.a1)))
+        return max(0.0, math.nextafter(v - _LOG_ERR * (1.0 + abs(v)), -math.inf))
+
+    @property
     def expm1_eps0(self) -> float:
         """e^eps0 - 1 = (a1 - a)/(a (1 - a1)), exact rational to float (inf if it overflows)."""
         return _float_or_inf((self.a1 - self.a) / (self.a * (1 - self.a1)))

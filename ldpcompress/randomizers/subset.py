@@ -51,6 +51,10 @@ class SubsetSelection(FrequencyOracle):
     def params(self) -> dict:
         return {"k": self.k, "eps": self.eps, "d": self.d}
 
+    def plateau(self) -> tuple:
+        """(d,): the subset size round(k/(e^eps + 1)) jumps with eps."""
+        return (self.d,)
+
     def _subset(self, ints: np.ndarray) -> np.ndarray:
         """Partial Fisher-Yates: the first d entries of a permutation of [k] driven by ints[i]
         in [0, k - i)."""
