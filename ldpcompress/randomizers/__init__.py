@@ -14,6 +14,7 @@ names randomizers for files and the command line.
 | :class:`PIRappor`, :class:`VectorPIRappor` | pirappor | PI-RAPPOR over F_p and F_q^t |
 | :class:`PrivUnit2` | privunit | mean estimation on the sphere |
 | :class:`OneBitSphere` | onebit | the one-bit mean-estimation baseline |
+| :class:`LaplaceScalar`, :class:`GaussianScalar` | scalar | a bounded value plus Laplace / Gaussian noise |
 """
 from .base import FrequencyOracle
 from .catalog import make_oracle, oracle_names
@@ -25,6 +26,7 @@ from .onebit import OneBitSphere
 from .pirappor import FieldReports, PIRappor, VectorPIRappor
 from .privunit import PrivUnit2
 from .rappor import OUE, RAPPOR
+from .scalar import GaussianScalar, LaplaceScalar, ScalarStructure
 from .registry import register
 from .structure import ShuffleStructure
 from .subset import SubsetSelection
@@ -33,4 +35,4 @@ from .vectors import VectorMeanEstimator
 __all__ = ["LocalRandomizer", "Privacy", "Column", "SummarySpec", "FrequencyOracle",
            "VectorMeanEstimator", "register", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
-           "OneBitSphere", "ShuffleStructure", "oracle_names", "make_oracle"]
+           "OneBitSphere", "LaplaceScalar", "GaussianScalar", "ScalarStructure", "ShuffleStructure", "oracle_names", "make_oracle"]
