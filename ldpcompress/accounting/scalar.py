@@ -48,6 +48,7 @@ U = 2.0 ** -53
 RESOLUTION = 24      # lattice steps per standard deviation of one draw's loss
 WINDOW_SD = 11.0     # FFT window: this many standard deviations of the tilted sum each side
 LUMP_SLACK = 1e-9   # lump_cells rounds a lump mean within this many steps of a point
+FULL_WINDOW = 1 << 16  # sums spanning fewer lattice points get a window over all of them
 MAX_FFT = 1 << 23    # refuse windows above this (8M points, ~0.4 GB of work arrays)
 
 
@@ -120,15 +121,22 @@ def _find_cut(f, start: float, target: float) -> float:
     return hi
 
 
-def _step(law: LossLaw, par, e, lo_v: float, hi_v: float, resolution: int) -> float:
-    """The lattice step: sd(X) / resolution, the sd measured on a coarse split of X (its
-    variance is at least X's)."""
-    h0 = (hi_v - lo_v) / 256.0
+def _step(law: LossLaw, par, e, resolution: int) -> float:
+    """The lattice step: sd(X) / resolution, the sd measured on a split of X into 1024 cells
+    between cuts leaving 1e-9 of the first moment out (the split's variance is X's, plus
+    at most a cell's width squared / 4)."""
+    x_min, x_max, _ = law_range(law.kind, par, e)
+    lo_v, hi_v = x_min, x_max
+    if math.isinf(hi_v):
+        hi_v = _find_cut(lambda v: _tail(law, par, e, v)[1], 1.0, 1e-9)
+    if math.isinf(lo_v):
+        lo_v = -_find_cut(lambda v: -_tail(law, par, e, -v, False)[1], 1.0, 1e-9)
+    h0 = (hi_v - lo_v) / 1024.0
     k_lo, k_hi = int(math.floor(lo_v / h0)), int(math.ceil(hi_v / h0))
     p, _ = split_cells(law.kind, par, e, h0, k_lo, k_hi - 1, 0.0)
     x = (k_lo + np.arange(p.size)) * h0
     mean = float(p @ x)
-    sd = math.sqrt(max(float(p @ (x - mean) ** 2), 1e-300))
+    sd = math.sqrt(max(float(p @ (x - mean) ** 2) - h0 * h0 / 4.0, h0 * h0))
     return sd / resolution
 
 
@@ -140,11 +148,13 @@ def upper_lattice(law: LossLaw, e: float, tol: float, resolution: int = RESOLUTI
     x_min, x_max, _ = law_range(law.kind, par, e)
     extra = 0.0
     lo_v, hi_v = x_min, x_max
-    if math.isinf(hi_v):  # clip at Lc: E[(X - Lc)_+] <= T(Lc) for Lc >= 0, added per draw
-        hi_v = _find_cut(lambda v: _tail(law, par, e, v)[1], 1.0, tol)
-    if math.isinf(lo_v):  # raise X below -Lm to -Lm (X only grows): nothing to add
-        lo_v = -_find_cut(lambda v: -_tail(law, par, e, -v, False)[1], 1.0, tol)
-    h = _step(law, par, e, lo_v, hi_v, resolution)
+    if math.isinf(hi_v):  # clip at Lc: E[(X - Lc)_+] <= T(Lc) for Lc >= 0, added per draw;
+        # T(Lc) <= 1e6 tol = 1e-4 of the target delta (window_tol), Gaussian tails are heavy
+        hi_v = _find_cut(lambda v: _tail(law, par, e, v)[1], 1.0, tol * 1e6)
+    if math.isinf(lo_v):  # raise X below -Lm to -Lm (X only grows): nothing to add; the
+        # raise costs at most E[(-Lm - X)_+] <= 1e6 tol of the sum's mean
+        lo_v = -_find_cut(lambda v: -_tail(law, par, e, -v, False)[1], 1.0, tol * 1e6)
+    h = _step(law, par, e, resolution)
     k_lo = int(math.floor(lo_v / h))
     # bounded above: the cells reach past x_max (its atom included); else the clip k_top h
     k_top = int(math.ceil(hi_v / h)) if math.isinf(x_max) else int(math.floor(hi_v / h)) + 1
@@ -176,7 +186,7 @@ def lower_lattice(law: LossLaw, e: float, tol: float, resolution: int = RESOLUTI
         hi_v = _find_cut(lambda v: _tail(law, par, e, v)[1], 1.0, tol)
     if math.isinf(lo_v):
         lo_v = -_find_cut(lambda v: -_tail(law, par, e, -v, False)[1], 1.0, tol)
-    h = _step(law, par, e, lo_v, hi_v, resolution)
+    h = _step(law, par, e, resolution)
     c0 = 0.0
     if math.isfinite(x_min) and math.isfinite(x_max):
         h = (x_max - x_min) / math.ceil((x_max - x_min) / h)
@@ -281,6 +291,7 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
     keep = p > 0.0
     if not np.any(keep & (ks + shift > 0)):
         return 0.0
+    trivial = n * float(p @ np.maximum(ks + shift, 0.0)) * (1 + 4 * p.size * U)  # sum of X_+
     first, last = np.flatnonzero(keep)[[0, -1]]
     p, ks = p[first:last + 1], ks[first:last + 1]
     vals_x = ks + shift
@@ -298,6 +309,9 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
     phi = tau - k_tau
     k_max = int(math.ceil(n * max(mean_t, 0.0) + WINDOW_SD * sd)) + 2
     k_neg = int(math.ceil(n * max(-mean_t, 0.0) + WINDOW_SD * sd)) + 2
+    full_hi, full_lo = int(n * ks[-1] - k_tau) + 1, int(k_tau - n * ks[0]) + 1
+    if full_hi + full_lo + 1 <= FULL_WINDOW:  # small sums: the window holds every value
+        k_max, k_neg = max(full_hi, 1), max(full_lo, 1)
     size = sfft.next_fast_len(k_max + k_neg + 1, real=True)
     if size > MAX_FFT:
         raise ValueError(f"the lattice sum needs an FFT of {size} points (limit {MAX_FFT}); "
@@ -318,15 +332,19 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
         out = math.exp(log_scale + math.log(s)) * g_err if s > 0.0 else 0.0
         # beyond the window: E[(K - tau); K > k_tau + k_max] <= G(mu)^n e^(-mu k_tau)
         # sum_{m > k_max} m e^(-mu m), mu > 0 (Markov)
+        if k_tau + k_max >= n * ks[-1]:  # the window reaches the largest sum: nothing beyond
+            return min(out, trivial)
         best = math.inf
         for lam in (0.25, 0.5, 1.0, 2.0, 4.0):
             mu = theta + lam * max(1.0 / sd, 1e-12)
             best = min(best, n * _log_mgf(p, ks, mu) - mu * k_tau + _geo_tail(mu, k_max + 1))
-        return out + math.exp(best) * g_err
+        return min(out + math.exp(min(best, 700.0)) * g_err, trivial)
     s = float(wk @ np.maximum(vals - e_p, 0.0)) * (1.0 - 2.0 * (k_max + 8) * U)
     # the circular wrap added the tilted mass at K <= k_tau - k_neg - 1 and K >= k_tau + N + 1
     alias = 0.0
     for sign, edge in ((-1.0, k_tau - k_neg - 1), (1.0, k_tau + size + 1)):
+        if (sign < 0 and edge < n * ks[0]) or (sign > 0 and edge > n * ks[-1]):
+            continue  # no sum lies there
         best = math.inf
         for lam in (0.25, 0.5, 1.0, 2.0, 4.0):
             t = sign * lam / sd
