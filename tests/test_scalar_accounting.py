@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from reference import hockey
+
 import ldpcompress.accounting.amplification as L
 from ldpcompress.accounting import scalar as S
 from ldpcompress.accounting.profiles import KRRBlanketProfile
@@ -36,13 +38,6 @@ def _histogram_law(rows):
     return law
 
 
-def _hockey(p, q, eps):
-    e = math.exp(eps)
-    keys = set(p) | set(q)
-    return max(sum(max(p.get(k, 0.0) - e * q.get(k, 0.0), 0.0) for k in keys),
-               sum(max(q.get(k, 0.0) - e * p.get(k, 0.0), 0.0) for k in keys))
-
-
 def _exact_worst(table, n, eps):
     """max over user 1's pair and the others' inputs of the shuffled delta (table[x] = R_x)."""
     m = len(table)
@@ -50,7 +45,7 @@ def _exact_worst(table, n, eps):
     for x1, x2 in itertools.combinations(range(m), 2):
         for others in itertools.combinations_with_replacement(range(m), n - 1):
             rows = [table[o] for o in others]
-            best = max(best, _hockey(_histogram_law([table[x1]] + rows),
+            best = max(best, hockey(_histogram_law([table[x1]] + rows),
                                      _histogram_law([table[x2]] + rows), eps))
     return best
 
@@ -99,7 +94,7 @@ def test_attack_below_exact_discretised_attack_and_bound():
     edges = [-1.5, -0.5, 0.0, 0.5, 1.5]
     table = _binned("laplace", [-half, half], edges)
     for eps in (0.0, 0.1, 0.3):
-        binned = _hockey(_histogram_law([table[1]] + [table[0]] * (n - 1)),
+        binned = hockey(_histogram_law([table[1]] + [table[0]] * (n - 1)),
                          _histogram_law([table[0]] * n), eps)
         for law in S.attack_laws("laplace", half)[1:]:
             low = S.attack_delta(n, law, eps, 1e-30)

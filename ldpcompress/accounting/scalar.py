@@ -42,13 +42,14 @@ from .profiles import Profile, window_tol
 
 __all__ = ["RESOLUTION", "WINDOW_SD", "LossLaw", "blanket_law", "attack_laws", "atoms_law",
            "upper_lattice", "lower_lattice", "positive_part", "blanket_delta", "attack_delta",
-           "local_delta", "ScalarBlanketProfile", "ScalarLowerProfile"]
+           "local_delta", "MAX_HALF_WIDTH", "ScalarBlanketProfile", "ScalarLowerProfile"]
 
 U = 2.0 ** -53
 RESOLUTION = 24      # lattice steps per standard deviation of one draw's loss
 WINDOW_SD = 11.0     # FFT window: this many standard deviations of the tilted sum each side
 LUMP_SLACK = 1e-9   # lump_cells rounds a lump mean within this many steps of a point
 FULL_WINDOW = 1 << 16  # sums spanning fewer lattice points get a window over all of them
+MAX_HALF_WIDTH = 10.0  # (hi - lo)/2 in noise scales (Laplace eps0 <= 20)
 MAX_FFT = 1 << 23    # refuse windows above this (8M points, ~0.4 GB of work arrays)
 
 
@@ -394,6 +395,26 @@ class _ScalarProfile(Profile):
         super().__init__(n, st.eps0)
         self.structure = st
         self.resolution = V.integer_at_least(resolution, "resolution", 4, 4096)
+
+    MAX_CELLS = 2e6  # lattice points of one draw's law (at eps = 0) above which it is skipped
+
+    def unsupported(self) -> str | None:
+        """The lattice must stay small: a half-width above MAX_HALF_WIDTH noise scales (Laplace
+        eps0 > 20) gives losses spanning e^(2 a), far beyond their spread (the generic bound
+        answers there)."""
+        if self.structure.half_width > MAX_HALF_WIDTH:
+            return (f"(hi - lo)/2 is {self.structure.half_width:.4g} noise scales, above the "
+                    f"{MAX_HALF_WIDTH:g} the scalar lattice supports")
+        law = self.law
+        par = law.array
+        x_min, x_max, _ = law_range(law.kind, par, 1.0)
+        if not (math.isfinite(x_min) and math.isfinite(x_max)):
+            return None
+        cells = (x_max - x_min) / _step(law, par, 1.0, self.resolution)
+        if cells > self.MAX_CELLS:
+            return (f"its lattice needs {cells:.2g} points (limit {self.MAX_CELLS:.0e}): eps0 is "
+                    "too large for the scalar blanket")
+        return None
 
     def eps_max(self, delta: float) -> float:
         """An eps with delta(eps) <= delta verified: eps0 (Laplace); for Gaussian noise the eps

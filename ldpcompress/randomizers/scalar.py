@@ -82,6 +82,21 @@ def laplace_from_uniforms(u: np.ndarray) -> np.ndarray:
     return out
 
 
+def _reals_in(values, lo: float, hi: float, what: str, why: str) -> np.ndarray:
+    """A 1-D float64 array of finite reals in [lo, hi]; errors name the first bad entry."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{what}s must be real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"{what}s must be a 1-D array of values, got shape {arr.shape}")
+    arr = arr.astype(np.float64, copy=False)
+    bad = ~(np.isfinite(arr) & (arr >= lo) & (arr <= hi))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{what} {i} is {arr[i]!r}, outside [{lo:.6g}, {hi:.6g}]{why}")
+    return arr
+
+
 class ScalarRandomizer(LocalRandomizer):
     """Common client and server of x + noise on [lo, hi] (subclasses give the noise)."""
 
@@ -103,17 +118,7 @@ class ScalarRandomizer(LocalRandomizer):
     # -- client --------------------------------------------------------------------------------
     def check_items(self, xs) -> np.ndarray:
         """Inputs as a 1-D float64 array of finite values in [lo, hi] (errors name the first)."""
-        arr = np.asarray(xs)
-        if arr.dtype.kind not in "iuf":
-            raise TypeError(f"inputs must be real numbers, got dtype {arr.dtype}")
-        if arr.ndim != 1:
-            raise ValueError(f"inputs must be a 1-D array of values, got shape {arr.shape}")
-        arr = arr.astype(np.float64, copy=False)
-        bad = ~(np.isfinite(arr) & (arr >= self.lo) & (arr <= self.hi))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"input {i} is {arr[i]!r}, outside [{self.lo!r}, {self.hi!r}]")
-        return arr
+        return _reals_in(xs, self.lo, self.hi, "input", "")
 
     def check_item(self, x) -> float:
         if np.ndim(x) != 0:
@@ -135,19 +140,9 @@ class ScalarRandomizer(LocalRandomizer):
     def check_reports(self, reports) -> np.ndarray:
         """Reports as a 1-D float64 array of finite values within TAIL_SCALES noise scales of
         [lo, hi] (no client output lies beyond: the samplers are bounded there)."""
-        arr = np.asarray(reports)
-        if arr.dtype.kind not in "iuf":
-            raise TypeError(f"reports must be real numbers, got dtype {arr.dtype}")
-        if arr.ndim != 1:
-            raise ValueError(f"reports must be a 1-D array, got shape {arr.shape}")
-        arr = arr.astype(np.float64, copy=False)
         lo, hi = self.lo - TAIL_SCALES * self.scale, self.hi + TAIL_SCALES * self.scale
-        bad = ~(np.isfinite(arr) & (arr >= lo) & (arr <= hi))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"report {i} is {arr[i]!r}, outside [{lo:.6g}, {hi:.6g}] (no "
-                             f"{self.name} client sends it: a malformed or hostile report)")
-        return arr
+        return _reals_in(reports, lo, hi, "report", f" (no {self.name} client sends it: a "
+                                                    "malformed or hostile report)")
 
     def summary_spec(self) -> SummarySpec:
         return SummarySpec((1,), "float64")
