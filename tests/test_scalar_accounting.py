@@ -160,7 +160,7 @@ def test_one_user_is_the_laplace_mechanism(half):
         up = S.blanket_delta(1, S.blanket_law("laplace", half), eps, 1e-30)
         low = S.attack_delta(1, S.attack_laws("laplace", half)[2], eps, 1e-30)
         assert low <= exact <= up
-        assert up <= exact * 1.001 + 1e-9 and low >= exact * 0.8  # coarse lumps at n = 1
+        assert up <= exact * 1.001 + 1e-9 and low >= exact * 0.7  # lumps of one lattice step decide alone at n = 1
 
 
 def test_one_user_gaussian():
