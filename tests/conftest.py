@@ -19,6 +19,7 @@ ACCOUNTING_MODULES = {
     "test_composition.py",
     "test_oracle_accounting.py",
     "test_participation.py",
+    "test_scalar_accounting.py",
 }
 
 

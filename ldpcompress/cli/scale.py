@@ -1,4 +1,4 @@
-"""CLI commands for the server at scale: simulate, encode, aggregate, plot."""
+"""CLI commands for the server at scale: simulate, encode, aggregate (``plot``: cli/plot.py)."""
 from __future__ import annotations
 
 import time
@@ -9,7 +9,8 @@ from ..estimation import demo
 from ..estimation import postprocess as PP
 from ..randomizers.pirappor import MAX_PRIME, PIRappor
 from ..scale.manifest import MAX_SHARDS
-from .util import JSON_HELP, count, emit_json, nonempty, number, positive, probability
+from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
+                   read_domain)
 
 __all__ = ["POSTPROCESS", "register"]
 
@@ -98,14 +99,7 @@ def _security(args):
 
 def _domain(args):
     """The --domain file (one public item name per line) or None."""
-    if args.domain is None:
-        return None
-    from ..core.items import ItemDomain
-    nonempty(args.domain, "--domain")
-    try:
-        return ItemDomain.from_file(args.domain)
-    except ValueError as err:  # "<file>: <what is wrong>" (never an OSError: the file is named)
-        raise ValueError(f"--domain {err}") from None
+    return None if args.domain is None else read_domain(args.domain)
 
 
 def _cmd_aggregate(args) -> None:
@@ -175,63 +169,6 @@ def _write_estimates(out, cols: dict, domain) -> None:
                 w.writerow([j] + name + [f"{cols[c][j]:.3f}" for c in cols])
     except OSError as err:
         raise ValueError(f"--out {out}: cannot write ({err.strerror or err})") from None
-
-
-def _plot_report_sets(args, plots, delta: float):
-    """Estimates of the user's report sets with confidence intervals from the variance formula;
-    the title states the oracle, n, its local eps and the central (eps, delta) of shuffling."""
-    from ..accounting import amplification
-    from ..randomizers.estimator import plugin_variance
-    from ..scale import distributed
-    res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
-    orc, n, est = res["oracle"], res["n"], res["estimate"]
-    sd = np.sqrt(plugin_variance(est, n, orc.a0, orc.a1))  # as orc.intervals uses it
-    central = amplification.epsilon(n, delta=delta, oracle=orc, lower=False).value
-    title = (f"PI-RAPPOR k = {orc.k:,}, n = {n:,}, local eps = {orc.eps:.3g} ({orc.privacy.value}); "
-             f"shuffled: central ({central:.3g}, {delta:g})-DP")
-    return plots.plot_frequency(est, sd, out=args.out, title=title)
-
-
-def _cmd_plot(args) -> None:
-    from ..core.optional import require
-    require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
-    from .. import plots
-    from ..core.regular_files import check_output_file
-    start = time.perf_counter()
-    nonempty(args.out, "--out")
-    check_output_file(args.out, "--out")
-    k = count(args.k, "--k", 2, MAX_PRIME - 1)
-    delta = probability(args.delta, "--delta")
-    if args.reports and args.what != "frequency":
-        raise ValueError("report sets (REPORTS) are plotted by 'plot frequency' only")
-    params = dict(what=args.what, out=str(args.out), delta=delta)
-    if args.what == "amplification":
-        lo, hi = (count(v, "--n-range") for v in args.n_range)
-        if lo > hi:
-            raise ValueError(f"--n-range must be LOW HIGH with LOW <= HIGH, got {lo} {hi}")
-        points = count(args.points, "--points", 1, 200)
-        ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
-        eps0 = positive(args.eps0, "--eps0")
-        params.update(eps0=eps0, n_range=[lo, hi], points=points, k=k)
-        data = plots.plot_amplification(eps0, ns, delta, args.out, k)
-    elif args.reports:
-        params.update(reports=[str(r) for r in args.reports])
-        data = _plot_report_sets(args, plots, delta)
-    else:  # the built-in simulation (the demo's users) when no report set is given
-        n = count(args.n, "--n")
-        params.update(n=n, k=1000 if k is None else k, eps=args.eps)
-        res = demo.run(n=n, k=params["k"], eps=positive(args.eps, "--eps"), delta=delta,
-                       quiet=True)
-        eps, delta = res["target"]
-        title = (f"{res['oracle']}, n = {res['n']:,}, local eps0 = {res['local_eps']:.3g}; "
-                 f"central ({eps:g}, {delta:g})-DP")
-        data = plots.plot_frequency(res["estimate"], np.sqrt(res["variance"]), true=res["true"],
-                                    out=args.out, title=title)
-    if args.json:
-        emit_json("plot", params, dict(data, out=str(args.out)),
-                  dict(total=time.perf_counter() - start), indent=None)
-    else:
-        print(f"wrote {args.out}")
 
 
 def _writer_options(parser, eps_default: float | None, shards_default: int | None,
@@ -308,30 +245,3 @@ def register(sub) -> None:
                                     "line j+1): label the output with them")
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
-    p = sub.add_parser("plot", help="amplification curves or estimated counts with intervals (PNG)",
-                       description="'plot amplification': central eps against n for a local "
-                       "eps0 (generic, k-RR and lower-bound curves). 'plot frequency REPORTS': "
-                       "the estimates of your report sets with confidence intervals; without "
-                       "REPORTS, a simulated demo run beside the true counts. Needs the [plot] "
-                       "extra.")
-    p.add_argument("what", choices=["amplification", "frequency"], help="which plot")
-    p.add_argument("reports", nargs="*",
-                   help="frequency: report set directories or shards to plot (default: a "
-                        "simulated run)")
-    p.add_argument("--eps0", type=number, default=4.0,
-                   help="amplification: local eps0 (default 4)")
-    p.add_argument("--n-range", type=number, nargs=2, default=[1e3, 1e7],
-                   metavar=("LOW", "HIGH"), help="amplification: range of n (default 1e3 1e7)")
-    p.add_argument("--points", type=number, default=9,
-                   help="amplification: points on the n axis, 1..200 (default 9)")
-    p.add_argument("--delta", type=number, default=1e-6, help="central delta (default 1e-6)")
-    p.add_argument("--k", type=number,
-                   help="amplification: add the k-RR curve; simulated frequency: items "
-                        "(default 1000)")
-    p.add_argument("--n", type=number, default=100_000,
-                   help="simulated frequency: users (default 100,000)")
-    p.add_argument("--eps", type=number, default=1.0,
-                   help="simulated frequency: target central eps (default 1)")
-    p.add_argument("--out", required=True, help="PNG file to write")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
-    p.set_defaults(func=_cmd_plot)
