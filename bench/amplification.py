@@ -134,7 +134,7 @@ def fft_blanket_delta(n, st, eps, h=0.02, sds=6.0):
 
 
 def subset_blocking_section(ns) -> None:
-    """Subset selection's (J, N11) sum (kernels/blanket.py, pair_group_excess): the default
+    """Subset selection's (J, N11) sum (kernels/blanket_pair.py, pair_group_excess): the default
     (runs of J share the N11 law of their largest J, chords over merged N11 pieces) against the
     exact sum (j_frac = 0, n11_groups = 0), both with the default M' blocks: eps(1e-6) and the
     time of each query (profile_epsilon, warm)."""

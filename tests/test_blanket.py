@@ -676,3 +676,27 @@ def test_realised_eps0_is_never_below_the_exact_log():
     import ldpcompress as L
     o = SubsetSelection(3, 1.0, d=1)
     assert L.delta(n=1, eps=0.999999999999999, oracle=o).value >= 5.9e-16
+
+
+def test_kernel_argument_records_fail_loudly():
+    """The blanket kernels take named records: a missing, unknown, NaN or non-integral field is
+    refused before any kernel runs, and the fields are coerced to one signature per family."""
+    from ldpcompress.kernels.blanket_attack import AttackLaw
+    from ldpcompress.kernels.blanket_indep import IndepLaw
+    from ldpcompress.kernels.blanket_pair import PairLaw
+    from ldpcompress.kernels.records import record
+
+    good = dict(a=0.25, ac=0.75, gc=2.0, a1=0.5, c=3.0, eps0=1.0)
+    law = record(IndepLaw, **dict(good, eps0=1))
+    assert isinstance(law.eps0, float) and law.eps0 == 1.0
+    with pytest.raises(TypeError, match="missing"):
+        record(IndepLaw, **{k: v for k, v in good.items() if k != "a1"})
+    with pytest.raises(TypeError, match="unknown"):
+        record(AttackLaw, pj=0.1, pjc=0.9, one_minus_ro=0.1, ro=0.9, c=1.0, eps0=1.0, a=0.2)
+    with pytest.raises(ValueError, match="NaN"):
+        record(IndepLaw, **dict(good, c=math.nan))
+    with pytest.raises(ValueError, match="integer"):
+        record(PairLaw, pj=0.1, pjc=0.9, pi=0.2, pic=0.8, gc=1.0, c=1.0, eps0=1.0, j_frac=0.0,
+               max_groups=2.5)
+    assert isinstance(record(PairLaw, pj=0.1, pjc=0.9, pi=0.2, pic=0.8, gc=1.0, c=1.0, eps0=1.0,
+                             j_frac=0, max_groups=32.0).max_groups, int)

@@ -28,7 +28,7 @@ draws plus one fresh independent draw from w, shuffled in -- a post-processing, 
 hockey-stick divergence cannot be larger. Hence a block of consecutive M' values may carry
 g at its smallest member (the least private one); blocks lying wholly beyond 3 (5) standard
 deviations merge 4 (16) base blocks. Correlated laws (subset selection) block only the law of
-N11 over runs of J (kernels/blanket.py, pair_group_excess; docs/theory.md §2.5). The cost in
+N11 over runs of J (kernels/blanket_pair.py, pair_group_excess; docs/theory.md §2.5). The cost in
 tightness of both is measured by bench/amplification.py (its oracle section).
 """
 from __future__ import annotations
@@ -36,7 +36,11 @@ from __future__ import annotations
 import math
 
 from ..core import validate as V
-from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, split_attack_delta
+from ..kernels.blanket_attack import AttackLaw, split_attack_delta
+from ..kernels.blanket_indep import IndepLaw, indep_upper_delta
+from ..kernels.blanket_pair import PairLaw, pair_upper_delta
+from ..kernels.mblocks import m_blocks
+from ..kernels.records import record
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 
@@ -97,7 +101,7 @@ class BlanketProfile(OracleProfile):
     the two items share the law of N11 (draws supporting both) of their largest J, as wide as
     moves the threshold by ``j_frac`` standard deviations, and ``n11_groups`` caps the pieces of
     N11 per J before chords merge them (0: never); ``j_frac=0, n11_groups=0`` is the exact sum
-    (kernels/blanket.py, pair_group_excess; docs/theory.md §2.5).
+    (kernels/blanket_pair.py, pair_group_excess; docs/theory.md §2.5).
     """
 
     name, label, upper = "blanket", "privacy blanket (Balle et al. 2019)", True
@@ -127,15 +131,15 @@ class BlanketProfile(OracleProfile):
         if not s.kernel_ready:
             return
         self._gamma, self._gamma_c = s.gamma, s.gamma_c
-        self._gc = s.gamma_c_times
-        self._a1 = float(s.a1)
-        self._c = s.expm1_eps0
+        common = dict(gc=s.gamma_c_times, c=s.expm1_eps0, eps0=self.eps0)
         if s.independent:
-            self._a, self._ac = float(s.a), float(1 - s.a)
+            self._law = record(IndepLaw, a=float(s.a), ac=float(1 - s.a), a1=float(s.a1),
+                               **common)
         else:
-            self._pj, self._pjc = float(2 * s.p10), float(1 - 2 * s.p10)
             rest = s.p11 + s.p00
-            self._pi, self._pic = float(s.p11 / rest), float(s.p00 / rest)
+            self._law = record(PairLaw, pj=float(2 * s.p10), pjc=float(1 - 2 * s.p10),
+                               pi=float(s.p11 / rest), pic=float(s.p00 / rest),
+                               j_frac=j_frac, max_groups=n11_groups, **common)
 
     def tables(self, tol: float):
         for built, tab in self._tables.items():
@@ -153,11 +157,8 @@ class BlanketProfile(OracleProfile):
         eps = min(eps, EPS_CAP)
         ms, ws, out = self.tables(tol)
         if self.structure.independent:
-            return indep_upper_delta(ms, ws, self._a, self._ac, self._gc, self._a1, self._c,
-                                     self.eps0, eps, tol, out)
-        return pair_upper_delta(ms, ws, self._pj, self._pjc, self._pi, self._pic, self._gc,
-                                self._c, self.eps0, eps, tol, out, self.j_frac,
-                                self.n11_groups)
+            return indep_upper_delta(ms, ws, out, self._law, eps, tol)
+        return pair_upper_delta(ms, ws, out, self._law, eps, tol)
 
 
 class OracleLowerProfile(OracleProfile):
@@ -178,18 +179,17 @@ class OracleLowerProfile(OracleProfile):
         a, a1, t = st.a, st.a1, st.t3
         big_a, big_b = a1 / a, (1 - a1) / (1 - a)  # densities of R_x1 w.r.t. w (exact)
         pj = 2 * big_b * t                            # Pr_{R_x3}[first two classes]
-        self._pj, self._pjc = float(pj), float(1 - pj)
         # likelihood ratio of the merged class, the same under x1 and x1': ro and 1 - ro
         rest = 1 - pj
-        self._ro = float((1 - (big_a + big_b) * t) / rest)
-        self._one_minus_ro = float((big_a - big_b) * t / rest)
-        self._c = st.expm1_eps0
+        self._law = record(AttackLaw, pj=float(pj), pjc=float(1 - pj),
+                           ro=float((1 - (big_a + big_b) * t) / rest),
+                           one_minus_ro=float((big_a - big_b) * t / rest),
+                           c=st.expm1_eps0, eps0=self.eps0)
 
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
-        return split_attack_delta(self.n, self._pj, self._pjc, self._one_minus_ro, self._ro,
-                                  self._c, self.eps0, min(eps, EPS_CAP), max(tol, 1e-40))
+        return split_attack_delta(self.n, self._law, min(eps, EPS_CAP), max(tol, 1e-40))
 
 
 # ---------------------------------------------------------------------------------------------
