@@ -8,10 +8,11 @@ from numba import njit
 
 from .binomial import TINY, UNIT_ROUNDOFF, binom_window, pmf_anchor
 
-__all__ = ["TAIL_ZONES", "m_blocks"]
+__all__ = ["TAIL_ZONES", "MERGE_REL", "m_blocks"]
 
 
 TAIL_ZONES = ((5.0, 16), (3.0, 4))  # (|z| beyond which, merge factor) for m_blocks' tails
+MERGE_REL = 20  # a merged block spans at most 1/MERGE_REL of its smallest M'
 
 
 @njit(cache=True)
@@ -46,7 +47,10 @@ def m_blocks(n, gamma, gammac, width, tol, merge_tails=False):
                 z_min, factor = TAIL_ZONES[zone]
                 wide = width * factor
                 end = c + wide - 1
-                if c % wide == 0 and (c - mean >= z_min * sd or mean - end >= z_min * sd):
+                # and only where the merged block is a small fraction of its M' (at small n
+                # g(c + 1) falls fast in c: a merged low block would carry a far larger g)
+                if c % wide == 0 and wide * MERGE_REL <= c + 1 \
+                        and (c - mean >= z_min * sd or mean - end >= z_min * sd):
                     size = wide
                     break
         ms[nb] = c + 1

@@ -227,13 +227,24 @@ def closed_form_delta(n, eps0, eps) -> Bound:
     return Bound("closed_form", CLOSED_FORM_LABEL, max(4.0 * math.exp(-big_l), 5e-324))
 
 
+KRR_EXACT_LOWER_WORK = 2e6
+
+
 def _krr_profiles(n, eps0, k, blocks):
-    return [GeneralProfile(n, eps0), KRRSplitProfile(n, eps0, k),
-            KRRBlanketProfile(n, eps0, k, blocks)]
+    """k-RR's bounds; where the §2.4(b) tables are too large, the same blanket by the pair
+    kernel (never the generic bound because of size)."""
+    table = KRRBlanketProfile(n, eps0, k, blocks)
+    own = table if table.unsupported() is None else BL.KRRPairProfile(n, eps0, k)
+    return [GeneralProfile(n, eps0), KRRSplitProfile(n, eps0, k), own]
 
 
 def _lower_profile(n, eps0, k) -> Profile:
-    return KRRLowerProfile(n, eps0, k) if (k is not None and k >= 3) else BinaryLowerProfile(n, eps0)
+    if k is None or k < 3:
+        return BinaryLowerProfile(n, eps0)
+    exact = KRRLowerProfile(n, eps0, k)
+    # above ~1e6 terms the §2.6(b) sum costs seconds (linear in n); the §2.6(c) attack, one
+    # window in J, agrees with it to ~1e-5 relative from n = 1e5 on (bench/amplification.py)
+    return exact if exact.work() <= KRR_EXACT_LOWER_WORK else BL.KRRAttackProfile(n, eps0, k)
 
 
 def krr_split_epsilon(n, eps0, k, delta) -> Bound:

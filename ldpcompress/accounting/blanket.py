@@ -34,23 +34,25 @@ tightness of both is measured by bench/amplification.py (its oracle section).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from ..core import validate as V
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
-from ..kernels.blanket_indep import IndepLaw, indep_upper_delta
+from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep_upper_delta
 from ..kernels.blanket_pair import PairLaw, pair_upper_delta
 from ..kernels.mblocks import m_blocks
 from ..kernels.records import record
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "J_FRAC", "N11_GROUPS", "structure", "OracleProfile",
+__all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "J_FRAC", "N11_GROUPS", "structure", "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
-           "lower_profile"]
+           "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
 
 
 EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
+BLOCK_REL = 5e-5    # ... or this fraction of the mean of M' if wider (large n: few blocks)
 J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta by <= this sd of V
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
@@ -108,7 +110,7 @@ class BlanketProfile(OracleProfile):
 
     def __init__(self, n: int, st: ShuffleStructure, block_frac: float = BLOCK_FRAC,
                  j_frac: float = J_FRAC, n11_groups: int = N11_GROUPS,
-                 exact_law: bool = False):
+                 exact_law: bool = False, groups_per_sd: int = GROUPS_PER_SD):
         # positively correlated laws (OLH) use the dominating product law unless exact_law:
         # the fast independent kernel, proven no smaller (ShuffleStructure.dominating_independent)
         block_frac = V.nonnegative(block_frac, "block_frac")
@@ -119,6 +121,7 @@ class BlanketProfile(OracleProfile):
         if not j_frac <= 1.0:
             raise ValueError(f"j_frac must be in [0, 1] (standard deviations), got {j_frac!r}")
         n11_groups = V.integer_at_least(n11_groups, "n11_groups", 0, 2 ** 40)
+        self.groups_per_sd = V.integer_at_least(groups_per_sd, "groups_per_sd", 1, 2 ** 40)
         exact_law = bool(exact_law)
         if not exact_law and not st.independent and st.p11 >= st.a * st.a:
             st = st.dominating_independent()
@@ -127,6 +130,7 @@ class BlanketProfile(OracleProfile):
         self.j_frac = j_frac
         self.n11_groups = n11_groups
         self._tables: dict[float, tuple] = {}
+        self._indep = None
         s = st
         if not s.kernel_ready:
             return
@@ -136,9 +140,10 @@ class BlanketProfile(OracleProfile):
             self._law = record(IndepLaw, a=float(s.a), ac=float(1 - s.a), a1=float(s.a1),
                                **common)
         else:
-            rest = s.p11 + s.p00
+            rest = s.p11 + s.p00  # 0 for binary RR: no draw is uninformative (N11 = 0)
+            pi = s.p11 / rest if rest > 0 else Fraction(0)
             self._law = record(PairLaw, pj=float(2 * s.p10), pjc=float(1 - 2 * s.p10),
-                               pi=float(s.p11 / rest), pic=float(s.p00 / rest),
+                               pi=float(pi), pic=float(1 - pi),
                                j_frac=j_frac, max_groups=n11_groups, **common)
 
     def tables(self, tol: float):
@@ -146,10 +151,23 @@ class BlanketProfile(OracleProfile):
             if built <= tol:
                 return tab
         sd = math.sqrt(max(self.n - 1, 0) * self._gamma * self._gamma_c)
+        # g(m) changes by a relative ~ (log(1/delta)) w/m over a block of width w: at large n a
+        # block of BLOCK_REL of the mean costs ~1e-3 of delta and keeps the blocks few
+        # (bench/amplification.py measures the loss against sd/8 blocks)
         width = max(1, int(sd * self.block_frac))
+        if self.block_frac > 0.0:
+            width = max(width, int(BLOCK_REL * (self.n - 1) * self._gamma))
         tab = m_blocks(self.n, self._gamma, self._gamma_c, width, tol, self.block_frac > 0.0)
         self._tables[tol] = tab
         return tab
+
+    def indep_tables(self, tol: float):
+        """The eps-independent K2 groups and K1 excess grid of every M' block (indep_tables)."""
+        ms, _, _ = self.tables(tol)
+        if self._indep is None or self._indep[0] is not ms:  # built for these blocks
+            self._indep = (ms, indep_tables(ms, self._law.a, self._law.ac, tol,
+                                            self.groups_per_sd))
+        return self._indep[1]
 
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
@@ -157,7 +175,7 @@ class BlanketProfile(OracleProfile):
         eps = min(eps, EPS_CAP)
         ms, ws, out = self.tables(tol)
         if self.structure.independent:
-            return indep_upper_delta(ms, ws, out, self._law, eps, tol)
+            return indep_upper_delta(ms, ws, out, self.indep_tables(tol), self._law, eps)
         return pair_upper_delta(ms, ws, out, self._law, eps, tol)
 
 
@@ -216,3 +234,42 @@ def blanket_profile(n: int, oracle, **kw) -> BlanketProfile:
 
 def lower_profile(n: int, oracle) -> OracleLowerProfile:
     return OracleLowerProfile(n, structure(oracle))
+
+
+# ---------------------------------------------------------------------------------------------
+# k-RR at any n: the pair kernel on k-RR's law (P(1,1) = 0), for the abstract k-RR at eps0.
+# ---------------------------------------------------------------------------------------------
+
+def krr_structure(k: int, eps0: float, upper: bool = True) -> ShuffleStructure:
+    """k-RR's blanket structure at a stated eps0 (a = 1/k, P(1,1) = 0, P(1,0) = 1/k): a1 =
+    1/(1 + (k-1) e^-eps0) as an exact rational of a float rounded so that the structure's eps0
+    is >= eps0 (``upper``: its bounds hold for k-RR at eps0, since k-RR at a smaller eps0 is
+    k-RR at a larger one followed by a symmetric k-ary channel applied to every report, which
+    commutes with the shuffle) or <= eps0 (``upper=False``: for an attack, a lower bound)."""
+    x = math.exp(-eps0)  # within one ulp of e^-eps0
+    x = x * (1.0 - 2.0 ** -51) if upper else x * (1.0 + 2.0 ** -51)
+    a1 = 1 / (1 + (k - 1) * Fraction(x))
+    return ShuffleStructure("krr", (("k", k), ("a1", float(a1))), Fraction(1, k), a1,
+                            Fraction(0), Fraction(1, k), False,
+                            Fraction(1, k) if k >= 3 else None)
+
+
+class KRRPairProfile(BlanketProfile):
+    """k-RR's blanket bound at any n by the correlated-pair kernel on its law (P(1,1) = 0, so
+    the sum runs over J alone; docs/theory.md §2.5): the k-RR blanket pair of §2.4(b) without
+    its (m, s) tables, which stop at about 1e8 terms."""
+
+    name, label = "krr_pair", "k-RR blanket, pair kernel (§2.5)"
+
+    def __init__(self, n, eps0, k):
+        super().__init__(n, krr_structure(k, eps0), exact_law=True)
+
+
+class KRRAttackProfile(OracleLowerProfile):
+    """The §2.6(c) attack on k-RR at eps0 (k >= 3; one window in J), for n where the exact
+    §2.6(b) sum is too large: a lower bound (its structure's eps0 is rounded down)."""
+
+    name, label = "lower_krr_attack", "lower bound: k-RR attack (§2.6(c))"
+
+    def __init__(self, n, eps0, k):
+        super().__init__(n, krr_structure(k, eps0, upper=False))
