@@ -220,12 +220,17 @@ def test_lower_bound_is_exact_delta_of_its_view(name, make, law, n):
     low = BL.lower_profile(n, o)
     red, full = reduced_view_delta(o, law, n, EPS, low.items)
     up = BL.blanket_profile(n, o)
+    triple, low._triple = low._triple, None  # the class attack (§2.6(c)) alone
     for e, r, f in zip(EPS, red, full):
         got = low.delta(e, TOL)
         assert got <= r * (1 + 1e-12) + 1e-300      # never above the exact value of its view (float brute force)
         assert got >= r * (1 - 1e-9) - 1e-15         # and equal to it
         assert got <= f * (1 + 1e-12) + 1e-300      # so below the full pair's delta
         assert got <= up.delta(e, TOL)
+    low._triple = triple  # with the three-bit view (§2.6(d)) where it applies: still a lower bound
+    for e, r, f in zip(EPS, red, full):
+        got = low.delta(e, TOL)
+        assert r * (1 - 1e-9) - 1e-15 <= got <= f * (1 + 1e-12) + 1e-300
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,9 +497,57 @@ def mp_lower(n, st, eps):
 def test_lower_kernel_matches_mpmath(make, n):
     st = BL.structure(make())
     low = BL.OracleLowerProfile(n, st)
+    low._triple = None  # the class attack (§2.6(c)) alone; §2.6(d) is checked below
     for eps in [0.0, 0.2, 0.7]:
         exact = mp_lower(n, st, eps)
         got = low.delta(eps, TOL)
+        assert got <= exact * (1 + 1e-15)
+        assert got >= exact * (1 - 1e-9) - 1e-300
+
+
+def mp_triple(n, st, eps):
+    """The three-bit natural-dataset attack (docs/theory.md §2.6(d)) in mpmath, by enumerating
+    the counts of the 8 bit patterns (b1, b2, b3) among n reports of x3:
+    (1/n) E[(sum_j e0^(b1_j - b3_j) - E e0^(b2_j - b3_j))_+]."""
+    mp.mp.dps = 40
+    fr = lambda x: mp.mpf(x.numerator) / x.denominator  # noqa: E731
+    a1, a = fr(st.a1), fr(st.a)
+    e0 = (a1 / a) / ((1 - a1) / (1 - a))
+    e = mp.e ** eps
+    types = list(itertools.product((0, 1), repeat=3))
+    prob = [(a if b1 else 1 - a) * (a if b2 else 1 - a) * (a1 if b3 else 1 - a1)
+            for b1, b2, b3 in types]
+    val = [e0 ** (b1 - b3) - e * e0 ** (b2 - b3) for b1, b2, b3 in types]
+    total = mp.mpf(0)
+
+    def walk(i, left, coef, p, s):
+        nonlocal total
+        if i == len(types) - 1:
+            s += left * val[i]
+            if s > 0:
+                total += coef * p * prob[i] ** left * s
+            return
+        for c in range(left + 1):
+            walk(i + 1, left - c, coef * mp.binomial(left, c), p * prob[i] ** c, s + c * val[i])
+
+    walk(0, n, mp.mpf(1), mp.mpf(1), mp.mpf(0))
+    return total / n
+
+
+@pytest.mark.parametrize("make", [lambda: RAPPOROracle(30, 1.5),
+                                  lambda: RAPPOR(30, 1.0, symmetric=True),
+                                  lambda: VectorPIRappor(1000, 2.0, q=31)],
+                         ids=["oue", "rappor-sym", "pi-rappor-vector"])
+@pytest.mark.parametrize("n", [1, 3, 6])
+def test_natural_attack_kernel_matches_mpmath(make, n):
+    """§2.6(d): the three-bit attack against its formula summed in mpmath."""
+    st = BL.structure(make())
+    low = BL.OracleLowerProfile(n, st)
+    assert low._triple is not None
+    from ldpcompress.kernels.blanket_attack import triple_attack_delta
+    for eps in [0.0, 0.2, 0.7]:
+        exact = mp_triple(n, st, eps)
+        got = triple_attack_delta(n, low._triple, eps, TOL)
         assert got <= exact * (1 + 1e-15)
         assert got >= exact * (1 - 1e-9) - 1e-300
 

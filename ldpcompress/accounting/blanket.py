@@ -37,7 +37,8 @@ import math
 from fractions import Fraction
 
 from ..core import validate as V
-from ..kernels.blanket_attack import AttackLaw, split_attack_delta
+from ..kernels.binomial import binom_window
+from ..kernels.blanket_attack import AttackLaw, TripleLaw, split_attack_delta, triple_attack_delta
 from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep_upper_delta
 from ..kernels.blanket_pair import PairLaw, pair_upper_delta
 from ..kernels.mblocks import m_blocks
@@ -50,6 +51,9 @@ __all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "J_FRAC", "N11_GROUPS", "struct
            "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
 
 
+TRIPLE_MAX_WORK = 2e7  # atoms per evaluation of the natural-dataset attack (~0.3 s)
+TRIPLE_TOL = 1e-9       # its windows (at most; 1e-4 of the target delta): dropped mass
+                        # only lowers a lower bound
 EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
 BLOCK_REL = 5e-5    # ... or this fraction of the mean of M' if wider (large n: few blocks)
@@ -203,11 +207,34 @@ class OracleLowerProfile(OracleProfile):
                            ro=float((1 - (big_a + big_b) * t) / rest),
                            one_minus_ro=float((big_a - big_b) * t / rest),
                            c=st.expm1_eps0, eps0=self.eps0)
+        self._triple = None
+        if st.independent and t == a * (1 - a) ** 2 and st.kernel_ready \
+                and self.triple_work() <= TRIPLE_MAX_WORK:
+            e0_inv = big_b / big_a  # e^-eps0, exact
+            self._triple = record(TripleLaw, a=float(a), ac=float(1 - a), a1=float(a1),
+                                  a1c=float(1 - a1), c=_float_up(1 / e0_inv - 1),
+                                  scale=_float_down(1 - e0_inv), eps0=self.eps0)
+
+    def triple_work(self) -> float:
+        """Atoms sorted in one evaluation of the natural-dataset attack (triple_attack_delta):
+        M0 window x K window x K' window."""
+        st = self.structure
+        a, a1 = float(st.a), float(st.a1)
+        lo0, hi0, _ = binom_window(self.n, 1.0 - a1, a1, TRIPLE_TOL)
+        lo, hi, _ = binom_window(hi0, a, 1.0 - a, TRIPLE_TOL)
+        lo1, hi1, _ = binom_window(self.n - lo0, a, 1.0 - a, TRIPLE_TOL)
+        return float(hi0 - lo0 + 1) * (hi - lo + 1) * (hi1 - lo1 + 1)
 
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
-        return split_attack_delta(self.n, self._law, min(eps, EPS_CAP), max(tol, 1e-40))
+        eps = min(eps, EPS_CAP)
+        split = split_attack_delta(self.n, self._law, eps, max(tol, 1e-40))
+        if self._triple is None:
+            return split
+        # both are exact deltas of views of the same attack: the richer view is the larger
+        return max(split, triple_attack_delta(self.n, self._triple, eps,
+                                              min(max(1e6 * tol, 1e-300), TRIPLE_TOL)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,3 +300,13 @@ class KRRAttackProfile(OracleLowerProfile):
 
     def __init__(self, n, eps0, k):
         super().__init__(n, krr_structure(k, eps0, upper=False))
+
+
+def _float_up(x: Fraction) -> float:
+    v = float(x)
+    return v if Fraction(v) >= x else math.nextafter(v, math.inf)
+
+
+def _float_down(x: Fraction) -> float:
+    v = float(x)
+    return v if Fraction(v) <= x else math.nextafter(v, -math.inf)

@@ -262,7 +262,7 @@ class PrivUnit2(Randomizer):
         return check_vector(x, self.d)
 
     def shuffle_structure(self) -> ShuffleStructure:
-        """Binary-support structure (docs/theory.md §2.9): w = uniform sphere, b(v, u) =
+        """Binary-support structure (docs/theory.md §2.10): w = uniform sphere, b(v, u) =
         [<v, u> >= gamma], a = P_cap (mpmath, privunit_caps), a1 = the client's realised coin
         Pr[uniform < p0]. The worst pair of inputs is antipodal, where the caps are disjoint:
         P(1,1) = 0, P(1,0) = P_cap. The attack's third item is orthogonal to the pair:
