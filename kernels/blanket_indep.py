@@ -17,7 +17,8 @@ from .binomial import TINY, UNIT_ROUNDOFF, binom_window, pmf_anchor, tail_rel_er
 from .bintail import excess, first_above, sf_anchor, sf_move, tight_window
 from .clones import DBL_MIN, SUBNORMAL_ULP
 
-__all__ = ["GROUPS_PER_SD", "IndepLaw", "IndepTables", "indep_excess", "indep_upper_delta_direct",
+__all__ = ["GROUPS_PER_SD", "IndepLaw", "IndepTables", "e_and_r_down", "blocks_total", "block_g",
+           "indep_excess", "indep_upper_delta_direct",
            "indep_tables", "grid_excess", "indep_grouped_excess", "indep_upper_delta"]
 
 GROUPS_PER_SD = 128  # K2 groups (and grid cells of the K1 excess) per standard deviation
@@ -34,6 +35,29 @@ class IndepLaw(NamedTuple):
     a1: float
     c: float
     eps0: float
+
+
+@njit(cache=True)
+def e_and_r_down(eps, c):
+    """(E, r) = (e^eps, (e^eps - 1)/c), both rounded down (the blanket sums decrease in each)."""
+    e = math.exp(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF)
+    r = math.expm1(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF) / c * (1.0 - 4.0 * UNIT_ROUNDOFF)
+    return e, r
+
+
+@njit(cache=True)
+def blocks_total(total, blocks, outside_m, steps):
+    """The M'-blocked sum rounded up for its additions, plus the M' window's outside mass and
+    a DBL_MIN per term for underflowed values, capped at 1."""
+    total *= 1.0 + 8.0 * (blocks + 16) * UNIT_ROUNDOFF
+    return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
+
+
+@njit(cache=True)
+def block_g(scale, s, allow, terms, outside):
+    """g of one M' block, capped at 1: scale (s + allow) rounded up for the sum's terms, plus
+    what the windows left out."""
+    return min(scale * (s + allow) * (1.0 + 8.0 * (terms + 16) * UNIT_ROUNDOFF) + outside, 1.0)
 
 
 @njit(cache=True)
@@ -93,18 +117,15 @@ def indep_upper_delta_direct(ms, weights, outside_m, law, eps, tol):
     a, b, gc, a1, c, eps0 = law.a, law.ac, law.gc, law.a1, law.c, law.eps0
     if eps >= eps0:
         return 0.0
-    e = math.exp(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF)
-    r = math.expm1(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF) / c * (1.0 - 4.0 * UNIT_ROUNDOFF)
+    e, r = e_and_r_down(eps, c)
     total = 0.0
     steps = 0
     for i in range(ms.shape[0]):
         m = ms[i]
         s, allow, out, st = indep_excess(m, a, b, e, r * m, tol)
         steps += st
-        g = (gc / m) * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) + a1 * out
-        total += weights[i] * min(g, 1.0)
-    total *= 1.0 + 8.0 * (ms.shape[0] + 16) * UNIT_ROUNDOFF
-    return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
+        total += weights[i] * block_g(gc / m, s, allow, st, a1 * out)
+    return blocks_total(total, ms.shape[0], outside_m, steps)
 
 
 class IndepTables(NamedTuple):
@@ -306,15 +327,12 @@ def indep_upper_delta(ms, weights, outside_m, tab, law, eps):
     a1, c, gc, eps0 = law.a1, law.c, law.gc, law.eps0
     if eps >= eps0:
         return 0.0
-    e = math.exp(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF)
-    r = math.expm1(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF) / c * (1.0 - 4.0 * UNIT_ROUNDOFF)
+    e, r = e_and_r_down(eps, c)
     total = 0.0
     steps = 0
     for i in range(ms.shape[0]):
         m = ms[i]
         s, allow, st = indep_grouped_excess(i, tab, e, r * m)
         steps += st
-        g = (gc / m) * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) + a1 * tab.out[i]
-        total += weights[i] * min(g, 1.0)
-    total *= 1.0 + 8.0 * (ms.shape[0] + 16) * UNIT_ROUNDOFF
-    return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
+        total += weights[i] * block_g(gc / m, s, allow, st, a1 * tab.out[i])
+    return blocks_total(total, ms.shape[0], outside_m, steps)
