@@ -176,7 +176,7 @@ def scale_section(quick: bool) -> None:
     and lower), and for the independent-bits oracles the blanket alone with the grouped kernel
     against the per-K2 kernel (the baseline) in this process; then monotonicity in n."""
     print("\n## Internet scale: eps(1e-6) per query, k = 1000 (k-RR: k = 100), eps0 = 2 "
-          "(docs/theory.md §2.11)")
+          "(docs/theory.md §2.12)")
     print("| oracle | n | eps (own bound) | lower | query (upper + lower) | blanket alone: "
           "grouped | per-K2 baseline | ratio | relative difference |")
     print("|---|---|---|---|---|---|---|---|---|")

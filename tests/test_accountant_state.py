@@ -49,7 +49,8 @@ def test_pure_and_approximate_events_round_trip():
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda s: s.update(format="other"), "not an accountant state"),
-    (lambda s: s.update(version=2), "not an accountant state"),
+    (lambda s: s.update(version=3), "not an accountant state"),
+    (lambda s: s.update(version=True), "not an accountant state"),
     (lambda s: s.pop("settings"), "missing keys"),
     (lambda s: s.update(extra=1), "unknown keys"),
     (lambda s: s["events"][0].update(event="os.system"), "'event' must be one of"),
@@ -59,9 +60,11 @@ def test_pure_and_approximate_events_round_trip():
     (lambda s: s["events"][0].update(eps0="2"), "eps0"),
     (lambda s: s["events"][0].update(eps0=True), "must be a number"),
     (lambda s: s["events"][0].pop("n"), "missing keys"),
-    (lambda s: s["events"][2]["oracle"].update(a="1/0"), "fraction"),
-    (lambda s: s["events"][2]["oracle"].update(a1="1/1"), "0 < a < a1 < 1"),
+    (lambda s: s["events"][2]["oracle"].update(a="1/0"), "exactly the keys"),
     (lambda s: s["events"][2]["oracle"].update(params="x"), "params"),
+    (lambda s: s["events"][2]["oracle"].update(randomizer="os.system"), "unknown randomizer"),
+    (lambda s: s["events"][2]["oracle"]["params"].update(k=1), "events\\[2\\].oracle.*k"),
+    (lambda s: s["events"][2]["oracle"]["params"].update(colour=1), "events\\[2\\].oracle"),
     (lambda s: s["settings"].update(gap=-1), "gap"),
     (lambda s: s.update(events={}), "events must be a JSON list"),
 ])
@@ -95,24 +98,57 @@ def test_dp_accounting_events():
     theirs = dp.pld.PLDAccountant().compose(event).get_epsilon(1e-6)
     ours = acct.epsilon(1e-6)
     assert ours.lower <= theirs * 1.001 and theirs <= ours.value * 1.01
-    with pytest.raises(ValueError, match="PoissonSampledDpEvent is not supported"):
-        Accountant().compose_dp_event(dp.PoissonSampledDpEvent(0.1, dp.GaussianDpEvent(1.0)))
+    with pytest.raises(ValueError, match="SampledWithReplacementDpEvent is not supported"):
+        Accountant().compose_dp_event(
+            dp.SampledWithReplacementDpEvent(100, 10, dp.GaussianDpEvent(1.0)))
 
 
-def test_an_edited_oracle_law_is_refused_not_under_reported():
-    """Found by the issue-12 audit: a ledger edited to mark subset selection's law
-    'independent' was loaded and gave delta(0.3) = 9.4e-6 instead of 1.93e-5 (unsound)."""
+def test_a_ledger_cannot_state_an_oracle_law():
+    """Issue 20: a ledger naming PI-RAPPOR(k = 1000, eps 4) with its saved law edited
+    (a1 from 1/2 to 2a) loaded and reported eps 0.00586 instead of 0.2805. A ledger now stores
+    a randomizer's name and parameters only; any law in the file is refused, and the law used
+    is always the one the randomizer's own code derives."""
     from ldpcompress.randomizers import KRR, SubsetSelection
-    acct = Accountant().compose(OracleShuffledRound(2000, SubsetSelection(20, 3.0)), times=2)
-    acct.compose(OracleShuffledRound(2000, KRR(20, 3.0)))
+    oracle = PIRappor(1000, 4.0)
+    acct = Accountant().compose(OracleShuffledRound(10 ** 4, oracle), times=3)
     state = json.loads(acct.to_json())
-    assert Accountant.from_json(json.dumps(state)).events == acct.events
-    for mutate, message in [
-        (lambda s: s["events"][0]["oracle"].update(independent=True), "independent"),
-        (lambda s: s["events"][0]["oracle"].update(p10="1/1000"), "Pr\\[b1 = 1\\]"),
-        (lambda s: s["events"][1]["oracle"].update(params=[["k", 1000], ["a1", 0.5]]), "krr"),
-    ]:
+    assert state["events"][0]["oracle"] == {"randomizer": "pi-rappor",
+                                            "params": {"k": 1000, "eps": 4.0,
+                                                       "symmetric": False, "p": oracle.p}}
+    back = Accountant.from_json(json.dumps(state))
+    assert back.events == acct.events
+    assert back.events[0][0].structure == oracle.shuffle_structure()
+    st = oracle.shuffle_structure()
+    for extra in [{"a1": f"{2 * st.a.numerator}/{st.a.denominator}"}, {"independent": True},
+                  {"p10": "1/1000"}, {"a": "1/3"}]:
         bad = json.loads(json.dumps(state))
-        mutate(bad)
-        with pytest.raises(ValueError, match=message):
+        bad["events"][0]["oracle"].update(extra)
+        with pytest.raises(ValueError, match="exactly the keys 'randomizer' and 'params'"):
             Accountant.from_json(json.dumps(bad))
+    # edited parameters select another randomizer, whose own code gives its law
+    bad = json.loads(json.dumps(state))
+    bad["events"][0]["oracle"]["params"]["eps"] = 1.0
+    edited = Accountant.from_json(json.dumps(bad))
+    assert edited.events[0][0].structure == PIRappor(1000, 1.0, p=oracle.p).shuffle_structure()
+    # a version 1 ledger (which stored laws) is read only without oracle rounds
+    old = json.loads(Accountant().compose(PureDP(1.0)).to_json())
+    old["version"] = 1
+    assert Accountant.from_json(json.dumps(old)).events == [(PureDP(1.0), 1)]
+    v1 = dict(state, version=1)
+    with pytest.raises(ValueError, match="version 1 ledger stored the oracle's law"):
+        Accountant.from_json(json.dumps(v1))
+    # other randomizers round-trip by name too
+    for o in (SubsetSelection(20, 3.0), KRR(20, 3.0)):
+        a = Accountant().compose(OracleShuffledRound(2000, o))
+        assert Accountant.from_json(a.to_json()).events == a.events
+
+
+def test_an_unregistered_randomizer_is_not_saved():
+    from ldpcompress.randomizers import KRR
+
+    class Mine(KRR):
+        pass
+
+    acct = Accountant().compose(OracleShuffledRound(100, Mine(5, 1.0)))
+    with pytest.raises(ValueError, match="not registered"):
+        acct.to_json()

@@ -12,7 +12,6 @@ from ldpcompress.compression import wire as reports
 from ldpcompress.compression.sampler import compress, trials_for
 from ldpcompress.core.entropy import Entropy, deterministic_source
 from ldpcompress.core.prg import PRG, keystream, uniform_at
-from ldpcompress.randomizers.base import Randomizer
 from ldpcompress.randomizers.krr import KRR
 from ldpcompress.randomizers.rappor import RAPPOR
 from ldpcompress.randomizers.subset import SubsetSelection
@@ -20,16 +19,16 @@ from ldpcompress.randomizers.subset import SubsetSelection
 SEED_BITS = 10
 
 
-class ToyKRR(Randomizer):
+class ToyKRR(KRR):
     """k-RR whose reference sampler reads only the first 10 bits of the seed (a toy PRG:
     y = (a s + b) mod 2^10 mod k, deliberately weak)."""
 
-    kind = "replacement"
-
     def __init__(self, k, eps):
-        self.k, self.eps = k, eps
+        super().__init__(k, eps)
         self.inner = KRR(k, eps)
-        self.deletion_eps = self.inner.deletion_eps
+
+    def ratio_from_seed(self, x, seed):
+        return self.ratio(x, self.decode_seed(seed))
 
     def toy_seed_value(self, seed):
         return seed[0] | ((seed[1] & 3) << 8)

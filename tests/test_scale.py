@@ -605,6 +605,7 @@ def _one_shard_set(tmp_path, n, monkeypatch=None, row_group=None, k=50):
     return out, oracle, reports
 
 
+@pytest.mark.slow  # > 20 s: seven batch sizes, each through every reader
 def test_a_shard_read_in_several_batches_gives_the_exact_counts(tmp_path, monkeypatch):
     out, oracle, reports = _one_shard_set(tmp_path, 1000, monkeypatch, row_group=64)
     shard = RF.collect([out])[1][0]
@@ -789,7 +790,7 @@ def test_a_set_is_readable_wherever_it_was_written(tmp_path, monkeypatch):
     on 2 threads was refused with NUMBA_NUM_THREADS=64. The kernels' per-chunk rows are now
     capped by memory, not threads, and a writer refuses a set the server could not read."""
     from ldpcompress.randomizers import base
-    monkeypatch.setattr(base, "get_num_threads", lambda: 64)
+    monkeypatch.setattr(base, "num_threads", lambda: 64)
     meta = dict(oracle="pi-rappor", k=3_000_000, eps=2.0, symmetric=False)
     orc = PIRappor(3_000_000, 2.0)
     meta.update(p=orc.p, s=orc.s)

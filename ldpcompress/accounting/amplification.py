@@ -20,6 +20,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
+from ..core import display as D
 from ..core import validate as V
 from ..kernels.clones import clone_delta_many
 from . import blanket as BL
@@ -32,6 +33,7 @@ from .profiles import (
     Profile,
     window_tol,
 )
+from .rounding import round_up
 from .solve import epsilon_for_delta, golden_min
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
@@ -67,6 +69,11 @@ class Bound:
             raise ValueError(f"{self.label} is not applicable: {self.note}")
         return float(self.value)
 
+    def __repr__(self) -> str:
+        kind = "upper" if self.upper else "lower"
+        shown = f"n/a: {self.note}" if self.value is None else f"{self.value:.6g} ({kind})"
+        return f"Bound({self.name} = {shown}; {self.label})"
+
 
 @dataclass(frozen=True)
 class AmplificationResult:
@@ -89,6 +96,34 @@ class AmplificationResult:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    # -- notebooks (core/display.py) ---------------------------------------------------------
+    def __repr__(self) -> str:
+        asked = ", ".join(f"{k}={D.number(v)}" for k, v in self.params.items()
+                          if v is not None and k != "lower")
+        lower = "" if self.lower is None else f", lower {self.lower:.6g}"
+        return (f"AmplificationResult({self.query} = {self.value:.6g} by {self.method}{lower}; "
+                f"{asked}; {len(self.bounds)} bounds)")
+
+    def _repr_html_(self) -> str:
+        lower = "n/a" if self.lower is None else f"{self.lower:.6g}"
+        return D.html_table(
+            f"{self.query} = {self.value:.6g} (smallest sound upper bound: {self.method}); "
+            f"exact lower bound {lower}", ("bound", "value", "kind", "note", "seconds"),
+            [(b.label, b.value, "upper" if b.upper else "lower", b.note, b.seconds)
+             for b in self.bounds],
+            [", ".join(f"{k} = {D.number(v)}" for k, v in self.params.items())])
+
+    def to_frame(self):
+        """The bounds as a pandas DataFrame (one row per bound, indexed by name; pandas is
+        optional: ImportError names it)."""
+        pd = D.pandas()
+        frame = pd.DataFrame([dict(name=b.name, label=b.label, value=b.value, upper=b.upper,
+                                   note=b.note, seconds=b.seconds) for b in self.bounds])
+        frame = frame.set_index("name")
+        frame.attrs.update(query=self.query, value=self.value, method=self.method,
+                           lower=self.lower, params=dict(self.params))
+        return frame
 
 
 # ----------------------------------------------------------------------------------------------
@@ -203,7 +238,7 @@ def closed_form_epsilon(n, eps0, delta) -> Bound:
     e0 = math.exp(eps0)
     # (e^eps0 - 1)/(e^eps0 + 1) = tanh(eps0/2): no cancellation at tiny eps0
     inner = math.tanh(0.5 * eps0) * (8.0 * math.sqrt(e0 * log4d / n) + 8.0 * e0 / n)
-    value = min(eps0, math.log1p(inner) * (1.0 + 1e-15))
+    value = min(eps0, round_up(math.log1p(inner)))
     return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=time.perf_counter() - start)
 
 
@@ -224,7 +259,7 @@ def closed_form_delta(n, eps0, eps) -> Bound:
                      note="Thm 3.1 gives delta >= 1 at this eps")
     # 4 e^-L underflows to 0 for huge L: report the smallest positive double instead (a
     # delta of 0 would claim pure DP, which Thm 3.1 does not give)
-    return Bound("closed_form", CLOSED_FORM_LABEL, max(4.0 * math.exp(-big_l), 5e-324))
+    return Bound("closed_form", CLOSED_FORM_LABEL, max(round_up(4.0 * math.exp(-big_l)), 5e-324))
 
 
 KRR_EXACT_LOWER_WORK = 2e6
@@ -307,7 +342,7 @@ def approx_delta(n, eps0, delta0, eps) -> Bound:
     delta0 = V.probability_closed_open(delta0, "delta0")
     eps = V.nonnegative(eps, "eps")
     prof = GeneralProfile(n, eps0)
-    value = min(1.0, prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps))
+    value = min(1.0, round_up(prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps)))
     if eps >= eps0:
         value = min(value, delta0)
     return Bound("approx", APPROX_LABEL, value)
@@ -387,16 +422,26 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
                                                                                   blocks))
         return _Query(n, eps0, uppers, _lower_profile(n, eps0, k), "", True,
                       _params(n, eps0, k, delta0))
-    st = BL.structure(oracle)
     if eps0 is not None or k is not None or delta0 != 0.0:
         raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
                          "alone, without eps0, k or delta0")
+    st = BL.structure(oracle)
     n = V.shuffle_users(n)
-    params = dict(n=n, eps0=st.eps0, k=int(oracle.k), delta0=0.0, oracle=st.describe())
-    if st.oracle == "krr":  # k-RR's own bounds (§2.4 of the guide) are this blanket, unblocked
+    if st is None:  # no blanket law stated: the generic bound at its replacement eps
+        eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
+        params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,
+                      oracle=oracle.describe())
+        return _Query(n, eps0, (GeneralProfile(n, eps0),), None,
+                      f"no attack on {oracle.name} is implemented", True, params)
+    params = dict(n=n, eps0=st.eps0, k=getattr(oracle, "k", None), delta0=0.0,
+                  oracle=st.describe())
+    krr_k = st.krr_k
+    if krr_k is not None:  # k-RR's own bounds (docs/theory.md §2.4) are this blanket, unblocked
         eps0 = V.local_eps0(st.eps0)  # the realised eps0 (client coins included), rounded up
-        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, oracle.k, blocks)),
-                      _lower_profile(n, eps0, oracle.k), "", True, dict(params, eps0=eps0))
+        # the attack (a lower bound) uses the realised eps0 rounded down
+        low = _lower_profile(n, V.local_eps0(max(st.eps0_lower, 5e-324)), krr_k)
+        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, krr_k, blocks)),
+                      low, "", True, dict(params, eps0=eps0))
     blanket = BL.BlanketProfile(n, st)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
     uppers = [blanket]

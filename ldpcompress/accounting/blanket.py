@@ -43,10 +43,13 @@ from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep
 from ..kernels.blanket_pair import PairLaw, pair_upper_delta
 from ..kernels.mblocks import m_blocks
 from ..kernels.records import record
+from ..randomizers.contract import LocalRandomizer
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
+from .rounding import round_down
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "J_FRAC", "N11_GROUPS", "structure", "OracleProfile",
+__all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "J_FRAC", "N11_GROUPS", "structure",
+           "require_structure", "realised_eps0", "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
            "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
 
@@ -61,17 +64,33 @@ J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta b
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
-def structure(oracle) -> ShuffleStructure:
-    """The blanket structure an oracle object states for itself (``oracle.shuffle_structure()``,
-    derived from its realised parameters); TypeError for anything that is not such an oracle."""
-    method = getattr(oracle, "shuffle_structure", None)
-    if not callable(method):
-        raise TypeError(f"oracle must be a binary-support frequency oracle of ldpcompress (one "
-                        f"with shuffle_structure()), got {type(oracle).__name__}")
-    st = method()
-    if not isinstance(st, ShuffleStructure):
+def structure(oracle) -> ShuffleStructure | None:
+    """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
+    derived from its realised parameters), or None when it states none (the generic bound at
+    its replacement eps applies); TypeError for anything that is not a randomizer."""
+    if not isinstance(oracle, LocalRandomizer):
+        raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
+                        f"{type(oracle).__name__}")
+    st = oracle.shuffle_structure()
+    if st is not None and not isinstance(st, ShuffleStructure):
         raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        f"ShuffleStructure, got {type(st).__name__}")
+                        f"ShuffleStructure or None, got {type(st).__name__}")
+    return st
+
+
+def realised_eps0(oracle) -> float:
+    """The replacement eps0 the accounting uses for a randomizer: its structure's realised
+    eps0 (rounded up), else its stated replacement eps."""
+    st = structure(oracle)
+    return oracle.replacement_eps if st is None else st.eps0
+
+
+def require_structure(oracle) -> ShuffleStructure:
+    """``structure(oracle)``, which must not be None (a blanket bound needs one)."""
+    st = structure(oracle)
+    if st is None:
+        raise ValueError(f"{oracle.describe()} states no blanket structure "
+                         "(shuffle_structure() is None): no privacy-blanket bound applies")
     return st
 
 
@@ -91,7 +110,7 @@ class OracleProfile(Profile):
 
     def check_oracle(self, oracle) -> None:
         """Raise ValueError unless ``oracle`` has exactly the structure this bound was built for."""
-        other = structure(oracle)
+        other = require_structure(oracle)
         if other.identity != self.structure.identity:
             raise ValueError(f"this bound was derived for {self.structure.describe()}, not for "
                              f"{other.describe()}: "
@@ -144,7 +163,9 @@ class BlanketProfile(OracleProfile):
             self._law = record(IndepLaw, a=float(s.a), ac=float(1 - s.a), a1=float(s.a1),
                                **common)
         else:
-            rest = s.p11 + s.p00  # 0 for binary RR: no draw is uninformative (N11 = 0)
+            # rest = 0 (binary RR; subset selection with k = 2: one of the two items is always
+            # supported): no draw is uninformative (N11 = 0), the split is immaterial
+            rest = s.p11 + s.p00
             pi = s.p11 / rest if rest > 0 else Fraction(0)
             self._law = record(PairLaw, pj=float(2 * s.p10), pjc=float(1 - 2 * s.p10),
                                pi=float(pi), pic=float(1 - pi),
@@ -198,6 +219,7 @@ class OracleLowerProfile(OracleProfile):
             raise ValueError(f"no oracle-specific attack is implemented for {st.describe()} "
                              "(it needs k >= 3 items)")
         self.items = st.attack_items
+        self.eps0 = st.eps0_lower  # a lower bound: delta = 0 from the exact eps0 down, not up
         a, a1, t = st.a, st.a1, st.t3
         big_a, big_b = a1 / a, (1 - a1) / (1 - a)  # densities of R_x1 w.r.t. w (exact)
         pj = 2 * big_b * t                            # Pr_{R_x3}[first two classes]
@@ -229,12 +251,12 @@ class OracleLowerProfile(OracleProfile):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
         eps = min(eps, EPS_CAP)
-        split = split_attack_delta(self.n, self._law, eps, max(tol, 1e-40))
+        split = round_down(split_attack_delta(self.n, self._law, eps, max(tol, 1e-40)))
         if self._triple is None:
             return split
         # both are exact deltas of views of the same attack: the richer view is the larger
-        return max(split, triple_attack_delta(self.n, self._triple, eps,
-                                              min(max(1e6 * tol, 1e-300), TRIPLE_TOL)))
+        return max(split, round_down(triple_attack_delta(
+            self.n, self._triple, eps, min(max(1e6 * tol, 1e-300), TRIPLE_TOL))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,11 +278,11 @@ def profile_epsilon(profile: Profile, delta: float) -> float:
 
 
 def blanket_profile(n: int, oracle, **kw) -> BlanketProfile:
-    return BlanketProfile(n, structure(oracle), **kw)
+    return BlanketProfile(n, require_structure(oracle), **kw)
 
 
 def lower_profile(n: int, oracle) -> OracleLowerProfile:
-    return OracleLowerProfile(n, structure(oracle))
+    return OracleLowerProfile(n, require_structure(oracle))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,16 +1,18 @@
-"""An accountant's state as JSON, and accountant events from dp_accounting's DpEvents.
+"""An accountant's state as JSON (dp_accounting's DpEvents are read in ``interop``).
 
 Long-running telemetry keeps one ledger per population: ``save``/``load`` write and read the
 recorded (event, times) pairs and the accountant's settings, so the next round's query
 composes everything spent so far. The file is untrusted on reading: its format name and
 version, every key, every event type (a closed list) and every parameter are checked, and the
-events are rebuilt through their own constructors (which validate their ranges). Floats are
+events are rebuilt through their own constructors (which validate their ranges). A randomizer
+(the oracle of a shuffled round) is stored as its registry name and parameters only,
+``{"randomizer": name, "params": {...}}``, and rebuilt through ``randomizers.registry``: its
+law always comes from its own code, never from the file (an edited law cannot under-report). Floats are
 written with full precision (JSON floats round-trip exactly); fractions as "p/q" strings.
 The accountant passes its class and its registry of event classes (``events.EVENTS``), so
 this module depends on nothing above it.
 
     acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)
-    acct.compose_dp_event(dp_accounting.SelfComposedDpEvent(GaussianDpEvent(2.0), 100))
 """
 from __future__ import annotations
 
@@ -18,22 +20,26 @@ import dataclasses
 import json
 import math
 import os
+import tempfile
 from fractions import Fraction
 
-from ..core.optional import require
-from ..randomizers.structure import ShuffleStructure
+from ..core.regular_files import read_regular
+from ..randomizers import registry
+from ..randomizers.contract import LocalRandomizer
 
-__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load",
-           "events_from_dp_event"]
+__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load"]
 
-FORMAT, VERSION = "ldpcompress.accountant", 1
+FORMAT, VERSION = "ldpcompress.accountant", 2
+# version 1 stored an oracle's law (its ShuffleStructure) in the file; it is read only for
+# ledgers without oracle rounds (their other events are unchanged)
+READABLE_VERSIONS = (1, 2)
 SETTINGS = ("h", "max_size", "orders", "gap")
 MAX_STATE_BYTES = 64 * 2 ** 20  # a ledger is small; refuse anything larger before parsing
 
 
 def _encode(value):
-    if isinstance(value, ShuffleStructure):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, LocalRandomizer):
+        return registry.spec(value)
     if isinstance(value, Fraction):
         return f"{value.numerator}/{value.denominator}"
     if isinstance(value, tuple):
@@ -61,12 +67,23 @@ def dumps(acct) -> str:
 
 
 def save(acct, path) -> None:
-    """Write the state to ``path`` atomically (a temporary file renamed over it)."""
+    """Write the state to ``path`` atomically: a new temporary file in the same directory,
+    flushed to disk, then renamed over it (readers see the old or the new ledger, never part
+    of one; concurrent writers do not share the temporary file)."""
     text = dumps(acct)
-    tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".ledger-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 # ------------------------------------------------------------------------------------------------
@@ -85,38 +102,9 @@ def _keys(obj, where: str, required: tuple, optional: tuple = ()) -> dict:
     return obj
 
 
-def _fraction(text, where: str) -> Fraction:
-    if not isinstance(text, str) or text.count("/") != 1:
-        raise ValueError(f"{where} must be a fraction string 'p/q', got {text!r}")
-    num, den = text.split("/")
-    if not (num.lstrip("-").isdigit() and den.isdigit()) or int(den) == 0 \
-            or len(num) + len(den) > 20000:
-        raise ValueError(f"{where} must be a fraction string 'p/q', got {text[:40]!r}")
-    return Fraction(int(num), int(den))
-
-
-def _structure(obj, where: str) -> ShuffleStructure:
-    names = [f.name for f in dataclasses.fields(ShuffleStructure)]
-    obj = _keys(obj, where, tuple(names))
-    params = obj["params"]
-    if not (isinstance(params, list) and all(
-            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
-            and isinstance(p[1], (int, float, bool)) for p in params)):
-        raise ValueError(f"{where}.params must be a list of [name, number] pairs")
-    items = obj["attack_items"]
-    if not (isinstance(items, list) and len(items) == 3
-            and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in items)):
-        raise ValueError(f"{where}.attack_items must be three item indices")
-    if not isinstance(obj["oracle"], str) or not isinstance(obj["independent"], bool):
-        raise ValueError(f"{where}: 'oracle' must be a string and 'independent' a boolean")
-    t3 = None if obj["t3"] is None else _fraction(obj["t3"], f"{where}.t3")
-    return ShuffleStructure(obj["oracle"], tuple(tuple(p) for p in params),
-                            *(_fraction(obj[k], f"{where}.{k}") for k in ("a", "a1", "p11", "p10")),
-                            obj["independent"], t3, tuple(items))
-
-
-def _event(obj, where: str, events: dict):
-    if not isinstance(obj, dict) or obj.get("event") not in events:
+def _event(obj, where: str, events: dict, version: int = VERSION):
+    if not isinstance(obj, dict) or not isinstance(obj.get("event"), str) \
+            or obj["event"] not in events:
         got = obj.get("event") if isinstance(obj, dict) else obj
         raise ValueError(f"{where}: 'event' must be one of {sorted(events)}, got {got!r}")
     cls = events[obj["event"]]
@@ -130,7 +118,11 @@ def _event(obj, where: str, events: dict):
             continue
         value = obj[f.name]
         if f.name == "oracle":
-            value = _structure(value, f"{where}.oracle")
+            if version == 1:
+                raise ValueError(f"{where}.oracle: a version 1 ledger stored the oracle's law, "
+                                 "which is no longer read from a file (a law edited in the file "
+                                 "could under-report); re-create this ledger with this version")
+            value = registry.check_spec(value, f"{where}.oracle")
         elif isinstance(value, list):
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
                 raise ValueError(f"{where}.{f.name} must be a list of numbers")
@@ -151,16 +143,21 @@ def _event(obj, where: str, events: dict):
 def from_state(state: dict, accountant_cls, events: dict):
     """Rebuild an accountant from :func:`to_state`'s dict, checking everything."""
     state = _keys(state, "accountant state", ("format", "version", "settings", "events"))
-    if state["format"] != FORMAT or state["version"] != VERSION:
+    version = state["version"]
+    if state["format"] != FORMAT or isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise ValueError(f"not an accountant state of this library: format {state['format']!r} "
-                         f"version {state['version']!r} (expected {FORMAT!r} version {VERSION})")
+                         f"version {version!r} (expected {FORMAT!r} version "
+                         f"{' or '.join(map(str, READABLE_VERSIONS))})")
     settings = _keys(state["settings"], "settings", SETTINGS)
-    acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
-                        orders=settings["orders"], gap=settings["gap"])
+    try:
+        acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
+                              orders=settings["orders"], gap=settings["gap"])
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"settings: {err}") from None
     if not isinstance(state["events"], list):
         raise ValueError("events must be a JSON list")
     for i, obj in enumerate(state["events"]):
-        event, times = _event(obj, f"events[{i}]", events)
+        event, times = _event(obj, f"events[{i}]", events, version)
         acct.compose(event, times)
     return acct
 
@@ -172,7 +169,13 @@ def loads(text: str, accountant_cls, events: dict):
         state = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ValueError(f"accountant state is not valid JSON: {err}") from None
-    return from_state(state, accountant_cls, events)
+    except RecursionError:
+        raise ValueError("accountant state is nested too deeply to be a ledger (JSON arrays or "
+                         "objects nested thousands deep)") from None
+    try:
+        return from_state(state, accountant_cls, events)
+    except TypeError as err:  # a value of the wrong type deep inside: never a traceback
+        raise ValueError(f"accountant state holds a value of the wrong type ({err})") from None
 
 
 def _no_constant(name):
@@ -181,47 +184,10 @@ def _no_constant(name):
 
 def load(path, accountant_cls, events: dict):
     """Read an accountant saved by :func:`save` (errors name the file)."""
-    size = os.path.getsize(path)
-    if size > MAX_STATE_BYTES:
-        raise ValueError(f"{path}: an accountant state is at most {MAX_STATE_BYTES} bytes, "
-                         f"the file has {size}")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+    raw = read_regular(path, "an accountant state", MAX_STATE_BYTES)  # no FIFO, no device
     try:
-        return loads(text, accountant_cls, events)
+        return loads(raw.decode("utf-8"), accountant_cls, events)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
-
-
-# ------------------------------------------------------------------------------------------------
-# dp_accounting's DpEvents (optional extra [dp-accounting])
-# ------------------------------------------------------------------------------------------------
-
-def events_from_dp_event(dp_event, events: dict) -> list:
-    """(event, times) pairs equivalent to a dp_accounting DpEvent: Gaussian and Laplace
-    mechanisms (noise multiplier = sigma or scale at sensitivity 1), NoOp, and their
-    compositions (ComposedDpEvent, SelfComposedDpEvent). Anything else (sampling, tree
-    aggregation, non-private events ...) raises ValueError naming the event: this accountant
-    does not model it, and guessing would not be sound."""
-    dp = require("dp-accounting", "dp_accounting")
-    if isinstance(dp_event, dp.NoOpDpEvent):
-        return []
-    if isinstance(dp_event, dp.GaussianDpEvent):
-        return [(events["Gaussian"](sigma=dp_event.noise_multiplier), 1)]
-    if isinstance(dp_event, dp.LaplaceDpEvent):
-        return [(events["Laplace"](scale=dp_event.noise_multiplier), 1)]
-    if isinstance(dp_event, dp.SelfComposedDpEvent):
-        count = dp_event.count
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"SelfComposedDpEvent.count must be an integer >= 0, got {count!r}")
-        if count == 0:
-            return []
-        return [(event, times * count) for event, times in events_from_dp_event(dp_event.event, events)]
-    if isinstance(dp_event, dp.ComposedDpEvent):
-        out = []
-        for sub in dp_event.events:
-            out += events_from_dp_event(sub, events)
-        return out
-    raise ValueError(f"{type(dp_event).__name__} is not supported by this accountant (it models "
-                     "Gaussian, Laplace and their compositions from dp_accounting); account it "
-                     "with dp_accounting itself")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..core import validate as V
 from ..estimation import demo
+from ..randomizers.catalog import oracle_names
 from ..randomizers.pirappor import MAX_PRIME
 from .util import JSON_HELP, count, emit_json, number, positive, probability
 
@@ -14,7 +15,7 @@ def _cmd_demo(args) -> None:
     params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_PRIME - 1),
                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
-                  seed=count(args.seed, "--seed", 0))
+                  seed=count(args.seed, "--seed", 0, 2 ** 63 - 1))
     res = demo.run(**params, progress=True)  # bars and the compile notice go to stderr
     if args.json:
         results = {k: v for k, v in res.items()
@@ -34,7 +35,7 @@ def register(sub) -> None:
     d.add_argument("--k", type=number, default=1000, help="items (default 1,000)")
     d.add_argument("--eps", type=number, default=1.0, help="target central eps (default 1)")
     d.add_argument("--delta", type=number, default=1e-6, help="target central delta")
-    d.add_argument("--oracle", default="pi-rappor", choices=sorted(demo.ORACLES),
+    d.add_argument("--oracle", default="pi-rappor", choices=oracle_names(),
                    help="the frequency oracle the users run (default pi-rappor)")
     d.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
     d.add_argument("--json", action="store_true", help=JSON_HELP)

@@ -22,31 +22,51 @@ Shuffle-model differential privacy: what central (eps, delta) shuffled local rep
 (amplify, compose, noise), compressed and fast frequency and mean estimation (demo, mean), and a
 server for report sets at scale (simulate, encode, aggregate, plot). Every command takes --json
 (one schema: command, version, params, results, timings). The mathematics and its sources are in
-docs/theory.md, usage in docs/guide.md."""
+docs/theory.md, usage in docs/guide.md; both are installed with the package: 'docs/theory.md
+§2.5' is 'ldpcompress docs theory --section 2.5'."""
 
 EPILOG = """\
 examples:
   ldpcompress demo
   ldpcompress amplify --n 1e6 --eps0 4 --delta 1e-6 --oracle pi-rappor --k 1000
   ldpcompress amplify --inverse --n 1e5 --eps 1 --delta 1e-6
-  ldpcompress compose --n 1e6 --eps0 1 --rounds 1e4 --delta 1e-6"""
+  ldpcompress compose --n 1e6 --eps0 1 --rounds 1e4 --delta 1e-6
+  ldpcompress docs theory --section 2.5"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    from . import accounting, amplify, demo, mean, scale
+    from . import accounting, amplify, demo, docs, mean, plot, scale
     parser = argparse.ArgumentParser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ldpcompress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
-    for module in (amplify, accounting, demo, mean, scale):
+    for module in (amplify, accounting, demo, mean, scale, plot, docs):
         module.register(sub)
+    parser.set_defaults(commands=sub.choices)
     return parser
+
+
+def _json_help(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
+    """``COMMAND --help --json``: the command's help as the one --json schema (results.help),
+    not as text; True when it was printed."""
+    if "--json" not in argv or not ({"-h", "--help"} & set(argv)):
+        return False
+    from .util import emit_json
+    commands = parser.get_default("commands")
+    name = next((a for a in argv if a in commands), None)
+    target = commands[name] if name is not None else parser
+    emit_json(name or "ldpcompress", {}, dict(usage=target.format_usage().strip(),
+                                              help=target.format_help()))
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _json_help(parser, argv):
+        return 0
     args = parser.parse_args(argv)
     try:
         with command_line(), JitClock(announce=True):  # says once when kernels compile

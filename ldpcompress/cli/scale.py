@@ -1,4 +1,4 @@
-"""CLI commands for the server at scale: simulate, encode, aggregate, plot."""
+"""CLI commands for the server at scale: simulate, encode, aggregate (``plot``: cli/plot.py)."""
 from __future__ import annotations
 
 import time
@@ -9,7 +9,8 @@ from ..estimation import demo
 from ..estimation import postprocess as PP
 from ..randomizers.pirappor import MAX_PRIME, PIRappor
 from ..scale.manifest import MAX_SHARDS
-from .util import JSON_HELP, count, emit_json, nonempty, number, positive, probability
+from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
+                   read_domain)
 
 __all__ = ["POSTPROCESS", "register"]
 
@@ -29,14 +30,14 @@ def _writer_args(args) -> tuple[PIRappor, int]:
 
 def _set_results(oracle: PIRappor, n: int, paths, out) -> dict:
     return dict(reports=n, files=[str(p) for p in paths], out=str(out), p=oracle.p, s=oracle.s,
-                eps=oracle.eps, kind=oracle.kind, k=oracle.k)
+                eps=oracle.eps, kind=oracle.privacy.value, k=oracle.k)
 
 
 def _cmd_simulate(args) -> None:
     from ..scale import writer
     start = time.perf_counter()
     n = count(args.n, "--n")
-    seed = count(args.seed, "--seed", 0)
+    seed = count(args.seed, "--seed", 0, 2 ** 63 - 1)
     if args.shards is None:
         args.shards = min(8, n)
     oracle, shards = _writer_args(args)
@@ -98,21 +99,15 @@ def _security(args):
 
 def _domain(args):
     """The --domain file (one public item name per line) or None."""
-    if args.domain is None:
-        return None
-    from ..core.items import ItemDomain
-    nonempty(args.domain, "--domain")
-    try:
-        return ItemDomain.from_file(args.domain)
-    except OSError as err:
-        raise ValueError(f"--domain {args.domain}: cannot read ({err.strerror or err})") from None
+    return None if args.domain is None else read_domain(args.domain)
 
 
 def _cmd_aggregate(args) -> None:
     from ..scale import distributed
-    from ..scale.regular_files import check_output_file
+    from ..core.regular_files import check_output_file
     nonempty(args.out, "--out")
     retries = count(args.retries, "--retries", 0, 100)
+    worker_timeout = positive(args.worker_timeout, "--worker-timeout")
     level = probability(args.level, "--level")
     domain = _domain(args)
     if args.out is not None:  # before the aggregation, not after it
@@ -122,10 +117,13 @@ def _cmd_aggregate(args) -> None:
     try:
         res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler,
                                     security=_security(args), allow_insecure=args.allow_insecure,
-                                    retries=retries, progress=True)
+                                    retries=retries, progress=True,
+                                    worker_timeout=worker_timeout)
     except (OSError, TimeoutError) as err:
         if not remote or isinstance(err, FileNotFoundError):
             raise
+        if isinstance(err, distributed.ClusterError):
+            raise ValueError(f"--scheduler {args.scheduler}: {err}") from None
         raise ValueError(f"--scheduler {args.scheduler}: cannot use it ({err})") from None
     secs = time.perf_counter() - start
     orc, n, est = res["oracle"], res["n"], res["estimate"]
@@ -142,7 +140,7 @@ def _cmd_aggregate(args) -> None:
         params = dict(reports=[str(r) for r in args.reports], oracle=args.oracle,
                       scheduler=args.scheduler, retries=retries, out=args.out, level=level,
                       postprocess=args.postprocess, domain=args.domain)
-        results = dict(n=n, k=orc.k, eps=orc.eps, kind=orc.kind, shards=res["shards"],
+        results = dict(n=n, k=orc.k, eps=orc.eps, kind=orc.privacy.value, shards=res["shards"],
                        method=res["method"], **{c: v.tolist() for c, v in cols.items()})
         if domain is not None:
             results["names"] = list(domain.names)
@@ -171,63 +169,6 @@ def _write_estimates(out, cols: dict, domain) -> None:
                 w.writerow([j] + name + [f"{cols[c][j]:.3f}" for c in cols])
     except OSError as err:
         raise ValueError(f"--out {out}: cannot write ({err.strerror or err})") from None
-
-
-def _plot_report_sets(args, plots, delta: float):
-    """Estimates of the user's report sets with confidence intervals from the variance formula;
-    the title states the oracle, n, its local eps and the central (eps, delta) of shuffling."""
-    from ..accounting import amplification
-    from ..randomizers.estimator import plugin_variance
-    from ..scale import distributed
-    res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
-    orc, n, est = res["oracle"], res["n"], res["estimate"]
-    sd = np.sqrt(plugin_variance(est, n, orc.a0, orc.a1))  # as orc.intervals uses it
-    central = amplification.epsilon(n, delta=delta, oracle=orc, lower=False).value
-    title = (f"PI-RAPPOR k = {orc.k:,}, n = {n:,}, local eps = {orc.eps:.3g} ({orc.kind}); "
-             f"shuffled: central ({central:.3g}, {delta:g})-DP")
-    return plots.plot_frequency(est, sd, out=args.out, title=title)
-
-
-def _cmd_plot(args) -> None:
-    from ..core.optional import require
-    require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
-    from .. import plots
-    from ..scale.regular_files import check_output_file
-    start = time.perf_counter()
-    nonempty(args.out, "--out")
-    check_output_file(args.out, "--out")
-    k = count(args.k, "--k", 2, MAX_PRIME - 1)
-    delta = probability(args.delta, "--delta")
-    if args.reports and args.what != "frequency":
-        raise ValueError("report sets (REPORTS) are plotted by 'plot frequency' only")
-    params = dict(what=args.what, out=str(args.out), delta=delta)
-    if args.what == "amplification":
-        lo, hi = (count(v, "--n-range") for v in args.n_range)
-        if lo > hi:
-            raise ValueError(f"--n-range must be LOW HIGH with LOW <= HIGH, got {lo} {hi}")
-        points = count(args.points, "--points", 1, 200)
-        ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
-        eps0 = positive(args.eps0, "--eps0")
-        params.update(eps0=eps0, n_range=[lo, hi], points=points, k=k)
-        data = plots.plot_amplification(eps0, ns, delta, args.out, k)
-    elif args.reports:
-        params.update(reports=[str(r) for r in args.reports])
-        data = _plot_report_sets(args, plots, delta)
-    else:  # the built-in simulation (the demo's users) when no report set is given
-        n = count(args.n, "--n")
-        params.update(n=n, k=1000 if k is None else k, eps=args.eps)
-        res = demo.run(n=n, k=params["k"], eps=positive(args.eps, "--eps"), delta=delta,
-                       quiet=True)
-        eps, delta = res["target"]
-        title = (f"{res['oracle']}, n = {res['n']:,}, local eps0 = {res['local_eps']:.3g}; "
-                 f"central ({eps:g}, {delta:g})-DP")
-        data = plots.plot_frequency(res["estimate"], np.sqrt(res["variance"]), true=res["true"],
-                                    out=args.out, title=title)
-    if args.json:
-        emit_json("plot", params, dict(data, out=str(args.out)),
-                  dict(total=time.perf_counter() - start), indent=None)
-    else:
-        print(f"wrote {args.out}")
 
 
 def _writer_options(parser, eps_default: float | None, shards_default: int | None,
@@ -288,6 +229,9 @@ def register(sub) -> None:
                    help="allow tcp:// to another host (unencrypted, unauthenticated)")
     a.add_argument("--retries", type=number, default=3,
                    help="resubmissions of a shard whose worker died (default 3)")
+    a.add_argument("--worker-timeout", type=number, default=60.0,
+                   help="seconds to wait for a live Dask worker, per try (--retries more "
+                        "tries), before giving up with an error (default 60)")
     a.add_argument("--out", help="write item[,name],estimate,low,high[,adjusted] as CSV")
     a.add_argument("--level", type=number, default=0.95,
                    help="confidence level of the per-item intervals, from the oracle's "
@@ -301,30 +245,3 @@ def register(sub) -> None:
                                     "line j+1): label the output with them")
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
-    p = sub.add_parser("plot", help="amplification curves or estimated counts with intervals (PNG)",
-                       description="'plot amplification': central eps against n for a local "
-                       "eps0 (generic, k-RR and lower-bound curves). 'plot frequency REPORTS': "
-                       "the estimates of your report sets with confidence intervals; without "
-                       "REPORTS, a simulated demo run beside the true counts. Needs the [plot] "
-                       "extra.")
-    p.add_argument("what", choices=["amplification", "frequency"], help="which plot")
-    p.add_argument("reports", nargs="*",
-                   help="frequency: report set directories or shards to plot (default: a "
-                        "simulated run)")
-    p.add_argument("--eps0", type=number, default=4.0,
-                   help="amplification: local eps0 (default 4)")
-    p.add_argument("--n-range", type=number, nargs=2, default=[1e3, 1e7],
-                   metavar=("LOW", "HIGH"), help="amplification: range of n (default 1e3 1e7)")
-    p.add_argument("--points", type=number, default=9,
-                   help="amplification: points on the n axis, 1..200 (default 9)")
-    p.add_argument("--delta", type=number, default=1e-6, help="central delta (default 1e-6)")
-    p.add_argument("--k", type=number,
-                   help="amplification: add the k-RR curve; simulated frequency: items "
-                        "(default 1000)")
-    p.add_argument("--n", type=number, default=100_000,
-                   help="simulated frequency: users (default 100,000)")
-    p.add_argument("--eps", type=number, default=1.0,
-                   help="simulated frequency: target central eps (default 1)")
-    p.add_argument("--out", required=True, help="PNG file to write")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
-    p.set_defaults(func=_cmd_plot)

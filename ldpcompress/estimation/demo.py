@@ -15,8 +15,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
 from ..core.progress import JitClock, bar
-from ..randomizers.catalog import ORACLES, make_oracle
-from ..randomizers.pirappor import FieldReports
+from ..randomizers.catalog import make_oracle, oracle_names
 
 __all__ = ["zipf_data", "zipf_chunks", "DEMO_BYTES_PER_USER", "COMPILE_HINT", "run", "show"]
 
@@ -70,23 +69,7 @@ DEMO_BYTES_PER_USER = 40  # item, shuffle keys and permutation (int64/float64 ea
 
 def _report_bytes(orc) -> float:
     """Bytes one report of this oracle takes in memory (measured on one report)."""
-    sample = orc.randomize_many(np.zeros(1, dtype=np.int64))
-    if isinstance(sample, FieldReports):
-        return sample.a.nbytes + sample.b.nbytes
-    return np.asarray(sample).nbytes
-
-
-def _concat(parts):
-    if isinstance(parts[0], FieldReports):
-        return FieldReports(np.concatenate([r.a for r in parts]),
-                            np.concatenate([r.b for r in parts]), parts[0].p)
-    return np.concatenate(parts)
-
-
-def _take(reports, order):
-    if isinstance(reports, FieldReports):
-        return FieldReports(reports.a[order], reports.b[order], reports.p)
-    return reports[order]
+    return orc.randomize_many(np.zeros(1, dtype=np.int64)).nbytes
 
 
 def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
@@ -99,8 +82,8 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     kernels (first run only); ``quiet`` silences both whatever ``progress`` says. The timings
     (``times``) exclude compiling and loading kernels, reported on their own as "compile/load";
     ``kernels_compiled`` counts the kernels this run compiled (0 once they are cached)."""
-    if oracle not in ORACLES:
-        raise ValueError(f"oracle must be one of {sorted(ORACLES)}, got {oracle!r}")
+    if oracle not in oracle_names():
+        raise ValueError(f"oracle must be one of {oracle_names()}, got {oracle!r}")
     n, k = V.users(n), V.domain_size(k)
     seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
     show_progress = bool(progress) and not quiet
@@ -118,7 +101,7 @@ def _within_replacement_eps0(factory, eps0: float):
     eps0; symmetric RAPPOR's parameter is its deletion eps, half its replacement eps0."""
     def ok(e: float) -> bool:
         try:
-            return blanket.structure(factory(e)).eps0 <= eps0
+            return blanket.realised_eps0(factory(e)) <= eps0
         except ValueError:
             return False
     lo = eps0
@@ -177,10 +160,10 @@ def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progr
         for lo in range(0, n, step):
             parts.append(orc.randomize_many(xs[lo:lo + step]))
             clients.update(min(step, n - lo))
-        reports = _concat(parts)
+        reports = orc.concat(parts)
     with phase("shuffle"):
         order = np.argsort(SYSTEM.uniform(n))  # the shuffler's permutation, from the CSPRNG
-        reports = _take(reports, order)
+        reports = reports[order]
     with phase("server"):
         est = orc.estimate(reports)
     true = np.bincount(xs, minlength=k)
@@ -188,7 +171,7 @@ def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progr
     return dict(n=n, k=k, oracle=oracle, target=(eps, delta), eps0=eps0, eps0_capped=capped,
                 local_eps=orc.eps, generic_eps0=None if generic is None else generic.eps,
                 generic_sd=None if generic is None else float(np.sqrt(generic.variance(n, 0.0))),
-                kind=orc.kind, bits=orc.bits_per_report, rappor_bits=k,
+                kind=orc.privacy.value, bits=orc.bits_per_report, rappor_bits=k,
                 central_eps=central.value, central_method=central.method,
                 central_lower=central.lower, linf=float(np.max(np.abs(est - true))),
                 l2=float(np.linalg.norm(est - true)),
@@ -209,6 +192,10 @@ def show(res: dict) -> None:
     print(f"target central ({eps:g}, {delta:g})-DP after shuffling -> largest local eps0 = "
           f"{res['eps0']:.4f}{cap} by {res['oracle']}'s own shuffled bound; realised local "
           f"eps = {res['local_eps']:.4f} ({res['kind']} DP)")
+    if res["local_eps"] != res["eps0"]:
+        print(f"  (why two values: {res['oracle']} rounds its parameters, so it realises "
+              f"{res['local_eps']:.4f}, at most the {res['eps0']:.4f} asked of it; every bound "
+              "is computed for the realised one)")
     lower = res["central_lower"]
     print(f"central guarantee: eps = {res['central_eps']:.5f} at delta = {delta:g} "
           f"({res['central_method']} bound); exact lower bound ({res['oracle']} attack) "

@@ -1,70 +1,26 @@
-"""The local randomizer, the hub of the library (docs/theory.md §1, §5, §6).
+"""The frequency oracles' common server and helpers shared by the randomizers
+(docs/theory.md §1, §5, §6).
 
-A randomizer states
-* its privacy: ``kind`` ("replacement" or "deletion") and ``eps``;
-* its client: ``randomize_many(xs, entropy)`` with coins from the OS CSPRNG;
-* what compression needs (FT21 Alg. 1; docs/theory.md §5.2): a reference law rho with a
-  deterministic sampler ``sample(prg)``, the density ratio ``ratio(x, y) = R(x)(y) / rho(y)``
-  and ``deletion_eps`` = log max ratio;
-* for frequency oracles (``FrequencyOracle``): its server (support counts, the unbiased
-  estimator, its variance and confidence intervals ``intervals``, docs/theory.md §6) and what
-  shuffle accounting needs, its blanket structure ``shuffle_structure()`` (docs/theory.md §2.5).
+:class:`FrequencyOracle` is the contract (``contract.LocalRandomizer``) for randomizers whose
+reports *support* items (RAPPOR, k-RR, subset selection, OLH, Hadamard, PI-RAPPOR): their
+summary is the support counts of the k items, their estimator and variance follow from
+(a0, a1) (``estimator.BinaryEstimator``). A subclass states its identity, privacy, client,
+report validation and storage, and counts.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads
 
 from ..core import validate as V
-from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
-from ..core.prg import PRG
-from .estimator import BinaryEstimator, check_flag
+from .contract import Column, LocalRandomizer, Privacy, SummarySpec, int_dtype
+from .estimator import BinaryEstimator, check_flag, integer_reports
 
-__all__ = ['Randomizer', 'FrequencyOracle', 'EPS_MAX', 'check_eps', 'check_flag', 'check_batch_bytes', 'chunks_for']
-
-
-class Randomizer:
-    """Base: subclasses set k, eps, kind, deletion_eps and implement the methods below."""
-
-    k: int
-    eps: float
-    kind: str
-    deletion_eps: float
-
-    def check_item(self, x) -> int:
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-            raise TypeError(f"x must be an integer item, got {type(x).__name__}")
-        if not 0 <= x < self.k:
-            raise ValueError(f"x must be in [0, {self.k}), got {x}")
-        return int(x)
-
-    def ratio_bounds(self) -> tuple[float, float] | None:
-        """(min, max) of ratio(x, y) over all x, y when known (checked by compress())."""
-        return None
-
-    def sample(self, prg: PRG):
-        """y ~ rho from the PRG stream."""
-        raise NotImplementedError
-
-    def decode_seed(self, seed: bytes):
-        return self.sample(PRG(seed))
-
-    def ratio(self, x: int, y) -> float:
-        raise NotImplementedError
-
-    def ratio_from_seed(self, x: int, seed: bytes) -> float:
-        """ratio(x, decode_seed(seed)); subclasses may compute it without the whole y."""
-        return self.ratio(x, self.decode_seed(seed))
-
-    def randomize(self, x: int, entropy: Entropy = SYSTEM):
-        """R(x) with true randomness: the batch randomizer on one item."""
-        return self.randomize_many(np.array([self.check_item(x)]), entropy)[0]
-
-    def randomize_many(self, xs, entropy: Entropy = SYSTEM):
-        raise NotImplementedError
+__all__ = ['FrequencyOracle', 'EPS_MAX', 'check_eps', 'check_flag', 'check_batch_bytes',
+           'chunks_for', 'num_threads', 'CHUNK_TABLE_BYTES']
 
 EPS_MAX = 700.0  # e^eps must stay a finite double
+
 
 def check_eps(eps) -> float:
     """eps in (0, EPS_MAX]."""
@@ -72,6 +28,7 @@ def check_eps(eps) -> float:
     if v > EPS_MAX:
         raise ValueError(f"eps must be in (0, {EPS_MAX:g}] (e^eps must be finite), got {eps!r}")
     return v
+
 
 def check_batch_bytes(n: int, k: int, itemsize: int, what: str, max_bytes=None) -> None:
     """Refuse an n x k client-side table (RAPPOR bits, subset keys) above the memory limit."""
@@ -82,24 +39,84 @@ def check_batch_bytes(n: int, k: int, itemsize: int, what: str, max_bytes=None) 
 CHUNK_TABLE_BYTES = 1 << 30  # the parallel kernels' per-chunk count rows, all chunks together
 
 
+def num_threads() -> int:
+    """Numba's thread count (numba is imported when a kernel runs, not with the package)."""
+    from numba import get_num_threads
+    return get_num_threads()
+
+
 def chunks_for(n: int, k: int = 1) -> int:
     """Report chunks for the parallel kernels: a few per thread, at least 4096 reports each,
     and few enough that their per-chunk rows of k int64 counts stay within CHUNK_TABLE_BYTES
     (so the server's memory for a given k does not grow with the machine's thread count)."""
     by_memory = max(1, CHUNK_TABLE_BYTES // (8 * max(int(k), 1)))
-    return max(1, min(4 * get_num_threads(), n // 4096 + 1, by_memory))
+    return max(1, min(4 * num_threads(), n // 4096 + 1, by_memory))
 
-class FrequencyOracle(BinaryEstimator):
-    """Interface; subclasses set name, k, eps, kind, a0, a1, bits_per_report and define
-    ``randomize_many`` (client) and ``counts`` (server)."""
 
-    name = ""
-    eps: float
-    kind: str  # "deletion" or "replacement"
-    bits_per_report: int
+class FrequencyOracle(LocalRandomizer, BinaryEstimator):
+    """A randomizer over items [0, k) whose report supports item j with probability a1 when
+    the user holds j and a0 otherwise. Summary: the support counts (int64[k]); estimates and
+    intervals from ``BinaryEstimator``. Subclasses set name, k, eps, privacy, a0, a1,
+    bits_per_report and define ``params``, ``randomize_many``, ``check_reports``, ``_count``
+    and the storage methods (one integer column ``report`` by default, see
+    :meth:`report_columns`)."""
 
-    def randomize_many(self, xs, entropy: Entropy = SYSTEM):
-        raise NotImplementedError
+    k: int
+    privacy: Privacy
 
-    def check_reports(self, reports):
-        raise NotImplementedError
+    def check_items(self, xs) -> np.ndarray:
+        """Items as an int64 array, each in [0, k)."""
+        return V.items(xs, self.k)
+
+    def check_item(self, x) -> int:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise TypeError(f"x must be an integer item, got {type(x).__name__}")
+        if not 0 <= x < self.k:
+            raise ValueError(f"x must be in [0, {self.k}), got {x}")
+        return int(x)
+
+    def plateau(self) -> tuple:
+        """The discrete choices made from the eps parameter (bucket count, field, subset size
+        ...): the realised law jumps where they change, so its privacy is not monotone in the
+        parameter across them. () when there are none (the law is continuous in eps)."""
+        return ()
+
+    # -- server ------------------------------------------------------------------------------
+    estimate = BinaryEstimator.estimate    # validates once, then counts
+    intervals = BinaryEstimator.intervals
+
+    def summary_spec(self) -> SummarySpec:
+        return SummarySpec((self.k,), "int64")
+
+    def summarize(self, reports) -> np.ndarray:
+        return self.counts(reports)
+
+    def estimate_from_summary(self, summary, n: int) -> np.ndarray:
+        """(count_j - n a0) / (a1 - a0); the counts must be integers in [0, n] (a summary
+        from another process or file is untrusted too)."""
+        from .estimator import binary_estimate
+        n = V.integer_at_least(n, "n", 0)
+        counts = np.asarray(summary)
+        if counts.shape != (self.k,) or counts.dtype.kind not in "iu":
+            raise ValueError(f"a {self.name} summary is int64[{self.k}] support counts, got "
+                             f"{counts.dtype}{list(counts.shape)}")
+        if counts.size and (counts.min() < 0 or counts.max() > n):
+            raise ValueError(f"support counts must be in [0, n = {n}], got values in "
+                             f"[{counts.min()}, {counts.max()}]")
+        return binary_estimate(counts, n, self.a0, self.a1)
+
+    # -- storage: one integer column by default (reports are integers in [0, report_high)) ---
+    report_high: int = 0  # subclasses with 1-D integer reports set it (k-RR: k)
+
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("report", int_dtype(self.report_high)),)
+
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        r = self.check_reports(reports)
+        return {"report": r.astype(self.report_columns()[0].dtype)}
+
+    def from_columns(self, columns) -> np.ndarray:
+        from .contract import check_columns
+        cols = check_columns(columns, self.report_columns())
+        return self.check_reports(integer_reports(cols["report"], self.report_high,
+                                                  what="report"))

@@ -11,18 +11,21 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..kernels.field import fwht
 from .base import FrequencyOracle, check_eps
+from .contract import Privacy
+from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, independent_structure, kept
 
 __all__ = ['HadamardResponse']
 
 
+@register
 class HadamardResponse(FrequencyOracle):
     """Hadamard response (replacement eps): item x is row x+1 of H_K (K = 2^ceil(log2(k+1)));
     the report is an index i in [K], uniform over {i : H[x+1, i] = +1} w.p. e^eps/(e^eps+1) and
     over the complement otherwise. a1 = e^eps/(e^eps+1), a0 = 1/2; counts by one FWHT."""
 
-    name, kind = "hadamard", "replacement"
+    name, privacy = "hadamard", Privacy.REPLACEMENT
 
     def __init__(self, k: int, eps: float):
         self.k = V.domain_size(k)
@@ -31,6 +34,14 @@ class HadamardResponse(FrequencyOracle):
         self.a1, self.a0 = 1.0 / (1.0 + math.exp(-self.eps)), 0.5
         self.a1c = 1.0 / (1.0 + math.exp(self.eps))  # 1 - a1 (0 only beyond eps ~ 745)
         self.bits_per_report = int(math.log2(self.big_k))
+        self.report_high = self.big_k
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.eps}
+
+    def compression_refusal(self) -> str:
+        return (f"a Hadamard response report is {self.bits_per_report} bits, already shorter "
+                "than a 17-byte seed report")
 
     def shuffle_structure(self) -> ShuffleStructure:
         """w = uniform column i of H_K; rows x+1 are distinct and non-zero, so the signs of two

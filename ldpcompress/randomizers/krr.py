@@ -1,4 +1,4 @@
-"""k-ary randomized response (docs/theory.md §2.4, §5.4).
+"""k-ary randomized response (docs/theory.md §2.4, §5.2).
 """
 from __future__ import annotations
 
@@ -10,18 +10,23 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.prg import word_at
-from .base import FrequencyOracle, Randomizer, check_eps
+from ..kernels.seeds import bounded_draws
+from .base import FrequencyOracle, check_eps, chunks_for
+from .contract import Privacy, paired, seed_batch, seeds_array
+from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, kept
 
 __all__ = ['KRR']
 
 
-class KRR(Randomizer, FrequencyOracle):
+@register
+class KRR(FrequencyOracle):
     """k-ary randomized response (replacement eps): y = x w.p. e^eps/(e^eps+k-1), else uniform
-    other. rho = Uniform[k]; ratio = k e^eps/(e^eps+k-1) at y = x, k/(e^eps+k-1) otherwise."""
+    other. rho = Uniform[k]; ratio = k e^eps/(e^eps+k-1) at y = x, k/(e^eps+k-1) otherwise.
+    A report is the item it names (ceil(log2 k) bits)."""
 
-    name, kind = "krr", "replacement"
+    name, privacy = "krr", Privacy.REPLACEMENT
 
     def __init__(self, k: int, eps: float):
         self.k = V.domain_size(k)
@@ -32,6 +37,10 @@ class KRR(Randomizer, FrequencyOracle):
         x = math.exp(-self.eps)
         self.a1c = (self.k - 1) * x / (1.0 + (self.k - 1) * x)  # 1 - a1, no cancellation
         self.deletion_eps = max(math.log(self.k * self.a1), -math.log(self.k * self.a0))
+        self.report_high = self.k
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.eps}
 
     def ratio_bounds(self):
         return self.k * self.a0, self.k * self.a1
@@ -55,6 +64,20 @@ class KRR(Randomizer, FrequencyOracle):
         if w < (2 ** 64 // self.k) * self.k:
             return self.ratio(x, w % self.k)
         return self.ratio(x, self.decode_seed(seed))
+
+    # compressed reports in batches (public seeds: the server, simulations; kernels/seeds.py)
+    @seed_batch
+    def decode_seeds(self, seeds) -> np.ndarray:
+        """The items the seeds stand for (the first accepted word mod k): int64 (n,)."""
+        seeds = seeds_array(seeds)
+        return bounded_draws(seeds, np.array([self.k], dtype=np.int64),
+                             chunks_for(len(seeds)))[:, 0]
+
+    @seed_batch
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        xs, seeds = self.check_items(xs), seeds_array(seeds)
+        paired(xs, seeds)
+        return np.where(self.decode_seeds(seeds) == xs, self.k * self.a1, self.k * self.a0)
 
     def randomize_many(self, xs, entropy=SYSTEM):
         xs = V.items(xs, self.k)

@@ -11,7 +11,9 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..kernels.field import affine_hist, affine_mod_triples, next_prime
 from .base import FrequencyOracle, chunks_for
+from .contract import Column, Privacy, check_columns, int_dtype
 from .estimator import histogram_bytes, integer_reports
+from .registry import register
 from .structure import ShuffleStructure, kept
 
 __all__ = ['OLH', 'OLH_MAX_EPS']
@@ -23,12 +25,13 @@ OLH_MAX_EPS = 20.0       # g = round(e^eps + 1) buckets with 4 g < p < 2^31
 
 OLH_ATTACK_MAX_P = 1 << 24  # the exact attack counts hash triples in O(p) (~30 ms at 2^24)
 
+@register
 class OLH(FrequencyOracle):
     """Optimized local hashing (replacement eps): h(x) = ((a x + b) mod p) mod g with the affine
     family over a prime p > k, g = round(e^eps + 1) buckets, k-RR on the bucket. a0 is exact
     for the non-uniform bucket sizes of F_p mod g."""
 
-    name, kind = "olh", "replacement"
+    name, privacy = "olh", Privacy.REPLACEMENT
 
     def __init__(self, k: int, eps: float):
         self.k = V.domain_size(k)
@@ -55,6 +58,17 @@ class OLH(FrequencyOracle):
         x = math.exp(-eps)
         self.a1c = (self.g - 1) * x / (1.0 + (self.g - 1) * x)  # 1 - keep, no cancellation
         self.bits_per_report = 2 * math.ceil(math.log2(self.p)) + math.ceil(math.log2(self.g))
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.eps}
+
+    def compression_refusal(self) -> str:
+        return (f"an OLH report is {self.bits_per_report} bits, already shorter than a "
+                "17-byte seed report")
+
+    def plateau(self) -> tuple:
+        """(g, p): both jump with eps (g = round(e^eps + 1), p the next prime above 4 g)."""
+        return (self.g, self.p)
 
     def randomize_many(self, xs, entropy=SYSTEM):
         xs = V.items(xs, self.k)
@@ -89,6 +103,19 @@ class OLH(FrequencyOracle):
     def check_reports(self, reports) -> np.ndarray:
         """Reports are rows (a, b, y): shape (n, 3), a and b in [0, p), y in [0, g)."""
         return integer_reports(reports, [self.p, self.p, self.g], width=3)
+
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("a", int_dtype(self.p)), Column("b", int_dtype(self.p)),
+                Column("y", int_dtype(self.g)))
+
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        r = self.check_reports(reports)
+        return {c.name: r[:, i].astype(c.dtype) for i, c in enumerate(self.report_columns())}
+
+    def from_columns(self, columns) -> np.ndarray:
+        cols = check_columns(columns, self.report_columns())
+        return self.check_reports(np.stack([cols["a"], cols["b"], cols["y"]], axis=1)
+                                  .astype(np.int64))
 
     def _count(self, r):
         chunks = chunks_for(r.shape[0], self.k)

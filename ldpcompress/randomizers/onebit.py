@@ -9,17 +9,22 @@ from scipy import special
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
-from .privunit import MAX_EPS, MIN_EPS, check_dimension, check_vector, round_to_sphere
+from .contract import Privacy
+from .estimator import check_flag, normal_quantile
+from .privunit import MAX_EPS, MIN_EPS, check_dimension, round_to_sphere
+from .registry import register
+from .vectors import VectorMeanEstimator
 
 __all__ = ['OneBitSphere']
 
 
-class OneBitSphere:
+@register
+class OneBitSphere(VectorMeanEstimator):
     """Duchi et al.'s sphere randomizer (replacement eps): Z uniform on the hemisphere around u
     w.p. e^eps/(e^eps+1) (else the opposite one), scaled by B = (e^eps+1)/((e^eps-1) c_d) with
     c_d = E|<z, u>| = Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)), so E[Z] = u; |Z|^2 = B^2."""
 
-    kind = "replacement"
+    name, privacy = "onebit-sphere", Privacy.REPLACEMENT
 
     def __init__(self, d: int, eps: float):
         self.d = check_dimension(d)
@@ -30,9 +35,17 @@ class OneBitSphere:
         c_d = math.exp(special.gammaln(self.d / 2) - special.gammaln((self.d + 1) / 2)) \
             / math.sqrt(math.pi)
         self.scale = (math.exp(self.eps) + 1) / (math.expm1(self.eps) * c_d)
+        self.report_norm = self.scale
+        self.bits_per_report = 64 * self.d
+
+    def params(self) -> dict:
+        return {"d": self.d, "eps": self.eps}
+
+    def compression_refusal(self) -> str:
+        return "the one-bit baseline states no reference sampler and density ratio"
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
-        u = round_to_sphere(check_vector(x, self.d), entropy)
+        u = round_to_sphere(self.check_item(x), entropy)
         z = entropy.sphere(self.d)
         toward = entropy.uniform(1)[0] < math.exp(self.eps) / (math.exp(self.eps) + 1)
         if (np.dot(z, u) >= 0) != toward:
@@ -41,3 +54,13 @@ class OneBitSphere:
 
     def variance(self) -> float:
         return self.scale ** 2 - 1.0
+
+    def intervals(self, est, n: int, level: float = 0.95,
+                  conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Per-coordinate mean +- z sqrt(B^2 / (d n)): E[Z_i^2] = B^2/d for any input, so
+        Var(Z_i) <= B^2/d (conservative either way)."""
+        check_flag(conservative, "conservative")
+        est = np.asarray(est, dtype=float)
+        n = V.users(n)
+        half = normal_quantile(level) * self.scale / math.sqrt(self.d * n)
+        return est - half, est + half

@@ -28,22 +28,52 @@ from ..kernels.field import (
     vector_hits,
 )
 from .base import FrequencyOracle, check_flag, chunks_for
+from .contract import Column, Privacy, check_columns, int_dtype
+from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, ap3_count, independent_structure, kept
 
-__all__ = ["MAX_PRIME", "MAX_EPS", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
+__all__ = ["MAX_PRIME", "MAX_EPS", "COUNT_WORK_LIMIT", "COUNT_WORK_PER_CALL", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
            "PIRappor", "VectorPIRappor"]
 
 
 MAX_PRIME = MAX_FIELD  # 2^31 - 1: products a (x+1) + b stay below 2^62 in int64
 # the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
 MAX_EPS = math.log(MAX_PRIME - 1)
+COUNT_WORK_LIMIT = 10 ** 10    # steps of an explicitly chosen counting algorithm (~10 s)
+COUNT_WORK_PER_CALL = 2 ** 28  # steps per kernel call (~0.3 s): Ctrl-C is seen between calls
 INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per report
 
 
 @dataclass(frozen=True)
 class FieldReports:
-    """A batch of PI-RAPPOR reports: a[i], b[i] in [0, p)."""
+    """A batch of PI-RAPPOR reports over F_p: report i is the pair (a[i], b[i]), both in [0, p).
+
+    This is what :meth:`PIRappor.randomize_many` returns and what :meth:`PIRappor.estimate`,
+    ``counts``, ``estimate_one`` and ``pack`` take (docs/theory.md §6): report i supports item
+    j when ``(a[i] j + b[i]) mod p < s``. Build one from stored or received columns with
+    ``FieldReports(a, b, oracle.p)``; the oracle checks it as untrusted input (integer arrays
+    of equal length, every element in [0, p), the oracle's own p) before counting.
+
+    Attributes
+    ----------
+    a, b : numpy.ndarray
+        1-D integer arrays of equal length n.
+    p : int
+        The prime of the field; must equal the oracle's ``p``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpcompress import FieldReports, PIRappor
+    >>> oracle = PIRappor(k=100, eps=3.0)
+    >>> reports = oracle.randomize_many(np.array([1, 2, 3]))
+    >>> isinstance(reports, FieldReports), len(reports), reports.p == oracle.p
+    (True, 3, True)
+    >>> again = FieldReports(np.asarray(reports.a), np.asarray(reports.b), oracle.p)
+    >>> bool(np.array_equal(oracle.counts(again), oracle.counts(reports)))
+    True
+    """
 
     a: np.ndarray
     b: np.ndarray
@@ -51,6 +81,17 @@ class FieldReports:
 
     def __len__(self) -> int:
         return int(self.a.shape[0])
+
+    def __getitem__(self, index) -> "FieldReports":
+        """The reports at ``index`` (a slice or an index array), e.g. a shuffler's permutation."""
+        if np.ndim(index) == 0 and not isinstance(index, slice):
+            raise TypeError("index FieldReports with a slice or an index array (one report is "
+                            "the pair (a[i], b[i]))")
+        return FieldReports(self.a[index], self.b[index], self.p)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.a.nbytes + self.b.nbytes)
 
 
 def choose_field(k: int, eps: float) -> tuple[int, int]:
@@ -72,6 +113,7 @@ def choose_field(k: int, eps: float) -> tuple[int, int]:
     return p, s_for(p)
 
 
+@register
 class PIRappor(FrequencyOracle):
     """PI-RAPPOR over F_p. ``symmetric=False`` (default): a1 = 1/2, replacement eps-DP;
     ``symmetric=True``: a1 = 1 - a0, deletion eps-DP. ``eps`` is the realised value, never
@@ -104,12 +146,28 @@ class PIRappor(FrequencyOracle):
         self.a0 = self.s / self.p
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
         self.a1c = self.a0 if symmetric else 0.5  # clients draw z = 0 w.p. a1c (see kept())
-        self.kind = "deletion" if symmetric else "replacement"
+        self.privacy = Privacy.DELETION if symmetric else Privacy.REPLACEMENT
         # realised eps: log of the largest likelihood ratio between two inputs
         self.eps = math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
         if symmetric:  # deletion eps w.r.t. rho = uniform (a, b)
             self.eps = math.log(self.a1 / self.a0)
         self.bits_per_report = 2 * math.ceil(math.log2(self.p))
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.requested_eps, "symmetric": self.symmetric, "p": self.p}
+
+    @property
+    def replacement_eps(self) -> float:
+        """Symmetric: log(a1 (1 - a0) / (a0 (1 - a1))) = 2 log((1 - a0)/a0); else eps."""
+        return math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
+
+    def compression_refusal(self) -> str:
+        return (f"a PI-RAPPOR report is {self.bits_per_report} bits, already shorter than a "
+                "17-byte seed report")
+
+    def plateau(self) -> tuple:
+        """(p, s): the realised law depends on eps only through them (integers)."""
+        return (self.p, self.s)
 
     # -- client -------------------------------------------------------------------------------
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> FieldReports:
@@ -159,26 +217,69 @@ class PIRappor(FrequencyOracle):
         return int(pi_count_one(reports.a, reports.b, j, self.p, self.s))
 
     def counts(self, reports, algorithm: str = "auto") -> np.ndarray:
-        """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper."""
+        """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper.
+
+        An explicit choice costing more than ``COUNT_WORK_LIMIT`` steps while the other
+        algorithm is at least twice cheaper is refused (ValueError naming both costs): it
+        could run for hours (e.g. 'enum' at tiny eps, where s ~ p/2). The work is done in
+        calls of about ``COUNT_WORK_PER_CALL`` steps, so Ctrl-C stops it between two calls."""
         if algorithm not in ("auto", "direct", "enum"):
             raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
-        return self._count(self.check_reports(reports), algorithm)
+        r = self.check_reports(reports)
+        if algorithm != "auto":
+            cost = {"direct": len(r) * self.k, "enum": len(r) * self.s}
+            other = "enum" if algorithm == "direct" else "direct"
+            if cost[algorithm] > COUNT_WORK_LIMIT and cost[algorithm] > 2 * cost[other]:
+                raise ValueError(
+                    f"algorithm={algorithm!r} costs n x {'k' if algorithm == 'direct' else 's'}"
+                    f" = {cost[algorithm]:.3g} steps here (limit {COUNT_WORK_LIMIT:.0e} when "
+                    f"the other algorithm is cheaper), {other!r} costs {cost[other]:.3g}: use "
+                    f"algorithm='auto' (or {other!r})")
+        return self._count(r, algorithm)
 
     def _count(self, r, algorithm: str = "auto") -> np.ndarray:
         if algorithm == "auto":
             algorithm = "enum" if 1.5 * self.s < self.k else "direct"
-        chunks = chunks_for(len(r), self.k)
+        per_report = self.k if algorithm == "direct" else self.s
+        step = max(1, COUNT_WORK_PER_CALL // max(per_report, 1))
+        if len(r) <= step:
+            return self._count_slice(r.a, r.b, algorithm)
+        out = np.zeros(self.k, dtype=np.int64)
+        for lo in range(0, len(r), step):  # Python between calls: Ctrl-C is seen
+            out += self._count_slice(r.a[lo:lo + step], r.b[lo:lo + step], algorithm)
+        return out
+
+    def _count_slice(self, a, b, algorithm: str) -> np.ndarray:
+        chunks = chunks_for(a.shape[0], self.k)
         histogram_bytes(self.k, chunks)
         if algorithm == "direct":
-            return affine_hist(r.a, r.b, r.a, self.k, self.p, self.s, 0, chunks)
-        return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, self._inverses, chunks)
+            return affine_hist(a, b, a, self.k, self.p, self.s, 0, chunks)
+        return pi_hist_enum(a, b, self.k, self.p, self.s, self._inverses, chunks)
 
     @functools.cached_property
     def _inverses(self) -> np.ndarray:
         """Inverses mod p, built once per oracle (empty above INVERSE_TABLE_MAX: Fermat)."""
         return inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
 
-    # -- wire format ----------------------------------------------------------------------------
+    # -- storage and wire format ------------------------------------------------------------
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("a", int_dtype(self.p)), Column("b", int_dtype(self.p)))
+
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        r = self.check_reports(reports)
+        return {"a": r.a.astype(int_dtype(self.p)), "b": r.b.astype(int_dtype(self.p))}
+
+    def from_columns(self, columns) -> FieldReports:
+        cols = check_columns(columns, self.report_columns())
+        return self.check_reports(FieldReports(cols["a"], cols["b"], self.p))
+
+    def concat(self, batches: list) -> FieldReports:
+        batches = [self.check_reports(b) for b in batches]
+        if not batches:
+            return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), self.p)
+        return FieldReports(np.concatenate([b.a for b in batches]),
+                            np.concatenate([b.b for b in batches]), self.p)
+
     @property
     def field_bits(self) -> int:
         return math.ceil(math.log2(self.p))
@@ -217,6 +318,7 @@ class PIRappor(FrequencyOracle):
         return self.check_reports(FieldReports(a, b, self.p))
 
 
+@register
 class VectorPIRappor(FrequencyOracle):
     """Generalised PI-RAPPOR over F_q^t (§6): h(x) = <a, x> + b, item j = base-q digits of j,
     s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first."""
@@ -242,7 +344,8 @@ class VectorPIRappor(FrequencyOracle):
         self.a0 = self.s / self.q
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
         self.a1c = self.a0 if symmetric else 0.5
-        self.kind = "deletion" if symmetric else "replacement"
+        self.privacy = Privacy.DELETION if symmetric else Privacy.REPLACEMENT
+        self.requested_eps = requested
         self.eps = (math.log(self.a1 / self.a0) if symmetric
                     else math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1))))
         check_bytes(array_bytes((self.k, self.t)), f"the item table (k x t = {self.k} x {self.t} "
@@ -251,6 +354,32 @@ class VectorPIRappor(FrequencyOracle):
         powers = np.array([self.q ** d for d in range(self.t)], dtype=np.int64)
         self.items = (np.arange(self.k, dtype=np.int64)[:, None] // powers[None, :]) % self.q
         self.bits_per_report = (self.t + 1) * math.ceil(math.log2(self.q))
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.requested_eps, "q": self.q, "t": self.t,
+                "symmetric": self.privacy is Privacy.DELETION}
+
+    @property
+    def replacement_eps(self) -> float:
+        return math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1)))
+
+    def compression_refusal(self) -> str:
+        return (f"a vector PI-RAPPOR report is {self.bits_per_report} bits, already shorter "
+                "than a 17-byte seed report")
+
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("a", int_dtype(self.q), self.t), Column("b", int_dtype(self.q)))
+
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        r = self.check_reports(reports)
+        dt = int_dtype(self.q)
+        a = r[:, : self.t] if self.t > 1 else r[:, 0]  # a width-1 column is 1-D
+        return {"a": a.astype(dt), "b": r[:, self.t].astype(dt)}
+
+    def from_columns(self, columns) -> np.ndarray:
+        cols = check_columns(columns, self.report_columns())
+        a = np.asarray(cols["a"]).reshape(-1, self.t).astype(np.int64)
+        return self.check_reports(np.column_stack([a, np.asarray(cols["b"], dtype=np.int64)]))
 
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Reports as an (n, t+1) array: a_0..a_{t-1}, b."""

@@ -26,27 +26,25 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.prg import PRG
-from .base import Randomizer, check_flag
+from ..kernels.seeds import (dot, sphere_dots, sphere_from_words, sphere_rows, sphere_sum,
+                             sphere_words)
+from .base import check_flag, chunks_for
+from .contract import Privacy, paired, seed_batch, seeds_array
+from .registry import register
+from .vectors import NORM_SLACK, VectorMeanEstimator, check_vectors
 from .estimator import check_estimates, normal_quantile
 from .privunit_caps import cap_measure, orthogonal_cap_bound
 from .structure import ShuffleStructure, coin
 
-__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
+__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'round_rows_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
 
-
-NORM_SLACK = 1e-9
 
 def check_vector(x, d: int) -> np.ndarray:
-    """A float vector of dimension d and norm <= 1."""
-    arr = np.asarray(x, dtype=float)
-    if arr.shape != (d,):
+    """A real vector of dimension d and norm <= 1 (complex or non-numeric input refused)."""
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.shape != (d,):
         raise ValueError(f"input must be a vector of dimension {d}, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("input vector must be finite")
-    norm = float(np.linalg.norm(arr))
-    if norm > 1.0 + NORM_SLACK:
-        raise ValueError(f"input vector must have norm <= 1, got {norm:.6g}")
-    return arr
+    return check_vectors(arr[None], d)[0]
 
 def round_to_sphere(x: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
     """Unbiased rounding of |x| <= 1 to the unit sphere: x/|x| w.p. (1+|x|)/2, else -x/|x|."""
@@ -59,6 +57,17 @@ def round_to_sphere(x: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
         direction = np.zeros(x.size)
         direction[0] = 1.0
     return direction if entropy.uniform(1)[0] < (1 + norm) / 2 else -direction
+
+def round_rows_to_sphere(xs: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
+    """:func:`round_to_sphere` of every row of validated inputs xs (n, d), one coin each."""
+    norms = np.linalg.norm(xs, axis=1)
+    out = np.zeros_like(xs, dtype=float)
+    out[:, 0] = 1.0
+    np.divide(xs, norms[:, None], out=out, where=norms[:, None] > 0)
+    coins = entropy.uniform(xs.shape[0])
+    flip = (norms < 1.0 - NORM_SLACK) & ~(coins < (1 + norms) / 2)
+    out[flip] *= -1.0
+    return out
 
 # Supported parameters: every probability PrivUnit2 draws or compares against stays well inside
 # double precision. 1 - p0 >= Q0_MIN and the cap's half-width (1 - gamma)/2 >= X_MIN (rounding
@@ -149,8 +158,8 @@ def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
     """Exact privacy of PrivUnit2(p0, gamma) in dimension d, computed without cancellation
     (log1p of positive ratios) so that eps from 1e-9 to 700 comes out to full precision."""
     d = check_dimension(d)
-    p0 = V._real(p0, "p0")
-    gamma = V._real(gamma, "gamma")
+    p0 = V.real(p0, "p0")
+    gamma = V.real(gamma, "gamma")
     if not 0.5 <= p0 < 1:
         raise ValueError(f"p0 must be in [1/2, 1), got {p0!r}")
     if not 0 <= gamma < 1:
@@ -193,7 +202,7 @@ def _eps2_max(d: int) -> float:
 def eps_range(d: int) -> tuple[float, float]:
     """The replacement eps PrivUnit2 supports in dimension d: [MIN_EPS, EPS1_MAX + eps2_max(d)]
     capped at MAX_EPS (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
-    700 from d = 52 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
+    700 from d = 71 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
     precision; below MIN_EPS the variance (about d / eps^2) is of no use."""
     d = check_dimension(d)
     return MIN_EPS, min(MAX_EPS, EPS1_MAX + _eps2_max(d))
@@ -244,25 +253,36 @@ def optimal_params(d: int, eps: float) -> PrivUnitParams:
     raise ValueError(f"eps = {eps!r}: no PrivUnit2 parameters within the budget in dimension "
                      f"d = {d} (realised {out.eps!r})")  # pragma: no cover
 
-class PrivUnit2(Randomizer):
-    """PrivUnit2 as a Randomizer: inputs are vectors, outputs Z = V/m; rho = uniform sphere,
-    ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it (docs/theory.md §7)."""
+@register
+class PrivUnit2(VectorMeanEstimator):
+    """PrivUnit2 (replacement eps): inputs are vectors of norm <= 1, reports Z = V/m (norm
+    1/m); rho = uniform sphere, ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it
+    (docs/theory.md §7). ``PrivUnit2(d, eps)`` chooses (p0, gamma) for the smallest variance;
+    with p0 (and gamma) given, their realised eps must not exceed ``eps``."""
 
-    kind = "replacement"
+    name, privacy = "privunit2", Privacy.REPLACEMENT
 
     def __init__(self, d: int, eps: float, p0: float | None = None, gamma: float | None = None):
         if p0 is None and gamma is not None:
             raise ValueError("gamma is given without p0: give both or neither")
-        self.par = optimal_params(d, eps) if p0 is None else params(d, p0, 0.0 if gamma is None
-                                                                      else gamma)
+        if p0 is None:
+            self.par = optimal_params(d, eps)
+        else:
+            self.par = params(d, p0, 0.0 if gamma is None else gamma)
+            budget = V.positive_finite(eps, "eps")
+            if self.par.eps > budget * (1 + 1e-12):
+                raise ValueError(f"p0 = {p0!r}, gamma = {gamma!r} realise eps = "
+                                 f"{self.par.eps:.17g} in dimension d = {self.par.d}, above "
+                                 f"eps = {budget!r}")
         self.d, self.eps, self.deletion_eps = self.par.d, self.par.eps, self.par.deletion_eps
-        self.k = self.d  # for the Randomizer base (not a finite domain)
+        self.report_norm = 1.0 / self.par.m
+        self.bits_per_report = 64 * self.d
 
-    def check_item(self, x):
-        return check_vector(x, self.d)
+    def params(self) -> dict:
+        return {"d": self.d, "eps": self.eps, "p0": self.par.p0, "gamma": self.par.gamma}
 
     def shuffle_structure(self) -> ShuffleStructure:
-        """Binary-support structure (docs/theory.md §2.10): w = uniform sphere, b(v, u) =
+        """Binary-support structure (docs/theory.md §2.11): w = uniform sphere, b(v, u) =
         [<v, u> >= gamma], a = P_cap (mpmath, privunit_caps), a1 = the client's realised coin
         Pr[uniform < p0]. The worst pair of inputs is antipodal, where the caps are disjoint:
         P(1,1) = 0, P(1,0) = P_cap. The attack's third item is orthogonal to the pair:
@@ -284,18 +304,70 @@ class PrivUnit2(Randomizer):
         return sorted((self._cap_ratio(True), self._cap_ratio(False)))
 
     def sample(self, prg: PRG) -> np.ndarray:
-        return prg.sphere(self.d)
+        """A uniform point of the sphere: the next sphere_words(d) stream words as Box-Muller
+        pairs, normalised (docs/theory.md §5.1), by the kernel the batch decoder runs, so one
+        report and a batch decode to the same bits."""
+        v = np.empty(self.d)
+        sphere_from_words(prg.words(sphere_words(self.d)), v)
+        return v
 
     def decode_seed(self, seed):
         return self.sample(PRG(seed)) / self.par.m
 
+    def _directions(self, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(|x|, u = x/|x|) of each validated input row, u = e_0 for x = 0."""
+        norms = np.linalg.norm(xs, axis=1)
+        us = np.zeros_like(xs)
+        us[:, 0] = 1.0
+        np.divide(xs, norms[:, None], out=us, where=norms[:, None] > 0)
+        return norms, us
+
+    def _projection_ratios(self, t: np.ndarray, norms: np.ndarray) -> np.ndarray:
+        """R(x)(v)/rho(v) from t = <v, x/|x|> of the report direction v = mZ: the cap ratio
+        for a unit input; an input of norm < 1 is first rounded to u = x/|x| w.p. (1+|x|)/2,
+        else -u, so its ratio is that mixture of the two unit inputs' ratios (still within
+        [e^-eps_d, e^eps_d])."""
+        gamma, on_cap, off_cap = self.par.gamma, self._cap_ratio(True), self._cap_ratio(False)
+        toward = np.where(t >= gamma, on_cap, off_cap)
+        away = np.where(-t >= gamma, on_cap, off_cap)
+        w = (1 + norms) / 2
+        return np.where(norms >= 1.0 - NORM_SLACK, toward, w * toward + (1 - w) * away)
+
+    def _mixture_ratio(self, x, v) -> float:
+        """The ratio of input x at report direction v (see :meth:`_projection_ratios`)."""
+        norms, us = self._directions(self.check_item(x)[None])
+        t = np.array([dot(np.ascontiguousarray(v, dtype=float), us[0])])
+        return float(self._projection_ratios(t, norms)[0])
+
     def ratio(self, x, y):
-        u = x / np.linalg.norm(x)
-        return self._cap_ratio(float(np.dot(y, u)) * self.par.m >= self.par.gamma)  # y = V/m
+        return self._mixture_ratio(x, np.asarray(y) * self.par.m)  # y = V/m
 
     def ratio_from_seed(self, x, seed):
-        """ratio on V itself (x is already a unit vector here), skipping the 1/m scaling."""
-        return self._cap_ratio(float(np.dot(self.sample(PRG(seed)), x)) >= self.par.gamma)
+        """ratio on V itself, skipping the 1/m scaling."""
+        return self._mixture_ratio(x, self.sample(PRG(seed)))
+
+    # compressed reports in batches (public seeds: the server, simulations; kernels/seeds.py)
+    @seed_batch
+    def decode_seeds(self, seeds) -> np.ndarray:
+        """The reports V/m the seeds stand for: float64 (n, d)."""
+        seeds = seeds_array(seeds)
+        check_bytes(batch_bytes(len(seeds), self.d), f"{len(seeds)} decoded vectors of "
+                    f"dimension {self.d}", "the number of reports (decode in batches) or d")
+        return sphere_rows(seeds, self.d, self.par.m, chunks_for(len(seeds)))
+
+    @seed_batch
+    def summarize_seeds(self, seeds) -> np.ndarray:
+        """The sum of the decoded reports, without materialising them: float64[d]."""
+        seeds = seeds_array(seeds)
+        return sphere_sum(seeds, self.d, self.par.m, chunks_for(len(seeds), 2 * self.d))
+
+    @seed_batch
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        xs, seeds = self.check_items(xs), seeds_array(seeds)
+        paired(xs, seeds)
+        norms, us = self._directions(xs)
+        return self._projection_ratios(sphere_dots(seeds, us, chunks_for(len(seeds), self.d)),
+                                       norms)
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Z = V/m with true randomness: t from the truncated Beta law, V = t u + sqrt(1-t^2) w."""
@@ -357,6 +429,11 @@ class PrivUnit2(Randomizer):
             var = self.coordinate_variance(np.clip(mean, -1.0, 1.0))
         half = z * np.sqrt(var / n)
         return mean - half, mean + half
+
+    def intervals(self, est, n: int, level: float = 0.95,
+                  conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The contract's intervals: :meth:`mean_intervals` of the estimated mean."""
+        return self.mean_intervals(est, n, level, conservative)
 
     def error_radius(self, n: int, level: float = 0.95) -> float:
         """r with Pr[|mean - true mean|_2 >= r] <= 1 - level for the mean of n reports, for

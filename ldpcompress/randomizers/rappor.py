@@ -1,5 +1,5 @@
 """RAPPOR (unary encoding with bit flips), symmetric and asymmetric (OUE)
-(docs/theory.md §5.4, §6).
+(docs/theory.md §5.2, §6).
 """
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ import math
 import numpy as np
 
 from ..core import validate as V
+from ..core.coins import bernoulli_bits, client_stream
 from ..core.entropy import SYSTEM
-from ..core.prg import uniform_at
-from .base import FrequencyOracle, Randomizer, check_batch_bytes, check_eps, check_flag
+from ..core.prg import stream_words_at, uniform_at, uniform_limit
+from ..kernels.seeds import unary_bits, unary_counts
+from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag, chunks_for
+from .contract import Column, Privacy, check_columns, paired, seed_batch, seeds_array
+from .registry import register
 from .estimator import _as_array, integer_reports
 from .structure import ShuffleStructure, coin, independent_structure, kept
 
@@ -19,12 +23,14 @@ __all__ = ['RAPPOR', 'OUE', 'SYMMETRIC_EPS_MAX']
 
 SYMMETRIC_EPS_MAX = 36.0  # 1/(e^eps+1) must stay above 2^-53 (float 1 - a0 < 1)
 
-class RAPPOR(Randomizer, FrequencyOracle):
+@register
+class RAPPOR(FrequencyOracle):
     """Unary encoding with independent bit flips: k bits per report. ``symmetric=True`` (the
     default, the classic RAPPOR): a1 = 1 - a0, a0 = 1/(e^eps+1), deletion eps-DP (replacement
     2 eps). ``symmetric=False`` (see :class:`OUE`): a1 = 1/2, a0 = 1/(e^eps+1), replacement
     eps-DP (deletion log((e^eps+1)/2) w.r.t. rho). rho = iid Bern(a0) bits; bit j of the sample
-    is [u_j < a0] for the j-th uniform of the stream, so ratio needs one word."""
+    is [u_j < a0] for the j-th uniform of the stream, so ratio needs one word. Stored as the
+    k bits packed into ceil(k/8) bytes (the wire format)."""
 
     name = "rappor"
 
@@ -40,9 +46,17 @@ class RAPPOR(Randomizer, FrequencyOracle):
         self.a0 = 1.0 / (math.exp(self.eps) + 1.0)
         self.a1 = 1.0 - self.a0 if symmetric else 0.5
         self.a1c = self.a0 if symmetric else 0.5
-        self.kind = "deletion" if symmetric else "replacement"
+        self.privacy = Privacy.DELETION if symmetric else Privacy.REPLACEMENT
         self.deletion_eps = max(math.log(self.a1 / self.a0),
                                 math.log((1 - self.a0) / (1 - self.a1)))
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.eps, "symmetric": self.symmetric}
+
+    @property
+    def replacement_eps(self) -> float:
+        """Symmetric: 2 eps (two bits differ); asymmetric: eps."""
+        return 2.0 * self.eps if self.symmetric else self.eps
 
     def ratio_bounds(self):
         return sorted((self._bit_ratio(True), self._bit_ratio(False)))
@@ -67,11 +81,39 @@ class RAPPOR(Randomizer, FrequencyOracle):
     def ratio_from_seed(self, x, seed):
         return self._bit_ratio(uniform_at(seed, x) < self.a0)
 
+    # compressed reports in batches (public seeds: the server, simulations; kernels/seeds.py)
+    @seed_batch
+    def decode_seeds(self, seeds) -> np.ndarray:
+        """The k-bit rows the seeds stand for, bit j = [u_j < a0]: bool (n, k)."""
+        seeds = seeds_array(seeds)
+        check_batch_bytes(len(seeds), self.k, 1, "decoded RAPPOR bits")
+        return unary_bits(seeds, self.k, uniform_limit(self.a0), chunks_for(len(seeds)))
+
+    @seed_batch
+    def summarize_seeds(self, seeds) -> np.ndarray:
+        """The bit counts of the decoded rows, straight from the keystream: int64[k]."""
+        seeds = seeds_array(seeds)
+        return unary_counts(seeds, self.k, uniform_limit(self.a0),
+                            chunks_for(len(seeds), 2 * self.k))
+
+    @seed_batch
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        """ratio(x_i, decoded row i) from one keystream word each (word x_i)."""
+        xs, seeds = self.check_items(xs), seeds_array(seeds)
+        paired(xs, seeds)
+        bits = stream_words_at(seeds, xs) < uniform_limit(self.a0)
+        return np.where(bits, self._bit_ratio(True), self._bit_ratio(False))
+
     def randomize_many(self, xs, entropy=SYSTEM):
+        """k-bit rows: every bit Bern(coin(a0)), then bit x replaced by Bern(kept(a1c)) --
+        exactly ``uniform() < a0`` and ``uniform() >= a1c`` per bit (structure.coin, kept),
+        drawn in bulk from a fresh AES-CTR stream keyed by the entropy source
+        (core.coins.bernoulli_bits: ~8 stream bits per coin, temporaries bounded)."""
         xs = V.items(xs, self.k)
-        check_batch_bytes(xs.size, self.k, 8 + 1, "RAPPOR client coins and bits")
-        bits = entropy.uniform(xs.size * self.k).reshape(xs.size, self.k) < self.a0
-        bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) >= self.a1c
+        check_batch_bytes(xs.size, self.k, 1, "RAPPOR client bits")
+        stream = client_stream(entropy)
+        bits = bernoulli_bits(stream, xs.size * self.k, self.a0).reshape(xs.size, self.k)
+        bits[np.arange(xs.size), xs] = stream.uniform(xs.size) >= self.a1c
         return bits
 
     def check_reports(self, reports) -> np.ndarray:
@@ -88,7 +130,24 @@ class RAPPOR(Randomizer, FrequencyOracle):
     def _count(self, ys) -> np.ndarray:
         return ys.sum(axis=0, dtype=np.int64)
 
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("bits", "uint8", (self.k + 7) // 8),)
 
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        return {"bits": np.packbits(self.check_reports(reports), axis=1)}
+
+    def from_columns(self, columns) -> np.ndarray:
+        """Packed rows back to k bits; the padding bits after bit k must be zero."""
+        packed = check_columns(columns, self.report_columns())["bits"]
+        packed = integer_reports(packed, 256, width=(self.k + 7) // 8, what="byte")
+        bits = np.unpackbits(packed.astype(np.uint8), axis=1)
+        if bits.shape[0] and bits[:, self.k:].any():
+            i = int(np.flatnonzero(bits[:, self.k:].any(axis=1))[0])
+            raise ValueError(f"report {i}: padding bits after bit {self.k} must be zero")
+        return bits[:, : self.k].astype(bool)
+
+
+@register
 class OUE(RAPPOR):
     """Optimized unary encoding (Wang et al. 2017): the asymmetric RAPPOR, a1 = 1/2,
     a0 = 1/(e^eps+1), replacement eps-DP; the frequency oracle with the smallest variance of
@@ -98,3 +157,6 @@ class OUE(RAPPOR):
 
     def __init__(self, k: int, eps: float):
         super().__init__(k, eps, symmetric=False)
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.eps}

@@ -25,7 +25,8 @@ UNIFORM_BITS = 53  # client uniforms are j 2^-53 (ldpcompress.prg.WordStream.uni
 def coin(p: float) -> Fraction:
     """Pr[u < p] exactly, for the clients' uniforms u = j 2^-53, j uniform in [0, 2^53): the
     realised probability of a coin drawn as ``uniform() < p`` is ceil(p 2^53) / 2^53, which the
-    structures use instead of p (a realised probability, not the intended one)."""
+    structures use instead of p (a realised probability, not the intended one). The bulk
+    coins of core.coins.bernoulli_bits realise exactly this law from fewer stream bits."""
     scaled = Fraction(p) * (1 << UNIFORM_BITS)
     return Fraction(-((-scaled.numerator) // scaled.denominator), 1 << UNIFORM_BITS)
 
@@ -78,15 +79,17 @@ class ShuffleStructure:
                                  or self.p10 != self.a * (1 - self.a)):
             raise ValueError(f"{self.oracle}: 'independent' but P(1,1) != a^2 or "
                              "P(1,0) != a (1 - a)")
-        if self.oracle == "krr":  # accounted by the k-RR bounds, which read k from params
-            k = dict(self.params).get("k")
-            if not (isinstance(k, int) and k >= 2 and self.a == Fraction(1, k)
-                    and self.p11 == 0):
-                raise ValueError(f"krr: params k = {k!r} disagrees with the law (a = "
-                                 f"{float(self.a)!r}, P(1,1) = {float(self.p11)!r}); k-RR has "
-                                 "a = 1/k and P(1,1) = 0")
         if self.t3 is not None and not 0 < self.t3 <= self.p10:
             raise ValueError(f"{self.oracle}: t3 must be in (0, P(1,0)], got {float(self.t3)!r}")
+
+    @property
+    def krr_k(self) -> int | None:
+        """k when this is the law of k-ary randomized response: every report supports exactly
+        one item (P(1,1) = 0) and a = 1/k, so the supported item is a sufficient statistic
+        distributed as k-RR with this eps0, and the k-RR bounds apply (docs/theory.md §2.4)."""
+        if self.p11 == 0 and self.a.numerator == 1 and self.a.denominator >= 2:
+            return self.a.denominator
+        return None
 
     # -- derived quantities (floats, formed without cancellation from the exact rationals) --
     @property
@@ -105,6 +108,13 @@ class ShuffleStructure:
         ulps) so that 'delta = 0 for eps >= eps0' is never applied below the exact value."""
         v = _log(self.a1 * (1 - self.a) / (self.a * (1 - self.a1)))  # one log of the exact ratio
         return math.nextafter(v + _LOG_ERR * (1.0 + abs(v)), math.inf)
+
+    @property
+    def eps0_lower(self) -> float:
+        """The same log rounded down (a few ulps, never below 0): the eps0 of a lower bound
+        (an attack), which must not be computed with more privacy loss than the oracle has."""
+        v = _log(self.a1 * (1 - self.a) / (self.a * (1 - self.a1)))
+        return max(0.0, math.nextafter(v - _LOG_ERR * (1.0 + abs(v)), -math.inf))
 
     @property
     def expm1_eps0(self) -> float:

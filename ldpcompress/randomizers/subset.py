@@ -1,4 +1,4 @@
-"""Subset selection: a d-subset of the items (docs/theory.md §5.4).
+"""Subset selection: a d-subset of the items (docs/theory.md §5.2).
 """
 from __future__ import annotations
 
@@ -8,23 +8,28 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
+from ..core.coins import client_stream, uniform_subsets
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
 from ..kernels.field import first_unsorted_row
 from ..kernels.sample import partial_shuffles
-from .base import FrequencyOracle, Randomizer, check_eps
+from ..kernels.seeds import bounded_draws, subset_counts, subset_hits
+from .base import FrequencyOracle, check_eps, chunks_for
+from .contract import Column, Privacy, check_columns, int_dtype, paired, seed_batch, seeds_array
 from .estimator import _first_bad, histogram_bytes, integer_reports
+from .registry import register
 from .structure import ShuffleStructure, kept
 
 __all__ = ['SubsetSelection']
 
 
-class SubsetSelection(Randomizer, FrequencyOracle):
+@register
+class SubsetSelection(FrequencyOracle):
     """d-subset of [k] containing x w.p. p = d e^eps/(d e^eps + k - d) (replacement eps).
     rho = uniform d-subset; ratio = p k/d if x in S else (1-p) k/(k-d). A user holding j' != j
     reports j w.p. a0 = (p (d-1) + (1-p) d)/(k-1). A report is d ceil(log2 k) bits."""
 
-    name, kind = "subset", "replacement"
+    name, privacy = "subset", Privacy.REPLACEMENT
 
     def __init__(self, k: int, eps: float, d: int | None = None):
         self.k = V.domain_size(k)
@@ -42,6 +47,13 @@ class SubsetSelection(Randomizer, FrequencyOracle):
         self.a0 = (self.a1 * (self.d - 1) + self.q1 * self.d) / (self.k - 1)
         self.deletion_eps = max(abs(self.eps + math.log(self.k) - log_total),
                                 abs(math.log(self.k) - log_total))
+
+    def params(self) -> dict:
+        return {"k": self.k, "eps": self.eps, "d": self.d}
+
+    def plateau(self) -> tuple:
+        """(d,): the subset size round(k/(e^eps + 1)) jumps with eps."""
+        return (self.d,)
 
     def _subset(self, ints: np.ndarray) -> np.ndarray:
         """Partial Fisher-Yates: the first d entries of a permutation of [k] driven by ints[i]
@@ -75,22 +87,45 @@ class SubsetSelection(Randomizer, FrequencyOracle):
         inside = bool(np.any(np.asarray(y) == x))
         return self.a1 * self.k / self.d if inside else self.q1 * self.k / (self.k - self.d)
 
+    # compressed reports in batches (public seeds: the server, simulations; kernels/seeds.py)
+    @seed_batch
+    def decode_seeds(self, seeds) -> np.ndarray:
+        """The sorted d-subsets the seeds stand for: int64 (n, d)."""
+        seeds = seeds_array(seeds)
+        check_bytes(array_bytes((len(seeds), 2 * self.d)), f"{len(seeds)} decoded "
+                    f"{self.d}-subsets", "the number of reports (decode in batches)")
+        draws = bounded_draws(seeds, np.arange(self.k, self.k - self.d, -1, dtype=np.int64),
+                              chunks_for(len(seeds)))
+        return np.sort(partial_shuffles(draws, self.k), axis=1)
+
+    @seed_batch
+    def summarize_seeds(self, seeds) -> np.ndarray:
+        """How many decoded subsets hold each item, without materialising them: int64[k]."""
+        seeds = seeds_array(seeds)
+        chunks = chunks_for(len(seeds), self.k)
+        histogram_bytes(self.k, chunks)
+        return subset_counts(seeds, self.k, self.d, chunks)
+
+    @seed_batch
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        xs, seeds = self.check_items(xs), seeds_array(seeds)
+        paired(xs, seeds)
+        inside = subset_hits(seeds, xs, self.k, self.d, chunks_for(len(seeds), self.k))
+        return np.where(inside, self.a1 * self.k / self.d, self.q1 * self.k / (self.k - self.d))
+
     def randomize_many(self, xs, entropy=SYSTEM):
-        """Rows of sorted d-subsets: a partial Fisher-Yates shuffle (exact integer draws, so the
-        subset law is exactly uniform) of the k-1 items other than x; keep the first d of them,
-        or the first d-1 and x (w.p. a1, drawn as 'not excluded', see structure.kept)."""
+        """Rows of sorted d-subsets: w.p. a1 (drawn as 'not excluded', ``uniform() >= a1c``,
+        see structure.kept) x and a uniform (d-1)-subset of the k-1 other items, else a uniform
+        d-subset of the others -- Floyd's algorithm with exact integer draws, from a fresh
+        AES-CTR stream keyed by the entropy source (core.coins.uniform_subsets)."""
         xs = V.items(xs, self.k)
         n = xs.size
-        check_bytes(array_bytes((n, 2 * self.d)), f"subset-selection draws for n = {n} reports "
+        # the reports, and the sampler's O(d) scratch (at most 4 rows' worth)
+        check_bytes(array_bytes((n + 4, self.d)), f"subset-selection reports for n = {n} "
                     f"x d = {self.d}", "n (batch the inputs)")
-        draws = np.empty((n, self.d), dtype=np.int64)
-        for i in range(self.d):  # column i uniform in [0, k - 1 - i), from the CSPRNG
-            draws[:, i] = entropy.integers(self.k - 1 - i, n)
-        chosen = partial_shuffles(draws, self.k - 1)
-        chosen += chosen >= xs[:, None]  # index among the others -> item (skipping x)
-        include = entropy.uniform(n) >= self.a1c
-        chosen[include, self.d - 1] = xs[include]
-        return np.sort(chosen, axis=1)
+        stream = client_stream(entropy)
+        include = stream.uniform(n) >= self.a1c
+        return uniform_subsets(stream, xs, self.k, self.d, include)
 
     def check_reports(self, reports) -> np.ndarray:
         """Reports are d-subsets: shape (n, d), entries in [0, k), distinct within a row (a
@@ -112,3 +147,13 @@ class SubsetSelection(Randomizer, FrequencyOracle):
     def _count(self, ys) -> np.ndarray:
         histogram_bytes(self.k)
         return np.bincount(ys.ravel(), minlength=self.k).astype(np.int64)
+
+    def report_columns(self) -> tuple[Column, ...]:
+        return (Column("items", int_dtype(self.k), self.d),)
+
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        return {"items": self.check_reports(reports).astype(int_dtype(self.k))}
+
+    def from_columns(self, columns) -> np.ndarray:
+        items = check_columns(columns, self.report_columns())["items"]
+        return self.check_reports(integer_reports(items, self.k, width=self.d, what="item"))

@@ -29,13 +29,14 @@ from ..randomizers.pirappor import FieldReports, PIRappor
 from .manifest import Shard
 from .metadata import oracle_from_metadata, oracle_metadata
 from .reader import READ_BATCH_ROWS, check_batch_rows, collect, count_shard, iter_shard
-from .regular_files import open_regular
+from ..core.regular_files import open_regular
 
-__all__ = ["IN_MEMORY_ROWS", "SCHEMES_SECURE", "SCHEMES_PLAIN", "ClusterError", "shard_counts",
+__all__ = ["IN_MEMORY_ROWS", "WORKER_TIMEOUT", "SCHEMES_SECURE", "SCHEMES_PLAIN", "ClusterError", "shard_counts",
            "check_scheduler", "tls_security", "aggregate", "aggregate_in_memory"]
 
 
 IN_MEMORY_ROWS = 5_000_000  # "auto": below this many reports, no cluster is started
+WORKER_TIMEOUT = 60.0  # seconds a run may wait for a live worker, per try (retries apply)
 SCHEMES_SECURE = ("tls", "wss")
 SCHEMES_PLAIN = ("tcp", "ws")
 
@@ -73,6 +74,10 @@ def check_scheduler(address, security=None, allow_insecure: bool = False) -> str
     scheme, _, loc = address.rpartition("://")
     scheme = scheme.lower() or "tcp"
     if scheme == "inproc":
+        if loc.count("/") != 2:
+            raise ValueError(f"scheduler {address}: an inproc:// address is host/pid/number of "
+                             "a scheduler running in this same process (tests only); use "
+                             "tls://host:port or tcp://127.0.0.1:port")
         return address
     if scheme in SCHEMES_SECURE:
         if security is None:
@@ -121,7 +126,7 @@ def tls_security(ca_file: str, cert: str, key: str | None = None):
 def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
               n_workers: int | None = None, client=None, *, security=None,
               allow_insecure: bool = False, retries: int = 3,
-              in_memory_rows: int = IN_MEMORY_ROWS,
+              worker_timeout: float = WORKER_TIMEOUT, in_memory_rows: int = IN_MEMORY_ROWS,
               batch_rows: int = READ_BATCH_ROWS, progress: bool = False) -> dict:
     """Counts and unbiased estimates of every item over all report sets/shards in ``paths``.
 
@@ -129,7 +134,10 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
     cluster), "memory", "local" (a ``LocalCluster`` of ``n_workers`` processes) or the address
     of a running scheduler (see :func:`check_scheduler`); ``client`` overrides it. Every shard
     is checked before any work starts. A shard whose worker dies is resubmitted up to
-    ``retries`` times, then ClusterError names it. Each shard is read ``batch_rows`` reports
+    ``retries`` times, then ClusterError names it. A cluster with no live worker is waited
+    for ``worker_timeout`` seconds, ``retries + 1`` times in all (before the run and whenever
+    no task finishes and no worker is left), then ClusterError says so: a run never waits
+    forever. A scheduler that cannot be reached is a ClusterError naming it. Each shard is read ``batch_rows`` reports
     at a time, here or on a worker, so memory is bounded by the batch whatever the shard's
     size. ``progress``: a bar of the reports counted on stderr (in this process by batch, on
     Dask by completed shard). Returns dict(counts, estimate, n, oracle, shards, method).
@@ -139,6 +147,7 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
     if not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be a string, got {type(scheduler).__name__}")
     retries = V.integer_at_least(retries, "retries", 0, 100)
+    worker_timeout = V.positive_finite(worker_timeout, "worker_timeout")
     in_memory_rows = V.integer_at_least(in_memory_rows, "in_memory_rows", 0)
     batch_rows = check_batch_rows(batch_rows)
     if n_workers is not None:
@@ -152,27 +161,66 @@ def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
         with JitClock(announce=progress):  # says so when the histogram kernels compile
             return _in_memory(orc, shards, batch_rows, progress)
     dist = _dask()
+    wait = _Watch(retries, worker_timeout)
     if client is not None:
-        counts, n = _on_cluster(dist, client, orc, shards, retries, batch_rows, progress)
+        counts, n = _on_cluster(dist, client, orc, shards, retries, batch_rows, progress, wait)
         return _result(orc, counts, n, shards, "dask")
     cluster = None
     if scheduler in ("auto", "local"):
         cluster = dist.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                     dashboard_address=None)
     try:
-        with dist.Client(cluster if cluster is not None else scheduler,
-                         security=security) as own:
-            counts, n = _on_cluster(dist, own, orc, shards, retries, batch_rows, progress)
+        with _connect(dist, cluster if cluster is not None else scheduler, security,
+                      worker_timeout) as own:
+            counts, n = _on_cluster(dist, own, orc, shards, retries, batch_rows, progress, wait)
     finally:
         if cluster is not None:
             cluster.close()
     return _result(orc, counts, n, shards, "dask")
 
 
+def _connect(dist, address, security, timeout: float):
+    """A Client of the scheduler at ``address``; any failure to connect is a ClusterError
+    naming the address (not dask's own message alone)."""
+    try:
+        return dist.Client(address, security=security, timeout=timeout)
+    except Exception as err:  # noqa: BLE001 (dask raises OSError, ValueError, TimeoutError ...)
+        shown = address if isinstance(address, str) else "of the local cluster"
+        within = f" within {timeout:g} s" if isinstance(err, (OSError, TimeoutError)) else ""
+        raise ClusterError(f"cannot connect to the scheduler {shown}{within} "
+                           f"({type(err).__name__}: {err})") from None
+
+
+class _Watch:
+    """Waits for a live worker at most ``timeout`` seconds per try, ``retries + 1`` tries in a
+    run; then ClusterError. Tries are shared by the whole run (a cluster that keeps losing
+    every worker does not get new ones each time)."""
+
+    def __init__(self, retries: int, timeout: float):
+        self.retries, self.timeout, self.used = retries, timeout, 0
+
+    def workers(self, dist, client) -> None:
+        while True:
+            try:
+                client.wait_for_workers(1, timeout=self.timeout)
+                return
+            except (TimeoutError, dist.TimeoutError):
+                self.used += 1
+                if self.used > self.retries:
+                    raise ClusterError(
+                        f"the Dask scheduler has no live worker: waited {self.used} times "
+                        f"{self.timeout:g} s (retries = {self.retries}); start workers or use "
+                        "scheduler='memory' (CLI: --scheduler memory)") from None
+
+
 def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
-                batch_rows: int = READ_BATCH_ROWS, progress: bool = False):
+                batch_rows: int = READ_BATCH_ROWS, progress: bool = False, watch=None):
     """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted.
-    ``progress``: a bar of the reports counted, advanced as each shard completes."""
+    ``progress``: a bar of the reports counted, advanced as each shard completes. ``watch``
+    (a _Watch) bounds the waits for a live worker: before submitting, and whenever no task
+    finished for its timeout while the scheduler had no worker."""
+    watch = _Watch(retries, WORKER_TIMEOUT) if watch is None else watch
+    watch.workers(dist, client)
     meta = json.dumps(oracle_metadata(orc), sort_keys=True)
     run = uuid.uuid4().hex[:12]
     counts, n = np.zeros(orc.k, np.int64), 0
@@ -183,10 +231,9 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
                              key=f"ldpcompress-shard-{i}-try{attempt}-{run}")
 
     pending = {submit(i, 0): (i, 0) for i in range(len(shards))}
-    done = dist.as_completed(list(pending))
     counted = bar(expected, "aggregate", progress, unit="reports")
     try:
-        for fut in done:
+        for fut in _finished(dist, client, pending, watch):
             i, attempt = pending.pop(fut)
             try:  # waits when the result was lost with its worker and is being recomputed
                 result = fut.result()
@@ -198,7 +245,6 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
                         "unstable or this shard makes them fail (memory?)") from None
                 new = submit(i, attempt + 1)
                 pending[new] = (i, attempt + 1)
-                done.add(new)
                 continue
             except (ValueError, TypeError):  # a bad shard, named by read_shard
                 raise
@@ -218,6 +264,21 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
     if n != expected:
         raise ClusterError(f"the cluster returned {n} reports, the shards hold {expected}")
     return counts, n
+
+
+def _finished(dist, client, pending: dict, watch: _Watch):
+    """The futures of ``pending`` as they finish (``pending`` may grow meanwhile). When none
+    finishes within the watch's timeout and the scheduler has no worker left, the watch waits
+    for one (and raises ClusterError once its tries are spent): never an endless wait."""
+    while pending:
+        try:
+            dist.wait(list(pending), timeout=watch.timeout, return_when="FIRST_COMPLETED")
+        except (TimeoutError, dist.TimeoutError):
+            if not client.scheduler_info().get("workers"):
+                watch.workers(dist, client)
+            continue
+        for fut in [f for f in pending if f.done()]:
+            yield fut
 
 
 def _checked_result(result, shard: Shard, k: int) -> tuple[np.ndarray, int]:

@@ -11,6 +11,7 @@ See docs/guide.md, section 3, "Report sets and aggregation" (``encode``).
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
@@ -20,7 +21,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..randomizers.estimator import check_flag
-from .regular_files import open_regular
+from ..core.regular_files import open_regular
 
 if TYPE_CHECKING:
     from ..core.items import ItemDomain
@@ -93,7 +94,10 @@ def csv_items(path: str | os.PathLike, k: int, header: bool = False,
                     yield np.array(buf, dtype=np.int64)
                     buf = []
     except UnicodeDecodeError as err:
-        raise ValueError(f"{source}, after line {line}: not UTF-8 text ({err.reason})") from None
+        # the text layer decodes ahead of the rows: find the line of the bad byte itself
+        where = _bad_utf8(path)
+        raise ValueError(f"{source}, {where or f'after line {line}'}: not UTF-8 text "
+                         f"({err.reason})") from None
     except csv.Error as err:
         raise ValueError(f"{source}, line {line + 1}: malformed CSV ({err})") from None
     except OSError as err:
@@ -102,6 +106,22 @@ def csv_items(path: str | os.PathLike, k: int, header: bool = False,
         raise ValueError(f"{source}: empty file, no header line")
     if buf:
         yield np.array(buf, dtype=np.int64)
+
+
+def _bad_utf8(path) -> str | None:
+    """'line L, byte B' of the first byte that is not UTF-8 (lines split at newlines, a BOM
+    at the start allowed); None when none is found (the file changed)."""
+    try:
+        with open_regular(path, "a CSV of items") as fh:
+            decoder = codecs.getincrementaldecoder("utf-8-sig")()
+            for number, raw in enumerate(fh, 1):
+                try:
+                    decoder.decode(raw)
+                except UnicodeDecodeError as err:
+                    return f"line {number}, byte {err.start + 1}"
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _is_item(text: str, k: int, parse=_parse_item) -> bool:

@@ -29,7 +29,7 @@ from ..randomizers.pirappor import FieldReports, PIRappor
 from .manifest import MANIFEST, Shard, read_manifest
 from .metadata import (COLUMNS, FORMAT, MAX_META_BYTES, META_KEY, get_key, oracle_from_metadata,
                        oracle_metadata, parse_json, shard_meta)
-from .regular_files import check_regular, open_regular
+from ..core.regular_files import check_regular, open_regular
 
 __all__ = ["READ_BYTES_PER_ROW", "READ_BATCH_ROWS", "READ_BUFFER", "VERIFY_BLOCK",
            "VERIFY_CACHE", "collect", "iter_shard", "count_shard", "read_shard",

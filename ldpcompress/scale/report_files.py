@@ -13,7 +13,7 @@ below it)::
     output_dir     the directory written into: created, locked, emptied of an old set only
     manifest       manifest.json and its Shard records, every field checked
     metadata       the oracle's parameters <-> the oracle; each shard's metadata; JSON checks
-    regular_files  only regular files are read (a FIFO could block); output files checked
+    core.regular_files  only regular files are read (a FIFO could block); output files checked
 
 A constant is read by the module that defines it: to change one (in a test, say), set it
 there (``writer.CHUNK``), not here.
@@ -27,7 +27,7 @@ from .metadata import (COLUMNS, FORMAT, MAX_META_BYTES, META_KEY, oracle_from_me
 from .output_dir import LOCK, prepare_output
 from .reader import (READ_BATCH_ROWS, READ_BUFFER, READ_BYTES_PER_ROW, VERIFY_BLOCK,
                      VERIFY_CACHE, collect, count_shard, iter_shard, read_shard)
-from .regular_files import check_output_file, check_regular, open_regular
+from ..core.regular_files import check_output_file, check_regular, open_regular
 from .writer import (CHUNK, PAGE_BYTES, ROW_GROUP_ROWS, ReportSetWriter, check_disk, write_items,
                      write_reports)
 

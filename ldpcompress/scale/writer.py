@@ -60,6 +60,11 @@ class _HashingFile(io.RawIOBase):
         return self.fh.write(data)
 
 
+def _cannot_write(path: Path, err: OSError) -> ValueError:
+    """A failed write (disk full, [Errno 27] file size limit ...) as an error naming the file."""
+    return ValueError(f"{path}: cannot write ({err.strerror or err})")
+
+
 class ReportSetWriter:
     """Write a report set one shard at a time; the manifest is written last, atomically.
 
@@ -128,16 +133,19 @@ class ReportSetWriter:
         schema = pa.schema([(c, pa.int64()) for c in COLUMNS]).with_metadata(
             {META_KEY: json.dumps(shard_meta(self.set_id, i, self.meta), allow_nan=False).encode()})
         rows = 0
-        with self._create(path) as fh:
-            sink = _HashingFile(fh)
-            with pq.ParquetWriter(sink, schema, write_page_checksum=True,
-                                  data_page_size=PAGE_BYTES) as writer:
-                for batch in batches:
-                    r = self.oracle.check_reports(batch)
-                    # row groups of at most ROW_GROUP_ROWS rows whatever the batch size
-                    writer.write_table(pa.table({"a": r.a, "b": r.b}, schema=schema),
-                                       row_group_size=ROW_GROUP_ROWS)
-                    rows += len(r)
+        try:
+            with self._create(path) as fh:
+                sink = _HashingFile(fh)
+                with pq.ParquetWriter(sink, schema, write_page_checksum=True,
+                                      data_page_size=PAGE_BYTES) as writer:
+                    for batch in batches:
+                        r = self.oracle.check_reports(batch)
+                        # row groups of at most ROW_GROUP_ROWS rows whatever the batch size
+                        writer.write_table(pa.table({"a": r.a, "b": r.b}, schema=schema),
+                                           row_group_size=ROW_GROUP_ROWS)
+                        rows += len(r)
+        except OSError as err:  # disk full, file size limit ...: name the file
+            raise _cannot_write(path, err) from None
         self.entries.append(dict(file=path.name, rows=rows, bytes=sink.size,
                                  sha256=sink.sha.hexdigest()))
         return path
@@ -147,8 +155,11 @@ class ReportSetWriter:
         if name not in self.files:
             raise ValueError(f"{name!r} was not announced in files={self.files}")
         path = self.out / name
-        with self._create(path) as fh:
-            fh.write(data)
+        try:
+            with self._create(path) as fh:
+                fh.write(data)
+        except OSError as err:
+            raise _cannot_write(path, err) from None
         self.extra.append(dict(file=name, bytes=len(data), sha256=hashlib.sha256(data).hexdigest()))
         return path
 
@@ -300,7 +311,11 @@ def check_disk(out_dir: str | os.PathLike, n: int, oracle: PIRappor,
         probe = Path(out_dir).absolute()
         while not probe.exists():
             probe = probe.parent
-        free_bytes = shutil.disk_usage(probe).free
+        usage = shutil.disk_usage(probe)
+        if usage.total == 0:
+            raise ValueError(f"{out_dir}: is on a file system without storage (0 B in all, "
+                             "such as /proc or /sys): choose a directory on a disk")
+        free_bytes = usage.free
     if need > free_bytes:
         raise ValueError(f"{n} reports need at least {format_bytes(need)} on disk, but only "
                          f"{format_bytes(free_bytes)} is free under {out_dir}: reduce n")

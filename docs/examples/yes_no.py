@@ -1,0 +1,59 @@
+"""A randomizer written outside the library: Warner's randomized response on a yes/no question.
+
+Implementing the contract (ldpcompress.randomizers.LocalRandomizer) is all it takes for every
+job: shuffle accounting (its privacy blanket via shuffle_structure), compression to 17-byte
+seed reports, report sets on disk, aggregation in memory or on Dask, and intervals.
+"""
+from fractions import Fraction
+import math
+
+import numpy as np
+
+from ldpcompress.randomizers import FrequencyOracle, Privacy, ShuffleStructure, register
+from ldpcompress.randomizers.structure import coin
+
+
+@register
+class YesNo(FrequencyOracle):
+    """Answer truthfully w.p. e^eps/(1 + e^eps), else the other answer (replacement eps)."""
+
+    name, privacy = "yes-no", Privacy.REPLACEMENT
+
+    def __init__(self, eps: float):
+        self.k, self.eps = 2, float(eps)
+        self.a1 = 1.0 / (1.0 + math.exp(-self.eps))   # Pr[report = own answer]
+        self.a0 = 1.0 - self.a1                        # Pr[report = the other answer]
+        self.bits_per_report, self.report_high = 1, 2
+        self.deletion_eps = math.log(2 * self.a1)      # w.r.t. a fair coin (compression)
+
+    def params(self) -> dict:
+        return {"eps": self.eps}
+
+    # client: coins from the Entropy source (os.urandom unless told otherwise)
+    def randomize_many(self, xs, entropy=None):
+        from ldpcompress.core.entropy import SYSTEM
+        xs = self.check_items(xs)
+        keep = (entropy or SYSTEM).uniform(xs.size) < self.a1
+        return np.where(keep, xs, 1 - xs)
+
+    # server: a report is an answer in {0, 1}; it supports that answer
+    def check_reports(self, reports):
+        from ldpcompress.randomizers.estimator import integer_reports
+        return integer_reports(reports, 2, what="answer")
+
+    def _count(self, reports):
+        return np.bincount(reports, minlength=2).astype(np.int64)
+
+    # compression (FT21): the reference law is a fair coin; ratio = R(x)(y) / (1/2)
+    def sample(self, prg):
+        return int(prg.integers(2, 1)[0])
+
+    def ratio(self, x, y):
+        return 2 * (self.a1 if y == x else self.a0)
+
+    # accounting: the blanket law, exactly as realised: w = a fair coin, a report supports
+    # one answer (P(1,1) = 0), and Pr[keep] = coin(a1), the probability that the client's
+    # 53-bit uniform falls below a1
+    def shuffle_structure(self):
+        return ShuffleStructure(self.name, (("eps", self.eps),), Fraction(1, 2),
+                                coin(self.a1), Fraction(0), Fraction(1, 2), False)

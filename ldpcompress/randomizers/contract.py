@@ -1,0 +1,352 @@
+"""The randomizer contract: what every local randomizer states, and all that the jobs use
+(docs/guide.md, section 7, "Your own randomizer: the contract").
+
+A local randomizer is the hub of the library. :class:`LocalRandomizer` is the one explicit
+contract between a randomizer and the jobs; accounting, compression, estimation, report sets,
+aggregation (in memory and on Dask) and the command line call only these methods, never a
+randomizer's name, so a randomizer written outside the library works in every job.
+
+=============  =================================================================================
+part           methods
+=============  =================================================================================
+identity       ``name`` (registry name), ``params()`` (JSON values that rebuild it through
+               ``registry.build(name, params)``), ``describe()``, equality by (name, params)
+privacy        ``privacy`` (:class:`Privacy`), ``eps`` (of that kind), ``replacement_eps``
+client         ``check_items(xs)``, ``randomize_many(xs, entropy)`` (coins from os.urandom)
+server         ``check_reports``, ``n_reports``, ``summarize`` (an additive statistic: shards and
+               workers add theirs), ``summary_spec()``, ``estimate_from_summary``, ``estimate``,
+               ``intervals``
+storage        ``report_columns()`` (name, dtype, width), ``to_columns``, ``from_columns``,
+               ``concat``, ``bits_per_report`` (the wire size)
+compression    ``deletion_eps``, ``sample(prg)``, ``ratio(x, y)``, ``ratio_bounds()``,
+               ``ratio_from_seed``, the batch hooks ``ratios_from_seeds`` and ``summarize_seeds``,
+               and ``compression_refusal()`` (why FT21 Alg. 1 does not apply, or None)
+accounting     ``shuffle_structure()``: the law of the privacy blanket (binary-support
+               randomizers), or None: the generic bound at ``replacement_eps`` applies
+=============  =================================================================================
+"""
+from __future__ import annotations
+
+import abc
+import enum
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable, Mapping
+
+import numpy as np
+
+from ..core.entropy import SYSTEM, Entropy
+from ..core.prg import PRG, check_seed, check_seed_rows
+
+__all__ = ["Privacy", "Column", "SummarySpec", "LocalRandomizer", "check_columns", "int_dtype",
+           "seeds_array", "paired", "seed_batch", "PER_SEED"]
+
+
+class Privacy(enum.Enum):
+    """The neighbouring relation of a randomizer's eps: REPLACEMENT (R(x), R(x') are
+    (eps, 0)-indistinguishable for all x, x'), DELETION (R(x) and a reference law rho are,
+    for all x). Replacement eps implies deletion eps; deletion eps implies replacement 2 eps."""
+
+    REPLACEMENT = "replacement"
+    DELETION = "deletion"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One stored column of a report batch: ``width`` values of ``dtype`` per report (a
+    fixed-size list column when width > 1)."""
+
+    name: str
+    dtype: str
+    width: int = 1
+
+    def __post_init__(self):
+        np.dtype(self.dtype)  # a numpy dtype name, or TypeError
+        if not (isinstance(self.width, int) and self.width >= 1):
+            raise ValueError(f"column {self.name!r}: width must be an integer >= 1")
+
+
+@dataclass(frozen=True)
+class SummarySpec:
+    """Shape and dtype of a randomizer's summary (what ``summarize`` returns)."""
+
+    shape: tuple
+    dtype: str
+
+
+def int_dtype(high: int) -> str:
+    """The smallest unsigned dtype holding every integer in [0, high)."""
+    for name in ("uint8", "uint16", "uint32"):
+        if high <= np.iinfo(name).max + 1:
+            return name
+    return "int64"
+
+
+def seeds_array(seeds) -> np.ndarray:
+    """Seeds as a C-contiguous (n, 16) uint8 array (from a list of 16-byte strings or such an
+    array), ready for the batch kernels."""
+    if isinstance(seeds, np.ndarray):
+        return check_seed_rows(seeds)
+    rows = [np.frombuffer(check_seed(s), dtype=np.uint8) for s in seeds]
+    return np.stack(rows) if rows else np.zeros((0, 16), dtype=np.uint8)
+
+
+def paired(xs: np.ndarray, seeds: np.ndarray) -> None:
+    """One input per seed (ValueError naming both lengths: no silent truncation)."""
+    if len(xs) != len(seeds):
+        raise ValueError(f"ratios_from_seeds needs one input per seed, got {len(xs)} inputs "
+                         f"and {len(seeds)} seeds")
+
+
+PER_SEED = ("sample", "decode_seed", "ratio", "ratio_from_seed")
+
+
+class seed_batch:
+    """Decorator of a randomizer's fast batch hook (``decode_seeds``, ``ratios_from_seeds``,
+    ``summarize_seeds``): the hook agrees with the per-seed methods (:data:`PER_SEED`) of the
+    class that defines it, so a subclass that overrides one of those without redefining the
+    hook gets the contract's slow default, which follows its own per-seed methods (a fast hook
+    inherited past a new sampler would decode other outputs than the subclass's)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner, name):
+        self.owner, self.name = owner, name
+
+    def __get__(self, obj, objtype=None):
+        cls = objtype if obj is None else type(obj)
+        if all(getattr(cls, m) is getattr(self.owner, m) for m in PER_SEED):
+            return self.fn.__get__(obj, cls)
+        return getattr(LocalRandomizer, self.name).__get__(obj, cls)
+
+
+def check_columns(columns: Mapping[str, np.ndarray], spec: Iterable[Column],
+                  source: str = "reports") -> dict[str, np.ndarray]:
+    """Untrusted stored columns checked against the randomizer's ``report_columns()``: exactly
+    those names, equal lengths, each of its dtype kind and (n, width) shape. Values are the
+    randomizer's to check (``from_columns`` calls ``check_reports``)."""
+    spec = tuple(spec)
+    if not isinstance(columns, Mapping):
+        raise TypeError(f"{source}: columns must be a mapping of name -> array")
+    want = [c.name for c in spec]
+    if sorted(columns) != sorted(want):
+        raise ValueError(f"{source}: columns {sorted(columns)}, expected {want}")
+    out, n = {}, None
+    for c in spec:
+        arr = np.asarray(columns[c.name])
+        expect = np.dtype(c.dtype)
+        if arr.dtype.kind != expect.kind and not (expect.kind in "iu" and arr.dtype.kind in "iu"):
+            raise ValueError(f"{source}: column {c.name!r} has dtype {arr.dtype}, expected "
+                             f"{expect}")
+        if c.width > 1:
+            if arr.ndim != 2 or arr.shape[1] != c.width:
+                raise ValueError(f"{source}: column {c.name!r} must have shape (n, {c.width}), "
+                                 f"got {arr.shape}")
+        elif arr.ndim != 1:
+            raise ValueError(f"{source}: column {c.name!r} must be 1-D, got shape {arr.shape}")
+        if n is not None and arr.shape[0] != n:
+            raise ValueError(f"{source}: column {c.name!r} has {arr.shape[0]} rows, the others "
+                             f"{n}")
+        n = arr.shape[0]
+        out[c.name] = arr
+    return out
+
+
+class LocalRandomizer(abc.ABC):
+    """The contract of a local randomizer (see the module docstring for its parts).
+
+    Subclasses set the class attribute ``name`` and the instance attributes ``privacy``,
+    ``eps`` and ``bits_per_report``, and implement the abstract methods. The compression and
+    accounting parts have defaults that say "not available" (``compression_refusal`` names
+    why; ``shuffle_structure`` returns None, so accounting uses the generic bound).
+    """
+
+    name: ClassVar[str] = ""
+    privacy: Privacy
+    eps: float
+    bits_per_report: int
+    deletion_eps: float | None = None  # w.r.t. the reference law of ``sample`` (compression)
+
+    # -- identity ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def params(self) -> dict[str, Any]:
+        """Constructor arguments (JSON values) that rebuild this randomizer:
+        ``type(self).from_params(self.params()) == self``."""
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "LocalRandomizer":
+        """Rebuild from ``params()`` (untrusted: the constructor validates every value)."""
+        if not isinstance(params, Mapping) or not all(isinstance(k, str) for k in params):
+            raise TypeError(f"{cls.name}: params must be a mapping of names to values")
+        return cls(**params)
+
+    def identity(self) -> tuple:
+        """(name, params) as a hashable value: equal randomizers have equal identities."""
+        return (self.name, _freeze(self.params()))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LocalRandomizer) and type(other) is type(self) \
+            and other.identity() == self.identity()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.identity()))
+
+    def describe(self) -> str:
+        """One line, e.g. 'pi-rappor(k=1000, eps=4, symmetric=False, p=5563)'."""
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params().items())
+        return f"{self.name}({shown})"
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params().items())
+        return f"{type(self).__name__}({shown})"
+
+    # -- privacy -----------------------------------------------------------------------------
+    @property
+    def replacement_eps(self) -> float:
+        """eps under the replacement relation: eps itself, or 2 eps for a deletion eps
+        (a randomizer that knows better overrides this)."""
+        return self.eps if self.privacy is Privacy.REPLACEMENT else 2.0 * self.eps
+
+    # -- client ------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def check_items(self, xs) -> np.ndarray:
+        """Users' inputs as a validated array (TypeError/ValueError naming the first bad one)."""
+
+    def check_item(self, x):
+        """One user's input, validated."""
+        return self.check_items(np.asarray([x]) if np.ndim(x) == 0 else np.asarray(x)[None])[0]
+
+    @abc.abstractmethod
+    def randomize_many(self, xs, entropy: Entropy = SYSTEM):
+        """One report per input, coins from ``entropy`` (default os.urandom)."""
+
+    def randomize(self, x, entropy: Entropy = SYSTEM):
+        """One report (the batch client on one input)."""
+        return self.randomize_many(np.asarray([x]) if np.ndim(x) == 0 else np.asarray(x)[None],
+                                   entropy)[0]
+
+    # -- server ------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def check_reports(self, reports):
+        """Untrusted reports validated (dtype, shape, every field in range) and normalised."""
+
+    def n_reports(self, reports) -> int:
+        return len(reports)
+
+    @abc.abstractmethod
+    def summary_spec(self) -> SummarySpec:
+        """Shape and dtype of ``summarize``'s result."""
+
+    @abc.abstractmethod
+    def summarize(self, reports) -> np.ndarray:
+        """The additive statistic of a batch (validated inside): the summary of a union of
+        batches is the sum of their summaries (frequency oracles: support counts)."""
+
+    @abc.abstractmethod
+    def estimate_from_summary(self, summary: np.ndarray, n: int) -> np.ndarray:
+        """Unbiased estimates from the summary of n reports."""
+
+    def estimate(self, reports) -> np.ndarray:
+        reports = self.check_reports(reports)
+        return self.estimate_from_summary(self.summarize(reports), self.n_reports(reports))
+
+    @abc.abstractmethod
+    def intervals(self, est, n: int, level: float = 0.95,
+                  conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Per-entry confidence intervals of ``est`` from n reports at ``level``."""
+
+    def to_frame(self, est, n: int, level: float = 0.95, names=None):
+        """``est`` (from n reports) with its confidence intervals at ``level`` as a pandas
+        DataFrame: columns estimate, low, high, indexed by item or by ``names`` (an
+        ItemDomain or a list). pandas is optional: ImportError names it."""
+        from ..core.display import estimates_frame
+        return estimates_frame(self, est, n, level, names)
+
+    # -- storage -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def report_columns(self) -> tuple[Column, ...]:
+        """How a batch of reports is stored: its columns."""
+
+    @abc.abstractmethod
+    def to_columns(self, reports) -> dict[str, np.ndarray]:
+        """The validated reports as arrays matching ``report_columns()``."""
+
+    @abc.abstractmethod
+    def from_columns(self, columns: Mapping[str, np.ndarray]):
+        """Untrusted stored columns back to validated reports (errors name the first bad one)."""
+
+    def concat(self, batches: list):
+        """One batch from several (validated ones)."""
+        return np.concatenate(batches) if batches else self.from_columns(
+            {c.name: np.zeros((0, c.width) if c.width > 1 else 0, dtype=c.dtype)
+             for c in self.report_columns()})
+
+    # -- compression (FT21 Alg. 1) -----------------------------------------------------------
+    def compression_refusal(self) -> str | None:
+        """Why ``compress()`` refuses this randomizer, or None when it accepts it: FT21
+        Alg. 1 needs a reference law with a deterministic sampler (``sample``), the density
+        ratio (``ratio``) and a finite deletion eps w.r.t. that law."""
+        own = type(self)
+        if own.sample is LocalRandomizer.sample or own.ratio is LocalRandomizer.ratio:
+            return (f"{self.name} states no reference sampler and density ratio "
+                    "(sample, ratio), which rejection sampling needs")
+        if self.deletion_eps is None or not (0 < self.deletion_eps < math.inf):
+            return f"{self.name} has no finite deletion eps w.r.t. its reference law"
+        return None
+
+    def sample(self, prg: PRG):
+        """One output y ~ rho (the reference law) from the PRG stream."""
+        raise NotImplementedError(f"{self.name} has no reference sampler")
+
+    def decode_seed(self, seed: bytes):
+        """The output a compressed report's seed stands for: sample(G(seed))."""
+        return self.sample(PRG(seed))
+
+    def ratio(self, x, y) -> float:
+        """R(x)(y) / rho(y)."""
+        raise NotImplementedError(f"{self.name} has no density ratio")
+
+    def ratio_from_seed(self, x, seed: bytes) -> float:
+        """ratio(x, decode_seed(seed)); subclasses may compute it without the whole output."""
+        return self.ratio(x, self.decode_seed(seed))
+
+    def ratio_bounds(self) -> tuple[float, float] | None:
+        """(min, max) of the ratio over all inputs and outputs, when known."""
+        return None
+
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        """ratio(x_i, decode_seed(seed_i)) for a batch (slow default: one at a time)."""
+        seeds = seeds_array(seeds)
+        paired(xs, seeds)
+        return np.array([self.ratio_from_seed(self.check_item(x), bytes(s))
+                         for x, s in zip(xs, seeds)], dtype=float)
+
+    def decode_seeds(self, seeds):
+        """The outputs of a batch of seeds as one report batch (slow default)."""
+        seeds = seeds_array(seeds)
+        outs = [self.decode_seed(bytes(s)) for s in seeds]
+        return self.check_reports(np.asarray(outs)) if outs else self.concat([])
+
+    def summarize_seeds(self, seeds) -> np.ndarray:
+        """summarize() of the outputs a batch of seeds stands for (slow default)."""
+        return self.summarize(self.decode_seeds(seeds))
+
+    # -- accounting --------------------------------------------------------------------------
+    def shuffle_structure(self):
+        """The blanket law of a binary-support randomizer (randomizers.structure), or None."""
+        return None
+
+
+def _freeze(value):
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _short(value) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else repr(value) \
+        if isinstance(value, str) else str(value)

@@ -1,0 +1,98 @@
+"""Randomizers by name: how ledgers, report-set manifests and the command line name a
+randomizer and rebuild it (docs/guide.md, section 7).
+
+A saved ledger or a report set stores a randomizer as ``{"randomizer": name, "params": {...}}``
+and nothing else: the reader rebuilds it with :func:`build`, i.e. through the randomizer's own
+constructor, which validates every parameter, and the randomizer's own code derives its law.
+No law read from a file is trusted. The library's randomizers are registered when
+``ldpcompress.randomizers`` is imported; yours with :func:`register` (a class decorator), or
+through the entry-point group ``ldpcompress.randomizers`` of an installed package.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .contract import LocalRandomizer
+
+__all__ = ["ENTRY_POINTS", "register", "names", "lookup", "build", "spec", "check_spec"]
+
+ENTRY_POINTS = "ldpcompress.randomizers"
+_CLASSES: dict[str, type] = {}
+_loaded_plugins = False
+
+
+def register(cls: type) -> type:
+    """Register a :class:`LocalRandomizer` subclass under its ``name`` (a class decorator).
+    A second class under a taken name is refused, unless it is the same class defined again
+    (same qualified name: a notebook cell or a module run twice), which replaces it."""
+    if not (isinstance(cls, type) and issubclass(cls, LocalRandomizer)):
+        raise TypeError(f"only LocalRandomizer subclasses can be registered, got {cls!r}")
+    name = getattr(cls, "name", "")
+    if not isinstance(name, str) or not name.strip() or name != name.strip():
+        raise ValueError(f"{cls.__name__}.name must be a non-empty name, got {name!r}")
+    old = _CLASSES.get(name, cls)
+    if old is not cls and old.__qualname__ != cls.__qualname__:
+        raise ValueError(f"randomizer name {name!r} is taken by {_CLASSES[name].__name__}")
+    _CLASSES[name] = cls
+    return cls
+
+
+def _load_plugins() -> None:
+    """Register the randomizers that installed packages declare as entry points (once)."""
+    global _loaded_plugins
+    if _loaded_plugins:
+        return
+    _loaded_plugins = True
+    from importlib.metadata import entry_points
+    for ep in entry_points(group=ENTRY_POINTS):
+        register(ep.load())
+
+
+def names() -> list[str]:
+    """Every registered name, sorted."""
+    _load_plugins()
+    return sorted(_CLASSES)
+
+
+def lookup(name: str) -> type:
+    """The class registered as ``name``; ValueError listing the known names."""
+    if not isinstance(name, str):
+        raise TypeError(f"a randomizer name must be a string, got {type(name).__name__}")
+    if name not in _CLASSES:
+        _load_plugins()
+    if name not in _CLASSES:
+        raise ValueError(f"unknown randomizer {name!r}; known: {', '.join(names())} (register "
+                         "your own with ldpcompress.randomizers.registry.register)")
+    return _CLASSES[name]
+
+
+def build(name: str, params: Mapping[str, Any], where: str = "") -> LocalRandomizer:
+    """The randomizer ``name`` rebuilt from ``params`` through its own constructor (the
+    parameters are untrusted: every error is a ValueError naming ``where``)."""
+    prefix = f"{where}: " if where else ""
+    try:
+        cls = lookup(name)
+        if not isinstance(params, Mapping) or not all(isinstance(k, str) for k in params):
+            raise ValueError("params must be a JSON object of named values")
+        return cls.from_params(params)
+    except (TypeError, ValueError, OverflowError, ArithmeticError) as err:
+        raise ValueError(f"{prefix}{err}") from None
+
+
+def spec(randomizer: LocalRandomizer) -> dict[str, Any]:
+    """``{"randomizer": name, "params": {...}}``: all a file stores of a randomizer. The
+    randomizer must be registered (a file naming it could not be read back otherwise)."""
+    if not isinstance(randomizer, LocalRandomizer):
+        raise TypeError(f"expected a LocalRandomizer, got {type(randomizer).__name__}")
+    if _CLASSES.get(randomizer.name) is not type(randomizer):
+        raise ValueError(f"{type(randomizer).__name__} is not registered under its name "
+                         f"{randomizer.name!r}: register it before saving it to a file")
+    return {"randomizer": randomizer.name, "params": dict(randomizer.params())}
+
+
+def check_spec(obj: Any, where: str) -> LocalRandomizer:
+    """Rebuild a randomizer from an untrusted ``spec()`` object (e.g. parsed JSON)."""
+    if not isinstance(obj, dict) or sorted(obj) != ["params", "randomizer"]:
+        raise ValueError(f"{where} must be an object with exactly the keys 'randomizer' and "
+                         f"'params', got {obj if not isinstance(obj, dict) else sorted(obj)!r}")
+    return build(obj["randomizer"], obj["params"], where)

@@ -1,0 +1,52 @@
+"""One list of the shipped randomizers (small parameters) and the worked example of a
+user-defined one (docs/examples/yes_no.py), with inputs for each: shared by the tests."""
+import importlib.util
+import os
+
+import numpy as np
+
+from ldpcompress.randomizers import (
+    KRR, OLH, OUE, RAPPOR, HadamardResponse, OneBitSphere, PIRappor, PrivUnit2, SubsetSelection,
+    VectorPIRappor)
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "docs", "examples", "yes_no.py")
+
+
+def load_example():
+    """The YesNo class of docs/examples/yes_no.py (registered once per process)."""
+    from ldpcompress.randomizers import registry
+    try:
+        return registry.lookup("yes-no")
+    except ValueError:
+        spec = importlib.util.spec_from_file_location("yes_no_example", EXAMPLE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.YesNo
+
+
+def frequency_inputs(k):
+    return lambda n, rng: rng.integers(0, k, size=n)
+
+
+def vector_inputs(d):
+    def make(n, rng):
+        x = rng.normal(size=(n, d))
+        return x / np.linalg.norm(x, axis=1, keepdims=True) * rng.uniform(0.2, 1.0, (n, 1))
+    return make
+
+
+# (id, factory, inputs(n, rng))
+SHIPPED = [
+    ("krr", lambda: KRR(12, 1.5), frequency_inputs(12)),
+    ("rappor", lambda: RAPPOR(12, 1.0), frequency_inputs(12)),
+    ("oue", lambda: OUE(12, 1.5), frequency_inputs(12)),
+    ("subset", lambda: SubsetSelection(12, 1.5), frequency_inputs(12)),
+    ("olh", lambda: OLH(12, 1.5), frequency_inputs(12)),
+    ("hadamard", lambda: HadamardResponse(12, 1.5), frequency_inputs(12)),
+    ("pi-rappor", lambda: PIRappor(12, 1.5), frequency_inputs(12)),
+    ("pi-rappor-sym", lambda: PIRappor(12, 1.0, symmetric=True), frequency_inputs(12)),
+    ("pi-rappor-vector", lambda: VectorPIRappor(12, 1.5, 5), frequency_inputs(12)),
+    ("privunit2", lambda: PrivUnit2(6, 2.0), vector_inputs(6)),
+    ("onebit-sphere", lambda: OneBitSphere(6, 2.0), vector_inputs(6)),
+]
+EXAMPLES = [("yes-no (docs/examples)", lambda: load_example()(1.0), frequency_inputs(2))]
