@@ -262,7 +262,7 @@ def closed_form_delta(n, eps0, eps) -> Bound:
     return Bound("closed_form", CLOSED_FORM_LABEL, max(round_up(4.0 * math.exp(-big_l)), 5e-324))
 
 
-KRR_EXACT_LOWER_WORK = 2e6
+KRR_EXACT_LOWER_N = 10 ** 4
 
 
 def _krr_profiles(n, eps0, k, blocks):
@@ -276,10 +276,11 @@ def _krr_profiles(n, eps0, k, blocks):
 def _lower_profile(n, eps0, k) -> Profile:
     if k is None or k < 3:
         return BinaryLowerProfile(n, eps0)
-    exact = KRRLowerProfile(n, eps0, k)
-    # above ~1e6 terms the §2.6(b) sum costs seconds (linear in n); the §2.6(c) attack, one
-    # window in J, agrees with it to ~1e-5 relative from n = 1e5 on (bench/amplification.py)
-    return exact if exact.work() <= KRR_EXACT_LOWER_WORK else BL.KRRAttackProfile(n, eps0, k)
+    # the §2.6(b) sum costs seconds from n ~ 1e5 on (9 s at n = 1e7, k = 3); the §2.6(c)
+    # attack, one window in J, agrees with it to ~1e-5 relative there (bench/amplification.py)
+    if n <= KRR_EXACT_LOWER_N:
+        return KRRLowerProfile(n, eps0, k)
+    return BL.KRRAttackProfile(n, eps0, k)
 
 
 def krr_split_epsilon(n, eps0, k, delta) -> Bound:

@@ -48,7 +48,7 @@ from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 from .rounding import round_down
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "J_FRAC", "N11_GROUPS", "structure",
+__all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
            "require_structure", "realised_eps0", "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
            "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
@@ -60,6 +60,7 @@ TRIPLE_TOL = 1e-9       # its windows (at most; 1e-4 of the target delta): dropp
 EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
 BLOCK_REL = 5e-5    # ... or this fraction of the mean of M' if wider (large n: few blocks)
+BLOCK_REL_PAIR = 2e-4  # the same for correlated laws, whose per-block cost grows as sqrt(n)
 J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta by <= this sd of V
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
@@ -181,7 +182,8 @@ class BlanketProfile(OracleProfile):
         # (bench/amplification.py measures the loss against sd/8 blocks)
         width = max(1, int(sd * self.block_frac))
         if self.block_frac > 0.0:
-            width = max(width, int(BLOCK_REL * (self.n - 1) * self._gamma))
+            rel = BLOCK_REL if self.structure.independent else BLOCK_REL_PAIR
+            width = max(width, int(rel * (self.n - 1) * self._gamma))
         tab = m_blocks(self.n, self._gamma, self._gamma_c, width, tol, self.block_frac > 0.0)
         self._tables[tol] = tab
         return tab

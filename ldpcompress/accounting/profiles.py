@@ -181,17 +181,13 @@ class KRRLowerProfile(Profile):
         super().__init__(n, eps0)
         self.k = k
 
-    def work(self) -> int:
-        """Terms summed per evaluation: (T window) x (V_z window)."""
+    def unsupported(self) -> str | None:
         _, _, r, rc, _, _ = krr_probs(self.k, self.eps0)
         x = math.exp(-self.eps0)
         piz, pizc = 1.0 / (1.0 + (self.k - 3.0) * x), (self.k - 3.0) * x / (1.0 + (self.k - 3.0) * x)
         t_lo, t_hi, _ = binom_window(self.n, r, rc, 1e-30)
         v_lo, v_hi, _ = binom_window(self.n - t_lo, piz, pizc, 1e-30)
-        return (t_hi - t_lo + 1) * (v_hi - v_lo + 1)
-
-    def unsupported(self) -> str | None:
-        work = self.work()
+        work = (t_hi - t_lo + 1) * (v_hi - v_lo + 1)
         if work > self.MAX_WORK:
             return f"the exact k-RR attack sums {work:.2g} terms at n={self.n} (limit {self.MAX_WORK:.0e})"
         return None
