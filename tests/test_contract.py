@@ -148,3 +148,12 @@ def test_the_guide_shows_the_example_file_verbatim():
     guide = (Path(EXAMPLE).parent.parent / "guide.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", guide, re.S)
     assert any(b.strip() == Path(EXAMPLE).read_text().strip() for b in blocks)
+
+
+@pytest.mark.parametrize("case", SHIPPED[:9], ids=IDS[:9])
+def test_an_empty_list_is_an_empty_batch(case):
+    """numpy reads [] as float64: every frequency oracle refused an empty Python list."""
+    r = case[1]()
+    rep = r.randomize_many([])
+    assert r.n_reports(rep) == 0
+    assert np.all(r.estimate(rep) == 0)

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from ..core import display as D
 from ..core import validate as V
 from ..kernels.clones import clone_delta_many
+from ..randomizers.scalar import ScalarStructure
 from . import blanket as BL
 from .profiles import (
     BinaryLowerProfile,
@@ -34,6 +35,7 @@ from .profiles import (
     window_tol,
 )
 from .rounding import round_up
+from .scalar import ScalarBlanketProfile, ScalarLowerProfile
 from .solve import epsilon_for_delta, golden_min
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
@@ -144,11 +146,14 @@ def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = Non
     """
     tol = window_tol(delta)
     if eps_max is None:
-        eps_max, guess = profile.eps0, _first_guess(profile.n, profile.eps0, delta)
+        eps_max = profile.eps_max(delta)
+        guess = profile.guess(delta)
+        if guess is None:
+            guess = _first_guess(profile.n, min(profile.eps0, eps_max), delta)
     else:
         guess = eps_max * (1.0 - 1e-3)
     return epsilon_for_delta(lambda e: profile.delta(e, tol), delta, eps_max,
-                             upper=profile.upper, guess=guess)
+                             upper=profile.upper, guess=guess, rtol=profile.rtol)
 
 
 def _first_guess(n: int, eps0: float, delta: float) -> float:
@@ -428,6 +433,8 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
                          "alone, without eps0, k or delta0")
     st = BL.structure(oracle)
     n = V.shuffle_users(n)
+    if isinstance(st, ScalarStructure):
+        return _scalar_plan(n, st, oracle)
     if st is None:  # no blanket law stated: the generic bound at its replacement eps
         eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
         params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,
@@ -455,6 +462,20 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     else:
         note = f"no attack on {st.oracle} with fewer than 3 items"
     return _Query(n, st.eps0, tuple(uppers), lower, note, st.eps0 <= V.MAX_EPS0, params)
+
+
+def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
+    """x + noise on [lo, hi] (docs/theory.md §2.10): its blanket on a lattice, the generic
+    bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
+    finite = st.eps0 <= V.MAX_EPS0
+    blanket = ScalarBlanketProfile(n, st)
+    if not finite and blanket.unsupported() is not None:
+        raise ValueError(f"{oracle.describe()}: {blanket.unsupported()}; Gaussian noise has no "
+                         "other bound (use sigma >= (hi - lo)/20)")
+    uppers = ((GeneralProfile(n, st.eps0),) if finite else ()) + (blanket,)
+    params = dict(n=n, eps0=st.eps0 if finite else None, k=None, delta0=0.0,
+                  oracle=oracle.describe())
+    return _Query(n, st.eps0, uppers, ScalarLowerProfile(n, st), "", finite, params)
 
 
 def _no_lower(q: _Query) -> Bound:

@@ -44,6 +44,7 @@ from ..kernels.blanket_pair import PairLaw, pair_upper_delta
 from ..kernels.mblocks import m_blocks
 from ..kernels.records import record
 from ..randomizers.contract import LocalRandomizer
+from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 from .rounding import round_down
@@ -73,9 +74,9 @@ def structure(oracle) -> ShuffleStructure | None:
         raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
                         f"{type(oracle).__name__}")
     st = oracle.shuffle_structure()
-    if st is not None and not isinstance(st, ShuffleStructure):
+    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure)):
         raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        f"ShuffleStructure or None, got {type(st).__name__}")
+                        f"ShuffleStructure, a ScalarStructure or None, got {type(st).__name__}")
     return st
 
 
