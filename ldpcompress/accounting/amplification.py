@@ -267,9 +267,6 @@ def closed_form_delta(n, eps0, eps) -> Bound:
     return Bound("closed_form", CLOSED_FORM_LABEL, max(round_up(4.0 * math.exp(-big_l)), 5e-324))
 
 
-KRR_EXACT_LOWER_N = 10 ** 4
-
-
 def _krr_profiles(n, eps0, k, blocks):
     """k-RR's bounds; where the §2.4(b) tables are too large, the same blanket by the pair
     kernel (never the generic bound because of size)."""
@@ -281,11 +278,11 @@ def _krr_profiles(n, eps0, k, blocks):
 def _lower_profile(n, eps0, k) -> Profile:
     if k is None or k < 3:
         return BinaryLowerProfile(n, eps0)
-    # the §2.6(b) sum costs seconds from n ~ 1e5 on (9 s at n = 1e7, k = 3); the §2.6(c)
-    # attack, one window in J, agrees with it to ~1e-5 relative there (bench/amplification.py)
-    if n <= KRR_EXACT_LOWER_N:
-        return KRRLowerProfile(n, eps0, k)
-    return BL.KRRAttackProfile(n, eps0, k)
+    # where the exact §2.6(b) sum is too large (about 1e8 terms), the §2.6(c) attack, one
+    # window in J: within ~1e-5 of it from n = 1e5 on at moderate eps0, but not at extreme
+    # eps0 (n = 1e6, eps0 = 30: 29.38 vs 29.99997), so the exact sum is kept where it runs
+    exact = KRRLowerProfile(n, eps0, k)
+    return exact if exact.unsupported() is None else BL.KRRAttackProfile(n, eps0, k)
 
 
 def krr_split_epsilon(n, eps0, k, delta) -> Bound:
