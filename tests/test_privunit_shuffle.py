@@ -152,3 +152,12 @@ def test_mean_cli_chooses_local_eps_by_privunits_own_bound(capsys):
     assert L.epsilon(500, delta=1e-6, oracle=PrivUnit2(50, eps * 1.01)).value > 1.0 - 1e-3
     assert main(["mean", "--d", "50", "--n", "500", "--central-eps", "1", "--eps", "2"]) == 2
     assert "exclude each other" in capsys.readouterr().err
+
+
+def test_choose_eps_at_a_tiny_delta():
+    """delta = 1e-300: the blanket helps little, and the realised eps0 of a local eps equal to
+    the target lies a hair above it; a certified local eps is still found (was refused)."""
+    from ldpcompress.estimation.mean import choose_eps
+
+    eps = choose_eps(2, 50, 1.0, 1e-300)
+    assert 0.5 <= eps and L.epsilon(50, delta=1e-300, oracle=PrivUnit2(2, eps)).value <= 1.0

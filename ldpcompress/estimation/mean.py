@@ -121,8 +121,12 @@ def choose_eps(d: int, n: int, central_eps: float, delta: float, rtol: float = 1
     def ok(e: float) -> bool:
         return certified(n, None, central_eps, delta, oracle=PrivUnit2(d, e))
 
-    start = min(central_eps, hi_eps)  # the shuffled output is eps-DP at local eps
-    if start < lo_eps or not ok(start):
+    # the shuffled output is eps-DP at local eps, but the realised eps0 (client coins) may lie
+    # a hair above the stated one: halve until certified
+    start = min(central_eps, hi_eps)
+    while start >= lo_eps and not ok(start):
+        start /= 2.0
+    if start < lo_eps:
         raise ValueError(f"no local eps in [{lo_eps:g}, {hi_eps:g}] makes {n} shuffled PrivUnit2 "
                          f"reports ({central_eps:g}, {delta:g})-DP in dimension d = {d}")
     return largest_feasible(ok, start, hi_eps, rtol=rtol)
