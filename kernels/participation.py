@@ -36,19 +36,12 @@ from .binomial import (
     tail_move_t,
     tail_rel_err,
 )
-from .blanket import (
-    DBL_MIN,
-    TAIL_ZONES,
-    first_above,
-    indep_excess,
-    pair_chernoff_log,
-    pair_group_excess,
-    pmf_step_down,
-    sf_anchor,
-    tight_window,
-)
+from .bintail import first_above, pmf_step_down, sf_anchor, tight_window
+from .blanket_indep import indep_excess
+from .blanket_pair import pair_group_excess
 from .clones import (
     CHERNOFF_EXP,
+    DBL_MIN,
     EPS_CLAMP,
     SUBNORMAL_ULP,
     clone_threshold,
@@ -56,6 +49,8 @@ from .clones import (
     tail_negligible,
 )
 from .lower import count_pair_delta
+from .mblocks import TAIL_ZONES
+from .pair_chernoff import pair_chernoff_log
 
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
            "carried_state",

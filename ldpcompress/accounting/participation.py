@@ -32,7 +32,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
-from ..kernels.blanket import m_blocks, split_attack_delta
+from ..kernels.blanket_attack import split_attack_delta
+from ..kernels.mblocks import m_blocks
 from ..kernels.clones import rr_split
 from ..kernels.participation import (
     count_attack_delta,
