@@ -588,13 +588,13 @@ def subst_blanket_indep(c_lo, mass, tau, shift, a, ac, gc, a1, c, eps_cap, eps, 
 
 
 @njit(cache=True)
-def subst_blanket_pair(c_lo, mass, tau, shift, pj, pjc, pi, pic, gc, c, eps_cap, eps, tol,
-                       outside, j_frac, max_groups):
+def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
     """As subst_blanket_indep for a symmetric correlated (b1, b2) law (subset selection, k-RR,
-    OLH exactly): F_j by pair_group_excess (kernels/blanket.py) at the shifted thresholds, or
-    its Chernoff bound where that is already below tol."""
+    OLH exactly; ``law`` a PairLaw record of kernels/blanket_pair.py): F_j by pair_group_excess
+    at the shifted thresholds, or its Chernoff bound where that is already below tol."""
     if eps >= eps_cap:
         return 0.0
+    pj, pjc, pi, pic, gc, c = law.pj, law.pjc, law.pi, law.pic, law.gc, law.c
     e = math.exp(eps) * (1.0 - 4.0 * _U)
     beta = math.expm1(eps) * (1.0 - 4.0 * _U)
     r = beta / c * (1.0 - 4.0 * _U)
@@ -614,8 +614,7 @@ def subst_blanket_pair(c_lo, mass, tau, shift, pj, pjc, pi, pic, gc, c, eps_cap,
                 f[end] = math.exp(lc)
                 steps += 1
             else:
-                v, allow, out, st, under = pair_group_excess(m, pj, pjc, pi, pic, e, beta,
-                                                             r * sf, tol, j_frac, max_groups)
+                v, allow, out, st, under = pair_group_excess(m, law, e, beta, r * sf, tol)
                 steps += st
                 scale = gc * (1.0 + e) / m
                 f[end] = scale * (v + allow) * (1.0 + 8.0 * (st + 16) * _U) + gc * out

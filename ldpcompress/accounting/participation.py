@@ -32,9 +32,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
-from ..kernels.blanket_attack import split_attack_delta
-from ..kernels.mblocks import m_blocks
+from ..kernels.blanket_attack import AttackLaw, split_attack_delta
+from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
+from ..kernels.mblocks import m_blocks
 from ..kernels.participation import (
     count_attack_delta,
     poisson_count_attack_delta,
@@ -45,6 +46,7 @@ from ..kernels.participation import (
     subst_blanket_pair,
     subst_clone_delta,
 )
+from ..kernels.records import record
 from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
 from .profiles import Profile, window_tol
@@ -328,9 +330,10 @@ class SampledBlanketProfile(SampledProfile):
                                        eps, tol, out)
         rest = st.p11 + st.p00
         pi = st.p11 / rest if rest > 0 else Fraction(0)
-        return subst_blanket_pair(ms, wb, taus, sfs, float(2 * st.p10), float(1 - 2 * st.p10),
-                                  float(pi), float(1 - pi), st.gamma_c_times, st.expm1_eps0,
-                                  self.cap, eps, tol, out, self.j_frac, self.n11_groups)
+        law = record(PairLaw, pj=float(2 * st.p10), pjc=float(1 - 2 * st.p10), pi=float(pi),
+                     pic=float(1 - pi), gc=st.gamma_c_times, c=st.expm1_eps0, eps0=st.eps0,
+                     j_frac=self.j_frac, max_groups=self.n11_groups)
+        return subst_blanket_pair(ms, wb, taus, sfs, law, self.cap, eps, tol, out)
 
 
 class SampledCountLowerProfile(SampledProfile):
@@ -418,14 +421,18 @@ class SampledSplitLowerProfile(SampledProfile):
             ro = 1 - eta * (big_a - big_b) * t / (1 - pj)
             self._c = float(eta * (big_a - big_b) / big_b) if st.kernel_ready else math.inf
             users = sampling.m
-        self._args = (users, float(pj), float(1 - pj), float(1 - ro), float(ro))
+        self._users = users
+        self._law = None
+        if st.kernel_ready and math.isfinite(self._c):
+            self._law = record(AttackLaw, pj=float(pj), pjc=float(1 - pj),
+                               one_minus_ro=float(1 - ro), ro=float(ro), c=self._c,
+                               eps0=self.cap)
 
     def _delta(self, eps, tol):
-        if not self.structure.kernel_ready or not math.isfinite(self._c):
+        if self._law is None:
             return 0.0  # trivially a lower bound
-        users, pj, pjc, omr, ro = self._args
-        return round_down(split_attack_delta(users, pj, pjc, omr, ro, self._c, self.cap,
-                                             min(eps, BL.EPS_CAP), max(tol, 1e-40)))
+        return round_down(split_attack_delta(self._users, self._law, min(eps, BL.EPS_CAP),
+                                             max(tol, 1e-40)))
 
 
 def _scheme_label(s: Sampling) -> str:
