@@ -92,3 +92,37 @@ def test_compose_option_errors(tmp_path, capsys, argv, message, monkeypatch):
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
     assert not os.path.exists(tmp_path / "x.json")
+
+
+@pytest.mark.parametrize("extra, event", [
+    (["--gamma", "0.05", "--relation", "add_remove"],
+     lambda: __import__("ldpcompress").accounting.events.SampledShuffledRound(
+         10_000, 2.0, gamma=0.05, relation="add_remove")),
+    (["--sample", "500", "--k", "20"],
+     lambda: __import__("ldpcompress").accounting.events.SampledKRRShuffledRound(
+         10_000, 2.0, 20, sample=500)),
+    (["--gamma", "0.1", "--oracle", "oue", "--k", "50"],
+     lambda: __import__("ldpcompress").accounting.events.SampledOracleShuffledRound(
+         10_000, __import__("ldpcompress").OUE(50, 2.0), gamma=0.1)),
+])
+def test_compose_takes_participation_sampling(extra, event, tmp_path, capsys):
+    """Issue 22: compose takes --gamma / --sample (--relation) for every kind of round, the
+    same value as the API, and the sampled rounds go into a saved ledger."""
+    path = tmp_path / "ledger.json"
+    doc = _run(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "4", "--delta", "1e-6",
+                "--ledger", str(path)] + extra, capsys)
+    api = Accountant().compose(event(), times=4).epsilon(1e-6)
+    assert doc["results"]["eps"] == api.value
+    assert Accountant.load(path).events == [(event(), 4)]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--relation", "add_remove"], "--relation needs --gamma or --sample"),
+    (["--gamma", "0.1", "--sample", "10"], "not both"),
+    (["--gamma", "1.5"], "--gamma must be in"),
+    (["--sample", "1e4", "--relation", "add_remove"], "--sample must be"),
+])
+def test_compose_sampling_options_are_checked(argv, words, capsys):
+    code = main(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "3", "--delta", "1e-6"]
+                + argv)
+    assert code == 2 and words in capsys.readouterr().err

@@ -705,6 +705,11 @@ class SampledOracleShuffledRound(_SampledRound):
         st = self._structure
         return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
 
+    @property
+    def eps0(self) -> float:
+        """The randomizer's realised replacement eps0 (as OracleShuffledRound.eps0)."""
+        return self._eps0
+
     def _uppers(self):
         if self._structure is None:
             return PA.upper_profiles(self.n, self.sampling, eps0=self._eps0)

@@ -12,6 +12,7 @@ from ..accounting import events as E
 from ..accounting import noise as N
 from ..accounting import pld as P
 from ..accounting import state as S
+from ..accounting.participation import participation
 from ..core import validate as V
 from ..core.limits import check_bytes
 from ..randomizers.catalog import make_oracle, oracle_names
@@ -24,24 +25,60 @@ NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
 MAX_ORDER = 1e6  # Renyi orders accepted by ``noise``
 
 
+def _sampling(args, n: int) -> dict:
+    """--gamma / --sample / --relation as the sampled events take them ({} without sampling),
+    each checked under its option's name."""
+    if args.gamma is not None and args.sample is not None:
+        raise ValueError("give --gamma (each user reports with that probability) or --sample "
+                         "(a fixed number of users report), not both")
+    kw: dict = {}
+    if args.gamma is not None:
+        kw["gamma"] = participation(args.gamma, "--gamma")
+    if args.sample is not None:
+        top = n - (args.relation == "add_remove")
+        if top < 1:
+            raise ValueError("--sample under --relation add_remove needs --n >= 2")
+        kw["sample"] = count(args.sample, "--sample", 1, top)
+    if args.relation is not None:
+        if not kw:
+            raise ValueError("--relation needs --gamma or --sample: without participation "
+                             "sampling every shuffled round is accounted for substitution")
+        kw["relation"] = args.relation
+    return kw
+
+
 def _round_event(args):
     """The event of one round named by the options, with its description and params: a
-    shuffled round of any eps0-LDP randomizer, of k-RR (--k), or of an oracle (--oracle, --k).
+    shuffled round of any eps0-LDP randomizer, of k-RR (--k), or of an oracle (--oracle, --k),
+    every user reporting or, with --gamma / --sample, only some of them (docs/theory.md §2.7).
     A new kind of round is one more branch here (and its options in register())."""
     n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
     eps0 = V.local_eps0(args.eps0, "--eps0")
     k = count(args.k, "--k", 2, V.MAX_K)
-    params = dict(n=n, eps0=eps0, k=k, oracle=args.oracle)
+    sampling = _sampling(args, n)
+    params = dict(n=n, eps0=eps0, k=k, oracle=args.oracle, **sampling)
+    who = ""
+    if "gamma" in sampling:
+        who = f"; each user reports w.p. {sampling['gamma']:g}"
+    elif "sample" in sampling:
+        who = f"; {sampling['sample']} of the {n} users report"
+    if sampling:
+        who += f" ({sampling.get('relation', 'substitution').replace('_', '/')})"
     if args.oracle is not None:
         if k is None:
             raise ValueError(f"--oracle {args.oracle} needs --k (the number of items)")
         oracle = make_oracle(args.oracle, k, eps0)
-        event = E.OracleShuffledRound(n, oracle)
+        event = (E.SampledOracleShuffledRound(n, oracle, **sampling) if sampling
+                 else E.OracleShuffledRound(n, oracle))
         return event, f"{args.oracle}(k={k}, eps={eps0:g}) reports (realised eps0 " \
-                      f"{event.eps0:.6g})", params
+                      f"{event.eps0:.6g}){who}", params
     if k is None:
-        return E.ShuffledRound(n, eps0), f"eps0-LDP reports, eps0={eps0:g}", params
-    return E.KRRShuffledRound(n, eps0, k), f"{k}-RR reports, eps0={eps0:g}", params
+        event = (E.SampledShuffledRound(n, eps0, **sampling) if sampling
+                 else E.ShuffledRound(n, eps0))
+        return event, f"eps0-LDP reports, eps0={eps0:g}{who}", params
+    event = (E.SampledKRRShuffledRound(n, eps0, k, **sampling) if sampling
+             else E.KRRShuffledRound(n, eps0, k))
+    return event, f"{k}-RR reports, eps0={eps0:g}{who}", params
 
 
 def _ledger(path, h):
@@ -75,9 +112,10 @@ def _cmd_compose(args) -> None:
     if given and len(given) < 3:
         missing = sorted({"n", "eps0", "rounds"} - set(given))
         raise ValueError(f"a round needs --n, --eps0 and --rounds (missing --{', --'.join(missing)})")
-    if not given and (args.k is not None or args.oracle is not None):
-        raise ValueError("--k and --oracle describe the rounds to add: give --n, --eps0 and "
-                         "--rounds too")
+    if not given and any(v is not None for v in (args.k, args.oracle, args.gamma, args.sample,
+                                                  args.relation)):
+        raise ValueError("--k, --oracle, --gamma, --sample and --relation describe the rounds "
+                         "to add: give --n, --eps0 and --rounds too")
     if not given and path is None:
         raise ValueError("give the rounds (--n, --eps0, --rounds) or a saved --ledger to report")
     event, what, params = None, "", {}
@@ -208,6 +246,16 @@ def register(sub) -> None:
     c.add_argument("--oracle", choices=oracle_names(), default=None,
                    help="rounds of this frequency oracle on --k items, accounted at its own "
                         "level (its blanket bound beside the generic one)")
+    c.add_argument("--gamma", type=number, default=None,
+                   help="participation sampling: each user reports in a round with this "
+                        "probability, in (0, 1] (docs/theory.md §2.7)")
+    c.add_argument("--sample", type=number, default=None,
+                   help="participation sampling: a uniform sample of this many of the n users "
+                        "reports in each round")
+    c.add_argument("--relation", choices=("substitution", "add_remove"), default=None,
+                   help="neighbouring datasets with --gamma/--sample: user 1's value changes "
+                        "(substitution, the default) or user 1 is present or absent "
+                        "(add_remove)")
     c.add_argument("--ledger", default=None, metavar="FILE",
                    help="a saved ledger: the rounds are appended to it (it is created if absent) "
                         "and the whole ledger is reported")
