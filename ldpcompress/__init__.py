@@ -48,7 +48,7 @@ from .accounting import (  # noqa: E402
     max_eps0,
     min_n,
 )
-from .compression import compress  # noqa: E402
+from .compression import CompressedRandomizer, compress  # noqa: E402
 from .core.entropy import simulation_entropy  # noqa: E402
 from .core.items import ItemDomain  # noqa: E402
 from .estimation.postprocess import clip_nonnegative, norm_sub, project_simplex  # noqa: E402
@@ -69,5 +69,5 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "KRRShuffledRound", "OracleShuffledRound", "Gaussian", "Laplace", "PureDP",
            "ApproxDP", "PairOfPmfs", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "PrivUnit2", "compress",
-           "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
+           "CompressedRandomizer", "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
 __version__ = "0.2.0"

@@ -1,0 +1,110 @@
+"""Users' inputs for ``simulate`` and ``encode``, whatever the randomizer: what it takes is
+learnt from its contract alone (``check_items``), never from its name.
+
+- Items in [0, k) (frequency oracles): ``check_items`` accepts the integer 0; k is the smallest
+  integer it refuses (found by doubling, then bisection). ``simulate`` draws Zipf(1.1) items
+  and stores their histogram as ``true_counts.npy``; ``encode`` reads one item per line.
+- Vectors of norm <= 1 in dimension d (mean estimation): ``check_items`` accepts the zero
+  vector of the summary's length d. ``simulate`` draws x_i = v_i / max(1, |v_i|) with
+  v_i = u + g_i / sqrt(d), u = (1, ..., 1) / sqrt(d) a fixed unit direction and g_i standard
+  Gaussian noise (so the inputs spread around u, most of norm 1), and stores their mean as
+  ``true_mean.npy``; ``encode`` reads one vector (d numbers) per line.
+
+Simulated data come from numpy's generator seeded by ``--seed``: they stand for users' data,
+they are not privacy coins (the reports' coins come from the OS CSPRNG).
+"""
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import validate as V
+from ..randomizers.contract import LocalRandomizer
+
+__all__ = ["ZIPF_EXPONENT", "Inputs", "inputs_of", "simulated"]
+
+ZIPF_EXPONENT = 1.1
+_MAX_ITEM_PROBE = 1 << 62
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a randomizer takes: ``kind`` "items" (``size`` = k) or "vectors" (``size`` = d)."""
+
+    kind: str
+    size: int
+
+    @property
+    def truth_file(self) -> str:
+        return "true_counts.npy" if self.kind == "items" else "true_mean.npy"
+
+
+def _accepts(randomizer: LocalRandomizer, xs) -> bool:
+    try:
+        randomizer.check_items(xs)
+        return True
+    except (ValueError, TypeError, OverflowError):
+        return False
+
+
+def inputs_of(randomizer: LocalRandomizer) -> Inputs:
+    """Items or vectors, and their domain size or dimension (module docstring)."""
+    if _accepts(randomizer, np.zeros(1, np.int64)):
+        low, high = 0, 1
+        while _accepts(randomizer, np.array([high], np.int64)):
+            low, high = high, 2 * high
+            if high > _MAX_ITEM_PROBE:
+                raise ValueError(f"{randomizer.describe()} accepts every integer item: no "
+                                 "finite domain to draw or read items from")
+        while high - low > 1:  # low accepted, high refused
+            mid = (low + high) // 2
+            low, high = (mid, high) if _accepts(randomizer, np.array([mid], np.int64)) \
+                else (low, mid)
+        return Inputs("items", high)
+    shape = tuple(randomizer.summary_spec().shape)
+    if len(shape) == 1 and _accepts(randomizer, np.zeros((1, shape[0]))):
+        return Inputs("vectors", shape[0])
+    raise ValueError(f"{randomizer.describe()} takes neither integer items nor vectors of its "
+                     f"summary's dimension: simulate and encode cannot make its inputs")
+
+
+def simulated(inputs: Inputs, n: int, seed: int, chunk: int):
+    """(chunks of n simulated inputs, a function giving the truth file's bytes once every chunk
+    was drawn): Zipf items and their counts, or vectors and their mean (module docstring)."""
+    n = V.integer_at_least(n, "n", 1)
+    if inputs.kind == "items":
+        from ..estimation import demo
+        truth = np.zeros(inputs.size, np.int64)
+        source = demo.zipf_chunks(n, inputs.size, ZIPF_EXPONENT, seed, chunk=chunk)
+    else:
+        truth = np.zeros(inputs.size, np.float64)
+        source = _vectors(n, inputs.size, seed, chunk)
+
+    def chunks():
+        for xs in source:
+            truth[:] += np.bincount(xs, minlength=inputs.size) if inputs.kind == "items" \
+                else xs.sum(axis=0)
+            yield xs
+
+    def truth_bytes() -> bytes:
+        buf = io.BytesIO()
+        np.save(buf, truth if inputs.kind == "items" else truth / n)
+        return buf.getvalue()
+
+    return chunks(), truth_bytes
+
+
+VECTOR_CHUNK_BYTES = 32 << 20  # simulated vectors drawn at a time
+
+
+def _vectors(n: int, d: int, seed: int, chunk: int):
+    rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
+    u = np.full(d, 1.0 / math.sqrt(d))
+    chunk = max(1, min(chunk, VECTOR_CHUNK_BYTES // (8 * d)))
+    for lo in range(0, n, chunk):
+        v = u + rng.standard_normal((min(chunk, n - lo), d)) / math.sqrt(d)
+        norms = np.linalg.norm(v, axis=1, keepdims=True)
+        yield v / np.maximum(1.0, norms)
