@@ -50,3 +50,10 @@ SHIPPED = [
     ("onebit-sphere", lambda: OneBitSphere(6, 2.0), vector_inputs(6)),
 ]
 EXAMPLES = [("yes-no (docs/examples)", lambda: load_example()(1.0), frequency_inputs(2))]
+
+
+def compressed_cases(cases):
+    """The compressed wrapper (17-byte seed reports) of every case that compresses."""
+    from ldpcompress.compression import CompressedRandomizer
+    return [(f"compressed {name}", (lambda make=make: CompressedRandomizer(make())), inputs)
+            for name, make, inputs in cases if make().compression_refusal() is None]

@@ -15,6 +15,7 @@ import math
 import os
 import time
 
+from ..core import limits
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
 from .util import JSON_HELP, count, emit_json, fmt, number, positive, print_table
@@ -134,6 +135,12 @@ def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
             randomizer = CompressedRandomizer(randomizer)
         except ValueError as err:
             raise ValueError(f"--compressed: {err}") from None
+        trials = math.exp(min(randomizer.inner.deletion_eps, 700.0))
+        if trials > limits.MAX_EXPECTED_TRIALS:  # FT21 Alg. 1: e^eps_d trials per report
+            raise ValueError(f"--compressed: {randomizer.inner.describe()} needs e^eps_d = "
+                             f"{trials:.4g} expected trials per report (deletion eps_d = "
+                             f"{randomizer.inner.deletion_eps:.4g}), above the limit of "
+                             f"{limits.MAX_EXPECTED_TRIALS:.4g}: use a smaller --eps")
     return randomizer
 
 

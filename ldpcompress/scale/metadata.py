@@ -36,8 +36,11 @@ RANDOMIZER_KEY = "randomizer"
 
 
 def spec_text(randomizer: LocalRandomizer) -> str:
-    """The randomizer's spec as canonical JSON (sorted keys): equal for equal randomizers."""
-    return json.dumps(registry.spec(randomizer), sort_keys=True, allow_nan=False)
+    """The randomizer's spec (``{"randomizer": name, "params": ...}``, as ``registry.spec``
+    gives it) as canonical JSON (sorted keys): equal for equal randomizers. No registry is
+    consulted: a Dask worker may hold a user's class without having registered it."""
+    spec = {"randomizer": randomizer.name, "params": dict(randomizer.params())}
+    return json.dumps(spec, sort_keys=True, allow_nan=False)
 
 
 def summary_bytes(randomizer: LocalRandomizer) -> int:
@@ -67,6 +70,13 @@ def randomizer_from_spec(obj: object, source: str, key: str = RANDOMIZER_KEY,
     ``source``; its summaries must fit in memory. Every error names the source and the key."""
     where = f"{source}: key {key!r}"
     randomizer = registry.check_spec(obj, where)
+    try:
+        given = json.dumps(obj, sort_keys=True, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        given = None
+    if given != spec_text(randomizer):  # a writer records exactly the rebuilt randomizer's
+        raise ValueError(f"{where}: {given or obj!r} is not what a writer records for the "
+                         f"randomizer it builds, {spec_text(randomizer)} (an edited file?)")
     check_summary_memory(randomizer, where, max_bytes)
     return randomizer
 

@@ -103,10 +103,15 @@ class ReportSetWriter:
             check_empty(self.out, overwrite, self.names + self.files, ignore={LOCK})
             self.set_id = os.urandom(16).hex()  # names the set; not privacy randomness
             # the spec must rebuild this very randomizer (what a reader will do)
-            if randomizer_from_spec(json.loads(json.dumps(self.spec, allow_nan=False)),
-                                    f"report set {self.out}") != randomizer:
+            try:
+                again = randomizer_from_spec(json.loads(json.dumps(self.spec, allow_nan=False)),
+                                             f"report set {self.out}")
+            except ValueError as err:
+                raise ValueError(f"{randomizer.describe()}: its params() do not rebuild it, so "
+                                 f"no reader could: {err}") from None
+            if again != randomizer:
                 raise ValueError(f"{randomizer.describe()}: its params() do not rebuild it "
-                                 "(registry.build(name, params) gives another randomizer)")
+                                 f"(registry.build(name, params) gives {again.describe()})")
             self.entries: list[dict] = []
             self.extra: list[dict] = []
             self._manifest(complete=False)
