@@ -299,7 +299,7 @@ from dask.distributed import Client, LocalCluster
 from ldpcompress.scale import distributed as D
 if __name__ == "__main__":
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+                           dashboard_address=":0")
     with Client(cluster) as client:
         extra = dict(n=D.aggregate({out!r}, client=client)["n"])
         extra["workers"] = max(client.run(peak_kib).values())  # the largest worker's peak

@@ -226,7 +226,7 @@ def test_aggregate_on_dask_same_with_progress(report_sets, capsys):
     quiet_dir, _ = report_sets
     reference = D.aggregate([quiet_dir], scheduler="memory")
     with dist.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                           dashboard_address=None) as cluster, dist.Client(cluster) as client:
+                           dashboard_address=":0") as cluster, dist.Client(cluster) as client:
         capsys.readouterr()
         res = D.aggregate([quiet_dir], client=client, progress=True)
         out, err = capsys.readouterr()

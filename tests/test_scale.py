@@ -542,7 +542,7 @@ def test_dask_retries_worker_deaths_then_names_the_shard(small_set, tmp_path):
     tokens.mkdir()
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             client.register_plugin(_killer_plugin(str(tokens), "ldpcompress-shard-1-"))
             for i in range(2):
                 (tokens / f"t{i}").touch()
@@ -577,7 +577,7 @@ def test_dask_over_tls(small_set, tmp_path, capsys):
              for kind, v in (("cert", cert), ("key", key))}
     sec = Security(tls_ca_file=cert, require_encryption=True, **roles)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tls://",
-                      security=sec, dashboard_address=None) as cluster:
+                      security=sec, dashboard_address=":0") as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tls://")
         res = D.aggregate([out], scheduler=address, security=sec)

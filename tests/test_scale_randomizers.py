@@ -14,6 +14,7 @@ from shipped import EXAMPLE, EXAMPLES, SHIPPED, compressed_cases
 pytest.importorskip("pyarrow")
 pytest.importorskip("dask.distributed")
 
+import ldpcompress as L  # noqa: E402
 from ldpcompress.cli import main  # noqa: E402
 from ldpcompress.randomizers import registry  # noqa: E402
 from ldpcompress.scale import distributed as D  # noqa: E402
@@ -223,3 +224,22 @@ def test_auto_moves_the_rest_to_a_cluster_when_the_rule_says_so(tmp_path, monkey
     res = D.aggregate([tmp_path / "set"])
     assert started == [(4, 1)] and res["method"] == "memory+dask" and real is not in_process
     np.testing.assert_array_equal(res["summary"], r.summarize(reports))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: L.RAPPOR(5, 1.0), lambda: L.OUE(8, 2.0), lambda: L.SubsetSelection(12, 4.0),
+    lambda: L.KRR(2, 1.0), lambda: L.VectorPIRappor(3, 1.0, 3)],
+    ids=["rappor k=5", "oue k=8", "subset d=1", "krr k=2", "vector t=1"])
+def test_width_one_columns_round_trip(make, tmp_path):
+    """Found by the CLI campaign: RAPPOR/OUE with k <= 8 and subset selection with d = 1
+    returned (n, 1) arrays for a width-1 column (the contract stores it 1-D), so their sets
+    could not be written."""
+    from ldpcompress.scale import report_files as RF
+    r = make()
+    assert all(c.width == 1 for c in r.report_columns()[:1])
+    rep = r.randomize_many(np.arange(40) % 2)
+    cols = r.to_columns(rep)
+    assert all(cols[c.name].ndim == (1 if c.width == 1 else 2) for c in r.report_columns())
+    RF.write_reports(tmp_path / "set", r, rep, shards=2)
+    res = D.aggregate([tmp_path / "set"], scheduler="memory")
+    np.testing.assert_array_equal(res["summary"], r.summarize(rep))

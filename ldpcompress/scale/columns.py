@@ -75,9 +75,11 @@ def to_table(randomizer: LocalRandomizer, columns: Mapping[str, np.ndarray], sch
     for c in randomizer.report_columns():
         arr = np.asarray(columns[c.name])
         if c.width > 1:
-            raw = np.ascontiguousarray(arr, dtype=_dtype(c)).reshape(arr.shape[0], -1)
+            size = c.width * np.dtype(c.dtype).itemsize
+            raw = np.ascontiguousarray(arr, dtype=_dtype(c)).view(np.uint8).reshape(
+                arr.shape[0], size)
             arrays.append(pa.FixedSizeBinaryArray.from_buffers(
-                arrow_type(c), arr.shape[0], [None, pa.py_buffer(raw.view(np.uint8))]))
+                arrow_type(c), arr.shape[0], [None, pa.py_buffer(raw)]))
         else:
             arrays.append(pa.array(np.ascontiguousarray(arr, dtype=np.dtype(c.dtype))))
     return pa.Table.from_arrays(arrays, schema=schema)

@@ -226,7 +226,7 @@ def _new_cluster(randomizer, shards, scheduler, n_workers, security, retries, ba
     cluster = None
     if scheduler == "local":
         cluster = dist.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=None)
+                                    dashboard_address=":0")
     try:
         with dist.Client(cluster if cluster is not None else scheduler,
                          security=security) as own:

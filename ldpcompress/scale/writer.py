@@ -31,7 +31,7 @@ from ..core.limits import format_bytes
 from ..core.optional import require
 from ..core.progress import bar
 from ..randomizers import registry
-from ..randomizers.contract import LocalRandomizer
+from ..randomizers.contract import LocalRandomizer, check_columns
 from ..randomizers.estimator import check_flag
 from . import columns as C
 from .manifest import KIND, MANIFEST, MAX_SHARDS, plain_name, write_json_atomic
@@ -137,8 +137,12 @@ class ReportSetWriter:
 
     def write_shard(self, batches: Iterable) -> Path:
         """The next shard: every batch of reports (validated by the randomizer's
-        ``to_columns``) is written in row groups."""
-        return self._write_shard(self.randomizer.to_columns(b) for b in batches)
+        ``to_columns``, whose arrays must match its ``report_columns()``) is written in row
+        groups."""
+        source = f"{self.randomizer.describe()}.to_columns"
+        return self._write_shard(check_columns(self.randomizer.to_columns(b),
+                                               self.randomizer.report_columns(), source)
+                                 for b in batches)
 
     def _write_shard(self, column_batches: Iterable[Mapping[str, np.ndarray]]) -> Path:
         """The next shard from batches of validated columns (``to_columns``' output)."""
@@ -237,7 +241,8 @@ def write_reports(out_dir: str | os.PathLike, randomizer: LocalRandomizer, repor
     if not isinstance(randomizer, LocalRandomizer):
         raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
                         f"{type(randomizer).__name__}")
-    cols = randomizer.to_columns(reports)  # validated once
+    cols = check_columns(randomizer.to_columns(reports), randomizer.report_columns(),
+                         f"{randomizer.describe()}.to_columns")  # validated once
     shards = V.integer_at_least(shards, "shards", 1, MAX_SHARDS)
     n = int(np.shape(cols[randomizer.report_columns()[0].name])[0])
 
