@@ -40,8 +40,11 @@ from .accounting import (  # noqa: E402
     Laplace,
     OracleShuffledRound,
     PairOfPmfs,
+    PoissonSampledGaussian,
+    PoissonSampledLaplace,
     PureDP,
     ShuffledRound,
+    ShuffledSGDPass,
     clone_pair_delta,
     delta,
     epsilon,
@@ -57,8 +60,11 @@ from .randomizers import (  # noqa: E402
     OLH,
     OUE,
     RAPPOR,
+    FieldReports,
     HadamardResponse,
+    LocalRandomizer,
     PIRappor,
+    Privacy,
     PrivUnit2,
     SubsetSelection,
     VectorPIRappor,
@@ -67,7 +73,9 @@ from .randomizers import (  # noqa: E402
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
            "Bound", "Accountant", "ShuffledRound",
            "KRRShuffledRound", "OracleShuffledRound", "Gaussian", "Laplace", "PureDP",
-           "ApproxDP", "PairOfPmfs", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
-           "HadamardResponse", "PIRappor", "VectorPIRappor", "PrivUnit2", "compress",
-           "CompressedRandomizer", "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
-__version__ = "0.2.0"
+           "ApproxDP", "PairOfPmfs", "PoissonSampledGaussian", "PoissonSampledLaplace",
+           "ShuffledSGDPass", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
+           "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
+           "LocalRandomizer", "Privacy", "compress", "CompressedRandomizer",
+           "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
+__version__ = "0.3.0"

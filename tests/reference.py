@@ -158,3 +158,14 @@ def mp_krr_attack_delta(n, k, eps0, eps, dps=60):
         h1 = sum(max(0, p0.get(o, 0) - e * p1.get(o, 0)) for o in keys)
         h2 = sum(max(0, p1.get(o, 0) - e * p0.get(o, 0)) for o in keys)
         return max(h1, h2)
+
+
+def json_paths(doc, prefix=()):
+    """Every path (tuple of keys and indices) inside a JSON document, the root first."""
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from json_paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from json_paths(v, prefix + (i,))

@@ -98,8 +98,9 @@ def test_dp_accounting_events():
     theirs = dp.pld.PLDAccountant().compose(event).get_epsilon(1e-6)
     ours = acct.epsilon(1e-6)
     assert ours.lower <= theirs * 1.001 and theirs <= ours.value * 1.01
-    with pytest.raises(ValueError, match="PoissonSampledDpEvent is not supported"):
-        Accountant().compose_dp_event(dp.PoissonSampledDpEvent(0.1, dp.GaussianDpEvent(1.0)))
+    with pytest.raises(ValueError, match="SampledWithReplacementDpEvent is not supported"):
+        Accountant().compose_dp_event(
+            dp.SampledWithReplacementDpEvent(100, 10, dp.GaussianDpEvent(1.0)))
 
 
 def test_a_ledger_cannot_state_an_oracle_law():

@@ -144,6 +144,15 @@ def test_registry_refuses_clashes_and_unknown_names():
         registry.build("krr", {"k": 10, "eps": 1.0, "colour": 3}, "where")
 
 
+def test_the_guide_shows_the_example_file_verbatim():
+    import re
+    from pathlib import Path
+    from shipped import EXAMPLE
+    guide = (Path(EXAMPLE).parent.parent / "guide.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", guide, re.S)
+    assert any(b.strip() == Path(EXAMPLE).read_text().strip() for b in blocks)
+
+
 # -- report sets: every case on disk, aggregated in memory and on Dask -------------------------
 @pytest.fixture(scope="module")
 def client():

@@ -24,6 +24,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from reference import json_paths  # noqa: E402
 from test_scale import counts_of, reseal  # noqa: E402
 
 from ldpcompress.randomizers.pirappor import FieldReports, PIRappor  # noqa: E402
@@ -145,17 +146,6 @@ INTERESTING = st.sampled_from([None, 0, -1, 1, 2, 2 ** 31 - 1, 2 ** 31 - 2, 2 **
                                "../x.parquet", "reports-00000.parquet", "/etc/passwd"])
 
 
-def _paths(doc, prefix=()):
-    """Every (path of keys/indices) inside a JSON document."""
-    yield prefix
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from _paths(v, prefix + (i,))
-
-
 def _mutate(doc, path, op, value):
     """Delete or replace the element at path (the root itself is replaced)."""
     if not path:
@@ -177,7 +167,7 @@ def test_hostile_manifest_fields(base, pick, op, value):
     with Copy(base[0]) as c:
         path = c.set / RF.MANIFEST
         doc = json.loads(path.read_text())
-        paths = list(_paths(doc))
+        paths = list(json_paths(doc))
         where = paths[pick % len(paths)]
         doc = _mutate(doc, where, op, value)
         path.write_text(json.dumps(doc))
@@ -194,7 +184,7 @@ def test_hostile_shard_metadata(base, shard, pick, op, value):
         path = c.shards[shard]
         table = pq.read_table(path)
         doc = json.loads(table.schema.metadata[RF.META_KEY])
-        paths = list(_paths(doc))
+        paths = list(json_paths(doc))
         doc = _mutate(doc, paths[pick % len(paths)], op, value)
         pq.write_table(table.replace_schema_metadata({RF.META_KEY: json.dumps(doc).encode()}),
                        path)

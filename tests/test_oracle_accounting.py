@@ -58,7 +58,9 @@ def test_krr_oracle_keeps_its_own_bounds():
     o = KRROracle(100, 4.0)
     res = L.epsilon(10 ** 4, delta=1e-6, oracle=o)
     same = L.epsilon(10 ** 4, BL.structure(o).eps0, 1e-6, k=100)
-    assert res.value == same.value and res.method == "krr_blanket" and res.lower == same.lower
+    assert res.value == same.value and res.method == "krr_blanket"
+    # the oracle's attack uses its realised eps0 rounded down (a lower bound), not up
+    assert same.lower * (1 - 1e-9) <= res.lower <= same.lower
 
 
 def test_oracle_arguments_are_checked():

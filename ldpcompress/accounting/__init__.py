@@ -2,7 +2,7 @@
 (``amplification``: generic, k-RR and privacy-blanket bounds with exact lower bounds; the
 bounds' profiles in ``profiles`` and ``blanket``), inverse queries (``inverse``), composition
 over many rounds (``accountant`` over ``pld``, ``rdp`` and ``kov``; its saved state in
-``state``), noise addition (``noise``) and export to dp_accounting (``interop``).
+``state``), noise addition (``noise``) and dp_accounting both ways (``interop``).
 docs/theory.md §2-§4."""
 from .accountant import Accountant, AccountingResult
 from .events import (
@@ -12,12 +12,16 @@ from .events import (
     Laplace,
     OracleShuffledRound,
     PairOfPmfs,
+    PoissonSampledGaussian,
+    PoissonSampledLaplace,
     PureDP,
     ShuffledRound,
+    ShuffledSGDPass,
 )
 from .amplification import AmplificationResult, Bound, clone_pair_delta, delta, epsilon
 from .inverse import max_eps0, min_n
 
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
            "Bound", "Accountant", "AccountingResult", "ShuffledRound", "KRRShuffledRound",
-           "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs"]
+           "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
+           "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass"]

@@ -8,7 +8,9 @@
 Every method that applies (PLD: every event has one; RDP: every event has a curve; KOV:
 identical (eps, delta) events) gives a sound upper bound, so ``method="auto"`` evaluates them
 all and reports the smallest, naming it; ``others`` holds every method's value. ``method=``
-forces one and raises when it cannot take an event.
+forces one and raises when it cannot take an event. Gaussians compose to one Gaussian
+(docs/theory.md §3.5): every method composes them as one, and a ledger of Gaussians alone is
+answered in closed form (method "exact", the true value rounded up, ``lower`` its lower end).
 
 PLD grid step: unless the user fixes h, it is chosen from the composition so that the
 certified gap (upper - lower) is at most ``gap`` (1%) of eps. Few rounds use a round-up and a
@@ -26,11 +28,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import validate as V
+from . import gaussian as G
+from . import interop as I
 from . import pld as P
 from . import rdp as R
 from . import state as S
-from .events import EVENTS, Event
+from .events import EVENTS, Event, Gaussian
 from .kov import kov_delta, kov_epsilon
+from .rounding import round_up
 
 __all__ = ["AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "MAX_ROUNDS", "Accountant",
            "rdp_delta"]
@@ -63,7 +68,7 @@ class AccountingResult:
         return float(self.value)
 
 
-METHODS = ("auto", "pld", "rdp", "kov")
+METHODS = ("auto", "pld", "rdp", "kov", "exact")
 DUAL_MAX_ROUNDS = 40  # up to this many rounds, round-up/round-down grids (gap <= T h) win
 H_MIN, H_MAX = 1e-7, 0.5
 
@@ -83,6 +88,7 @@ class Accountant:
         self.orders = R.check_orders(orders)
         self.gap = V.positive_finite(gap, "gap")
         self.events: list[tuple[Event, int]] = []
+        self._rounds = 0  # running total of the events' times: compose() is O(1), not O(events)
         self._composed: dict = {}  # composed PLDs by (h, rounding) until the next compose()
 
     def compose(self, event: Event, times: int = 1) -> "Accountant":
@@ -95,20 +101,47 @@ class Accountant:
                              f"grids' and KOV's arithmetic is checked up to there), "
                              f"{self.rounds} recorded, {times} more asked")
         self.events.append((event, times))
+        self._rounds += times
         self._composed.clear()
         return self
 
     @property
     def rounds(self) -> int:
-        return sum(t for _, t in self.events)
+        """Rounds composed in all (the sum of every event's times)."""
+        return self._rounds
 
     # -- state and interop ---------------------------------------------------------------------
     def compose_dp_event(self, dp_event) -> "Accountant":
-        """Compose a dp_accounting DpEvent (Gaussian, Laplace, their compositions; the extra
-        [dp-accounting]): see state.events_from_dp_event."""
-        for event, times in S.events_from_dp_event(dp_event, EVENTS):
+        """Compose a dp_accounting DpEvent tree (Gaussian, Laplace, their Poisson-sampled
+        forms, Self/ComposedDpEvent at any depth; the extra [dp-accounting]); anything else is
+        refused naming it (see interop.events_from_dp_event)."""
+        pairs = I.events_from_dp_event(dp_event, EVENTS)
+        total = sum(t for _, t in pairs)
+        if self.rounds + total > MAX_ROUNDS:
+            raise ValueError(f"the DpEvent composes {total} mechanisms; at most {MAX_ROUNDS:.0e} "
+                             f"rounds in all are supported ({self.rounds} recorded)")
+        for event, times in pairs:
             self.compose(event, times)
         return self
+
+    def to_dp_event(self):
+        """The ledger as a dp_accounting DpEvent tree (every event must have one: Gaussian,
+        Laplace and their Poisson-sampled forms); otherwise export :meth:`pld`."""
+        return I.to_dp_event(self.events)
+
+    def pld(self, h: float = 1e-4) -> P.PLD:
+        """The composed PLD of the ledger on a round-up grid of step h (every event's
+        pessimistic grid; Gaussians as one): its delta and eps are upper bounds."""
+        h = P.check_grid(h)
+        pld = self._compose_pld(h, "up")
+        if pld is None:
+            raise ValueError("an event of the ledger has no round-up PLD")
+        return pld
+
+    def to_dp_accounting(self, h: float = 1e-4):
+        """The ledger's :meth:`pld` as a dp_accounting PrivacyLossDistribution (pessimistic),
+        to check it or continue composing there."""
+        return I.to_dp_accounting(self.pld(h))
 
     def to_json(self) -> str:
         """The recorded events and the settings as JSON (accounting/state.py)."""
@@ -136,9 +169,18 @@ class Accountant:
             self._composed[key] = self._compose_pld(h, rounding)
         return self._composed[key]
 
+    def _merged(self) -> list[tuple[Event, int]]:
+        """The events with every Gaussian folded into one Gaussian of mu = sqrt(sum t mu_i^2)
+        (rounded up): the same mechanism (docs/theory.md §3.5), one grid instead of many."""
+        gauss = [(e.gaussian_mu(), t) for e, t in self.events if e.gaussian_mu() is not None]
+        if len(gauss) + sum(t for _, t in gauss) <= 2:  # at most one, once: nothing to fold
+            return list(self.events)
+        rest = [(e, t) for e, t in self.events if e.gaussian_mu() is None]
+        return [(Gaussian(1.0, G.compose_mu(gauss)), 1)] + rest
+
     def _compose_pld(self, h: float, rounding: str) -> P.PLD | None:
         total = None
-        for event, times in self.events:
+        for event, times in self._merged():
             one = _event_pld(event, h, rounding)
             if one is None:
                 return None
@@ -146,12 +188,16 @@ class Accountant:
             total = one if total is None else total.compose(one, self.max_size)
         return total
 
+    def _grid_rounds(self) -> int:
+        """Grids composed by the PLD (Gaussians folded into one count once)."""
+        return sum(t for _, t in self._merged())
+
     def _scheme(self) -> str:
-        return "dual" if self.rounds <= DUAL_MAX_ROUNDS else "mean"
+        return "dual" if self._grid_rounds() <= DUAL_MAX_ROUNDS else "mean"
 
     def _gap_per_h(self, delta: float) -> float:
         """Predicted gap (upper - lower) in eps per unit of h for the scheme in use."""
-        t = self.rounds
+        t = self._grid_rounds()
         if self._scheme() == "dual":
             return float(t)
         return 2.0 * math.sqrt(t * math.log(100.0 / delta) / 2.0) + 1.0
@@ -221,12 +267,13 @@ class Accountant:
         """The composed RDP curve (sum over events) at the given orders (default: the grid)."""
         orders = self.orders if orders is None else orders
         curve = np.zeros(orders.size)
-        for event, times in self.events:
+        for event, times in self._merged():
             r = _event_rdp(event, tuple(orders.tolist()))
             if r is None:
                 raise ValueError(f"{type(event).__name__} has no RDP curve; use method='pld'")
             curve = curve + times * r
-        return curve
+        # a sum of E non-negative rounded terms is within E ulps (relative) of the exact one
+        return curve * (1.0 + (len(self.events) + 2) * 2.0 ** -52)
 
     def _kov(self) -> tuple[float, float, int]:
         pairs = {event.approx_dp() for event, _ in self.events}
@@ -255,15 +302,42 @@ class Accountant:
         eps = V.nonnegative(eps, "eps")
         return self._query("delta", eps, self._check(method), compare)
 
+    def _exact_mu(self) -> float | None:
+        """mu of the ledger when it holds Gaussians only (closed form), else None."""
+        merged = self._merged()
+        if len(merged) == 1 and merged[0][1] == 1:
+            return merged[0][0].gaussian_mu()
+        return None
+
+    def _relations_note(self) -> list[str]:
+        kinds = sorted({e.relation for e, _ in self.events if e.relation is not None})
+        if len(kinds) < 2:
+            return []
+        return [f"events hold under different neighbouring relations ({', '.join(kinds)}): the "
+                "bound is for one individual whose data changes in each event as that event's "
+                "relation states"]
+
     def _query(self, query: str, arg: float, method: str, compare: bool) -> AccountingResult:
         start = time.perf_counter()
-        methods = ("rdp", "kov", "pld") if (method == "auto" or compare) else (method,)
+        mu = self._exact_mu()
+        if method == "exact" and mu is None:
+            raise ValueError("method 'exact' needs a ledger of Gaussian mechanisms only "
+                             "(they compose to one Gaussian); use method='auto'")
+        if method == "auto" and not compare:
+            methods = ("exact",) if mu is not None else ("rdp", "kov", "pld")
+        elif method == "auto" or compare:
+            methods = ("rdp", "kov", "pld") + (("exact",) if mu is not None else ())
+        else:
+            methods = (method,)
         values: dict = {}
-        notes: list[str] = []
-        lower, h = None, None
+        notes: list[str] = self._relations_note()
+        lower, h, exact_lower = None, None, None
         for m in methods:
             try:
-                if m == "pld":
+                if m == "exact":
+                    exact_lower, values[m] = (G.epsilon_bracket(mu, arg) if query == "epsilon"
+                                              else G.delta_bracket(mu, arg))
+                elif m == "pld":
                     up, lower, h, pld_notes = self._pld_by(query, arg, values)
                     notes += pld_notes
                     values[m] = up
@@ -282,6 +356,8 @@ class Accountant:
         else:
             best = method
         value = values[best]
+        if exact_lower is not None:
+            lower = exact_lower  # the truth's own bracket: [lower, value]
         if lower is not None and lower > value:
             lower = value  # a tighter method beat the PLD's own optimistic estimate
         others = {m: v for m, v in values.items() if m != best}
@@ -342,7 +418,15 @@ def _event_rdp(event: Event, orders: tuple) -> np.ndarray | None:
 
 def rdp_delta(orders: np.ndarray, rdp: np.ndarray, eps: float) -> float:
     """delta(eps) from an RDP curve: the inverse of CKS20, minimised over the orders:
-    log delta = (a-1)(rdp - eps + log(1 - 1/a)) - log a."""
+    log delta = (a-1)(rdp - eps + log(1 - 1/a)) - log a, rounded up (the float error of the
+    sum, a few ulps of its terms' magnitudes, is added before exp; never below 5e-324)."""
+    if eps == math.inf:
+        return 0.0  # finite Renyi divergences: no infinite privacy loss
     a = np.asarray(orders, dtype=float)
-    log_d = (a - 1) * (rdp - eps + np.log1p(-1.0 / a)) - np.log(a)
-    return float(min(1.0, math.exp(min(0.0, float(np.min(log_d))))))
+    rdp = np.asarray(rdp, dtype=float)
+    t = np.log1p(-1.0 / a)
+    log_d = (a - 1) * (rdp - eps + t) - np.log(a)
+    slack = 8.0 * 2.0 ** -52 * ((a - 1) * (np.abs(rdp) + abs(eps) + np.abs(t)) + np.log(a))
+    log_d = float(np.min(log_d + slack))
+    # a delta below the smallest double is reported as that double, not 0 (not pure DP)
+    return float(min(1.0, max(5e-324, round_up(math.exp(min(0.0, log_d))))))

@@ -32,6 +32,7 @@ from .profiles import (
     Profile,
     window_tol,
 )
+from .rounding import round_up
 from .solve import epsilon_for_delta, golden_min
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
@@ -203,7 +204,7 @@ def closed_form_epsilon(n, eps0, delta) -> Bound:
     e0 = math.exp(eps0)
     # (e^eps0 - 1)/(e^eps0 + 1) = tanh(eps0/2): no cancellation at tiny eps0
     inner = math.tanh(0.5 * eps0) * (8.0 * math.sqrt(e0 * log4d / n) + 8.0 * e0 / n)
-    value = min(eps0, math.log1p(inner) * (1.0 + 1e-15))
+    value = min(eps0, round_up(math.log1p(inner)))
     return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=time.perf_counter() - start)
 
 
@@ -224,7 +225,7 @@ def closed_form_delta(n, eps0, eps) -> Bound:
                      note="Thm 3.1 gives delta >= 1 at this eps")
     # 4 e^-L underflows to 0 for huge L: report the smallest positive double instead (a
     # delta of 0 would claim pure DP, which Thm 3.1 does not give)
-    return Bound("closed_form", CLOSED_FORM_LABEL, max(4.0 * math.exp(-big_l), 5e-324))
+    return Bound("closed_form", CLOSED_FORM_LABEL, max(round_up(4.0 * math.exp(-big_l)), 5e-324))
 
 
 def _krr_profiles(n, eps0, k, blocks):
@@ -296,7 +297,7 @@ def approx_delta(n, eps0, delta0, eps) -> Bound:
     delta0 = V.probability_closed_open(delta0, "delta0")
     eps = V.nonnegative(eps, "eps")
     prof = GeneralProfile(n, eps0)
-    value = min(1.0, prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps))
+    value = min(1.0, round_up(prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps)))
     if eps >= eps0:
         value = min(value, delta0)
     return Bound("approx", APPROX_LABEL, value)
@@ -392,8 +393,10 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     krr_k = st.krr_k
     if krr_k is not None:  # k-RR's own bounds (docs/theory.md §2.4) are this blanket, unblocked
         eps0 = V.local_eps0(st.eps0)  # the realised eps0 (client coins included), rounded up
+        # the attack (a lower bound) uses the realised eps0 rounded down
+        low = _lower_profile(n, V.local_eps0(max(st.eps0_lower, 5e-324)), krr_k)
         return _Query(n, eps0, tuple(_krr_profiles(n, eps0, krr_k, blocks)),
-                      _lower_profile(n, eps0, krr_k), "", True, dict(params, eps0=eps0))
+                      low, "", True, dict(params, eps0=eps0))
     blanket = BL.BlanketProfile(n, st)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
     uppers = [blanket]

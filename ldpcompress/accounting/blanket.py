@@ -40,6 +40,7 @@ from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, spl
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
+from .rounding import round_down
 
 __all__ = ["EPS_CAP", "BLOCK_FRAC", "J_FRAC", "N11_GROUPS", "structure", "require_structure", "realised_eps0",
            "OracleProfile",
@@ -153,7 +154,10 @@ class BlanketProfile(OracleProfile):
         else:
             self._pj, self._pjc = float(2 * s.p10), float(1 - 2 * s.p10)
             rest = s.p11 + s.p00
-            self._pi, self._pic = float(s.p11 / rest), float(s.p00 / rest)
+            # rest = 0 (subset selection with k = 2: one of the two items is always
+            # supported): the "rest" class has no mass, its split is immaterial
+            self._pi, self._pic = (float(s.p11 / rest), float(s.p00 / rest)) if rest else \
+                (0.0, 1.0)
 
     def tables(self, tol: float):
         for built, tab in self._tables.items():
@@ -193,6 +197,7 @@ class OracleLowerProfile(OracleProfile):
             raise ValueError(f"no oracle-specific attack is implemented for {st.describe()} "
                              "(it needs k >= 3 items)")
         self.items = st.attack_items
+        self.eps0 = st.eps0_lower  # a lower bound: delta = 0 from the exact eps0 down, not up
         a, a1, t = st.a, st.a1, st.t3
         big_a, big_b = a1 / a, (1 - a1) / (1 - a)  # densities of R_x1 w.r.t. w (exact)
         pj = 2 * big_b * t                            # Pr_{R_x3}[first two classes]
@@ -206,8 +211,9 @@ class OracleLowerProfile(OracleProfile):
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
-        return split_attack_delta(self.n, self._pj, self._pjc, self._one_minus_ro, self._ro,
-                                  self._c, self.eps0, min(eps, EPS_CAP), max(tol, 1e-40))
+        return round_down(split_attack_delta(self.n, self._pj, self._pjc, self._one_minus_ro,
+                                             self._ro, self._c, self.eps0, min(eps, EPS_CAP),
+                                             max(tol, 1e-40)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,20 +9,24 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
+from scipy import special
 
 from ..core import validate as V
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
+from . import gaussian as G
 from . import pld as P
 from . import rdp as R
+from . import sampled as SM
 from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
 
 __all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffledRound",
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
-           "EVENTS"]
+           "EVENTS", "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass"]
 
 
 # Window tolerance of the profiles behind connect-the-dots events. The profile cannot fall
@@ -44,7 +48,17 @@ class Event:
       was rounded); return None when a rounding is unavailable (e.g. no optimistic grid).
     * ``rdp(orders) -> array | None``: an upper bound on its Renyi divergence at each order.
     * ``approx_dp() -> (eps, delta) | None``: the event as an (eps, delta)-DP guarantee (KOV).
+    * ``gaussian_mu() -> float | None``: mu = sensitivity / sigma when the event is exactly a
+      Gaussian mechanism (Gaussians compose in closed form, docs/theory.md §3.5).
+    * ``to_dp_event(dp) -> DpEvent | None``: the same mechanism as a dp_accounting DpEvent
+      (``dp`` is the dp_accounting module), None when it has none.
+
+    ``relation`` names the neighbouring relation the event's bound holds for ("substitution":
+    one user's data replaced; "add/remove": one record added or removed; None: whichever
+    relation its parameters were stated for, e.g. a Gaussian's sensitivity).
     """
+
+    relation: ClassVar[str | None] = None
 
     def pld(self, h: float, rounding: str) -> P.PLD | None:
         raise NotImplementedError
@@ -54,6 +68,12 @@ class Event:
 
     def approx_dp(self) -> tuple[float, float] | None:
         return None  # not an (eps, delta) event for KOV
+
+    def gaussian_mu(self) -> float | None:
+        return None  # not a Gaussian mechanism
+
+    def to_dp_event(self, dp):
+        return None  # no dp_accounting equivalent
 
 
 def _up(rounding: str) -> bool:
@@ -79,6 +99,7 @@ class ShuffledRound(Event):
     pld_method: str = "auto"
     points: int = 120
 
+    relation: ClassVar[str | None] = "substitution"
     EXACT_ATOMS = 2e7
     EXACT_RDP_ATOMS = 2e6
     DOTS_RDP_EPS0_MAX = 15.0  # the profiles' float arithmetic is checked up to here
@@ -132,6 +153,8 @@ class _DotsRound(Event):
     (DGKKM22; the dots pair dominates the profile, so both are upper bounds), and KOV at
     (eps0, 0) (one report is eps0-DP, so is the shuffled output). Subclasses give n, eps0,
     points and _profile."""
+
+    relation: ClassVar[str | None] = "substitution"
 
     def pld(self, h, rounding):
         if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
@@ -239,6 +262,12 @@ class Gaussian(Event):
     def rdp(self, orders):
         return R.gaussian_rdp(self.sigma, orders, self.sensitivity)
 
+    def gaussian_mu(self):
+        return self.sensitivity / self.sigma
+
+    def to_dp_event(self, dp):
+        return dp.GaussianDpEvent(self.sigma / self.sensitivity)
+
 
 @dataclass(frozen=True)
 class Laplace(Event):
@@ -256,6 +285,9 @@ class Laplace(Event):
 
     def rdp(self, orders):
         return R.laplace_rdp(self.scale, orders, self.sensitivity)
+
+    def to_dp_event(self, dp):
+        return dp.LaplaceDpEvent(self.scale / self.sensitivity)
 
 
 @dataclass(frozen=True)
@@ -334,3 +366,194 @@ def _dots_rdp(event: Event, eps_max: float, orders, points: int) -> np.ndarray:
     losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
     return np.minimum(R.atoms_rdp(losses, masses, inf_mass, orders), eps_max)
 
+
+
+# ------------------------------------------------------------------------------------------------
+# Central mechanisms with Poisson sampling (docs/theory.md §3.6) and shuffled SGD (§3.7)
+# ------------------------------------------------------------------------------------------------
+
+RDP_GRID_H = 2e-5  # grid of the Renyi curves read from a rounded-up loss law (bias <= h)
+
+
+def _sampling_probability(q) -> float:
+    q = V.probability_in(q, "q", 0.0, 1.0)
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"q must be in (0, 1), got {q!r}: q = 1 is the mechanism itself "
+                         "(Gaussian / Laplace) and q = 0 releases nothing")
+    return q
+
+
+class _PoissonSampled(Event):
+    """Shared behaviour of the Poisson-subsampled noise events: subclasses name their noise
+    (NOISE, a SampledNoise class), the field holding its scale (SCALE) and have fields q and
+    sensitivity."""
+
+    relation: ClassVar[str | None] = "add/remove"
+    NOISE: ClassVar[type]
+    SCALE: ClassVar[str]
+    SCALE_RANGE: ClassVar[tuple] = (1e-6, 1e6)  # scale / sensitivity: grids and tails stay finite
+
+    def __post_init__(self):
+        V.positive_finite(getattr(self, self.SCALE), self.SCALE)
+        V.positive_finite(self.sensitivity, "sensitivity")
+        object.__setattr__(self, "q", _sampling_probability(self.q))
+        lo, hi = self.SCALE_RANGE
+        if not lo <= getattr(self, self.SCALE) / self.sensitivity <= hi:
+            raise ValueError(f"{self.SCALE} / sensitivity must be in [{lo:g}, {hi:g}], got "
+                             f"{getattr(self, self.SCALE) / self.sensitivity:g}")
+
+    def _noise(self) -> SM.SampledNoise:
+        return self.NOISE(_scale(getattr(self, self.SCALE), self.sensitivity), self.q)
+
+    def pld(self, h, rounding):
+        noise = _noise_of(self)
+        if _up(rounding):  # "mean" takes the connect-the-dots grid too
+            dirs = tuple(noise.dots_direction(d, h) for d in SM.DIRECTIONS)
+        else:
+            dirs = tuple(noise.cells_direction(d, h, upper=False) for d in SM.DIRECTIONS)
+        return P.PLD(h, _up(rounding), dirs)
+
+
+def _scale(value: float, sensitivity: float) -> float:
+    """Noise scale per unit sensitivity, rounded down (less noise is the pessimistic side)."""
+    return value / sensitivity * (1.0 - 4.0 * 2.0 ** -53)
+
+
+@functools.lru_cache(maxsize=64)
+def _noise_of(event: _PoissonSampled) -> SM.SampledNoise:
+    return event._noise()
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_rdp_atoms(event: _PoissonSampled, direction: str):
+    """(losses, log masses) of one direction's rounded-up loss law on the RDP grid."""
+    d = _noise_of(event).cells_direction(direction, RDP_GRID_H, upper=True, bounded_top=True)
+    keep = d.pmf > 0
+    return (d.lo + np.flatnonzero(keep)) * RDP_GRID_H, np.log(d.pmf[keep]) + 1e-12
+
+
+def _grid_rdp(event: _PoissonSampled, direction: str, orders: np.ndarray) -> np.ndarray:
+    losses, log_mass = _grid_rdp_atoms(event, direction)
+    return np.array([special.logsumexp(log_mass + (a - 1.0) * losses) / (a - 1.0)
+                     for a in orders])
+
+
+@dataclass(frozen=True)
+class PoissonSampledGaussian(_PoissonSampled):
+    """Each record included with probability q, then a Gaussian of noise sigma on the sum
+    (L2 sensitivity ``sensitivity``), add/remove neighbours: dp_accounting's
+    PoissonSampledDpEvent(q, GaussianDpEvent(sigma / sensitivity)) (docs/theory.md §3.6)."""
+
+    sigma: float
+    q: float
+    sensitivity: float = 1.0
+
+    NOISE: ClassVar[type] = SM.GaussianNoise
+    SCALE: ClassVar[str] = "sigma"
+
+    def rdp(self, orders):
+        """max(remove: the integer-order sum at ceil(order); add: its rounded-up grid)."""
+        orders = np.asarray(orders, dtype=float)
+        remove = _noise_of(self).rdp_remove(orders)
+        return np.maximum(remove, _grid_rdp(self, "add", orders))
+
+    def to_dp_event(self, dp):
+        return dp.PoissonSampledDpEvent(self.q, dp.GaussianDpEvent(self.sigma / self.sensitivity))
+
+
+@dataclass(frozen=True)
+class PoissonSampledLaplace(_PoissonSampled):
+    """Each record included with probability q, then Laplace noise of scale b on the sum
+    (L1 sensitivity ``sensitivity``), add/remove neighbours: dp_accounting's
+    PoissonSampledDpEvent(q, LaplaceDpEvent(scale / sensitivity)). Its losses are bounded, so
+    it is also pure eps-DP with eps = the largest loss, log(1 + q (e^(s/b) - 1))."""
+
+    scale: float
+    q: float
+    sensitivity: float = 1.0
+
+    NOISE: ClassVar[type] = SM.LaplaceNoise
+    SCALE: ClassVar[str] = "scale"
+
+    def rdp(self, orders):
+        orders = np.asarray(orders, dtype=float)
+        return np.maximum(_grid_rdp(self, "remove", orders), _grid_rdp(self, "add", orders))
+
+    def approx_dp(self):
+        """(largest loss of either direction, rounded up, 0): remove's is
+        log(1 - q + q e^(1/b)) = log1p(q expm1(1/b)), add's -log1p(q expm1(-1/b)), smaller."""
+        b = _scale(self.scale, self.sensitivity)
+        if 1.0 / b > 700.0:
+            return None  # e^(1/b) overflows; the PLD and RDP still answer
+        eps = math.log1p(self.q * math.expm1(1.0 / b))
+        return min(eps * (1.0 + 8.0 * 2.0 ** -53) + 1e-300, V.MAX_EPS0), 0.0
+
+    def to_dp_event(self, dp):
+        return dp.PoissonSampledDpEvent(self.q, dp.LaplaceDpEvent(self.scale / self.sensitivity))
+
+
+@dataclass(frozen=True)
+class ShuffledSGDPass(ShuffledRound):
+    """One pass of noisy SGD over n records in a uniformly random order, one record per step
+    (FMT21 §5.2, Prop. 5.3): step i releases an update computed from the i-th record of the
+    permutation by a randomizer that is (eps0, delta0)-DP for every pair of records and every
+    value of the previous updates (chosen adaptively). It is FMT21's adaptive shuffle
+    protocol, so the Thm 3.2 clone pair bounds it (Thm 3.8's extra
+    (e^eps + 1)(1 + e^-eps0/2) n delta0 term when delta0 > 0) under substitution of one record
+    (docs/theory.md §3.7). Compose ``times=passes``, each pass on a fresh permutation.
+    ``ShuffledSGDPass.gaussian(n, sigma, delta0)`` sets eps0 from a Gaussian step."""
+
+    delta0: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "delta0", V.probability_closed_open(self.delta0, "delta0"))
+
+    @classmethod
+    def gaussian(cls, n: int, sigma: float, delta0: float, sensitivity: float = 2.0,
+                 **kwargs) -> "ShuffledSGDPass":
+        """A pass whose steps add N(0, (sigma C)^2) noise to a gradient clipped to norm C:
+        replacing the record moves it by at most 2C (sensitivity 2 in units of C), so each
+        step is (eps0, delta0)-DP with eps0 the Gaussian's exact eps at delta0 (upper end,
+        docs/theory.md §3.5)."""
+        sigma = V.positive_finite(sigma, "sigma")
+        sensitivity = V.positive_finite(sensitivity, "sensitivity")
+        delta0 = V.probability_open(delta0, "delta0")
+        eps0 = G.epsilon_bracket(sensitivity / sigma, delta0)[1]
+        if eps0 <= 0.0:
+            raise ValueError(f"a Gaussian step with sigma = {sigma:g} is (0, {delta0:g})-DP: "
+                             "it needs no shuffling; pass a smaller delta0")
+        return cls(n, eps0, delta0=delta0, **kwargs)
+
+    def _approx_profile(self):
+        """eps -> min(1, pair delta(e) + (e^e + 1)(1 + e^-eps0/2) n delta0) at e = min(eps, e*),
+        e* the minimiser of that total (the true profile is non-increasing, so its value at any
+        smaller e bounds it); delta0 from eps0 on (one step is (eps0, delta0)-DP)."""
+        general = GeneralProfile(self.n, self.eps0)
+        extra = (1.0 + 0.5 * math.exp(-self.eps0)) * self.n * self.delta0
+
+        def total(e):
+            return min(1.0, general.delta(e, DOTS_TOL) + (math.exp(e) + 1.0) * extra)
+        grid = np.linspace(0.0, self.eps0, 257)
+        e_star = float(grid[int(np.argmin([total(float(e)) for e in grid]))])
+        return lambda e: self.delta0 if e >= self.eps0 else total(min(e, e_star))
+
+    def _profile(self):
+        return self._approx_profile() if self.delta0 > 0.0 else super()._profile()
+
+    def pld(self, h, rounding):
+        if self.delta0 == 0.0:
+            return super().pld(h, rounding)
+        if not _up(rounding):
+            return None
+        return _dots_pld(self, self.eps0, self.points, h, rounding)
+
+    def rdp(self, orders):
+        return super().rdp(orders) if self.delta0 == 0.0 else None  # an atom at infinity
+
+    def approx_dp(self):
+        return self.eps0, self.delta0
+
+
+EVENTS.update({cls.__name__: cls for cls in (PoissonSampledGaussian, PoissonSampledLaplace,
+                                             ShuffledSGDPass)})

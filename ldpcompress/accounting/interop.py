@@ -1,11 +1,139 @@
-"""Export to Google's dp_accounting (optional extra ``[dp-accounting]``), docs/theory.md §3.2."""
+"""Google's dp_accounting both ways (optional extra ``[dp-accounting]``), docs/theory.md §3.2, §3.6.
+
+* :func:`events_from_dp_event`: a DpEvent tree as (event, times) pairs the accountant composes:
+  Gaussian and Laplace mechanisms (noise multiplier = sigma or scale at sensitivity 1), their
+  PoissonSampledDpEvent forms (add/remove neighbours, as dp_accounting's default), NoOp, and
+  SelfComposedDpEvent / ComposedDpEvent at any depth (walked with an explicit stack, never by
+  recursion). Anything else is refused naming the event and where it sits in the tree.
+* :func:`to_dp_event`: a ledger back as a DpEvent tree, where every event has one.
+* :func:`to_dp_accounting`: a composed PLD as dp_accounting's PrivacyLossDistribution.
+"""
 from __future__ import annotations
 
 from ..core.optional import require
 from .pld import PLD
 
-__all__ = ["to_dp_accounting"]
+__all__ = ["MAX_NODES", "events_from_dp_event", "to_dp_event", "to_dp_accounting"]
 
+MAX_NODES = 10 ** 6  # DpEvent nodes visited in one import (a shared subtree counts each time)
+_MAX_TIMES = 10 ** 9  # the accountant's own limit on composed rounds
+
+
+def _count(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{where}.count must be an integer >= 0, got {value!r}")
+    return value
+
+
+def _noise(value, where: str, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{where}.{name} must be a number, got {value!r}")
+    if isinstance(value, int) and abs(value) > 2 ** 1000:
+        raise ValueError(f"{where}.{name} must be finite and > 0, got an integer of "
+                         f"{value.bit_length()} bits")
+    value = float(value)
+    if value == 0.0:
+        raise ValueError(f"{where}.{name} = 0 adds no noise: the event is not differentially "
+                         "private (eps is infinite)")
+    if not (value > 0.0 and value < float("inf")):
+        raise ValueError(f"{where}.{name} must be finite and > 0, got {value!r}")
+    return value
+
+
+def _leaf(dp, node, where: str, events: dict):
+    """The accountant event of a Gaussian or Laplace DpEvent, None for NoOp."""
+    if isinstance(node, dp.GaussianDpEvent):
+        return events["Gaussian"](sigma=_noise(node.noise_multiplier, where, "noise_multiplier"))
+    if isinstance(node, dp.LaplaceDpEvent):
+        return events["Laplace"](scale=_noise(node.noise_multiplier, where, "noise_multiplier"))
+    return None
+
+
+def _sampled(dp, node, where: str, events: dict):
+    """A PoissonSampledDpEvent as an event (None when q = 0: nothing is released)."""
+    q = node.sampling_probability
+    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0.0 <= q <= 1.0:
+        raise ValueError(f"{where}.sampling_probability must be in [0, 1], got {q!r}")
+    inner, inner_where = node.event, f"{where}.event"
+    if not isinstance(inner, (dp.GaussianDpEvent, dp.LaplaceDpEvent)):
+        raise ValueError(f"{inner_where}: PoissonSampledDpEvent of {type(inner).__name__} is not "
+                         "supported (only of GaussianDpEvent or LaplaceDpEvent, as dp_accounting's "
+                         "PLD accountant); account it with dp_accounting itself")
+    if q == 0.0:
+        return None
+    plain = _leaf(dp, inner, inner_where, events)
+    if q == 1.0:
+        return plain
+    if isinstance(inner, dp.GaussianDpEvent):
+        return events["PoissonSampledGaussian"](sigma=plain.sigma, q=float(q))
+    return events["PoissonSampledLaplace"](scale=plain.scale, q=float(q))
+
+
+def events_from_dp_event(dp_event, events: dict) -> list:
+    """(event, times) pairs equivalent to a dp_accounting DpEvent tree, equal events merged
+    (composition is commutative) in the order first met. Raises ValueError naming the
+    unsupported event and its path (e.g. ``events[3].event``)."""
+    dp = require("dp-accounting", "dp_accounting")
+    if not isinstance(dp_event, dp.DpEvent):
+        raise TypeError(f"dp_event must be a dp_accounting DpEvent, got {type(dp_event).__name__}")
+    totals: dict = {}
+    stack = [(dp_event, 1, "dp_event")]
+    visited = 0
+    while stack:
+        node, times, where = stack.pop()
+        visited += 1
+        if visited > MAX_NODES:
+            raise ValueError(f"the DpEvent tree has more than {MAX_NODES} nodes (shared subtrees "
+                             "count each time they appear); compose it in parts")
+        if isinstance(node, dp.NoOpDpEvent):
+            continue
+        if isinstance(node, dp.SelfComposedDpEvent):
+            count = _count(node.count, where)
+            if count and times * count > _MAX_TIMES:
+                raise ValueError(f"{where}: composes {times * count} mechanisms; at most "
+                                 f"{_MAX_TIMES:.0e} are supported")
+            if count:
+                stack.append((node.event, times * count, f"{where}.event"))
+            continue
+        if isinstance(node, dp.ComposedDpEvent):
+            children = node.events
+            if not isinstance(children, (list, tuple)):
+                raise ValueError(f"{where}.events must be a list of DpEvents, got "
+                                 f"{type(children).__name__}")
+            for i in range(len(children) - 1, -1, -1):  # kept in order when popped
+                stack.append((children[i], times, f"{where}.events[{i}]"))
+            continue
+        if isinstance(node, dp.PoissonSampledDpEvent):
+            event = _sampled(dp, node, where, events)
+        elif isinstance(node, (dp.GaussianDpEvent, dp.LaplaceDpEvent)):
+            event = _leaf(dp, node, where, events)
+        elif isinstance(node, dp.NonPrivateDpEvent):
+            raise ValueError(f"{where}: NonPrivateDpEvent is not differentially private (eps is "
+                             "infinite): nothing can be accounted")
+        else:
+            raise ValueError(f"{where}: {type(node).__name__} is not supported by this accountant "
+                             "(it models Gaussian, Laplace, their PoissonSampledDpEvent forms and "
+                             "their compositions); account it with dp_accounting itself")
+        if event is not None:
+            totals[event] = totals.get(event, 0) + times
+    return list(totals.items())
+
+
+def to_dp_event(pairs):
+    """A DpEvent tree for (event, times) pairs: ComposedDpEvent of SelfComposedDpEvents (or the
+    one event). Every event must have a DpEvent (Gaussian, Laplace, their Poisson-sampled
+    forms); the error names the first that has none."""
+    dp = require("dp-accounting", "dp_accounting")
+    parts = []
+    for i, (event, times) in enumerate(pairs):
+        one = event.to_dp_event(dp)
+        if one is None:
+            raise ValueError(f"events[{i}] ({type(event).__name__}) has no dp_accounting DpEvent: "
+                             "export the ledger's PLD instead (Accountant.to_dp_accounting)")
+        parts.append(one if times == 1 else dp.SelfComposedDpEvent(one, times))
+    if not parts:
+        return dp.NoOpDpEvent()
+    return parts[0] if len(parts) == 1 else dp.ComposedDpEvent(parts)
 
 
 def to_dp_accounting(pld: PLD):

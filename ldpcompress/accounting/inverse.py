@@ -15,7 +15,7 @@ from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
 from .solve import bisect_int, golden_min, largest_feasible, smallest_feasible_int
 
-__all__ = ["EPS0_CAP", "N_CAP", "certified", "max_eps0", "min_n"]
+__all__ = ["EPS0_CAP", "N_CAP", "MAX_PLATEAUS", "certified", "max_eps0", "min_n"]
 
 
 EPS0_CAP = V.MAX_EPS0  # the forward query's eps0 range: the search never stops below eps
@@ -50,8 +50,14 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
     >= eps; for an (eps0, delta0)-DP one it does when delta >= delta0 (FMT21 Thm 3.8).
 
     oracle_factory: a callable eps0 -> frequency oracle (e.g. ``lambda e: PIRappor(1000, e)``):
-    the answer is the largest parameter whose oracle, as realised, meets the target by its own
-    shuffled bounds (docs/theory.md §2.5); build the oracle to deploy with ``oracle_factory(answer)``.
+    the answer is a parameter whose oracle, as realised, meets the target by its own shuffled
+    bounds (docs/theory.md §2.5); build the oracle to deploy with ``oracle_factory(answer)``.
+    An oracle's realised law can jump with its parameter (OLH's bucket count g, PI-RAPPOR's
+    field, the subset size: ``oracle.plateau()``), so the certified parameters need not form an
+    interval. Within one plateau (same discrete choices) the answer is the largest certified
+    parameter (to a relative 1e-9); the search then walks up the plateaus: it returns the
+    largest certified parameter of the last plateau, going up, whose smallest parameter is
+    certified, and stops at the first plateau whose smallest parameter is not.
     """
     n, eps = V.shuffle_users(n), V.positive_finite(eps, "eps")
     delta = V.probability_open(delta, "delta")
@@ -115,7 +121,51 @@ def _max_eps0_oracle(n: int, eps: float, delta: float, factory) -> float:
         if lo < 1e-9:
             raise ValueError(f"no parameter >= 1e-9 of this oracle is certified for "
                              f"({eps}, {delta})-DP with n = {n}")
-    return largest_feasible(ok, lo, EPS0_CAP)
+    best = largest_feasible(ok, lo, EPS0_CAP)
+
+    def plateau(e0: float):
+        try:
+            return factory(e0).plateau()
+        except ValueError:
+            return None
+
+    # walk up the oracle's own discontinuities: a later plateau may be certified again
+    for _ in range(MAX_PLATEAUS):
+        start = _next_plateau(plateau, best, EPS0_CAP)
+        if start is None or not ok(start):
+            break
+        end = _next_plateau(plateau, start, EPS0_CAP)
+        top = EPS0_CAP if end is None else math.nextafter(end, 0.0)
+        best = largest_feasible(ok, start, top) if end is None or not ok(top) else top
+        # within [start, end) the law's discrete choices are fixed: certified up to a point
+    return best
+
+
+MAX_PLATEAUS = 64  # plateaus walked above the first answer (each costs ~60 oracle builds)
+
+
+def _next_plateau(plateau, x: float, cap: float) -> float | None:
+    """The smallest parameter above x (to a relative 2^-40) whose ``plateau`` differs from
+    x's; None when x's has no discrete choices or none changes up to cap. Galloping then
+    bisection on the parameter (oracle construction only, no privacy query)."""
+    here = plateau(x)
+    if not here:
+        return None
+    step = max(x * 1e-9, 1e-12)
+    hi = x + step
+    while plateau(hi) == here:
+        if hi >= cap:
+            return None
+        step *= 2.0
+        hi = min(x + step, cap)
+    lo = x
+    while hi - lo > hi * 2.0 ** -40:
+        mid = 0.5 * (lo + hi)
+        if plateau(mid) == here:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def _thm38_floor(n: int, eps0: float, eps: float, delta: float, delta0: float) -> float:

@@ -93,7 +93,7 @@ def laplace_sum_exact_rdp(n: int, scale: float, orders, sensitivity: float = 1.0
     n = V.users(n)
     scale = V.positive_finite(scale, "scale")
     points = V.integer_at_least(points, "points", 3)
-    sensitivity = V._real(sensitivity, "sensitivity")
+    sensitivity = V.real(sensitivity, "sensitivity")
     if not math.isfinite(sensitivity):
         raise ValueError(f"sensitivity must be finite, got {sensitivity!r}")
     check_bytes(laplace_sum_bytes(points, n), f"the exact Laplace-sum density ({points} points "

@@ -22,13 +22,15 @@ import numpy as np
 from scipy import fft as sfft
 from scipy import special
 
+from ..core import validate as V
 from ..kernels.renyi import ROUND_DOWN, ROUND_MEAN, ROUND_UP, clone_pld_grid
+from .rounding import round_up
 from .profiles import general_split  # noqa: F401  (re-exported for callers of pld)
 
 __all__ = ["UNIT_ROUNDOFF", "TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
            "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
            "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
-           "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms"]
+           "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction"]
 
 
 UNIT_ROUNDOFF = 2.0 ** -53
@@ -117,7 +119,7 @@ class PLD:
             xs, ts = self._glw_terms()
             shifted = arr[:, None] - ts[None, :] - self.bias  # negative eps is fine here
             grid = self._grid_delta(shifted.ravel(), True).reshape(shifted.shape)
-            out = np.minimum(1.0, np.min(grid + xs[None, :], axis=1))
+            out = np.minimum(1.0, round_up(np.min(grid + xs[None, :], axis=1)))
         return float(out[0]) if np.ndim(eps) == 0 else out
 
     def epsilon(self, delta: float) -> float:
@@ -130,8 +132,8 @@ class PLD:
             raise ValueError(f"delta must be in (0, 1), got {delta!r}")
         if self.mean_steps == 0:
             return self._grid_eps(delta, self.upper, 0.0)
-        return min(self._grid_eps(delta * (1.0 - f), True, 0.0) + self._glw_t(delta * f)
-                   + self.bias for f in GLW_FRACTIONS)
+        return min(round_up(self._grid_eps(delta * (1.0 - f), True, 0.0)
+                            + self._glw_t(delta * f) + self.bias) for f in GLW_FRACTIONS)
 
     def epsilon_lower(self, delta: float) -> float | None:
         """An optimistic estimate matching :meth:`epsilon` for pessimistic grids: max over x of
@@ -320,10 +322,10 @@ def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> f
 
 def check_grid(h: float) -> float:
     """A grid step h in (0, 1]."""
-    h = float(h)
-    if not (math.isfinite(h) and 0.0 < h <= 1.0):
-        raise ValueError(f"grid step h must be in (0, 1], got {h!r}")
-    return h
+    v = V.real(h, "h")
+    if not (math.isfinite(v) and 0.0 < v <= 1.0):
+        raise ValueError(f"grid step h must be in (0, 1], got {V.shown(h)}")
+    return v
 
 
 def check_rounding(rounding: str) -> str:
@@ -580,3 +582,29 @@ def _dots_to_atoms(eps: np.ndarray, dl: np.ndarray):
     masses[1:] = hx[1:] * (slopes[:-1] - slopes[1:])
     masses[0] = max(0.0, 1.0 - dl[-1] - masses[1:].sum())
     return he, np.maximum(masses, 0.0)
+
+
+def dots_direction(idx: np.ndarray, deltas: np.ndarray, h: float, pushed: float = 0.0) -> Direction:
+    """One direction's connect-the-dots grid (DGKKM22) from upper bounds on its profile at the
+    consecutive grid losses idx * h (any sign): the PLD whose profile is the lower convex hull
+    of the points (e^eps, delta) and the point (0, 1), which lies above every convex profile
+    below the points. On a uniform grid the mass at l_i is
+    (D_i - e^h D_(i-1)) / expm1(h), D_i = delta_(i+1) - delta_i (no e^eps is formed); when a
+    rounding makes a mass negative (the points not quite convex), the hull is taken explicitly.
+    The first point takes the remaining mass; the infinity atom is delta at the last point.
+    ``pushed`` is the mass a round-up grid would have moved (for the lower estimates)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    deltas = np.minimum.accumulate(np.clip(np.asarray(deltas, dtype=float), 0.0, 1.0))
+    diffs = np.diff(deltas)  # <= 0
+    masses = np.empty(idx.size)
+    masses[1:-1] = (diffs[1:] - math.exp(h) * diffs[:-1]) / math.expm1(h)
+    masses[-1] = -math.exp(h) * diffs[-1] / math.expm1(h)
+    if np.any(masses[1:] < 0.0):  # not convex to rounding: the hull, its vertices on the grid
+        eps = idx * h
+        shift = float(eps.max())
+        he, hm = _dots_to_atoms(eps - shift, deltas)
+        masses = np.zeros(idx.size)
+        masses[np.rint((he + shift) / h).astype(np.int64) - idx[0]] = hm
+    inf_mass = float(deltas[-1])
+    masses[0] = max(0.0, 1.0 - inf_mass - float(np.sum(masses[1:])))
+    return Direction(int(idx[0]), masses, inf_mass, pushed=pushed + inf_mass)

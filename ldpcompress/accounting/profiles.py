@@ -15,6 +15,7 @@ from ..kernels.binomial import binom_window
 from ..kernels.clones import clone_delta, rr_split
 from ..kernels.krr import blanket_delta, blanket_tables, krr_probs
 from ..kernels.lower import binary_rr_delta, binary_rr_table, krr_lower_delta
+from .rounding import round_down
 
 __all__ = ["TOL_FLOOR", "window_tol", "Profile", "general_pair", "general_split",
            "krr_split_pair", "GeneralProfile", "KRRSplitProfile", "KRRBlanketProfile",
@@ -167,7 +168,7 @@ class BinaryLowerProfile(Profile):
         if self._table is None:
             self._table = binary_rr_table(self.n, self.eps0, 1e-40)
         lo, b, rel = self._table
-        return binary_rr_delta(lo, b, rel, self.n - 1, self.eps0, eps)
+        return round_down(binary_rr_delta(lo, b, rel, self.n - 1, self.eps0, eps))
 
 
 class KRRLowerProfile(Profile):
@@ -192,7 +193,7 @@ class KRRLowerProfile(Profile):
         return None
 
     def _delta(self, eps, tol):
-        return krr_lower_delta(self.n, self.k, self.eps0, eps, max(tol, 1e-40))
+        return round_down(krr_lower_delta(self.n, self.k, self.eps0, eps, max(tol, 1e-40)))
 
 
 def as_array_delta(profile: Profile, eps: np.ndarray) -> np.ndarray:

@@ -14,8 +14,9 @@ from scipy import optimize
 
 from ..core import validate as V
 from .pld import clone_pair_grid, general_split, profile_atoms
+from .rounding import round_up
 
-__all__ = ["DEFAULT_ORDERS", "check_orders", "clone_pair_rdp", "shuffled_rdp", "atoms_rdp",
+__all__ = ["DEFAULT_ORDERS", "log_exp_excess", "check_orders", "clone_pair_rdp", "shuffled_rdp", "atoms_rdp",
            "profile_rdp", "gaussian_rdp", "laplace_rdp", "pure_rdp", "cks_epsilon",
            "rdp_to_epsilon"]
 
@@ -26,9 +27,14 @@ DEFAULT_ORDERS = np.concatenate([1.0 + np.geomspace(1e-3, 0.5, 12), np.arange(2.
 
 def check_orders(orders) -> np.ndarray:
     """Orders as a float array; each must be finite and > 1."""
-    arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    try:
+        arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    except OverflowError:  # an integer >= 2^1024
+        raise ValueError(f"orders must be finite numbers > 1, got {V.shown(orders)}") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"orders must be a list of numbers > 1, got {V.shown(orders)}") from None
     if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 1.0):
-        raise ValueError(f"orders must be finite numbers > 1, got {orders!r}")
+        raise ValueError(f"orders must be finite numbers > 1, got {V.shown(orders)}")
     return arr
 
 
@@ -97,41 +103,96 @@ def profile_rdp(delta_fn: Callable[[float], float], eps_max: float, orders=DEFAU
     return np.minimum(atoms_rdp(losses, masses, inf_mass, orders), eps_max)
 
 
+_EXCESS_TERMS = 1.0 / np.array([math.factorial(j) for j in range(2, 24)])
+
+
+def log_exp_excess(x):
+    """log(e^x - 1 - x) for real x != 0 (-inf at 0), without cancellation: e^x - 1 - x =
+    sum_{j>=2} x^j / j! for |x| < 1 (a series, log x^2 taken apart so tiny x do not underflow),
+    x + log1p(-(1 + x) e^-x) for x >= 1, log((-x - 1) + e^x) (two non-negative terms) for
+    x <= -1. Relative error a few ulps."""
+    x = np.asarray(x, dtype=float)
+    out = np.empty_like(x)
+    small = np.abs(x) < 1.0
+    xs = x[small]
+    poly = np.zeros_like(xs)
+    for c in _EXCESS_TERMS[::-1]:  # Horner: 1/2 + x/6 + x^2/24 + ... (>= 0.36 on |x| < 1)
+        poly = poly * xs + c
+    with np.errstate(divide="ignore"):
+        out[small] = 2.0 * np.log(np.abs(xs)) + np.log(poly)
+    big = x >= 1.0
+    out[big] = x[big] + np.log1p(-(1.0 + x[big]) * np.exp(-x[big]))
+    neg = x <= -1.0
+    out[neg] = np.log((-x[neg] - 1.0) + np.exp(x[neg]))
+    return out
+
+
 def gaussian_rdp(sigma: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
-    """alpha s^2 / (2 sigma^2)."""
+    """alpha s^2 / (2 sigma^2), rounded up."""
     sigma = V.positive_finite(sigma, "sigma")
     # (s / sigma)^2, not s^2 / sigma^2: sigma = 1e300 must give ~0, not an overflow
-    return check_orders(orders) * (sensitivity / sigma) ** 2 / 2.0
+    return round_up(check_orders(orders) * (sensitivity / sigma) ** 2 / 2.0)
 
 
 def laplace_rdp(scale: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
-    """log(a/(2a-1) e^((a-1)D/b) + (a-1)/(2a-1) e^(-a D/b)) / (a-1), D = s (docs/theory.md §4)."""
+    """log(a/(2a-1) e^((a-1)r) + (a-1)/(2a-1) e^(-a r)) / (a-1), r = |s|/b (docs/theory.md §4).
+
+    The sum inside the log is 1 + f with f = (a E((a-1)r) + (a-1) E(-a r)) / (2a-1),
+    E(x) = e^x - 1 - x >= 0 (the first-order terms a(a-1)r cancel exactly), so f is a sum of
+    non-negative terms, formed in log space; D = log1p(f)/(a-1) = logaddexp(0, log f)/(a-1).
+    No cancellation at any (a, r) (f ~ a(a-1)r^2/2 for small r); rounded up.
+    """
     scale = V.positive_finite(scale, "scale")
     a = check_orders(orders)
-    r = sensitivity / scale
-    t1 = np.log(a / (2 * a - 1)) + (a - 1) * r
-    t2 = np.log((a - 1) / (2 * a - 1)) - a * r
-    return np.maximum(np.logaddexp(t1, t2) / (a - 1), 0.0)  # >= 0: no rounding below 0
+    r = abs(float(sensitivity)) / scale
+    if r == 0.0:
+        return np.zeros(a.size)
+    am1 = a - 1.0
+    log_f = np.logaddexp(np.log(a) + log_exp_excess(am1 * r),
+                         np.log(am1) + log_exp_excess(-a * r)) - np.log(2.0 * a - 1.0)
+    return round_up(np.logaddexp(0.0, log_f) / am1)
 
 
 def pure_rdp(eps: float, orders=DEFAULT_ORDERS) -> np.ndarray:
     """RDP of randomized response with parameter eps, which dominates every eps-DP mechanism:
-    log((e^(a eps) + e^((1-a) eps)) / (1 + e^eps)) / (a - 1)."""
+    log((e^(a eps) + e^((1-a) eps)) / (1 + e^eps)) / (a - 1).
+
+    The ratio is 1 + f, f = (e^(a eps) - 1)(1 - e^(-(a-1) eps)) / (1 + e^eps) (a product of
+    positive factors: no cancellation at small eps or a near 1), formed in log space and
+    rounded up: D = logaddexp(0, log f) / (a - 1).
+    """
     eps = V.positive_finite(eps, "eps")
     a = check_orders(orders)
-    return (np.logaddexp(a * eps, (1 - a) * eps) - np.logaddexp(0.0, eps)) / (a - 1)
+    am1 = a - 1.0
+    log_f = (_log_expm1(a * eps) + np.log(-np.expm1(-am1 * eps))
+             - np.logaddexp(0.0, eps))
+    return round_up(np.minimum(np.logaddexp(0.0, log_f) / am1, eps))
+
+
+def _log_expm1(y):
+    """log(e^y - 1) for y > 0: y + log(1 - e^-y), accurate at every y."""
+    y = np.asarray(y, dtype=float)
+    return y + np.log(-np.expm1(-y))
 
 
 def cks_epsilon(alpha, rdp, delta: float):
-    """CKS20 Prop. 12: rdp + log((a-1)/a) - (log delta + log a)/(a-1), floored at 0."""
+    """CKS20 Prop. 12: rdp + log((a-1)/a) - (log delta + log a)/(a-1), floored at 0, rounded
+    up: the terms have both signs, so the float sum's error is bounded by a few ulps of the sum
+    of their magnitudes, and that much is added."""
     alpha = np.asarray(alpha, dtype=float)
-    return np.maximum(0.0, rdp + np.log1p(-1.0 / alpha) - (math.log(delta) + np.log(alpha)) / (alpha - 1))
+    rdp = np.asarray(rdp, dtype=float)
+    t1 = np.log1p(-1.0 / alpha)
+    t2 = (math.log(delta) + np.log(alpha)) / (alpha - 1)
+    value = rdp + t1 - t2
+    slack = 8.0 * 2.0 ** -52 * (np.abs(rdp) + np.abs(t1) + np.abs(t2))
+    return np.maximum(0.0, round_up(value + slack))
 
 
 def rdp_to_epsilon(orders, rdp, delta: float,
                    rdp_fn: Callable[[float], float] | None = None) -> tuple[float, float]:
     """(eps, best order): CKS20 minimised over the grid, then refined by a scalar search on
-    rdp_fn (any order gives a valid bound, so refinement only tightens)."""
+    rdp_fn (any order gives a valid bound, so refinement only tightens). Every CKS20 value is
+    rounded up (:func:`cks_epsilon`), so the minimum is too."""
     delta = V.probability_open(delta, "delta")
     orders = check_orders(orders)
     vals = cks_epsilon(orders, np.asarray(rdp, dtype=float), delta)

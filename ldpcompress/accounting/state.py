@@ -1,4 +1,4 @@
-"""An accountant's state as JSON, and accountant events from dp_accounting's DpEvents.
+"""An accountant's state as JSON (dp_accounting's DpEvents are read in ``interop``).
 
 Long-running telemetry keeps one ledger per population: ``save``/``load`` write and read the
 recorded (event, times) pairs and the accountant's settings, so the next round's query
@@ -13,7 +13,6 @@ The accountant passes its class and its registry of event classes (``events.EVEN
 this module depends on nothing above it.
 
     acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)
-    acct.compose_dp_event(dp_accounting.SelfComposedDpEvent(GaussianDpEvent(2.0), 100))
 """
 from __future__ import annotations
 
@@ -21,14 +20,14 @@ import dataclasses
 import json
 import math
 import os
+import tempfile
 from fractions import Fraction
 
-from ..core.optional import require
+from ..core.regular_files import read_regular
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
 
-__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load",
-           "events_from_dp_event"]
+__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load"]
 
 FORMAT, VERSION = "ldpcompress.accountant", 2
 # version 1 stored an oracle's law (its ShuffleStructure) in the file; it is read only for
@@ -68,12 +67,23 @@ def dumps(acct) -> str:
 
 
 def save(acct, path) -> None:
-    """Write the state to ``path`` atomically (a temporary file renamed over it)."""
+    """Write the state to ``path`` atomically: a new temporary file in the same directory,
+    flushed to disk, then renamed over it (readers see the old or the new ledger, never part
+    of one; concurrent writers do not share the temporary file)."""
     text = dumps(acct)
-    tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".ledger-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 # ------------------------------------------------------------------------------------------------
@@ -93,7 +103,8 @@ def _keys(obj, where: str, required: tuple, optional: tuple = ()) -> dict:
 
 
 def _event(obj, where: str, events: dict, version: int = VERSION):
-    if not isinstance(obj, dict) or obj.get("event") not in events:
+    if not isinstance(obj, dict) or not isinstance(obj.get("event"), str) \
+            or obj["event"] not in events:
         got = obj.get("event") if isinstance(obj, dict) else obj
         raise ValueError(f"{where}: 'event' must be one of {sorted(events)}, got {got!r}")
     cls = events[obj["event"]]
@@ -138,8 +149,11 @@ def from_state(state: dict, accountant_cls, events: dict):
                          f"version {version!r} (expected {FORMAT!r} version "
                          f"{' or '.join(map(str, READABLE_VERSIONS))})")
     settings = _keys(state["settings"], "settings", SETTINGS)
-    acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
-                        orders=settings["orders"], gap=settings["gap"])
+    try:
+        acct = accountant_cls(h=settings["h"], max_size=settings["max_size"],
+                              orders=settings["orders"], gap=settings["gap"])
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"settings: {err}") from None
     if not isinstance(state["events"], list):
         raise ValueError("events must be a JSON list")
     for i, obj in enumerate(state["events"]):
@@ -155,7 +169,13 @@ def loads(text: str, accountant_cls, events: dict):
         state = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise ValueError(f"accountant state is not valid JSON: {err}") from None
-    return from_state(state, accountant_cls, events)
+    except RecursionError:
+        raise ValueError("accountant state is nested too deeply to be a ledger (JSON arrays or "
+                         "objects nested thousands deep)") from None
+    try:
+        return from_state(state, accountant_cls, events)
+    except TypeError as err:  # a value of the wrong type deep inside: never a traceback
+        raise ValueError(f"accountant state holds a value of the wrong type ({err})") from None
 
 
 def _no_constant(name):
@@ -164,47 +184,10 @@ def _no_constant(name):
 
 def load(path, accountant_cls, events: dict):
     """Read an accountant saved by :func:`save` (errors name the file)."""
-    size = os.path.getsize(path)
-    if size > MAX_STATE_BYTES:
-        raise ValueError(f"{path}: an accountant state is at most {MAX_STATE_BYTES} bytes, "
-                         f"the file has {size}")
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+    raw = read_regular(path, "an accountant state", MAX_STATE_BYTES)  # no FIFO, no device
     try:
-        return loads(text, accountant_cls, events)
+        return loads(raw.decode("utf-8"), accountant_cls, events)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
-
-
-# ------------------------------------------------------------------------------------------------
-# dp_accounting's DpEvents (optional extra [dp-accounting])
-# ------------------------------------------------------------------------------------------------
-
-def events_from_dp_event(dp_event, events: dict) -> list:
-    """(event, times) pairs equivalent to a dp_accounting DpEvent: Gaussian and Laplace
-    mechanisms (noise multiplier = sigma or scale at sensitivity 1), NoOp, and their
-    compositions (ComposedDpEvent, SelfComposedDpEvent). Anything else (sampling, tree
-    aggregation, non-private events ...) raises ValueError naming the event: this accountant
-    does not model it, and guessing would not be sound."""
-    dp = require("dp-accounting", "dp_accounting")
-    if isinstance(dp_event, dp.NoOpDpEvent):
-        return []
-    if isinstance(dp_event, dp.GaussianDpEvent):
-        return [(events["Gaussian"](sigma=dp_event.noise_multiplier), 1)]
-    if isinstance(dp_event, dp.LaplaceDpEvent):
-        return [(events["Laplace"](scale=dp_event.noise_multiplier), 1)]
-    if isinstance(dp_event, dp.SelfComposedDpEvent):
-        count = dp_event.count
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"SelfComposedDpEvent.count must be an integer >= 0, got {count!r}")
-        if count == 0:
-            return []
-        return [(event, times * count) for event, times in events_from_dp_event(dp_event.event, events)]
-    if isinstance(dp_event, dp.ComposedDpEvent):
-        out = []
-        for sub in dp_event.events:
-            out += events_from_dp_event(sub, events)
-        return out
-    raise ValueError(f"{type(dp_event).__name__} is not supported by this accountant (it models "
-                     "Gaussian, Laplace and their compositions from dp_accounting); account it "
-                     "with dp_accounting itself")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -9,9 +10,12 @@ import numpy as np
 from ..accounting import accountant as A
 from ..accounting import events as E
 from ..accounting import noise as N
+from ..accounting import pld as P
+from ..accounting import state as S
 from ..core import validate as V
 from ..core.limits import check_bytes
-from .util import JSON_HELP, count, emit_json, fmt, number, print_table
+from ..randomizers.catalog import make_oracle, oracle_names
+from .util import JSON_HELP, count, emit_json, fmt, nonempty, number, print_table
 
 __all__ = ["NOISE_EXACT_POINTS", "register"]
 
@@ -20,19 +24,79 @@ NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
 MAX_ORDER = 1e6  # Renyi orders accepted by ``noise``
 
 
-def _cmd_compose(args) -> None:
+def _round_event(args):
+    """The event of one round named by the options, with its description and params: a
+    shuffled round of any eps0-LDP randomizer, of k-RR (--k), or of an oracle (--oracle, --k).
+    A new kind of round is one more branch here (and its options in register())."""
     n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
-    args.eps0 = V.local_eps0(args.eps0, "--eps0")
-    args.delta = V.probability_open(args.delta, "--delta")
-    rounds = count(args.rounds, "--rounds", 1, A.MAX_ROUNDS)
-    k = count(args.k, "--k", 2)  # None: any eps0-LDP randomizer
-    params = dict(n=n, eps0=args.eps0, rounds=rounds, delta=args.delta, k=k, h=args.h)
+    eps0 = V.local_eps0(args.eps0, "--eps0")
+    k = count(args.k, "--k", 2, V.MAX_K)
+    params = dict(n=n, eps0=eps0, k=k, oracle=args.oracle)
+    if args.oracle is not None:
+        if k is None:
+            raise ValueError(f"--oracle {args.oracle} needs --k (the number of items)")
+        oracle = make_oracle(args.oracle, k, eps0)
+        event = E.OracleShuffledRound(n, oracle)
+        return event, f"{args.oracle}(k={k}, eps={eps0:g}) reports (realised eps0 " \
+                      f"{event.eps0:.6g})", params
     if k is None:
-        event = E.ShuffledRound(n, args.eps0)
-    else:
-        event = E.KRRShuffledRound(n, args.eps0, k)
-    acct = A.Accountant(h=args.h).compose(event, times=rounds)
+        return E.ShuffledRound(n, eps0), f"eps0-LDP reports, eps0={eps0:g}", params
+    return E.KRRShuffledRound(n, eps0, k), f"{k}-RR reports, eps0={eps0:g}", params
+
+
+def _ledger(path, h):
+    """The saved ledger at path (checked as untrusted), or a new one when the file is absent."""
+    if path is not None and os.path.lexists(path):
+        return A.Accountant.load(path), True
+    return A.Accountant(h=h), False
+
+
+def _ledger_rows(acct) -> list[dict]:
+    """The ledger's events as the saved file holds them: name, times, parameters."""
+    return [dict(event=x["event"], times=x["times"],
+                 params={k: v for k, v in x.items() if k not in ("event", "times")})
+            for x in S.to_state(acct)["events"]]
+
+
+def _shown(value) -> str:
+    if isinstance(value, dict):  # a randomizer as the ledger stores it: name and parameters
+        params = value.get("params", {})
+        inner = ", ".join(f"{k}={_shown(v)}" for k, v in
+                          (params.items() if isinstance(params, dict) else params))
+        return f"{value.get('randomizer', value.get('oracle', '?'))}({inner})"
+    return fmt(value) if isinstance(value, float) else str(value)
+
+
+def _cmd_compose(args) -> None:
+    args.delta = V.probability_open(args.delta, "--delta")
+    path = nonempty(args.ledger, "--ledger")
+    h = None if args.h is None else P.check_grid(args.h)
+    given = [o for o in ("n", "eps0", "rounds") if getattr(args, o) is not None]
+    if given and len(given) < 3:
+        missing = sorted({"n", "eps0", "rounds"} - set(given))
+        raise ValueError(f"a round needs --n, --eps0 and --rounds (missing --{', --'.join(missing)})")
+    if not given and (args.k is not None or args.oracle is not None):
+        raise ValueError("--k and --oracle describe the rounds to add: give --n, --eps0 and "
+                         "--rounds too")
+    if not given and path is None:
+        raise ValueError("give the rounds (--n, --eps0, --rounds) or a saved --ledger to report")
+    event, what, params = None, "", {}
+    rounds = 0
+    if given:
+        rounds = count(args.rounds, "--rounds", 1, A.MAX_ROUNDS)
+        event, what, params = _round_event(args)
+    acct, existed = _ledger(path, h)
+    if event is not None:
+        acct.compose(event, times=rounds)
+    if path is not None and event is not None:
+        acct.save(path)  # atomic: a temporary file renamed over the ledger
+    if h is not None:
+        acct.h = h  # this query's grid step (the ledger keeps its own setting)
+    if not acct.events:
+        raise ValueError(f"--ledger {path}: the ledger holds no events; add rounds with --n, "
+                         "--eps0 and --rounds")
     res = acct.epsilon(args.delta)
+    params.update(rounds=rounds, delta=args.delta, h=h, ledger=None if path is None else str(path))
     values = {res.method: res.value, **res.others}
     if not math.isfinite(res.value):
         raise ValueError(f"no method gives a finite eps: {'; '.join(res.notes)}")
@@ -47,22 +111,31 @@ def _cmd_compose(args) -> None:
                 v = None
             methods[m] = v
         lower = res.lower if res.lower is not None and math.isfinite(res.lower) else None
-        emit_json("compose", params, dict(eps=res.value, method=res.method, lower=lower,
-                                          h=res.h, methods=methods, notes=notes),
-                  dict(total=res.seconds))
+        results = dict(eps=res.value, method=res.method, lower=lower, h=res.h, methods=methods,
+                       notes=notes)
+        if path is not None:
+            results.update(ledger=dict(created=not existed, rounds=acct.rounds,
+                                       events=_ledger_rows(acct)))
+        emit_json("compose", params, results, dict(total=res.seconds))
         return
-    kind = f"{event.k}-RR" if k is not None else "eps0-LDP"
-    print(f"{rounds} shuffled rounds of n={n} {kind} reports, eps0={args.eps0:g}, "
-          f"delta={args.delta:g}")
+    if event is not None:
+        print(f"{rounds} shuffled rounds of n={params['n']} {what}")
+    if path is not None:
+        state = "created" if not existed else ("appended to" if event is not None else "read")
+        print(f"ledger {path} ({state}): {len(acct.events)} events, {acct.rounds} rounds in all")
+        for row in _ledger_rows(acct):
+            args_text = ", ".join(f"{k}={_shown(v)}" for k, v in row["params"].items())
+            print(f"  {row['times']} x {row['event']}({args_text})")
+    print(f"delta={args.delta:g}")
     rows = []
-    for m in ("pld", "rdp", "kov"):
+    for m in ("exact", "pld", "rdp", "kov"):
         if m in values:
             mark = "  <- reported" if m == res.method else ""
             rows.append((m.upper(), fmt(values[m]) + mark))
     print_table(rows, ("method", "eps (upper bound)"), rule=False)
     for note in res.notes:  # why a method gave no finite bound (also in --json)
         print(f"note: {note}")
-    lower = f"; PLD lower estimate {fmt(res.lower)}" if res.lower is not None else ""
+    lower = f"; lower {fmt(res.lower)}" if res.lower is not None else ""
     grid = f", PLD grid step h = {res.h:.3g}" if res.h is not None else ""
     print(f"\neps = {fmt(res.value)} ({res.method.upper()}, the smallest sound bound){lower}"
           f"{grid}; {res.seconds * 1e3:.0f} ms")
@@ -116,16 +189,28 @@ def _cmd_noise(args) -> None:
 
 
 def register(sub) -> None:
-    c = sub.add_parser("compose", help="eps after many shuffled rounds (docs/theory.md §3): the smallest of the "
-                                       "PLD, RDP (and KOV) bounds, naming it",
-                       description="eps after --rounds shuffled rounds of n eps0-LDP (or k-RR) "
-                       "reports: the PLD, RDP and KOV bounds of the composition, the smallest "
-                       "reported and named. For other events use the Accountant API.")
-    c.add_argument("--n", type=number, required=True, help="users per round")
-    c.add_argument("--eps0", type=number, required=True, help="local epsilon")
-    c.add_argument("--rounds", type=number, required=True, help="number of rounds (1e4 is fine)")
+    c = sub.add_parser("compose", help="eps after many shuffled rounds, or of a saved ledger "
+                                       "(docs/theory.md §3): the smallest sound bound, named",
+                       description="eps after --rounds shuffled rounds of n eps0-LDP, k-RR (--k) "
+                       "or frequency-oracle (--oracle, --k) reports: the PLD, RDP and KOV bounds "
+                       "of the composition, the smallest reported and named. With --ledger FILE "
+                       "the rounds are appended to a saved ledger (created if absent, written "
+                       "atomically) and the whole ledger is reported; --ledger alone reports it. "
+                       "Other events (Gaussian, subsampled Gaussian, DP-SGD passes ...) are "
+                       "added to a ledger with the Accountant API.")
+    c.add_argument("--n", type=number, help="users per round")
+    c.add_argument("--eps0", type=number,
+                   help="local epsilon (with --oracle: the oracle's eps parameter)")
+    c.add_argument("--rounds", type=number, help="number of rounds (1e4 is fine)")
     c.add_argument("--delta", type=number, required=True, help="target delta")
-    c.add_argument("--k", type=number, help="k-ary randomized response")
+    c.add_argument("--k", type=number, help="k-ary randomized response; with --oracle, the "
+                                            "oracle's number of items")
+    c.add_argument("--oracle", choices=oracle_names(), default=None,
+                   help="rounds of this frequency oracle on --k items, accounted at its own "
+                        "level (its blanket bound beside the generic one)")
+    c.add_argument("--ledger", default=None, metavar="FILE",
+                   help="a saved ledger: the rounds are appended to it (it is created if absent) "
+                        "and the whole ledger is reported")
     c.add_argument("--h", type=number, default=None,
                    help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
     c.add_argument("--json", action="store_true", help=JSON_HELP)

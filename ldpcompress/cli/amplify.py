@@ -27,12 +27,12 @@ def _randomizer_kwargs(args) -> dict:
         return {}
     if args.k is not None and args.delta0 is not None:
         raise ValueError("--k and --delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
-    return dict(k=count(args.k, "--k", 2), delta0=0.0 if args.delta0 is None else args.delta0)
+    return dict(k=count(args.k, "--k", 2, V.MAX_K), delta0=0.0 if args.delta0 is None else args.delta0)
 
 
 def _oracle_factory(args):
     """eps0 -> the oracle named by --oracle on --k items."""
-    k = count(args.k, "--k", 2)
+    k = count(args.k, "--k", 2, V.MAX_K)
     return functools.partial(make_oracle, args.oracle, k)
 
 
@@ -70,7 +70,7 @@ def _amplify_inverse(args) -> dict:
     if args.n is not None:
         if args.oracle is not None:
             value = inverse.max_eps0(args.n, args.eps, args.delta, _oracle_factory(args))
-            kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2))
+            kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2, V.MAX_K))
         else:
             value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs)
         what = "max_eps0"
@@ -78,7 +78,7 @@ def _amplify_inverse(args) -> dict:
         if args.oracle is not None:
             oracle = _oracle_factory(args)(args.eps0)
             value = inverse.min_n(None, args.eps, args.delta, oracle=oracle)
-            kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2))
+            kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2, V.MAX_K))
         else:
             value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs)
         what = "min_n"

@@ -15,7 +15,7 @@ def _cmd_demo(args) -> None:
     params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_PRIME - 1),
                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
-                  seed=count(args.seed, "--seed", 0))
+                  seed=count(args.seed, "--seed", 0, 2 ** 63 - 1))
     res = demo.run(**params, progress=True)  # bars and the compile notice go to stderr
     if args.json:
         results = {k: v for k, v in res.items()

@@ -43,11 +43,29 @@ def build_parser() -> argparse.ArgumentParser:
                                 title="commands")
     for module in (amplify, accounting, demo, mean, scale, randomizers):
         module.register(sub)
+    parser.set_defaults(commands=sub.choices)
     return parser
+
+
+def _json_help(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
+    """``COMMAND --help --json``: the command's help as the one --json schema (results.help),
+    not as text; True when it was printed."""
+    if "--json" not in argv or not ({"-h", "--help"} & set(argv)):
+        return False
+    from .util import emit_json
+    commands = parser.get_default("commands")
+    name = next((a for a in argv if a in commands), None)
+    target = commands[name] if name is not None else parser
+    emit_json(name or "ldpcompress", {}, dict(usage=target.format_usage().strip(),
+                                              help=target.format_help()))
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _json_help(parser, argv):
+        return 0
     args = parser.parse_args(argv)
     try:
         with command_line(), JitClock(announce=True):  # says once when kernels compile

@@ -3,7 +3,7 @@
 ``--plugin MODULE`` (a user's module that registers randomizers) and the ``randomizers``
 command, which lists every registered name with its parameters, privacy kind and whether it
 compresses. Everything goes through the registry and the randomizer contract: a randomizer
-written outside the library is offered like the library's own (docs/guide.md, section 6).
+written outside the library is offered like the library's own (docs/guide.md, sections 6 and 7).
 """
 from __future__ import annotations
 

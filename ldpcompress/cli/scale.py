@@ -46,7 +46,7 @@ def _cmd_simulate(args) -> None:
     start = time.perf_counter()
     nonempty(args.out, "--out")
     n = count(args.n, "--n")
-    seed = count(args.seed, "--seed", 0)
+    seed = count(args.seed, "--seed", 0, 2 ** 63 - 1)
     randomizer = CR.build_randomizer(args, eps_default=4.0)
     shards = count(min(8, n) if args.shards is None else args.shards, "--shards", 1, MAX_SHARDS)
     if shards > n:
@@ -123,15 +123,16 @@ def _domain(args):
     nonempty(args.domain, "--domain")
     try:
         return ItemDomain.from_file(args.domain)
-    except OSError as err:
-        raise ValueError(f"--domain {args.domain}: cannot read ({err.strerror or err})") from None
+    except ValueError as err:  # "<file>: <what is wrong>" (never an OSError: the file is named)
+        raise ValueError(f"--domain {err}") from None
 
 
 def _cmd_aggregate(args) -> None:
     from ..scale import distributed
-    from ..scale.regular_files import check_output_file
+    from ..core.regular_files import check_output_file
     nonempty(args.out, "--out")
     retries = count(args.retries, "--retries", 0, 100)
+    worker_timeout = positive(args.worker_timeout, "--worker-timeout")
     level = probability(args.level, "--level")
     domain = _domain(args)
     CR.load_plugins(args.plugin)
@@ -142,10 +143,13 @@ def _cmd_aggregate(args) -> None:
     try:
         res = distributed.aggregate(args.reports, scheduler=args.scheduler,
                                     security=_security(args), allow_insecure=args.allow_insecure,
-                                    retries=retries, progress=True)
+                                    retries=retries, progress=True,
+                                    worker_timeout=worker_timeout)
     except (OSError, TimeoutError) as err:
         if not remote or isinstance(err, FileNotFoundError):
             raise
+        if isinstance(err, distributed.ClusterError):
+            raise ValueError(f"--scheduler {args.scheduler}: {err}") from None
         raise ValueError(f"--scheduler {args.scheduler}: cannot use it ({err})") from None
     secs = time.perf_counter() - start
     r, n, est = res["randomizer"], res["n"], res["estimate"]
@@ -230,7 +234,7 @@ def _cmd_plot(args) -> None:
     from ..core.optional import require
     require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
     from .. import plots
-    from ..scale.regular_files import check_output_file
+    from ..core.regular_files import check_output_file
     start = time.perf_counter()
     nonempty(args.out, "--out")
     check_output_file(args.out, "--out")
@@ -324,6 +328,9 @@ def register(sub) -> None:
                    help="allow tcp:// to another host (unencrypted, unauthenticated)")
     a.add_argument("--retries", type=number, default=3,
                    help="resubmissions of a shard whose worker died (default 3)")
+    a.add_argument("--worker-timeout", type=number, default=60.0,
+                   help="seconds to wait for a live Dask worker, per try (--retries more "
+                        "tries), before giving up with an error (default 60)")
     a.add_argument("--out", help="write item[,name],estimate,low,high[,adjusted] as CSV "
                                  "(a mean: coordinate,estimate,low,high)")
     a.add_argument("--level", type=number, default=0.95,

@@ -46,12 +46,20 @@ def dump_json(obj, indent: int | None = 2) -> str:
                          "check the inputs' ranges") from None
 
 
-def number(text: str) -> float:
-    """Parse 1e6, 1_000_000 or 0.5 as a float (integers are checked by the API)."""
+def number(text: str) -> float | int:
+    """Parse 1e6, 1_000_000 or 0.5; an integer literal (digits, optional sign) is returned as
+    an exact int, so 9007199254740993 is not rounded to a double (integers and ranges are
+    checked by the API)."""
+    plain = text.strip().replace("_", "")
+    if plain.lstrip("+-").isdigit() and plain.isascii():
+        if len(plain) > 4300:  # int() refuses longer decimal strings
+            raise argparse.ArgumentTypeError(f"not a number of a sensible size: {len(plain)} "
+                                             "digits")
+        return int(plain)
     try:
-        return float(text.replace("_", ""))
+        return float(plain)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {V.shown(text)}") from None
 
 
 def count(value, option: str, low: int = 1, high: int = V.MAX_N) -> int | None:
@@ -59,10 +67,13 @@ def count(value, option: str, low: int = 1, high: int = V.MAX_N) -> int | None:
     are refused naming the option (None passes through: an option not given)."""
     if value is None:
         return None
+    if isinstance(value, float) and 2 ** 53 <= abs(value) <= high:
+        raise ValueError(f"{option} {value:g}: an integer at or above 2^53 must be given as digits "
+                         "(a number in exponent form is rounded to a double, not taken exactly)")
     try:
         return V.integer_at_least(value, option, low, high)
     except (ValueError, TypeError):
-        shown = f"{value:g}" if isinstance(value, float) else repr(value)
+        shown = f"{value:g}" if isinstance(value, float) else V.shown(value)
         raise ValueError(f"{option} must be an integer in [{low}, {high}], got {shown}") from None
 
 

@@ -15,13 +15,41 @@ name such as "(other)" in the public list and map unknown values to it before ``
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["ItemDomain", "MAX_ITEMS"]
+from .regular_files import read_regular
+
+__all__ = ["ItemDomain", "MAX_ITEMS", "MAX_DOMAIN_FILE_BYTES"]
 
 MAX_ITEMS = 2 ** 31 - 1  # the oracles' largest k
+MAX_DOMAIN_FILE_BYTES = 2 ** 28  # 256 MiB: a public list of names, read whole into memory
+
+# Characters that render as nothing, as a line break or like another character: a name holding
+# one could look identical to another name while being a different item. Refused (with its
+# code point) rather than removed: a silent edit would change which item a report counts.
+_INVISIBLE = {"Cc": "a control character", "Cf": "an invisible format character",
+              "Zl": "a line separator", "Zp": "a paragraph separator",
+              "Cs": "a lone surrogate", "Cn": "an unassigned code point"}
+
+
+def _bad_char(name: str) -> str | None:
+    """Why ``name`` may render like another name (None when it cannot): a control, format
+    (zero-width, BOM, direction mark), separator or unassigned character, or a space other than
+    U+0020."""
+    if name.isascii() and name.isprintable():
+        return None
+    for ch in name:
+        if ch == " " or (ch.isascii() and ch.isprintable()):
+            continue
+        cat = unicodedata.category(ch)
+        if cat in _INVISIBLE:
+            return f"{_INVISIBLE[cat]} U+{ord(ch):04X}"
+        if cat == "Zs":
+            return f"the space U+{ord(ch):04X} (only U+0020 is allowed: spaces look alike)"
+    return None
 
 
 def _show(name: str, limit: int = 60) -> str:
@@ -43,11 +71,16 @@ class ItemDomain:
             raise TypeError(f"names must be an iterable of str, got {type(names).__name__}") \
                 from None
         self._where: dict[str, int] = {}
+        canonical: dict[str, int] = {}
         for i, name in enumerate(seq):
             self._check_name(name, f"names[{i}]")
-            if name in self._where:
-                raise ValueError(f"names[{i}] = {_show(name)} repeats names[{self._where[name]}]: "
-                                 "item names must be distinct")
+            key = unicodedata.normalize("NFC", name)
+            if key in canonical:
+                j = canonical[key]
+                same = "repeats" if seq[j] == name else "is canonically equivalent to (NFC)"
+                raise ValueError(f"names[{i}] = {_show(name)} {same} names[{j}]: item names "
+                                 "must be distinct and must not render alike")
+            canonical[key] = i
             self._where[str(name)] = i
         if not 2 <= len(seq) <= MAX_ITEMS:
             raise ValueError(f"names must hold at least 2 items (at most {MAX_ITEMS}), got "
@@ -65,16 +98,24 @@ class ItemDomain:
         if name != name.strip():
             raise ValueError(f"{where} = {_show(name)} has leading or trailing whitespace "
                              "(names that look alike must not differ)")
+        why = _bad_char(name)
+        if why is not None:
+            raise ValueError(f"{where} = {_show(name)} holds {why}: such names render like "
+                             "other names; remove it")
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> ItemDomain:
-        """One name per line, UTF-8 (a byte-order mark is stripped), surrounding whitespace of
-        each line ignored; a final newline is optional. An empty line, a duplicate name or
-        bytes that are not UTF-8 are ValueErrors naming the file and the line."""
+        """One name per line, UTF-8 (a byte-order mark at the start of the file is stripped),
+        spaces, tabs and the CR of a CRLF around each line ignored; a final newline is
+        optional. A regular file of at most ``MAX_DOMAIN_FILE_BYTES``: a FIFO, device or
+        directory is refused before it is opened (it could block or never end). An empty line,
+        a duplicate name (also under Unicode canonical equivalence, NFC), a name holding a
+        character that renders as nothing or like another (control and format characters such
+        as NUL, VT, zero-width spaces or a BOM past the start, U+2028/U+2029, spaces other than
+        U+0020) or bytes that are not UTF-8 are ValueErrors naming the file and the line."""
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a file path, got {type(path).__name__}")
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = read_regular(path, "an item domain file", MAX_DOMAIN_FILE_BYTES)
         if raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         lines = raw.split(b"\n")
@@ -83,17 +124,22 @@ class ItemDomain:
         names, seen = [], {}
         for number, line in enumerate(lines, 1):
             try:
-                name = line.decode("utf-8").strip()
+                name = line.decode("utf-8").strip(" \t\r")
             except UnicodeDecodeError as err:
                 raise ValueError(f"{path}: line {number} is not UTF-8 ({err.reason} at byte "
                                  f"{err.start})") from None
             if not name:
                 raise ValueError(f"{path}: line {number} is empty: every line must hold one "
                                  "item name")
-            if name in seen:
-                raise ValueError(f"{path}: line {number} repeats the name {_show(name)} of line "
-                                 f"{seen[name]}: item names must be distinct")
-            seen[name] = number
+            cls._check_name(name, f"{path}: line {number}")
+            key = unicodedata.normalize("NFC", name)
+            if key in seen:
+                same = "repeats the name" if names[seen[key] - 1] == name else \
+                    "is canonically equivalent (NFC) to the name"
+                raise ValueError(f"{path}: line {number} {same} {_show(names[seen[key] - 1])} "
+                                 f"of line {seen[key]}: item names must be distinct and must "
+                                 "not render alike")
+            seen[key] = number
             names.append(name)
         if len(names) < 2:
             raise ValueError(f"{path}: holds {len(names)} item names, a domain needs at least 2")

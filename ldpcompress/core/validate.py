@@ -6,28 +6,43 @@ import numbers
 
 import numpy as np
 
-__all__ = ["MAX_N", "MAX_EPS0", "MAX_SHUFFLE_N", "positive_finite", "local_eps0", "tolerance",
+__all__ = ["shown", "real", "MAX_N", "MAX_K", "MAX_EPS0", "MAX_SHUFFLE_N", "positive_finite", "local_eps0", "tolerance",
            "probability_in", "nonnegative", "probability_open", "probability_closed_open",
            "integer_at_least", "users", "shuffle_users", "blocks", "domain_size", "eps_array",
            "items"]
 
 
 MAX_N = 2 ** 53
+MAX_K = 2 ** 31 - 1  # the oracles' largest domain (int32 item indices)
 MAX_EPS0 = 700.0  # e^eps0 must stay a finite double with room for e^eps0 * (k - 1) etc.
 MAX_SHUFFLE_N = 10 ** 10  # amplification kernels cost O(sqrt(n)) per evaluation: ~1 s at 1e10
 
 
+def shown(value, limit: int = 60) -> str:
+    """repr(value) cut to ``limit`` characters (a 10^400 integer is not echoed whole)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 12]}...({len(text)} chars)"
+
+
 def _real(value, name: str) -> float:
+    """float(value) for a real number; an integer beyond the double range (>= 2^1024) is +-inf
+    (then refused by the range checks with the parameter's name), not an OverflowError."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+real = _real  # the public name (other modules' checks)
 
 
 def positive_finite(value, name: str) -> float:
     """A finite real > 0 (eps0, sigma, scale ...)."""
     v = _real(value, name)
     if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+        raise ValueError(f"{name} must be finite and > 0, got {shown(value)}")
     return v
 
 
@@ -35,7 +50,7 @@ def local_eps0(value, name: str = "eps0") -> float:
     """A local epsilon in (0, MAX_EPS0] (beyond it e^eps0 leaves the double range)."""
     v = positive_finite(value, name)
     if v > MAX_EPS0:
-        raise ValueError(f"{name} must be in (0, {MAX_EPS0:g}], got {value!r}")
+        raise ValueError(f"{name} must be in (0, {MAX_EPS0:g}], got {shown(value)}")
     return v
 
 
@@ -43,7 +58,7 @@ def tolerance(value, name: str = "tol") -> float:
     """A window tolerance (mass a window may leave out) in [1e-300, 1)."""
     v = _real(value, name)
     if not (1e-300 <= v < 1.0):
-        raise ValueError(f"{name} must be in [1e-300, 1), got {value!r}")
+        raise ValueError(f"{name} must be in [1e-300, 1), got {shown(value)}")
     return v
 
 
@@ -53,7 +68,7 @@ def probability_in(value, name: str, low: float, high: float, high_open: bool = 
     ok = low <= v < high if high_open else low <= v <= high
     if not ok:
         raise ValueError(f"{name} must be in [{low:g}, {high:g}{')' if high_open else ']'}, "
-                         f"got {value!r}")
+                         f"got {shown(value)}")
     return v
 
 
@@ -61,7 +76,7 @@ def nonnegative(value, name: str) -> float:
     """A real >= 0 (an eps at which delta is asked; +inf allowed)."""
     v = _real(value, name)
     if math.isnan(v) or v < 0.0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
+        raise ValueError(f"{name} must be >= 0, got {shown(value)}")
     return v
 
 
@@ -69,7 +84,7 @@ def probability_open(value, name: str) -> float:
     """A real in the open interval (0, 1) (delta)."""
     v = _real(value, name)
     if not (0.0 < v < 1.0):
-        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+        raise ValueError(f"{name} must be in (0, 1), got {shown(value)}")
     return v
 
 
@@ -77,17 +92,24 @@ def probability_closed_open(value, name: str) -> float:
     """A real in [0, 1) (delta0 of an approximate-DP randomizer)."""
     v = _real(value, name)
     if not (0.0 <= v < 1.0):
-        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+        raise ValueError(f"{name} must be in [0, 1), got {shown(value)}")
     return v
 
 
 def integer_at_least(value, name: str, low: int, high: int = MAX_N) -> int:
-    """An integer (or an integral float such as 1e6) in [low, high]."""
+    """An integer (or an integral float such as 1e6) in [low, high]; a Python or numpy integer
+    is taken exactly (never through a float)."""
     v = _real(value, name)
+    if isinstance(value, numbers.Integral):
+        iv = int(value)
+        if not (low <= iv <= high):
+            raise ValueError(f"{name} must be an integer in [{low}, {high}], got "
+                             f"{shown(value)}")
+        return iv
     if not math.isfinite(v) or v != math.floor(v):
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {shown(value)}")
     if not (low <= v <= high):
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {shown(value)}")
     return int(v)
 
 
@@ -103,7 +125,7 @@ def shuffle_users(n, name: str = "n") -> int:
     v = _real(n, name)
     if math.isfinite(v) and v == math.floor(v) and v > MAX_SHUFFLE_N:
         raise ValueError(f"{name} must be an integer in [1, {MAX_SHUFFLE_N}] for amplification "
-                         f"bounds (the cost grows as sqrt(n)); got {n!r}. The bound at n = "
+                         f"bounds (the cost grows as sqrt(n)); got {shown(n)}. The bound at n = "
                          f"{MAX_SHUFFLE_N} is also sound for any larger n.")
     return integer_at_least(n, name, 1, MAX_SHUFFLE_N)
 
@@ -119,7 +141,7 @@ def blocks(value) -> int | None:
 
 def domain_size(k) -> int:
     """Domain size k >= 2."""
-    return integer_at_least(k, "k", 2, 2 ** 31 - 1)
+    return integer_at_least(k, "k", 2, MAX_K)
 
 
 def eps_array(eps, name: str = "eps") -> tuple[np.ndarray, bool]:

@@ -16,7 +16,6 @@ from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
 from ..core.progress import JitClock, bar
 from ..randomizers.catalog import make_oracle, oracle_names
-from ..randomizers.pirappor import FieldReports
 
 __all__ = ["zipf_data", "zipf_chunks", "DEMO_BYTES_PER_USER", "COMPILE_HINT", "run", "show"]
 
@@ -70,23 +69,7 @@ DEMO_BYTES_PER_USER = 40  # item, shuffle keys and permutation (int64/float64 ea
 
 def _report_bytes(orc) -> float:
     """Bytes one report of this oracle takes in memory (measured on one report)."""
-    sample = orc.randomize_many(np.zeros(1, dtype=np.int64))
-    if isinstance(sample, FieldReports):
-        return sample.a.nbytes + sample.b.nbytes
-    return np.asarray(sample).nbytes
-
-
-def _concat(parts):
-    if isinstance(parts[0], FieldReports):
-        return FieldReports(np.concatenate([r.a for r in parts]),
-                            np.concatenate([r.b for r in parts]), parts[0].p)
-    return np.concatenate(parts)
-
-
-def _take(reports, order):
-    if isinstance(reports, FieldReports):
-        return FieldReports(reports.a[order], reports.b[order], reports.p)
-    return reports[order]
+    return orc.randomize_many(np.zeros(1, dtype=np.int64)).nbytes
 
 
 def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
@@ -177,10 +160,10 @@ def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progr
         for lo in range(0, n, step):
             parts.append(orc.randomize_many(xs[lo:lo + step]))
             clients.update(min(step, n - lo))
-        reports = _concat(parts)
+        reports = orc.concat(parts)
     with phase("shuffle"):
         order = np.argsort(SYSTEM.uniform(n))  # the shuffler's permutation, from the CSPRNG
-        reports = _take(reports, order)
+        reports = reports[order]
     with phase("server"):
         est = orc.estimate(reports)
     true = np.bincount(xs, minlength=k)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import nonnegative
+from ..core.validate import nonnegative, shown
 from ..randomizers.estimator import check_estimates
 
 __all__ = ["clip_nonnegative", "project_simplex", "norm_sub"]
@@ -29,7 +29,7 @@ __all__ = ["clip_nonnegative", "project_simplex", "norm_sub"]
 def _total(total) -> float:
     v = nonnegative(total, "total")
     if not np.isfinite(v):
-        raise ValueError(f"total must be finite and >= 0, got {total!r}")
+        raise ValueError(f"total must be finite and >= 0, got {shown(total)}")
     return v
 
 

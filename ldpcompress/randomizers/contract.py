@@ -1,5 +1,5 @@
 """The randomizer contract: what every local randomizer states, and all that the jobs use
-(docs/guide.md, section 6, "Your own randomizer").
+(docs/guide.md, section 7, "Your own randomizer: the contract").
 
 A local randomizer is the hub of the library. :class:`LocalRandomizer` is the one explicit
 contract between a randomizer and the jobs; accounting, compression, estimation, report sets,

@@ -16,7 +16,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ..core.limits import array_bytes, check_bytes
-from ..core.validate import _real, integer_at_least, probability_open
+from ..core.validate import integer_at_least, probability_open, real
 
 __all__ = ["integer_reports", "histogram_bytes", "check_separated", "check_flag",
            "check_estimates", "normal_quantile", "binary_estimate", "binary_variance",
@@ -120,7 +120,7 @@ def check_estimates(est, name: str = "est", length: int | None = None,
     if isinstance(est, (str, bytes)):
         raise TypeError(f"{name} must be an array of real numbers, got {type(est).__name__}")
     if np.ndim(est) == 0 and scalar:
-        return np.asarray(_real(est, name), dtype=float)
+        return np.asarray(real(est, name), dtype=float)
     try:
         arr = np.asarray(est)
     except (ValueError, TypeError) as err:  # ragged nested lists
@@ -142,7 +142,12 @@ def check_estimates(est, name: str = "est", length: int | None = None,
 def normal_quantile(level) -> float:
     """z with Pr[|N(0, 1)| <= z] = level, for a two-sided level in (0, 1)."""
     level = probability_open(level, "level")
-    return NormalDist().inv_cdf(0.5 + level / 2)
+    # the upper tail (1 - level)/2 is exact (1 - level is, for level in [1/2, 1)); 0.5 + level/2
+    # rounds to 1 for level = 1 - 2^-53 and the quantile would be infinite
+    tail = (1.0 - level) / 2.0 if level >= 0.5 else 0.5 - level / 2.0
+    if tail < 1e-300:
+        raise ValueError(f"level must be at most 1 - 2e-300, got {level!r}")
+    return -NormalDist().inv_cdf(tail)
 
 
 def binary_estimate(counts, n: int, a0: float, a1: float) -> np.ndarray:

@@ -66,6 +66,10 @@ class OLH(FrequencyOracle):
         return (f"an OLH report is {self.bits_per_report} bits, already shorter than a "
                 "17-byte seed report")
 
+    def plateau(self) -> tuple:
+        """(g, p): both jump with eps (g = round(e^eps + 1), p the next prime above 4 g)."""
+        return (self.g, self.p)
+
     def randomize_many(self, xs, entropy=SYSTEM):
         xs = V.items(xs, self.k)
         n = xs.size

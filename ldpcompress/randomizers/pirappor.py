@@ -33,13 +33,15 @@ from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, ap3_count, independent_structure, kept
 
-__all__ = ["MAX_PRIME", "MAX_EPS", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
+__all__ = ["MAX_PRIME", "MAX_EPS", "COUNT_WORK_LIMIT", "COUNT_WORK_PER_CALL", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
            "PIRappor", "VectorPIRappor"]
 
 
 MAX_PRIME = MAX_FIELD  # 2^31 - 1: products a (x+1) + b stay below 2^62 in int64
 # the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
 MAX_EPS = math.log(MAX_PRIME - 1)
+COUNT_WORK_LIMIT = 10 ** 10    # steps of an explicitly chosen counting algorithm (~10 s)
+COUNT_WORK_PER_CALL = 2 ** 28  # steps per kernel call (~0.3 s): Ctrl-C is seen between calls
 INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per report
 
 
@@ -53,6 +55,17 @@ class FieldReports:
 
     def __len__(self) -> int:
         return int(self.a.shape[0])
+
+    def __getitem__(self, index) -> "FieldReports":
+        """The reports at ``index`` (a slice or an index array), e.g. a shuffler's permutation."""
+        if np.ndim(index) == 0 and not isinstance(index, slice):
+            raise TypeError("index FieldReports with a slice or an index array (one report is "
+                            "the pair (a[i], b[i]))")
+        return FieldReports(self.a[index], self.b[index], self.p)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.a.nbytes + self.b.nbytes)
 
 
 def choose_field(k: int, eps: float) -> tuple[int, int]:
@@ -126,6 +139,10 @@ class PIRappor(FrequencyOracle):
         return (f"a PI-RAPPOR report is {self.bits_per_report} bits, already shorter than a "
                 "17-byte seed report")
 
+    def plateau(self) -> tuple:
+        """(p, s): the realised law depends on eps only through them (integers)."""
+        return (self.p, self.s)
+
     # -- client -------------------------------------------------------------------------------
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> FieldReports:
         """For each x: z ~ Bern(a1), a uniform in F_p, r uniform in [0, s) if z else [s, p),
@@ -174,19 +191,44 @@ class PIRappor(FrequencyOracle):
         return int(pi_count_one(reports.a, reports.b, j, self.p, self.s))
 
     def counts(self, reports, algorithm: str = "auto") -> np.ndarray:
-        """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper."""
+        """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper.
+
+        An explicit choice costing more than ``COUNT_WORK_LIMIT`` steps while the other
+        algorithm is at least twice cheaper is refused (ValueError naming both costs): it
+        could run for hours (e.g. 'enum' at tiny eps, where s ~ p/2). The work is done in
+        calls of about ``COUNT_WORK_PER_CALL`` steps, so Ctrl-C stops it between two calls."""
         if algorithm not in ("auto", "direct", "enum"):
             raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
-        return self._count(self.check_reports(reports), algorithm)
+        r = self.check_reports(reports)
+        if algorithm != "auto":
+            cost = {"direct": len(r) * self.k, "enum": len(r) * self.s}
+            other = "enum" if algorithm == "direct" else "direct"
+            if cost[algorithm] > COUNT_WORK_LIMIT and cost[algorithm] > 2 * cost[other]:
+                raise ValueError(
+                    f"algorithm={algorithm!r} costs n x {'k' if algorithm == 'direct' else 's'}"
+                    f" = {cost[algorithm]:.3g} steps here (limit {COUNT_WORK_LIMIT:.0e} when "
+                    f"the other algorithm is cheaper), {other!r} costs {cost[other]:.3g}: use "
+                    f"algorithm='auto' (or {other!r})")
+        return self._count(r, algorithm)
 
     def _count(self, r, algorithm: str = "auto") -> np.ndarray:
         if algorithm == "auto":
             algorithm = "enum" if 1.5 * self.s < self.k else "direct"
-        chunks = chunks_for(len(r), self.k)
+        per_report = self.k if algorithm == "direct" else self.s
+        step = max(1, COUNT_WORK_PER_CALL // max(per_report, 1))
+        if len(r) <= step:
+            return self._count_slice(r.a, r.b, algorithm)
+        out = np.zeros(self.k, dtype=np.int64)
+        for lo in range(0, len(r), step):  # Python between calls: Ctrl-C is seen
+            out += self._count_slice(r.a[lo:lo + step], r.b[lo:lo + step], algorithm)
+        return out
+
+    def _count_slice(self, a, b, algorithm: str) -> np.ndarray:
+        chunks = chunks_for(a.shape[0], self.k)
         histogram_bytes(self.k, chunks)
         if algorithm == "direct":
-            return affine_hist(r.a, r.b, r.a, self.k, self.p, self.s, 0, chunks)
-        return pi_hist_enum(r.a, r.b, self.k, self.p, self.s, self._inverses, chunks)
+            return affine_hist(a, b, a, self.k, self.p, self.s, 0, chunks)
+        return pi_hist_enum(a, b, self.k, self.p, self.s, self._inverses, chunks)
 
     @functools.cached_property
     def _inverses(self) -> np.ndarray:

@@ -142,8 +142,8 @@ def params(d: int, p0: float, gamma: float) -> PrivUnitParams:
     """Exact privacy of PrivUnit2(p0, gamma) in dimension d, computed without cancellation
     (log1p of positive ratios) so that eps from 1e-9 to 700 comes out to full precision."""
     d = check_dimension(d)
-    p0 = V._real(p0, "p0")
-    gamma = V._real(gamma, "gamma")
+    p0 = V.real(p0, "p0")
+    gamma = V.real(gamma, "gamma")
     if not 0.5 <= p0 < 1:
         raise ValueError(f"p0 must be in [1/2, 1), got {p0!r}")
     if not 0 <= gamma < 1:

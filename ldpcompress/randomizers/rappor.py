@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..core import validate as V
+from ..core.coins import bernoulli_bits, client_stream
 from ..core.entropy import SYSTEM
 from ..core.prg import uniform_at
 from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag
@@ -80,10 +81,15 @@ class RAPPOR(FrequencyOracle):
         return self._bit_ratio(uniform_at(seed, x) < self.a0)
 
     def randomize_many(self, xs, entropy=SYSTEM):
+        """k-bit rows: every bit Bern(coin(a0)), then bit x replaced by Bern(kept(a1c)) --
+        exactly ``uniform() < a0`` and ``uniform() >= a1c`` per bit (structure.coin, kept),
+        drawn in bulk from a fresh AES-CTR stream keyed by the entropy source
+        (core.coins.bernoulli_bits: ~8 stream bits per coin, temporaries bounded)."""
         xs = V.items(xs, self.k)
-        check_batch_bytes(xs.size, self.k, 8 + 1, "RAPPOR client coins and bits")
-        bits = entropy.uniform(xs.size * self.k).reshape(xs.size, self.k) < self.a0
-        bits[np.arange(xs.size), xs] = entropy.uniform(xs.size) >= self.a1c
+        check_batch_bytes(xs.size, self.k, 1, "RAPPOR client bits")
+        stream = client_stream(entropy)
+        bits = bernoulli_bits(stream, xs.size * self.k, self.a0).reshape(xs.size, self.k)
+        bits[np.arange(xs.size), xs] = stream.uniform(xs.size) >= self.a1c
         return bits
 
     def check_reports(self, reports) -> np.ndarray:

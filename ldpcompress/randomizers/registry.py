@@ -1,5 +1,5 @@
 """Randomizers by name: how ledgers, report-set manifests and the command line name a
-randomizer and rebuild it (docs/guide.md, section 6).
+randomizer and rebuild it (docs/guide.md, section 7).
 
 A saved ledger or a report set stores a randomizer as ``{"randomizer": name, "params": {...}}``
 and nothing else: the reader rebuilds it with :func:`build`, i.e. through the randomizer's own
@@ -23,13 +23,15 @@ _loaded_plugins = False
 
 def register(cls: type) -> type:
     """Register a :class:`LocalRandomizer` subclass under its ``name`` (a class decorator).
-    A second class under a taken name is refused."""
+    A second class under a taken name is refused, unless it is the same class defined again
+    (same qualified name: a notebook cell or a module run twice), which replaces it."""
     if not (isinstance(cls, type) and issubclass(cls, LocalRandomizer)):
         raise TypeError(f"only LocalRandomizer subclasses can be registered, got {cls!r}")
     name = getattr(cls, "name", "")
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         raise ValueError(f"{cls.__name__}.name must be a non-empty name, got {name!r}")
-    if _CLASSES.get(name, cls) is not cls:
+    old = _CLASSES.get(name, cls)
+    if old is not cls and old.__qualname__ != cls.__qualname__:
         raise ValueError(f"randomizer name {name!r} is taken by {_CLASSES[name].__name__}")
     _CLASSES[name] = cls
     return cls

@@ -25,7 +25,8 @@ UNIFORM_BITS = 53  # client uniforms are j 2^-53 (ldpcompress.prg.WordStream.uni
 def coin(p: float) -> Fraction:
     """Pr[u < p] exactly, for the clients' uniforms u = j 2^-53, j uniform in [0, 2^53): the
     realised probability of a coin drawn as ``uniform() < p`` is ceil(p 2^53) / 2^53, which the
-    structures use instead of p (a realised probability, not the intended one)."""
+    structures use instead of p (a realised probability, not the intended one). The bulk
+    coins of core.coins.bernoulli_bits realise exactly this law from fewer stream bits."""
     scaled = Fraction(p) * (1 << UNIFORM_BITS)
     return Fraction(-((-scaled.numerator) // scaled.denominator), 1 << UNIFORM_BITS)
 
@@ -107,6 +108,13 @@ class ShuffleStructure:
         ulps) so that 'delta = 0 for eps >= eps0' is never applied below the exact value."""
         v = _log(self.a1 * (1 - self.a) / (self.a * (1 - self.a1)))  # one log of the exact ratio
         return math.nextafter(v + _LOG_ERR * (1.0 + abs(v)), math.inf)
+
+    @property
+    def eps0_lower(self) -> float:
+        """The same log rounded down (a few ulps, never below 0): the eps0 of a lower bound
+        (an attack), which must not be computed with more privacy loss than the oracle has."""
+        v = _log(self.a1 * (1 - self.a) / (self.a * (1 - self.a1)))
+        return max(0.0, math.nextafter(v - _LOG_ERR * (1.0 + abs(v)), -math.inf))
 
     @property
     def expm1_eps0(self) -> float:

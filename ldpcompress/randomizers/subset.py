@@ -8,10 +8,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
+from ..core.coins import client_stream, uniform_subsets
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
 from ..kernels.field import first_unsorted_row
-from ..kernels.sample import partial_shuffles
 from .base import FrequencyOracle, check_eps
 from .contract import Column, Privacy, check_columns, int_dtype
 from .estimator import _first_bad, histogram_bytes, integer_reports
@@ -49,6 +49,10 @@ class SubsetSelection(FrequencyOracle):
     def params(self) -> dict:
         return {"k": self.k, "eps": self.eps, "d": self.d}
 
+    def plateau(self) -> tuple:
+        """(d,): the subset size round(k/(e^eps + 1)) jumps with eps."""
+        return (self.d,)
+
     def _subset(self, ints: np.ndarray) -> np.ndarray:
         """Partial Fisher-Yates: the first d entries of a permutation of [k] driven by ints[i]
         in [0, k - i)."""
@@ -82,21 +86,18 @@ class SubsetSelection(FrequencyOracle):
         return self.a1 * self.k / self.d if inside else self.q1 * self.k / (self.k - self.d)
 
     def randomize_many(self, xs, entropy=SYSTEM):
-        """Rows of sorted d-subsets: a partial Fisher-Yates shuffle (exact integer draws, so the
-        subset law is exactly uniform) of the k-1 items other than x; keep the first d of them,
-        or the first d-1 and x (w.p. a1, drawn as 'not excluded', see structure.kept)."""
+        """Rows of sorted d-subsets: w.p. a1 (drawn as 'not excluded', ``uniform() >= a1c``,
+        see structure.kept) x and a uniform (d-1)-subset of the k-1 other items, else a uniform
+        d-subset of the others -- Floyd's algorithm with exact integer draws, from a fresh
+        AES-CTR stream keyed by the entropy source (core.coins.uniform_subsets)."""
         xs = V.items(xs, self.k)
         n = xs.size
-        check_bytes(array_bytes((n, 2 * self.d)), f"subset-selection draws for n = {n} reports "
+        # the reports, and the sampler's O(d) scratch (at most 4 rows' worth)
+        check_bytes(array_bytes((n + 4, self.d)), f"subset-selection reports for n = {n} "
                     f"x d = {self.d}", "n (batch the inputs)")
-        draws = np.empty((n, self.d), dtype=np.int64)
-        for i in range(self.d):  # column i uniform in [0, k - 1 - i), from the CSPRNG
-            draws[:, i] = entropy.integers(self.k - 1 - i, n)
-        chosen = partial_shuffles(draws, self.k - 1)
-        chosen += chosen >= xs[:, None]  # index among the others -> item (skipping x)
-        include = entropy.uniform(n) >= self.a1c
-        chosen[include, self.d - 1] = xs[include]
-        return np.sort(chosen, axis=1)
+        stream = client_stream(entropy)
+        include = stream.uniform(n) >= self.a1c
+        return uniform_subsets(stream, xs, self.k, self.d, include)
 
     def check_reports(self, reports) -> np.ndarray:
         """Reports are d-subsets: shape (n, d), entries in [0, k), distinct within a row (a

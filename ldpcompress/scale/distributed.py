@@ -39,14 +39,16 @@ from .manifest import Shard
 from .metadata import check_summary_memory
 from .reader import VERIFY_BLOCK, VERIFY_CACHE, _row_memory, check_batch_rows, collect, \
     iter_shard, summarize_shard
-from .regular_files import open_regular
+from ..core.regular_files import open_regular
 
-__all__ = ["SCHEMES_SECURE", "SCHEMES_PLAIN", "DASK_START_SECONDS", "DASK_EFFICIENCY",
+__all__ = ["WORKER_TIMEOUT", "SCHEMES_SECURE", "SCHEMES_PLAIN", "DASK_START_SECONDS",
+           "DASK_EFFICIENCY",
            "MEASURE_SECONDS", "WORKER_BASE_BYTES", "ClusterError", "shard_summary",
            "dask_workers", "check_scheduler", "tls_security", "aggregate",
            "aggregate_in_memory"]
 
 
+WORKER_TIMEOUT = 60.0  # seconds a run may wait for a live worker, per try (retries apply)
 SCHEMES_SECURE = ("tls", "wss")
 SCHEMES_PLAIN = ("tcp", "ws")
 # "auto" (see dask_workers); measured with bench/scale.py on 2 cores: a LocalCluster starts and
@@ -93,6 +95,10 @@ def check_scheduler(address, security=None, allow_insecure: bool = False) -> str
     scheme, _, loc = address.rpartition("://")
     scheme = scheme.lower() or "tcp"
     if scheme == "inproc":
+        if loc.count("/") != 2:
+            raise ValueError(f"scheduler {address}: an inproc:// address is host/pid/number of "
+                             "a scheduler running in this same process (tests only); use "
+                             "tls://host:port or tcp://127.0.0.1:port")
         return address
     if scheme in SCHEMES_SECURE:
         if security is None:
@@ -176,7 +182,8 @@ def dask_workers(rate: float, remaining_bytes: int, remaining_shards: int, cores
 
 def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, client=None, *,
               security=None, allow_insecure: bool = False, retries: int = 3,
-              batch_rows: int | None = None, progress: bool = False) -> dict:
+              worker_timeout: float = WORKER_TIMEOUT, batch_rows: int | None = None,
+              progress: bool = False) -> dict:
     """The summary and estimates of the reports in every report set/shard of ``paths`` (one
     randomizer, read from the manifests).
 
@@ -185,7 +192,10 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     ``n_workers`` processes) or the address of a running scheduler (see
     :func:`check_scheduler`); ``client`` overrides it. Every shard is checked before any work
     starts. A shard whose worker dies is resubmitted up to ``retries`` times, then
-    ClusterError names it. Each shard is read ``batch_rows`` reports at a time (default:
+    ClusterError names it. A cluster with no live worker is waited for ``worker_timeout``
+    seconds, ``retries + 1`` times in all (before the run and whenever no task finishes and no
+    worker is left), then ClusterError says so: a run never waits forever. A scheduler that
+    cannot be reached is a ClusterError naming it. Each shard is read ``batch_rows`` reports at a time (default:
     ``reader.batch_rows_for``), here or on a worker. ``progress``: a bar of the reports on
     stderr. Returns dict(summary, estimate, n, randomizer, shards, method) with method
     "memory", "dask" or "memory+dask" (auto moved the rest to a cluster).
@@ -193,6 +203,7 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     if not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be a string, got {type(scheduler).__name__}")
     retries = V.integer_at_least(retries, "retries", 0, 100)
+    worker_timeout = V.positive_finite(worker_timeout, "worker_timeout")
     if n_workers is not None:
         n_workers = V.integer_at_least(n_workers, "n_workers", 1, 1024)
     if client is None and scheduler not in ("auto", "memory", "local"):
@@ -200,9 +211,10 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     randomizer, shards = collect(paths)
     batch_rows = check_batch_rows(batch_rows, randomizer)
     expected = sum(s.rows for s in shards)
+    wait = _Watch(retries, worker_timeout)
     with bar(expected, "aggregate", progress, unit="reports") as counted:
         if client is not None:
-            total, n = _on_cluster(_dask(), client, randomizer, shards, retries, batch_rows,
+            total, n = _on_cluster(_dask(), client, randomizer, shards, wait, batch_rows,
                                    counted)
             return _result(randomizer, total, n, shards, "dask")
         if scheduler in ("auto", "memory"):
@@ -211,16 +223,16 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
                                                      decide=scheduler == "auto")
             if not left:
                 return _result(randomizer, total, n, shards, "memory")
-            t, m = _new_cluster(randomizer, left, "local", workers, None, retries, batch_rows,
+            t, m = _new_cluster(randomizer, left, "local", workers, None, wait, batch_rows,
                                 counted)
             return _result(randomizer, total + t, n + m, shards, "memory+dask")
-        total, n = _new_cluster(randomizer, shards, scheduler, n_workers, security, retries,
+        total, n = _new_cluster(randomizer, shards, scheduler, n_workers, security, wait,
                                 batch_rows, counted)
     return _result(randomizer, total, n, shards, "dask")
 
 
-def _new_cluster(randomizer, shards, scheduler, n_workers, security, retries, batch_rows,
-                 counted):
+def _new_cluster(randomizer, shards, scheduler, n_workers, security, wait: "_Watch",
+                 batch_rows, counted):
     """Summarize ``shards`` on a LocalCluster ("local") or the scheduler at an address."""
     dist = _dask()
     cluster = None
@@ -228,18 +240,56 @@ def _new_cluster(randomizer, shards, scheduler, n_workers, security, retries, ba
         cluster = dist.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                     dashboard_address=":0")
     try:
-        with dist.Client(cluster if cluster is not None else scheduler,
-                         security=security) as own:
-            return _on_cluster(dist, own, randomizer, shards, retries, batch_rows, counted)
+        with _connect(dist, cluster if cluster is not None else scheduler, security,
+                      wait.timeout) as own:
+            return _on_cluster(dist, own, randomizer, shards, wait, batch_rows, counted)
     finally:
         if cluster is not None:
             cluster.close()
 
 
-def _on_cluster(dist, client, randomizer: LocalRandomizer, shards, retries: int,
+def _connect(dist, address, security, timeout: float):
+    """A Client of the scheduler at ``address``; any failure to connect is a ClusterError
+    naming the address (not dask's own message alone)."""
+    try:
+        return dist.Client(address, security=security, timeout=timeout)
+    except Exception as err:  # noqa: BLE001 (dask raises OSError, ValueError, TimeoutError ...)
+        shown = address if isinstance(address, str) else "of the local cluster"
+        within = f" within {timeout:g} s" if isinstance(err, (OSError, TimeoutError)) else ""
+        raise ClusterError(f"cannot connect to the scheduler {shown}{within} "
+                           f"({type(err).__name__}: {err})") from None
+
+
+class _Watch:
+    """Waits for a live worker at most ``timeout`` seconds per try, ``retries + 1`` tries in a
+    run; then ClusterError. Tries are shared by the whole run (a cluster that keeps losing
+    every worker does not get new ones each time)."""
+
+    def __init__(self, retries: int, timeout: float):
+        self.retries, self.timeout, self.used = retries, timeout, 0
+
+    def workers(self, dist, client) -> None:
+        while True:
+            try:
+                client.wait_for_workers(1, timeout=self.timeout)
+                return
+            except (TimeoutError, dist.TimeoutError):
+                self.used += 1
+                if self.used > self.retries:
+                    raise ClusterError(
+                        f"the Dask scheduler has no live worker: waited {self.used} times "
+                        f"{self.timeout:g} s (retries = {self.retries}); start workers or use "
+                        "scheduler='memory' (CLI: --scheduler memory)") from None
+
+
+def _on_cluster(dist, client, randomizer: LocalRandomizer, shards, watch: "_Watch",
                 batch_rows: int | None, counted):
-    """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted.
-    ``counted``: the progress bar, advanced as each shard completes."""
+    """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted up to
+    ``watch.retries`` times. ``counted``: the progress bar, advanced as each shard completes.
+    ``watch`` bounds the waits for a live worker: before submitting, and whenever no task
+    finished for its timeout while the scheduler had no worker."""
+    watch.workers(dist, client)
+    retries = watch.retries
     run = uuid.uuid4().hex[:12]
     spec = randomizer.summary_spec()
     total, n = np.zeros(spec.shape, spec.dtype), 0
@@ -250,9 +300,8 @@ def _on_cluster(dist, client, randomizer: LocalRandomizer, shards, retries: int,
                              key=f"ldpcompress-shard-{i}-try{attempt}-{run}")
 
     pending = {submit(i, 0): (i, 0) for i in range(len(shards))}
-    done = dist.as_completed(list(pending))
     try:
-        for fut in done:
+        for fut in _finished(dist, client, pending, watch):
             i, attempt = pending.pop(fut)
             try:  # waits when the result was lost with its worker and is being recomputed
                 result = fut.result()
@@ -264,7 +313,6 @@ def _on_cluster(dist, client, randomizer: LocalRandomizer, shards, retries: int,
                         "unstable or this shard makes them fail (memory?)") from None
                 new = submit(i, attempt + 1)
                 pending[new] = (i, attempt + 1)
-                done.add(new)
                 continue
             except (ValueError, TypeError):  # a bad shard, named by iter_shard
                 raise
@@ -282,6 +330,21 @@ def _on_cluster(dist, client, randomizer: LocalRandomizer, shards, retries: int,
     if n != expected:
         raise ClusterError(f"the cluster returned {n} reports, the shards hold {expected}")
     return total, n
+
+
+def _finished(dist, client, pending: dict, watch: _Watch):
+    """The futures of ``pending`` as they finish (``pending`` may grow meanwhile). When none
+    finishes within the watch's timeout and the scheduler has no worker left, the watch waits
+    for one (and raises ClusterError once its tries are spent): never an endless wait."""
+    while pending:
+        try:
+            dist.wait(list(pending), timeout=watch.timeout, return_when="FIRST_COMPLETED")
+        except (TimeoutError, dist.TimeoutError):
+            if not client.scheduler_info().get("workers"):
+                watch.workers(dist, client)
+            continue
+        for fut in [f for f in pending if f.done()]:
+            yield fut
 
 
 def _checked_result(result, shard: Shard, randomizer: LocalRandomizer

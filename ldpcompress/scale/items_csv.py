@@ -13,6 +13,7 @@ aggregation" (``encode``).
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
@@ -22,8 +23,8 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import numpy as np
 
 from ..core import validate as V
+from ..core.regular_files import open_regular
 from ..randomizers.estimator import check_flag
-from .regular_files import open_regular
 
 if TYPE_CHECKING:
     from ..core.items import ItemDomain
@@ -83,7 +84,10 @@ def _rows(path, header: bool, parse_row: Callable[[list, int], object],
                     yield np.array(buf, dtype=dtype)
                     buf = []
     except UnicodeDecodeError as err:
-        raise ValueError(f"{source}, after line {line}: not UTF-8 text ({err.reason})") from None
+        # the text layer decodes ahead of the rows: find the line of the bad byte itself
+        where = _bad_utf8(path)
+        raise ValueError(f"{source}, {where or f'after line {line}'}: not UTF-8 text "
+                         f"({err.reason})") from None
     except csv.Error as err:
         raise ValueError(f"{source}, line {line + 1}: malformed CSV ({err})") from None
     except OSError as err:
@@ -187,6 +191,22 @@ def _check_lines(chunk: np.ndarray, check, before: int, path) -> None:
             except (ValueError, TypeError) as err:
                 raise ValueError(f"{path}, line {before + i + 1}: {err}") from None
         raise
+
+
+def _bad_utf8(path) -> str | None:
+    """'line L, byte B' of the first byte that is not UTF-8 (lines split at newlines, a BOM
+    at the start allowed); None when none is found (the file changed)."""
+    try:
+        with open_regular(path, "a CSV of inputs") as fh:
+            decoder = codecs.getincrementaldecoder("utf-8-sig")()
+            for number, raw in enumerate(fh, 1):
+                try:
+                    decoder.decode(raw)
+                except UnicodeDecodeError as err:
+                    return f"line {number}, byte {err.start + 1}"
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _is_item(text: str, k: int, parse=_parse_item) -> bool:

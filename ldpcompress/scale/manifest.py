@@ -17,10 +17,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.limits import format_bytes
+from ..core.regular_files import read_regular
 from ..randomizers.contract import LocalRandomizer
 from .metadata import FORMAT, RANDOMIZER_KEY, get_int, get_key, parse_json, randomizer_from_spec
-from .regular_files import open_regular
 
 __all__ = ["MANIFEST", "KIND", "MAX_SHARDS", "MAX_MANIFEST_BYTES", "Shard", "read_manifest",
            "plain_name", "load_json", "manifest_names", "write_json_atomic"]
@@ -71,16 +70,7 @@ def _hex_digest_set(value: str, source: str) -> str:
 
 def load_json(path: Path, limit: int, what: str):
     """The JSON document in a regular file of at most ``limit`` bytes; ValueError naming it."""
-    with open_regular(path, f"a {what}") as fh:
-        try:
-            size = os.fstat(fh.fileno()).st_size
-            if size > limit:
-                raise ValueError(f"{path}: {what} of {format_bytes(size)} is larger than "
-                                 f"{format_bytes(limit)}: not a valid {what}")
-            raw = fh.read(limit + 1)
-        except OSError as err:
-            raise ValueError(f"{path}: cannot read the {what} ({err.strerror or err})") from None
-    return parse_json(raw, str(path), what)
+    return parse_json(read_regular(path, f"a {what}", limit), str(path), what)
 
 
 def manifest_names(doc: object, source: str) -> list[str]:

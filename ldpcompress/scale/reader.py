@@ -28,12 +28,12 @@ import numpy as np
 from ..core import validate as V
 from ..core.limits import check_bytes
 from ..core.optional import require
+from ..core.regular_files import check_regular, open_regular
 from ..randomizers.contract import LocalRandomizer
 from . import columns as C
 from .manifest import MANIFEST, Shard, read_manifest
 from .metadata import (FORMAT, MAX_META_BYTES, META_KEY, RANDOMIZER_KEY, get_key, parse_json,
                        spec_text)
-from .regular_files import check_regular, open_regular
 
 __all__ = ["READ_BATCH_BYTES", "READ_BATCH_ROWS", "READ_BUFFER", "VERIFY_BLOCK",
            "VERIFY_CACHE", "collect", "iter_shard", "summarize_shard", "read_shard",

@@ -15,13 +15,14 @@ below it)::
     manifest       manifest.json and its Shard records, every field checked
     columns        a randomizer's report columns <-> Arrow/Parquet (layout and encodings)
     metadata       the randomizer's spec <-> the randomizer; each shard's metadata; JSON checks
-    regular_files  only regular files are read (a FIFO could block); output files checked
+    core.regular_files  only regular files are read (a FIFO could block); output files checked
 
 A constant is read by the module that defines it: to change one (in a test, say), set it
 there (``writer.CHUNK``), not here.
 """
 from __future__ import annotations
 
+from ..core.regular_files import check_output_file, check_regular, open_regular
 from .columns import arrow_schema, row_bytes
 from .items_csv import CSV_CHUNK, count_csv_items, csv_items
 from .manifest import KIND, MANIFEST, MAX_MANIFEST_BYTES, MAX_SHARDS, Shard, read_manifest
@@ -30,7 +31,6 @@ from .metadata import (FORMAT, MAX_META_BYTES, META_KEY, RANDOMIZER_KEY, randomi
 from .output_dir import LOCK, prepare_output
 from .reader import (READ_BATCH_BYTES, READ_BATCH_ROWS, READ_BUFFER, VERIFY_BLOCK, VERIFY_CACHE,
                      batch_rows_for, collect, iter_shard, read_shard, summarize_shard)
-from .regular_files import check_output_file, check_regular, open_regular
 from .writer import (CHUNK, PAGE_BYTES, ROW_GROUP_ROWS, ReportSetWriter, check_disk, write_items,
                      write_reports)
 

@@ -65,6 +65,11 @@ class _HashingFile(io.RawIOBase):
         return self.fh.write(data)
 
 
+def _cannot_write(path: Path, err: OSError) -> ValueError:
+    """A failed write (disk full, [Errno 27] file size limit ...) as an error naming the file."""
+    return ValueError(f"{path}: cannot write ({err.strerror or err})")
+
+
 class ReportSetWriter:
     """Write a report set one shard at a time; the manifest is written last, atomically.
 
@@ -155,15 +160,18 @@ class ReportSetWriter:
         schema = C.arrow_schema(self.randomizer, {META_KEY: meta})
         first = self.randomizer.report_columns()[0].name
         rows = 0
-        with self._create(path) as fh:
-            sink = _HashingFile(fh)
-            with pq.ParquetWriter(sink, schema, data_page_size=PAGE_BYTES,
-                                  **C.write_options(self.randomizer)) as writer:
-                for cols in column_batches:
-                    # row groups of at most ROW_GROUP_ROWS rows whatever the batch size
-                    writer.write_table(C.to_table(self.randomizer, cols, schema),
-                                       row_group_size=ROW_GROUP_ROWS)
-                    rows += int(np.shape(cols[first])[0])
+        try:
+            with self._create(path) as fh:
+                sink = _HashingFile(fh)
+                with pq.ParquetWriter(sink, schema, data_page_size=PAGE_BYTES,
+                                      **C.write_options(self.randomizer)) as writer:
+                    for cols in column_batches:
+                        # row groups of at most ROW_GROUP_ROWS rows whatever the batch size
+                        writer.write_table(C.to_table(self.randomizer, cols, schema),
+                                           row_group_size=ROW_GROUP_ROWS)
+                        rows += int(np.shape(cols[first])[0])
+        except OSError as err:  # disk full, file size limit ...: name the file
+            raise _cannot_write(path, err) from None
         self.entries.append(dict(file=path.name, rows=rows, bytes=sink.size,
                                  sha256=sink.sha.hexdigest()))
         return path
@@ -173,8 +181,11 @@ class ReportSetWriter:
         if name not in self.files:
             raise ValueError(f"{name!r} was not announced in files={self.files}")
         path = self.out / name
-        with self._create(path) as fh:
-            fh.write(data)
+        try:
+            with self._create(path) as fh:
+                fh.write(data)
+        except OSError as err:
+            raise _cannot_write(path, err) from None
         self.extra.append(dict(file=name, bytes=len(data), sha256=hashlib.sha256(data).hexdigest()))
         return path
 
@@ -332,7 +343,11 @@ def check_disk(out_dir: str | os.PathLike, n: int, randomizer: LocalRandomizer,
         probe = Path(out_dir).absolute()
         while not probe.exists():
             probe = probe.parent
-        free_bytes = shutil.disk_usage(probe).free
+        usage = shutil.disk_usage(probe)
+        if usage.total == 0:
+            raise ValueError(f"{out_dir}: is on a file system without storage (0 B in all, "
+                             "such as /proc or /sys): choose a directory on a disk")
+        free_bytes = usage.free
     if need > free_bytes:
         raise ValueError(f"{n} reports need about {format_bytes(need)} on disk (their wire "
                          f"size), but only {format_bytes(free_bytes)} is free under {out_dir}: "

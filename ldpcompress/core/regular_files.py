@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["check_regular", "open_regular", "check_output_file"]
+__all__ = ["check_regular", "open_regular", "read_regular", "check_output_file"]
 
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
@@ -70,6 +70,25 @@ def open_regular(path: str | os.PathLike, what: str,
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_regular(path: str | os.PathLike, what: str, max_bytes: int) -> bytes:
+    """The whole content of a regular file of at most ``max_bytes`` bytes (a larger one, or one
+    that grows past it while read, is refused naming the file and the limit, before it can
+    fill the memory); every OSError becomes a ValueError naming the file."""
+    with open_regular(path, what) as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:
+                raise ValueError(f"{path}: {what} is at most {max_bytes} bytes, the file has "
+                                 f"{size}")
+            raw = fh.read(max_bytes + 1)
+        except OSError as err:
+            raise ValueError(f"{path}: cannot read ({err.strerror or err})") from None
+    if len(raw) > max_bytes:
+        raise ValueError(f"{path}: {what} is at most {max_bytes} bytes, the file grew past it "
+                         "while read")
+    return raw
 
 
 def check_output_file(path: str | os.PathLike, option: str = "out") -> Path:

@@ -1,0 +1,164 @@
+"""Closed forms without cancellation and outward rounding at the last step of every route:
+upper bounds never below the exact value, lower bounds never above it (exact arithmetic in
+mpmath / fractions)."""
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+import ldpcompress.accounting as L
+from ldpcompress import KRR
+from ldpcompress.accounting import Accountant, Laplace, PureDP
+from ldpcompress.accounting import rdp as R
+from ldpcompress.accounting.accountant import rdp_delta
+from ldpcompress.accounting.blanket import structure
+from ldpcompress.accounting.noise import laplace_sum_rdp
+from reference import mp_krr_attack_delta
+
+ORDERS = np.array([1.0 + 1e-6, 1.001, 1.1, 1.5, 2.0, 3.0, 8.0, 32.0, 256.0, 1e4, 1e6])
+RATIOS = np.geomspace(1e-12, 1e2, 29)
+
+
+def mp_laplace_rdp(a, r):
+    a, r = mp.mpf(a), mp.mpf(r)
+    inner = a / (2 * a - 1) * mp.e ** ((a - 1) * r) + (a - 1) / (2 * a - 1) * mp.e ** (-a * r)
+    return mp.log(inner) / (a - 1)
+
+
+def mp_pure_rdp(a, e):
+    a, e = mp.mpf(a), mp.mpf(e)
+    return (mp.log(mp.e ** (a * e) + mp.e ** ((1 - a) * e)) - mp.log(1 + mp.e ** e)) / (a - 1)
+
+
+def _check_grid(fn, exact):
+    with mp.workdps(60):
+        for r in RATIOS:
+            got = fn(float(r))
+            for a, g in zip(ORDERS, got):
+                e = exact(float(a), float(r))
+                assert mp.mpf(float(g)) >= e, (a, r, g, e)
+                assert float(g) <= float(e) * (1 + 1e-11) + 1e-300, (a, r, g, e)
+
+
+def test_laplace_rdp_no_cancellation_against_mpmath():
+    _check_grid(lambda r: R.laplace_rdp(1.0, ORDERS, r), mp_laplace_rdp)
+
+
+def test_laplace_rdp_scaled_sensitivity_and_sign():
+    np.testing.assert_array_equal(R.laplace_rdp(2.0, ORDERS, -1.0), R.laplace_rdp(2.0, ORDERS, 1.0))
+    assert np.all(R.laplace_rdp(3.0, ORDERS, 0.0) == 0.0)
+
+
+def test_noise_sum_at_huge_n_is_not_zero():
+    # the issue's case: n = 1e8, scale 1, order 2: n D_2(Lap(1/n, 1) || Lap(0, 1)) ~ 1e-8
+    got = laplace_sum_rdp(10 ** 8, 1.0, [2.0, 32.0])
+    with mp.workdps(60):
+        for a, g in zip((2.0, 32.0), got):
+            exact = 10 ** 8 * mp_laplace_rdp(a, mp.mpf(1) / 10 ** 8)
+            assert mp.mpf(float(g)) >= exact and float(g) <= float(exact) * (1 + 1e-11)
+        exact4 = 10 ** 4 * mp_laplace_rdp(2.0, mp.mpf(1) / 10 ** 4)
+    assert mp.mpf(float(laplace_sum_rdp(10 ** 4, 1.0, [2.0])[0])) >= exact4
+
+
+def test_pure_rdp_no_cancellation_against_mpmath():
+    _check_grid(lambda e: R.pure_rdp(e, ORDERS), mp_pure_rdp)
+
+
+def test_gaussian_rdp_rounded_up():
+    for sigma in (0.3, 1.0, 3.7, 1e5):
+        got = R.gaussian_rdp(sigma, ORDERS)
+        exact = [Fraction(a) / (2 * Fraction(sigma) ** 2) for a in ORDERS]
+        assert all(Fraction(float(g)) >= e for g, e in zip(got, exact))
+
+
+def test_log_exp_excess_against_mpmath():
+    xs = np.concatenate([-np.geomspace(1e-200, 800, 60), np.geomspace(1e-200, 700, 60)])
+    got = R.log_exp_excess(xs)
+    with mp.workdps(450):  # e^x - 1 - x at x = 1e-200 needs 400 digits to form
+        for x, g in zip(xs, got):
+            x = mp.mpf(x)
+            exact = mp.log(mp.e ** x - 1 - x)
+            assert abs(g - float(exact)) <= 1e-14 * (1 + abs(float(exact))), (x, g, exact)
+
+
+def test_cks_and_rdp_delta_rounded_up():
+    with mp.workdps(60):
+        for a in (1.01, 2.0, 50.0, 1e4):
+            for rdp in (1e-9, 0.3, 7.0):
+                for delta in (1e-12, 1e-6, 0.3):
+                    got = R.cks_epsilon(a, rdp, delta)
+                    A, D = mp.mpf(a), mp.mpf(delta)
+                    exact = mp.mpf(rdp) + mp.log((A - 1) / A) - (mp.log(D) + mp.log(A)) / (A - 1)
+                    assert mp.mpf(float(got)) >= max(exact, 0)
+                    for eps in (0.0, 0.5, 3.0):
+                        got_d = rdp_delta(np.array([a]), np.array([rdp]), eps)
+                        ex = mp.e ** ((A - 1) * (mp.mpf(rdp) - eps + mp.log(1 - 1 / A)) - mp.log(A))
+                        assert mp.mpf(got_d) >= min(ex, 1)
+
+
+def mp_rr_composition_epsilon(eps, times, delta):
+    """Exact eps(delta) of `times`-fold randomized response with parameter eps (the tight
+    composition of PureDP(eps)): the loss is (T - 2i) eps with probability C(T, i) p^(T-i) q^i."""
+    with mp.workdps(50):
+        e = mp.mpf(eps)
+        p = mp.e ** e / (1 + mp.e ** e)
+        atoms = [(mp.binomial(times, i) * p ** (times - i) * (1 - p) ** i, (times - 2 * i) * e)
+                 for i in range(times + 1)]
+
+        def d(x):
+            return sum(m * max(0, 1 - mp.e ** (x - loss)) for m, loss in atoms)
+        lo, hi = mp.mpf(0), times * e
+        for _ in range(180):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
+        return lo  # the exact value is in [lo, hi], |hi - lo| < 1e-50
+
+
+@pytest.mark.parametrize("eps,times", [(0.5, 10), (2.0, 40), (2.0, 41), (1.0, 3), (0.1, 25),
+                                       (3.0, 7)])
+def test_pure_dp_composition_never_below_exact(eps, times):
+    acct = Accountant().compose(PureDP(eps), times=times)
+    for delta in (1e-6, 1e-3):
+        res = acct.epsilon(delta, compare=True)
+        exact = mp_rr_composition_epsilon(eps, times, mp.mpf(delta))
+        for name, value in [(res.method, res.value)] + list(res.others.items()):
+            if value is not None:
+                assert mp.mpf(value) >= exact, (name, value, exact)
+        if res.lower is not None:
+            assert res.lower <= res.value
+
+
+def test_laplace_composition_rdp_route_rounded_up():
+    # RDP route of T Laplace mechanisms: sum of T curves; compare with the mpmath curve
+    acct = Accountant().compose(Laplace(scale=50.0), times=7)
+    curve = acct._rdp(np.array([2.0, 20.0]))
+    with mp.workdps(60):
+        for a, g in zip((2.0, 20.0), curve):
+            assert mp.mpf(float(g)) >= 7 * mp_laplace_rdp(a, mp.mpf(1) / 50)
+
+
+def _exact_eps0(st):
+    ratio = st.a1 * (1 - st.a) / (st.a * (1 - st.a1))
+    return mp.log(mp.mpf(ratio.numerator) / ratio.denominator)
+
+
+def test_krr_attack_uses_eps0_rounded_down():
+    oracle = KRR(3, 0.5)
+    # n = 1: delta(eps) of one report is 0 for eps >= the realised eps0 (<= 0.5 here)
+    with mp.workdps(60):
+        assert _exact_eps0(structure(oracle)) <= mp.mpf(0.5)
+    assert L.delta(1, eps=0.5, oracle=oracle).lower == 0.0
+    for k, eps0 in ((3, 40.0), (4, 2.0), (3, 0.5)):
+        oracle = KRR(k, eps0)
+        st = structure(oracle)
+        assert st.eps0_lower < st.eps0
+        with mp.workdps(60):
+            e0 = _exact_eps0(st)
+            assert mp.mpf(st.eps0_lower) <= e0 <= mp.mpf(st.eps0)
+            for n in (1, 2, 3):
+                for eps in (float(e0) - 1e-9, float(e0) * 0.9, float(e0) * 0.5):
+                    low = L.delta(n, eps=eps, oracle=oracle).lower
+                    exact = mp_krr_attack_delta(n, k, e0, mp.mpf(eps))
+                    assert mp.mpf(low) <= exact, (k, eps0, n, eps, low, exact)
