@@ -120,9 +120,12 @@ def against_memory(label: str, out: Path, client, floor: float | None = None,
     auto, t_auto = timed(lambda: D.aggregate([out]), repeats)
     assert same(mem, dist) and same(mem, auto)
     n = mem["n"]
+    plan = auto["auto"]
+    why = "" if plan is None else (f", measured {plan['rate'] / 2 ** 20:.0f} MiB/s on "
+                                   f"{plan['parallelism']:.2f} cores")
     line = (f"{label}: in memory {t_mem:.2f} s ({n / t_mem:,.0f} reports/s); local cluster, "
-            f"warm {t_dist:.2f} s (ratio {t_dist / t_mem:.2f}); auto chose {auto['method']}: "
-            f"{t_auto:.2f} s (ratio {t_auto / t_mem:.2f}); same results")
+            f"warm {t_dist:.2f} s (ratio {t_dist / t_mem:.2f}); auto chose {auto['method']}"
+            f"{why}: {t_auto:.2f} s (ratio {t_auto / t_mem:.2f}); same results")
     if floor is not None:
         line += f"; the summary of the reports held in memory {floor:.2f} s (in memory / it " \
                 f"{t_mem / floor:.2f})"

@@ -173,7 +173,7 @@ def _cmd_aggregate(args) -> None:
                       domain=args.domain, plugin=args.plugin or [])
         results = dict(n=n, randomizer=registry.spec(r), describe=r.describe(), eps=r.eps,
                        kind=r.privacy.value, estimates="counts" if counts else "mean",
-                       shards=res["shards"], method=res["method"],
+                       shards=res["shards"], method=res["method"], auto=res["auto"],
                        **{c: v.tolist() for c, v in cols.items()})
         if domain is not None:
             results["names"] = list(domain.names)

@@ -9,10 +9,10 @@ summarized (``summarize()``); the summaries are added and the estimates come fro
 and a worker's summary is checked like a file (shape, dtype, and ``estimate_from_summary``'s
 ranges). Either way memory is bounded by the batch, not by the shard.
 
-Where the work runs ("auto", :func:`dask_workers`): in this process, unless the speed measured
-on the first shards predicts that a local cluster finishes the rest sooner, start-up included,
-with as many workers as there are cores, shards left and memory for their batches and
-summaries. The rule and its constants are in docs/guide.md, section 3, "Report sets and
+Where the work runs ("auto", :func:`dask_workers`): in this process, unless the speed and the
+parallelism measured on the first shards predict that a local cluster finishes the rest
+sooner, start-up included, with as many workers as there are cores, shards left and memory
+for their batches and summaries. The rule and its constants are in docs/guide.md, section 3, "Report sets and
 aggregation".
 
 Trust: Dask ships pickled functions and data, so a scheduler and its workers run whatever code
@@ -52,10 +52,10 @@ WORKER_TIMEOUT = 60.0  # seconds a run may wait for a live worker, per try (retr
 SCHEMES_SECURE = ("tls", "wss")
 SCHEMES_PLAIN = ("tcp", "ws")
 # "auto" (see dask_workers); measured with bench/scale.py on 2 cores: a LocalCluster starts and
-# its workers load the cached kernels in ~3-5 s, and a worker reads and summarizes at ~0.4 of
-# this process's speed (the in-memory path also counts with Numba's threads)
+# its workers load the cached kernels in ~4-5 s, and a worker process does ~0.75 of the work
+# one core of this process does (PI-RAPPOR: 0.77, compressed RAPPOR: 0.73)
 DASK_START_SECONDS = 5.0
-DASK_EFFICIENCY = 0.4
+DASK_EFFICIENCY = 0.75
 MEASURE_SECONDS = 2.0           # in-memory work measured before "auto" decides
 WORKER_BASE_BYTES = 400 << 20   # one worker process: Python, numpy, Numba, pyarrow, distributed
 
@@ -160,12 +160,14 @@ def _available_memory() -> float:
 
 
 def dask_workers(rate: float, remaining_bytes: int, remaining_shards: int, cores: int,
-                 memory: float, worker_bytes: float) -> int:
+                 memory: float, worker_bytes: float, parallelism: float = 1.0) -> int:
     """Workers of a local cluster for the rest of an aggregation, or 0 to finish in this
-    process ("auto"). ``rate``: bytes of shards per second measured in this process so far.
+    process ("auto"). ``rate``: bytes of shards per second measured in this process so far;
+    ``parallelism``: the cores it kept busy meanwhile (CPU time / wall time, in [1, cores]:
+    Numba kernels run on several threads, Python code on one).
 
-    The rest takes T_mem = remaining_bytes / rate here; on W workers about
-    T_dask = DASK_START_SECONDS + remaining_bytes / (rate W DASK_EFFICIENCY), with
+    The rest takes T_mem = remaining_bytes / rate here; on W single-threaded workers about
+    T_dask = DASK_START_SECONDS + T_mem parallelism / (W DASK_EFFICIENCY), with
     W = min(cores, remaining shards, memory // (worker_bytes + WORKER_BASE_BYTES)) (each
     worker holds a batch and the summaries). Dask is chosen when W >= 2 and T_dask < T_mem.
     """
@@ -175,8 +177,9 @@ def dask_workers(rate: float, remaining_bytes: int, remaining_shards: int, cores
     workers = min(cores, remaining_shards, by_memory)
     if workers < 2:
         return 0
+    busy = min(max(float(parallelism), 1.0), float(cores))
     t_mem = remaining_bytes / rate
-    t_dask = DASK_START_SECONDS + remaining_bytes / (rate * workers * DASK_EFFICIENCY)
+    t_dask = DASK_START_SECONDS + t_mem * busy / (workers * DASK_EFFICIENCY)
     return workers if t_dask < t_mem else 0
 
 
@@ -197,8 +200,9 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     worker is left), then ClusterError says so: a run never waits forever. A scheduler that
     cannot be reached is a ClusterError naming it. Each shard is read ``batch_rows`` reports at a time (default:
     ``reader.batch_rows_for``), here or on a worker. ``progress``: a bar of the reports on
-    stderr. Returns dict(summary, estimate, n, randomizer, shards, method) with method
-    "memory", "dask" or "memory+dask" (auto moved the rest to a cluster).
+    stderr. Returns dict(summary, estimate, n, randomizer, shards, method, auto) with method
+    "memory", "dask" or "memory+dask" (auto moved the rest to a cluster) and auto the
+    measurements auto decided by (dict(rate in bytes/s, parallelism, workers), or None).
     """
     if not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be a string, got {type(scheduler).__name__}")
@@ -219,13 +223,13 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
             return _result(randomizer, total, n, shards, "dask")
         if scheduler in ("auto", "memory"):
             with JitClock(announce=progress):  # says so when the kernels compile
-                total, n, left, workers = _in_memory(randomizer, shards, batch_rows, counted,
-                                                     decide=scheduler == "auto")
+                total, n, left, plan = _in_memory(randomizer, shards, batch_rows, counted,
+                                                  decide=scheduler == "auto")
             if not left:
-                return _result(randomizer, total, n, shards, "memory")
-            t, m = _new_cluster(randomizer, left, "local", workers, None, wait, batch_rows,
-                                counted)
-            return _result(randomizer, total + t, n + m, shards, "memory+dask")
+                return _result(randomizer, total, n, shards, "memory", plan)
+            t, m = _new_cluster(randomizer, left, "local", plan["workers"], None, wait,
+                                batch_rows, counted)
+            return _result(randomizer, total + t, n + m, shards, "memory+dask", plan)
         total, n = _new_cluster(randomizer, shards, scheduler, n_workers, security, wait,
                                 batch_rows, counted)
     return _result(randomizer, total, n, shards, "dask")
@@ -380,7 +384,8 @@ def _in_memory(randomizer: LocalRandomizer, shards, batch_rows: int, counted,
     two batches, whatever the shards' sizes. A shard that fails a check (even at its end)
     aborts the whole aggregation: no partial summary is ever returned. ``decide``: after
     MEASURE_SECONDS, ask :func:`dask_workers` whether to move the remaining shards to a local
-    cluster. Returns (summary, n, shards left, workers for them)."""
+    cluster. Returns (summary, n, shards left, the decision: dict(rate, parallelism, workers)
+    or None when none was made)."""
     spec = randomizer.summary_spec()
     total, n = np.zeros(spec.shape, spec.dtype), 0
     pool: list = []
@@ -394,7 +399,7 @@ def _in_memory(randomizer: LocalRandomizer, shards, batch_rows: int, counted,
             n += randomizer.n_reports(reports)
             pool, pooled = [], 0
 
-    start, done_bytes = time.perf_counter(), 0
+    start, cpu, done_bytes, plan = time.perf_counter(), time.process_time(), 0, None
     for i, s in enumerate(shards):
         for reports in iter_shard(s, randomizer, batch_rows):
             size = randomizer.n_reports(reports)
@@ -408,18 +413,21 @@ def _in_memory(randomizer: LocalRandomizer, shards, batch_rows: int, counted,
         if decide and left and time.perf_counter() - start >= MEASURE_SECONDS:
             decide = False  # once
             flush()
-            workers = _auto_workers(randomizer, done_bytes / (time.perf_counter() - start),
-                                    left, batch_rows)
-            if workers:
-                return total, n, left, workers
+            wall = time.perf_counter() - start
+            plan = dict(rate=done_bytes / wall, parallelism=(time.process_time() - cpu) / wall)
+            plan["workers"] = _auto_workers(randomizer, plan["rate"], left, batch_rows,
+                                            plan["parallelism"])
+            if plan["workers"]:
+                return total, n, left, plan
     flush()
     expected = sum(s.rows for s in shards)
     if n != expected:  # pragma: no cover (iter_shard checks every shard)
         raise ValueError(f"counted {n} reports, the shards hold {expected}")
-    return total, n, [], 0
+    return total, n, [], plan
 
 
-def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: int) -> int:
+def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: int,
+                  parallelism: float) -> int:
     """:func:`dask_workers` for the shards left, with this machine's cores and memory."""
     try:
         _dask()
@@ -428,12 +436,12 @@ def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: in
     worker = (batch_rows * _row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK
               + check_summary_memory(randomizer, "aggregate"))
     return dask_workers(rate, sum(s.size for s in left), len(left), _usable_cores(),
-                        _available_memory(), worker)
+                        _available_memory(), worker, parallelism)
 
 
-def _result(randomizer: LocalRandomizer, total, n, shards, method) -> dict:
+def _result(randomizer: LocalRandomizer, total, n, shards, method, plan=None) -> dict:
     return dict(summary=total, n=n, randomizer=randomizer, shards=len(shards), method=method,
-                estimate=randomizer.estimate_from_summary(total, n))
+                estimate=randomizer.estimate_from_summary(total, n), auto=plan)
 
 
 def aggregate_in_memory(paths, batch_rows: int | None = None, progress: bool = False) -> dict:
