@@ -9,7 +9,8 @@
    ``distributed.dask_workers``), plus the cluster's start-up and what the integrity checks
    cost (SHA-256, Parquet page checksums) against a plain read of the same files.
 
-   Timings are the fastest of 3 runs (1 for the compressed set): the machine is shared.
+   Timings are the fastest of 3 interleaved runs (1 for the compressed set): the machine is
+   shared and its load varies.
 
 2. Other randomizers at scale, each against its in-memory aggregation in the same run: a
    compressed RAPPOR (k = 1024, eps = 2) set of 1e6 17-byte reports and a PrivUnit2 (d = 100,
@@ -112,12 +113,17 @@ def same(a, b) -> bool:
 def against_memory(label: str, out: Path, client, floor: float | None = None,
                    repeats: int = 3) -> None:
     """In-memory aggregation (warm) against Dask (warm cluster) and auto, same run, each the
-    fastest of ``repeats`` runs."""
+    fastest of ``repeats`` runs, the three interleaved (the machine's load varies)."""
     D.aggregate_in_memory([out])  # warm the kernels
     D.aggregate([out], client=client)  # workers load the cached kernels
-    mem, t_mem = timed(lambda: D.aggregate_in_memory([out]), repeats)
-    dist, t_dist = timed(lambda: D.aggregate([out], client=client), repeats)
-    auto, t_auto = timed(lambda: D.aggregate([out]), repeats)
+    t_mem = t_dist = t_auto = float("inf")
+    for _ in range(repeats):
+        mem, t = timed(lambda: D.aggregate_in_memory([out]))
+        t_mem = min(t_mem, t)
+        dist, t = timed(lambda: D.aggregate([out], client=client))
+        t_dist = min(t_dist, t)
+        auto, t = timed(lambda: D.aggregate([out]))
+        t_auto = min(t_auto, t)
     assert same(mem, dist) and same(mem, auto)
     n = mem["n"]
     plan = auto["auto"]
@@ -143,7 +149,7 @@ def pirappor_timing(client, n: int) -> None:
         reports = oracle.concat([RF.read_shard(s, oracle) for s in shards])
         oracle.summarize(reports)
         _, floor = timed(lambda: oracle.summarize(reports), 3)
-        del reports
+        reports = None  # free the memory before the aggregations
         against_memory("PI-RAPPOR", out, client, floor)
 
 
@@ -176,7 +182,7 @@ def other_sets(client, n_compressed: int, n_privunit: int) -> None:
             _, floor = timed(lambda: r.summarize(small), repeats)
             print(f"  summarize() of {len(small):,} reports held in memory: {floor:.2f} s "
                   f"({len(small) / floor:,.0f} reports/s)")
-            del rep
+            rep = small = None  # free the memory before the aggregations
             against_memory("  " + name, out, client, repeats=repeats)
 
 
