@@ -5,7 +5,9 @@ selection, OLH, Hadamard response, PI-RAPPOR, PrivUnit2); the jobs are views ove
 ``accounting`` (what central (eps, delta) shuffled reports give, over many rounds),
 ``compression`` (a 17-byte seed report instead of the long output), ``estimation`` (the
 frequency and mean jobs end to end), ``scale`` (report sets on disk, Dask) and ``cli``.
-The mathematics, with citations, is in docs/theory.md; how to use it in docs/guide.md.
+The mathematics, with citations, is in docs/theory.md; how to use it in docs/guide.md. Both
+are installed with the package: :func:`docs_path` is their directory, and
+``ldpcompress docs theory --section 2.5`` prints the section "docs/theory.md §2.5".
 """
 import importlib.util as _ilu
 import os as _os
@@ -54,6 +56,7 @@ from .accounting import (  # noqa: E402
 from .compression import CompressedRandomizer, compress  # noqa: E402
 from .core.entropy import simulation_entropy  # noqa: E402
 from .core.items import ItemDomain  # noqa: E402
+from .docs import docs_path  # noqa: E402
 from .estimation.postprocess import clip_nonnegative, norm_sub, project_simplex  # noqa: E402
 from .randomizers import (  # noqa: E402
     KRR,
@@ -77,5 +80,6 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "ShuffledSGDPass", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
            "LocalRandomizer", "Privacy", "compress", "CompressedRandomizer",
-           "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy"]
+           "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy",
+           "docs_path"]
 __version__ = "0.3.0"

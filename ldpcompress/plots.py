@@ -2,8 +2,16 @@
 with their confidence intervals. Every function draws on the matplotlib axes ``ax`` it is given
 (a new figure otherwise), never changes the backend (a notebook keeps its own), saves to
 ``out`` when given, and returns the numbers it drew.
+
+What a reader of the figure needs is on it: titles are wrapped to the figure's width, the
+exact lower bound is drawn on top of the upper bounds (it may coincide with one), and a point
+where a bound does not apply ("n/a": outside its condition, or beyond what it computes) is
+counted in the curve's legend entry and explained in a note under the axes, never dropped
+without a word.
 """
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 
@@ -13,84 +21,178 @@ from .randomizers.estimator import normal_quantile
 
 __all__ = ["amplification_curves", "plot_amplification", "plot_frequency"]
 
+CURVES = ("closed_form", "general", "oracle", "krr_blanket", "lower")
+
 
 def _axes(ax, figsize):
-    """(figure, axes): the given axes, or a new figure's."""
+    """(figure, axes, own): the given axes, or a new figure's (own: we made it)."""
     if ax is not None:
-        return ax.figure, ax
+        return ax.figure, ax, False
     plt = require("plot", "matplotlib.pyplot")
-    return plt.subplots(figsize=figsize)
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return fig, ax, True
 
 
 def _finish(fig, out, own: bool) -> None:
     if out is not None:
-        fig.tight_layout()
-        fig.savefig(out, dpi=120)
+        fig.savefig(out, dpi=150, bbox_inches="tight")  # every title, legend and note inside
     if own and out is not None:
         require("plot", "matplotlib.pyplot").close(fig)
 
 
-def amplification_curves(eps0: float, ns, delta: float, k: int | None = None,
+def _fit_text(fig, artist, text: str) -> None:
+    """Set ``text`` on ``artist`` (a title or a note), wrapped at spaces until it is no wider
+    than the figure (a long title would otherwise be cut off on both sides)."""
+    if not hasattr(fig.canvas, "get_renderer"):  # a bare Figure(): give it a raster canvas
+        require("plot", "matplotlib.backends.backend_agg").FigureCanvasAgg(fig)
+    renderer = fig.canvas.get_renderer()
+    limit = 0.9 * fig.bbox.width
+    width = max(len(line) for line in text.splitlines())
+    while True:
+        wrapped = "\n".join(textwrap.fill(line, width) for line in text.splitlines())
+        artist.set_text(wrapped)
+        if width <= 20 or artist.get_window_extent(renderer).width <= limit:
+            return
+        width = int(width * 0.9)
+
+
+def _compact(n: int) -> str:
+    return f"{n:,}" if n < 10 ** 5 else f"{n:.2g}".replace("e+0", "e").replace("e+", "e")
+
+
+def _where(ns: list[int]) -> str:
+    """The n where a curve is n/a, e.g. 'n = 1,000-31,623 (3 points)'."""
+    if len(ns) == 1:
+        return f"n = {_compact(ns[0])}"
+    return f"n = {_compact(ns[0])}-{_compact(ns[-1])} ({len(ns)} points)"
+
+
+def amplification_curves(eps0: float | None, ns, delta: float, k: int | None = None,
                          oracle=None) -> dict:
-    """eps(delta) against n: the closed form (None where it does not apply), the general bound,
-    the k-RR blanket bound (with k) or the oracle's own bound (with an oracle object), and the
-    exact lower bound (the oracle's or k-RR's attack when given, else binary RR's, which any
-    eps0-LDP randomizer may meet). With an oracle, eps0 is its realised value."""
-    out = {"n": [int(n) for n in ns], "closed_form": [], "general": [], "lower": []}
+    """eps(delta) against n for every curve of :func:`plot_amplification`.
+
+    Returns a dict: ``n``; ``closed_form`` (FMT21 Thm 3.1) and ``general`` (Thm 3.2), sound
+    for any eps0-LDP randomizer; ``krr_blanket`` (with ``k``: k-ary randomized response's
+    blanket pair) or ``oracle`` (with an oracle object: its own privacy-blanket bound);
+    ``best``, the smallest sound upper bound at each n (what :func:`ldpcompress.epsilon`
+    reports); ``lower``, the exact lower bound (an attack on the oracle or on k-RR when given,
+    else on binary randomized response, an eps0-LDP randomizer); ``na``, for each curve, the
+    points where it is None ("n/a") with the reason; ``eps0`` (with an oracle: its realised
+    replacement eps0). Each value is None where that bound does not apply.
+    """
+    out: dict = {"n": [int(n) for n in ns], "closed_form": [], "general": [], "best": [],
+                 "lower": []}
     own = "oracle" if oracle is not None else "krr_blanket" if k is not None else None
     if own:
         out[own] = []
+    na: dict = {key: [] for key in CURVES if key in out}
+    res = None
     for n in out["n"]:
         if oracle is not None:
             res = A.epsilon(n, delta=delta, oracle=oracle)
         else:
             res = A.epsilon(n, eps0, delta, k=k)
-        by = {b.name: b.value for b in res.bounds}
-        out["closed_form"].append(by.get("closed_form"))
-        out["general"].append(by.get("general"))
+        by = {b.name: b for b in res.bounds}
+        lower = next((b for b in res.bounds if not b.upper), None)
+        picks = {"closed_form": by.get("closed_form"), "general": by.get("general"),
+                 "lower": lower}
         if own:
-            out[own].append(by.get("blanket", by.get("krr_blanket")))
-        out["lower"].append(res.lower)
-    out["eps0"] = res.params["eps0"] if out["n"] else eps0
+            picks[own] = by.get("blanket", by.get("krr_blanket"))
+        for key, bound in picks.items():
+            value = None if bound is None else bound.value
+            out[key].append(value)
+            if value is None:
+                na[key].append((n, "not computed" if bound is None else bound.note))
+        out["best"].append(res.value)
+    out["na"] = {key: points for key, points in na.items() if points}
+    out["eps0"] = res.params["eps0"] if res is not None else eps0
     return out
 
 
-def plot_amplification(eps0: float, ns, delta: float, out=None, k: int | None = None,
+def _na_reason(note: str) -> str:
+    """A short reason for a legend entry, from a bound's note."""
+    if "limit" in note or "terms" in note:
+        return "beyond its computation limit"
+    if note.startswith("needs") or "condition" in note:
+        return "outside its condition"
+    return "not applicable"
+
+
+def plot_amplification(eps0: float | None, ns, delta: float, out=None, k: int | None = None,
                        oracle=None, ax=None) -> dict:
-    """Upper bounds as solid lines, the exact lower bound dashed and grey: the true eps lies
-    between the lowest solid line and the dashed one."""
+    """Central eps at ``delta`` against the number of users n, on log-log axes.
+
+    Upper bounds are solid lines (the closed form and the numerical bound for any eps0-LDP
+    randomizer, and with ``k`` or ``oracle`` that randomizer's own, tighter bound); the exact
+    lower bound (an attack) is dashed with crosses, drawn last so that it stays visible where
+    it meets an upper bound; the band between the lower bound and the smallest upper bound is
+    where the true eps lies. Points where a bound is n/a are counted in its legend entry and
+    explained in a note under the axes. Returns :func:`amplification_curves`' numbers.
+    """
     data = amplification_curves(eps0, ns, delta, k, oracle)
-    fig, ax_ = _axes(ax, (6, 4))
-    own = None
+    fig, ax_, own_fig = _axes(ax, (7, 5.2))
     if oracle is not None:
-        own = ("oracle", f"{getattr(oracle, 'name', 'oracle')}: privacy blanket (upper)")
+        who = oracle.describe() if hasattr(oracle, "describe") else getattr(oracle, "name", "oracle")
+        own = ("oracle", f"{who} only: its privacy blanket (BBGN19)")
+        attacked = who
+        short = {"oracle": "privacy blanket"}
     elif k is not None:
-        own = ("krr_blanket", f"{k}-ary randomized response (upper)")
-    uppers = [("closed_form", "closed form, FMT21 Thm 3.1 (upper)"),
-              ("general", "any eps0-LDP randomizer, FMT21 Thm 3.2 (upper)")] + ([own] if own else [])
-    for key, label in uppers:
+        own = ("krr_blanket", f"{k}-ary randomized response only: blanket pair")
+        attacked = f"{k}-ary randomized response"
+        short = {"krr_blanket": "k-RR blanket pair"}
+    else:
+        own, attacked, short = None, "binary randomized response (an eps0-LDP randomizer)", {}
+    short.update(closed_form="closed form", general="numerical bound", lower="lower bound")
+    curves = [("closed_form", "any eps0-LDP randomizer: closed form, FMT21 Thm 3.1", "C0"),
+              ("general", "any eps0-LDP randomizer: numerical, FMT21 Thm 3.2", "C1")]
+    if own:
+        curves.append((*own, "C2"))
+    notes = []
+
+    def label_of(key: str, label: str) -> str:
+        missing = data["na"].get(key)
+        if not missing:
+            return label
+        notes.append(f"{short[key]}: n/a at {_where([n for n, _ in missing])}, "
+                     f"{_na_reason(missing[0][1])} (at n = {_compact(missing[0][0])}: {missing[0][1]})")
+        return f"{label} [n/a at {len(missing)} of {len(data['n'])} n: see the note]"
+
+    xs = data["n"]
+    for key, label, color in curves:
         ys = [np.nan if v is None else v for v in data[key]]
-        ax_.plot(data["n"], ys, marker="o", ms=3, lw=1.6, label=label)
-    attack = "the oracle's attack" if own else "binary randomized response"
-    ax_.plot(data["n"], [np.nan if v is None else v for v in data["lower"]], ls="--",
-             color="0.45", lw=1.2, label=f"lower bound: exact delta of {attack}")
+        ax_.plot(xs, ys, marker="o", ms=3.5, lw=1.6, color=color, label=label_of(key, label))
+    lows = np.array([np.nan if v is None else v for v in data["lower"]])
+    best = np.array(data["best"], dtype=float)
+    ax_.fill_between(xs, lows, best, where=np.isfinite(lows), color="0.5", alpha=0.18, lw=0,
+                     label="the true eps lies in this band")
+    ax_.plot(xs, lows, ls="--", color="k", lw=1.2, marker="x", ms=6, zorder=5,
+             label=label_of("lower", f"lower bound: exact attack on {attacked}"))
     ax_.set_xscale("log")
     ax_.set_yscale("log")
     ax_.set_xlabel("n (users)")
     ax_.set_ylabel(f"central eps at delta = {delta:g}")
-    ax_.set_title(f"Amplification by shuffling: local eps0 = {data['eps0']:.4g}, "
-                  f"delta = {delta:g}")
-    ax_.legend(fontsize=8)
-    _finish(fig, out, ax is None)
+    ax_.grid(True, which="major", color="0.9", lw=0.6)
+    title = ax_.set_title("x")
+    realised = " (as the oracle realises it)" if oracle is not None else ""
+    _fit_text(fig, title, f"Amplification by shuffling: local eps0 = {data['eps0']:.4g}"
+                          f"{realised}, delta = {delta:g}")
+    ax_.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1,
+               frameon=False)
+    data["notes"] = notes
+    if notes:
+        note = fig.text(0.01, 0.0, "x", fontsize=7.5, va="top", ha="left", color="0.25")
+        _fit_text(fig, note, "\n".join(notes))
+    _finish(fig, out, own_fig)
     return data
 
 
 def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: float = 0.95,
-                   title: str | None = None, ax=None) -> dict:
+                   title: str | None = None, ax=None, names=None) -> dict:
     """The ``top`` items (by true count when given, else by estimate) with their estimates and
     two-sided normal confidence intervals estimate +- z sd at ``level`` (sd: each estimate's
     standard deviation, a scalar or one per item, e.g. sqrt(oracle.variance(n, f))), and the
-    true counts as markers when given."""
+    true counts as markers when given. ``names`` (one per item, e.g. an ItemDomain's) label
+    the items instead of their indices. The title is wrapped to the figure's width."""
     estimate = np.asarray(estimate, dtype=float)
     sd = np.broadcast_to(np.asarray(sd, dtype=float), estimate.shape)
     z = normal_quantile(level)  # the oracles' intervals use the same quantile
@@ -98,25 +200,39 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
         true = np.asarray(true, dtype=float)
         if true.shape != estimate.shape:
             raise ValueError(f"true has shape {true.shape}, estimate {estimate.shape}")
+    if names is not None:
+        names = [str(x) for x in names]
+        if len(names) != estimate.size:
+            raise ValueError(f"names has {len(names)} entries for {estimate.size} items")
+    top = int(top)
+    if top < 1:
+        raise ValueError(f"top must be an integer >= 1, got {top}")
     key = true if true is not None else estimate
-    order = np.argsort(-key, kind="stable")[:max(1, int(top))]
+    order = np.argsort(-key, kind="stable")[:top]
     data = {"items": order.tolist(), "estimate": estimate[order].tolist(),
             "low": (estimate[order] - z * sd[order]).tolist(),
             "high": (estimate[order] + z * sd[order]).tolist(), "level": level, "title": title}
     if true is not None:
         data["true"] = true[order].tolist()
-    fig, ax_ = _axes(ax, (7, 4))
+    if names is not None:
+        data["names"] = [names[j] for j in order]
+    fig, ax_, own_fig = _axes(ax, (max(7.0, 0.3 * order.size + 2), 4.6))
     x = np.arange(order.size)
-    ax_.bar(x, data["estimate"], 0.6, color="C0", alpha=0.75, label="estimate")
+    ax_.bar(x, data["estimate"], 0.6, color="C0", alpha=0.75, label="estimate (unbiased)")
     ax_.errorbar(x, data["estimate"], yerr=z * sd[order], fmt="none", ecolor="k", capsize=3,
-                 lw=1, label=f"{level:.0%} confidence interval")
+                 lw=1, label=f"{100 * level:.4g}% confidence interval")
     if true is not None:
         ax_.plot(x, data["true"], "D", color="C3", ms=4, label="true count")
-    ax_.set_xticks(x, [str(j) for j in order], rotation=90)
-    ax_.set_xlabel("item")
+    labels = data.get("names", [str(j) for j in order])
+    ax_.set_xticks(x, labels, rotation=90 if names is not None or order.size > 12 else 0)
+    by = "true count" if true is not None else "estimate"
+    ax_.set_xlabel(f"{'item' if names is None else 'item name'} (top {order.size} of "
+                   f"{estimate.size:,} by {by})")
     ax_.set_ylabel("count")
+    ax_.axhline(0, color="0.3", lw=0.6)
+    ax_.grid(True, axis="y", color="0.9", lw=0.6)
     if title:
-        ax_.set_title(title)
+        _fit_text(fig, ax_.set_title("x"), title)
     ax_.legend(fontsize=8)
-    _finish(fig, out, ax is None)
+    _finish(fig, out, own_fig)
     return data

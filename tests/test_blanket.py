@@ -342,6 +342,7 @@ def mp_blanket_large(n, st, eps_list, cut=mp.mpf(10) ** -30):
     return totals
 
 
+@pytest.mark.slow  # > 20 s: mpmath at 40 digits over a large n
 @pytest.mark.parametrize("make,n,eps_list", [
     (lambda: RAPPOROracle(50, 2.0), 3000, [0.06, 0.15]),
     (lambda: PIRappor(50, 2.0), 3000, [0.06, 0.15]),
@@ -407,6 +408,7 @@ def mp_pair_large(n, st, eps_list, cut=mp.mpf(10) ** -30):
     return totals
 
 
+@pytest.mark.slow  # > 20 s: mpmath at 40 digits over a large n
 @pytest.mark.parametrize("make,n", [(lambda: SubsetOracle(20, 2.0, d=5), 100),
                                     (lambda: SubsetOracle(12, 2.0, d=3), 100)],
                          ids=["subset-k20", "subset-k12"])

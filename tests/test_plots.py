@@ -53,3 +53,99 @@ def test_frequency_intervals_on_given_axes(tmp_path):
     assert out.stat().st_size > 1000
     with pytest.raises(ValueError, match="level"):
         plots.plot_frequency(est, sd, level=1.0, ax=ax)
+
+
+# -- what a reader sees: titles inside the figure, the lower bound visible and named, n/a said --
+
+def _inside(fig, artist) -> bool:
+    fig.canvas.draw()
+    box, page = artist.get_window_extent(), fig.bbox
+    return page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1
+
+
+def test_a_long_frequency_title_is_wrapped_inside_the_figure():
+    fig = Figure(figsize=(6, 4), layout="constrained")
+    ax = fig.add_subplot()
+    title = ("pi-rappor(k=1000, eps=8.68, symmetric=False, p=872141): n = 1,000,000 reports, "
+             "local eps = 8.68 (replacement); shuffled: central (0.412, 1e-06)-DP")
+    plots.plot_frequency(np.arange(30.0), 1.0, title=title, ax=ax)
+    assert ax.get_title().replace("\n", " ") == title  # every word kept, only wrapped
+    assert "\n" in ax.get_title() and _inside(fig, ax.title)
+
+
+def test_krr_lower_bound_drawn_on_top_and_named_after_krr():
+    fig = Figure(figsize=(7, 5), layout="constrained")
+    ax = fig.add_subplot()
+    data = plots.plot_amplification(3.0, [1000, 10 ** 5], 1e-6, k=20, ax=ax)
+    own, lower = ax.lines[2], ax.lines[-1]
+    assert "20-ary randomized response" in own.get_label()
+    assert "exact attack on 20-ary randomized response" in lower.get_label()
+    assert "oracle" not in lower.get_label()
+    # the lower bound meets the k-RR upper bound (tight): drawn after it and above it
+    assert lower.get_zorder() > own.get_zorder() and lower.get_marker() == "x"
+    assert np.allclose(data["lower"], data["krr_blanket"], rtol=0.05)
+    assert all(lo <= up for lo, up in zip(data["lower"], data["best"]))
+    assert _inside(fig, ax.title)
+
+
+def test_points_where_a_bound_does_not_apply_are_counted_and_explained():
+    """The closed form (FMT21 Thm 3.1) needs eps0 <= log(n / (16 log(4/delta))): at n = 1000,
+    eps0 = 3, delta = 1e-6 that is log(1000 / (16 log(4e6))) = 1.41 < 3, so it is n/a there
+    and applies at n = 1e6 (log(1e6 / 243.4) = 8.3)."""
+    import math
+    assert math.log(1000 / (16 * math.log(4e6))) < 3 < math.log(1e6 / (16 * math.log(4e6)))
+    fig = Figure(figsize=(7, 5), layout="constrained")
+    ax = fig.add_subplot()
+    data = plots.plot_amplification(3.0, [1000, 10 ** 6], 1e-6, ax=ax)
+    assert data["closed_form"][0] is None and data["closed_form"][1] is not None
+    assert [n for n, _ in data["na"]["closed_form"]] == [1000]
+    closed = ax.lines[0]
+    assert "n/a at 1 of 2 n" in closed.get_label()
+    notes = [t.get_text().replace("\n", " ") for t in fig.texts]
+    assert any("closed form: n/a at n = 1,000" in t and "outside its condition" in t
+               for t in notes), notes
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("n/a at 1 of 2 n" in t for t in legend)
+    saved = plots.plot_amplification(3.0, [10 ** 6], 1e-6, ax=Figure().add_subplot())
+    assert saved["na"] == {} and saved["notes"] == []  # nothing to say, nothing said
+
+
+def test_frequency_items_labelled_by_name():
+    ax = Figure().add_subplot()
+    names = ["chrome", "firefox", "safari", "edge"]
+    data = plots.plot_frequency([5.0, 40.0, 20.0, 1.0], 1.0, names=names, top=3, ax=ax)
+    assert data["names"] == ["firefox", "safari", "chrome"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == data["names"]
+    assert "top 3 of 4 by estimate" in ax.get_xlabel()
+    with pytest.raises(ValueError, match="names has 2 entries for 4 items"):
+        plots.plot_frequency([5.0, 40.0, 20.0, 1.0], 1.0, names=names[:2], ax=ax)
+    with pytest.raises(ValueError, match="top must be"):
+        plots.plot_frequency([5.0, 40.0, 20.0, 1.0], 1.0, top=0, ax=ax)
+
+
+def test_cli_plot_amplification_of_an_oracle_and_frequency_options(tmp_path, capsys):
+    import json
+    from ldpcompress.cli import main
+    png = tmp_path / "a.png"
+    assert main(["plot", "amplification", "--oracle", "pi-rappor", "--k", "100", "--eps0", "2",
+                 "--n-range", "1e3", "1e4", "--points", "2", "--out", str(png), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"]
+    want = L.epsilon(10 ** 4, delta=1e-6, oracle=PIRappor(100, 2.0))
+    assert res["oracle"][1] == want.value and res["lower"][1] == want.lower
+    assert png.stat().st_size > 1000
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(f"site-{j}" for j in range(40)) + "\n")
+    assert main(["plot", "frequency", "--n", "4000", "--domain", str(names), "--top", "5",
+                 "--level", "0.8", "--out", str(tmp_path / "f.png"), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"]
+    assert len(res["items"]) == 5 and res["level"] == 0.8
+    assert res["names"] == [f"site-{j}" for j in res["items"]]
+    for argv, says in [
+        (["plot", "amplification", "--oracle", "pi-rappor"], "needs --k"),
+        (["plot", "amplification", "--top", "3"], "--top is for 'plot frequency'"),
+        (["plot", "frequency", "--top", "0"], "--top must be an integer in [1, 500]"),
+        (["plot", "frequency", "--level", "1"], "--level"),
+        (["plot", "frequency", "--k", "30", "--domain", str(names)], "holds 40 names, not --k 30"),
+    ]:
+        assert main(argv + ["--out", str(tmp_path / "x.png")]) == 2
+        assert says in capsys.readouterr().err

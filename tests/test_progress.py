@@ -233,3 +233,37 @@ def test_aggregate_on_dask_same_with_progress(report_sets, capsys):
     assert res["method"] == "dask" and out == ""
     check_log(err, "aggregate", 3000)
     assert np.array_equal(res["summary"], reference["summary"])
+
+
+def test_bar_in_a_jupyter_kernel_is_tqdm_auto_widget(monkeypatch, capsys):
+    """In a Jupyter kernel tqdm.auto picks its notebook widget; the bars use it (a cell shows
+    it), and an explicit stream keeps the plain bars."""
+    import types
+
+    import tqdm.auto
+    import tqdm.std
+
+    made = []
+
+    class Widget(tqdm.std.tqdm):  # stands for tqdm.notebook.tqdm
+        def __init__(self, *args, **kwargs):
+            made.append(kwargs)
+            super().__init__(*args, **dict(kwargs, disable=True))
+
+    assert PG.notebook_bar() is None or "IPython" in sys.modules
+    monkeypatch.setitem(sys.modules, "IPython", types.ModuleType("IPython"))
+    monkeypatch.setattr(tqdm.auto, "tqdm", Widget)
+    assert PG.notebook_bar() is Widget
+    with PG.bar(5, "cells", True, unit="reports") as b:
+        b.update(5)
+    assert list(PG.track(range(3), "rows", True)) == [0, 1, 2]
+    assert [(m["desc"], m["unit"], m["total"]) for m in made] == [("cells", "reports", 5),
+                                                                ("rows", "it", 3)]
+    with PG.bar(2, "off", False) as b:  # disabled: no widget
+        b.update(2)
+    log = io.StringIO()
+    with PG.bar(2, "log", True, file=log) as b:  # an explicit stream: not the widget
+        b.update(2)
+    assert len(made) == 2 and capsys.readouterr().out == ""
+    monkeypatch.setattr(tqdm.auto, "tqdm", tqdm.std.tqdm)  # a console IPython: plain bars
+    assert PG.notebook_bar() is None

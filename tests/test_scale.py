@@ -625,6 +625,7 @@ def _one_shard_set(tmp_path, n, monkeypatch=None, row_group=None, k=50):
     return out, oracle, reports
 
 
+@pytest.mark.slow  # > 20 s: seven batch sizes, each through every reader
 def test_a_shard_read_in_several_batches_gives_the_exact_counts(tmp_path, monkeypatch):
     out, oracle, reports = _one_shard_set(tmp_path, 1000, monkeypatch, row_group=64)
     shard = RF.collect([out])[1][0]

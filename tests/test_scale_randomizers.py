@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from shipped import EXAMPLE, EXAMPLES, SHIPPED, compressed_cases
+from shipped import EXAMPLE, EXAMPLES, SCALARS, SHIPPED, compressed_cases
 
 pytest.importorskip("pyarrow")
 pytest.importorskip("dask.distributed")
@@ -20,7 +20,7 @@ from ldpcompress.randomizers import registry  # noqa: E402
 from ldpcompress.scale import distributed as D  # noqa: E402
 
 CASES = SHIPPED + EXAMPLES
-CASES += compressed_cases(CASES)
+CASES += compressed_cases(CASES) + SCALARS + compressed_cases(SCALARS)
 IDS = [c[0] for c in CASES]
 
 
@@ -139,6 +139,9 @@ def test_the_listing_names_every_randomizer(capsys):
     rows = {r["name"]: r for r in doc}
     assert set(rows) == set(registry.names())
     for name, r in rows.items():
+        if r["privacy"] is None:  # parameters without an example value (lo, hi, sigma)
+            assert r["why_not"] == "needs parameters the listing has no example value for"
+            continue
         built = registry.build(name, r["example"])
         assert r["privacy"] == built.privacy.value
         assert r["compresses"] == (built.compression_refusal() is None)

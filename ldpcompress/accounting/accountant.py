@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core import display as D
 from ..core import validate as V
 from . import gaussian as G
 from . import interop as I
@@ -67,6 +68,36 @@ class AccountingResult:
     def __float__(self) -> float:
         return float(self.value)
 
+    # -- notebooks (core/display.py) ---------------------------------------------------------
+    def __repr__(self) -> str:
+        lower = "" if self.lower is None else f", lower {self.lower:.6g}"
+        others = ", ".join(f"{m} {D.number(v)}" for m, v in self.others.items() if m != self.method)
+        grid = "" if self.h is None else f", h = {self.h:.3g}"
+        return (f"AccountingResult({self.query} = {self.value:.6g} by {self.method}{lower}{grid}"
+                + (f"; others: {others}" if others else "") + ")")
+
+    def _repr_html_(self) -> str:
+        lower = "n/a" if self.lower is None else f"{self.lower:.6g}"
+        return D.html_table(f"{self.query} = {self.value:.6g} (smallest sound upper bound: "
+                            f"{self.method}); lower {lower}", ("method", "upper value"),
+                            self._methods().items(), [*self.notes])
+
+    def _methods(self) -> dict:
+        """Every method evaluated: the chosen one first, then ``others``."""
+        return {self.method: self.value, **self.others}
+
+    def to_frame(self):
+        """Every method evaluated and its upper value (the chosen one first) as a pandas
+        DataFrame (pandas is optional: ImportError names it)."""
+        pd = D.pandas()
+        methods = self._methods()
+        frame = pd.DataFrame({"value": list(methods.values()),
+                              "chosen": [m == self.method for m in methods]},
+                             index=pd.Index(list(methods), name="method"))
+        frame.attrs.update(query=self.query, value=self.value, lower=self.lower, h=self.h,
+                           notes=list(self.notes))
+        return frame
+
 
 METHODS = ("auto", "pld", "rdp", "kov", "exact")
 DUAL_MAX_ROUNDS = 40  # up to this many rounds, round-up/round-down grids (gap <= T h) win
@@ -91,6 +122,22 @@ class Accountant:
         self._rounds = 0  # running total of the events' times: compose() is O(1), not O(events)
         self._composed: dict = {}  # composed PLDs by (h, rounding) until the next compose()
 
+    # -- notebooks (core/display.py) ---------------------------------------------------------
+    def _settings(self) -> str:
+        h = f"h = {self.h:g}" if self.h is not None else f"h chosen per query (gap <= {self.gap:g} eps)"
+        return f"{h}, max_size = {self.max_size:,}"
+
+    def __repr__(self) -> str:
+        shown = "; ".join(f"{t:,} x {e!r}" for e, t in self.events[:3])
+        more = f"; ... {len(self.events) - 3} more" if len(self.events) > 3 else ""
+        return (f"Accountant({self.rounds:,} rounds in {len(self.events)} events"
+                + (f": {shown}{more}" if self.events else "") + f"; {self._settings()})")
+
+    def _repr_html_(self) -> str:
+        return D.html_table(f"Accountant: {self.rounds:,} rounds in {len(self.events)} events",
+                            ("times", "event"), [(t, repr(e)) for e, t in self.events],
+                            [self._settings()])
+
     def compose(self, event: Event, times: int = 1) -> "Accountant":
         if not isinstance(event, Event):
             raise TypeError(f"event must be an ldpcompress.accounting Event, got "
@@ -112,9 +159,42 @@ class Accountant:
 
     # -- state and interop ---------------------------------------------------------------------
     def compose_dp_event(self, dp_event) -> "Accountant":
-        """Compose a dp_accounting DpEvent tree (Gaussian, Laplace, their Poisson-sampled
-        forms, Self/ComposedDpEvent at any depth; the extra [dp-accounting]); anything else is
-        refused naming it (see interop.events_from_dp_event)."""
+        """Compose the mechanisms of a dp_accounting ``DpEvent`` tree into this ledger.
+
+        Reads ``GaussianDpEvent`` and ``LaplaceDpEvent`` (as :class:`Gaussian` and
+        :class:`Laplace`), ``PoissonSampledDpEvent`` of either (add/remove neighbours, as
+        dp_accounting: :class:`PoissonSampledGaussian`, :class:`PoissonSampledLaplace`),
+        ``SelfComposedDpEvent`` and ``ComposedDpEvent`` at any depth, and ``NoOpDpEvent``.
+        Equal events are merged (composition is commutative). Needs the extra
+        ``[dp-accounting]`` (docs/guide.md §1, "Central mechanisms, DP-SGD and dp_accounting
+        in the same ledger").
+
+        Parameters
+        ----------
+        dp_event : dp_accounting.DpEvent
+            The tree to compose (untrusted: every count and parameter is validated).
+
+        Returns
+        -------
+        Accountant
+            This accountant, for chaining.
+
+        Raises
+        ------
+        TypeError
+            ``dp_event`` is not a DpEvent.
+        ValueError
+            An event this accountant does not model (its place in the tree is named, e.g.
+            ``dp_event.events[3].event``), a ``NonPrivateDpEvent``, an invalid parameter, or
+            more rounds than the ledger supports.
+
+        Examples
+        --------
+        >>> import dp_accounting as dp
+        >>> tree = dp.SelfComposedDpEvent(dp.GaussianDpEvent(2.0), 10)
+        >>> Accountant().compose_dp_event(tree).rounds
+        10
+        """
         pairs = I.events_from_dp_event(dp_event, EVENTS)
         total = sum(t for _, t in pairs)
         if self.rounds + total > MAX_ROUNDS:
@@ -139,8 +219,36 @@ class Accountant:
         return pld
 
     def to_dp_accounting(self, h: float = 1e-4):
-        """The ledger's :meth:`pld` as a dp_accounting PrivacyLossDistribution (pessimistic),
-        to check it or continue composing there."""
+        """The ledger's composed privacy loss distribution as a dp_accounting
+        ``PrivacyLossDistribution``, to check a value there or to continue composing there.
+
+        The PLD is :meth:`pld` (every event on a round-up grid of step ``h``, Gaussians folded
+        into one): pessimistic, so dp_accounting's eps and delta read from it are upper bounds
+        for the ledger. Every event with a PLD is exported, shuffled rounds included (which a
+        ``DpEvent`` tree, :meth:`to_dp_event`, cannot express). Needs the extra
+        ``[dp-accounting]``.
+
+        Parameters
+        ----------
+        h : float
+            The grid step of the privacy losses (default 1e-4): smaller is tighter and larger.
+
+        Returns
+        -------
+        dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+
+        Raises
+        ------
+        ValueError
+            An invalid ``h``, or a ledger event with no round-up PLD.
+
+        Examples
+        --------
+        >>> acct = Accountant().compose(Gaussian(sigma=5.0), times=4)
+        >>> pld = acct.to_dp_accounting(1e-3)
+        >>> bool(pld.get_epsilon_for_delta(1e-6) >= acct.epsilon(1e-6).lower)
+        True
+        """
         return I.to_dp_accounting(self.pld(h))
 
     def to_json(self) -> str:

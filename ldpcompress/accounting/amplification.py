@@ -20,8 +20,10 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
+from ..core import display as D
 from ..core import validate as V
 from ..kernels.clones import clone_delta_many
+from ..randomizers.scalar import ScalarStructure
 from . import blanket as BL
 from .profiles import (
     BinaryLowerProfile,
@@ -33,6 +35,7 @@ from .profiles import (
     window_tol,
 )
 from .rounding import round_up
+from .scalar import ScalarBlanketProfile, ScalarLowerProfile
 from .solve import epsilon_for_delta, golden_min
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
@@ -68,6 +71,11 @@ class Bound:
             raise ValueError(f"{self.label} is not applicable: {self.note}")
         return float(self.value)
 
+    def __repr__(self) -> str:
+        kind = "upper" if self.upper else "lower"
+        shown = f"n/a: {self.note}" if self.value is None else f"{self.value:.6g} ({kind})"
+        return f"Bound({self.name} = {shown}; {self.label})"
+
 
 @dataclass(frozen=True)
 class AmplificationResult:
@@ -91,6 +99,34 @@ class AmplificationResult:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    # -- notebooks (core/display.py) ---------------------------------------------------------
+    def __repr__(self) -> str:
+        asked = ", ".join(f"{k}={D.number(v)}" for k, v in self.params.items()
+                          if v is not None and k != "lower")
+        lower = "" if self.lower is None else f", lower {self.lower:.6g}"
+        return (f"AmplificationResult({self.query} = {self.value:.6g} by {self.method}{lower}; "
+                f"{asked}; {len(self.bounds)} bounds)")
+
+    def _repr_html_(self) -> str:
+        lower = "n/a" if self.lower is None else f"{self.lower:.6g}"
+        return D.html_table(
+            f"{self.query} = {self.value:.6g} (smallest sound upper bound: {self.method}); "
+            f"exact lower bound {lower}", ("bound", "value", "kind", "note", "seconds"),
+            [(b.label, b.value, "upper" if b.upper else "lower", b.note, b.seconds)
+             for b in self.bounds],
+            [", ".join(f"{k} = {D.number(v)}" for k, v in self.params.items())])
+
+    def to_frame(self):
+        """The bounds as a pandas DataFrame (one row per bound, indexed by name; pandas is
+        optional: ImportError names it)."""
+        pd = D.pandas()
+        frame = pd.DataFrame([dict(name=b.name, label=b.label, value=b.value, upper=b.upper,
+                                   note=b.note, seconds=b.seconds) for b in self.bounds])
+        frame = frame.set_index("name")
+        frame.attrs.update(query=self.query, value=self.value, method=self.method,
+                           lower=self.lower, params=dict(self.params))
+        return frame
+
 
 # ----------------------------------------------------------------------------------------------
 # Building blocks
@@ -110,11 +146,14 @@ def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = Non
     """
     tol = window_tol(delta)
     if eps_max is None:
-        eps_max, guess = profile.eps0, _first_guess(profile.n, profile.eps0, delta)
+        eps_max = profile.eps_max(delta)
+        guess = profile.guess(delta)
+        if guess is None:
+            guess = _first_guess(profile.n, min(profile.eps0, eps_max), delta)
     else:
         guess = eps_max * (1.0 - 1e-3)
     return epsilon_for_delta(lambda e: profile.delta(e, tol), delta, eps_max,
-                             upper=profile.upper, guess=guess)
+                             upper=profile.upper, guess=guess, rtol=profile.rtol)
 
 
 def _first_guess(n: int, eps0: float, delta: float) -> float:
@@ -382,6 +421,8 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
                          "alone, without eps0, k or delta0")
     st = BL.structure(oracle)
     n = V.shuffle_users(n)
+    if isinstance(st, ScalarStructure):
+        return _scalar_plan(n, st, oracle)
     if st is None:  # no blanket law stated: the generic bound at its replacement eps
         eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
         params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,
@@ -409,6 +450,20 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     else:
         note = f"no attack on {st.oracle} with fewer than 3 items"
     return _Query(n, st.eps0, tuple(uppers), lower, note, st.eps0 <= V.MAX_EPS0, params)
+
+
+def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
+    """x + noise on [lo, hi] (docs/theory.md §2.10): its blanket on a lattice, the generic
+    bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
+    finite = st.eps0 <= V.MAX_EPS0
+    blanket = ScalarBlanketProfile(n, st)
+    if not finite and blanket.unsupported() is not None:
+        raise ValueError(f"{oracle.describe()}: {blanket.unsupported()}; Gaussian noise has no "
+                         "other bound (use sigma >= (hi - lo)/20)")
+    uppers = ((GeneralProfile(n, st.eps0),) if finite else ()) + (blanket,)
+    params = dict(n=n, eps0=st.eps0 if finite else None, k=None, delta0=0.0,
+                  oracle=oracle.describe())
+    return _Query(n, st.eps0, uppers, ScalarLowerProfile(n, st), "", finite, params)
 
 
 def _no_lower(q: _Query) -> Bound:

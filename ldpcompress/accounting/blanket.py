@@ -38,6 +38,7 @@ import math
 from ..core import validate as V
 from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, split_attack_delta
 from ..randomizers.contract import LocalRandomizer
+from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 from .rounding import round_down
@@ -62,9 +63,9 @@ def structure(oracle) -> ShuffleStructure | None:
         raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
                         f"{type(oracle).__name__}")
     st = oracle.shuffle_structure()
-    if st is not None and not isinstance(st, ShuffleStructure):
+    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure)):
         raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        f"ShuffleStructure or None, got {type(st).__name__}")
+                        f"ShuffleStructure, a ScalarStructure or None, got {type(st).__name__}")
     return st
 
 

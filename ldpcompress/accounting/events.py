@@ -16,9 +16,11 @@ from scipy import special
 
 from ..core import validate as V
 from ..randomizers.contract import LocalRandomizer
+from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
 from . import gaussian as G
+from . import scalar as SC
 from . import pld as P
 from . import rdp as R
 from . import sampled as SM
@@ -217,6 +219,8 @@ class OracleShuffledRound(_DotsRound):
         object.__setattr__(self, "n", V.shuffle_users(self.n))
         st = BL.structure(self.oracle)
         eps0 = self.oracle.replacement_eps if st is None else st.eps0
+        if isinstance(st, ScalarStructure):  # x + noise: its own blanket (Gaussian: no eps0)
+            eps0 = min(eps0, V.MAX_EPS0)
         if not eps0 <= V.MAX_EPS0:
             raise ValueError(f"{self.oracle.describe()}: realised eps0 = {eps0:.4g} is above "
                              f"the supported {V.MAX_EPS0:g}")
@@ -229,11 +233,27 @@ class OracleShuffledRound(_DotsRound):
 
     @property
     def eps0(self) -> float:
+        """The replacement eps0, or for Gaussian noise the eps up to which the dots are placed
+        (delta beyond it goes to the infinity atom): where one report's delta is 1e-15."""
         st = self._structure
+        if isinstance(st, ScalarStructure) and not math.isfinite(st.eps0):
+            return SC.ScalarBlanketProfile(self.n, st).eps_max(1e-15)
         return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
+
+    def approx_dp(self):
+        st = self._structure
+        if isinstance(st, ScalarStructure) and not math.isfinite(st.eps0):
+            return None  # Gaussian noise: no pure eps0 for KOV
+        return self.eps0, 0.0
 
     def _profile(self):
         st = self._structure
+        if isinstance(st, ScalarStructure):  # docs/theory.md §2.10, profile at 1e-40 windows
+            own = SC.ScalarBlanketProfile(self.n, st)
+            if not math.isfinite(st.eps0):
+                return lambda e: own.delta(e, BLANKET_DOTS_TOL)
+            general = GeneralProfile(self.n, st.eps0)
+            return lambda e: min(general.delta(e, DOTS_TOL), own.delta(e, BLANKET_DOTS_TOL))
         general = GeneralProfile(self.n, self.eps0)
         if st is None:
             return lambda e: general.delta(e, DOTS_TOL)

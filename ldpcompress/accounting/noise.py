@@ -1,7 +1,7 @@
 """Amplification by repeated noise addition: RDP of the n-party noisy sum (docs/theory.md §4).
 
 n parties each add noise from P to a shared sum; one party's contribution moves by s. The
-shift-reduction lemma gives D_alpha(P^{*n} + s || P^{*n}) <= n D_alpha(P + s/n || P).
+shift-reduction lemma gives ``D_alpha(P^{*n} + s || P^{*n}) <= n D_alpha(P + s/n || P)``.
 """
 from __future__ import annotations
 

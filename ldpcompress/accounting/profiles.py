@@ -41,8 +41,18 @@ class Profile:
         self.n = n
         self.eps0 = eps0
 
+    rtol = 1e-10  # relative width of the eps(delta) bracket the solver stops at
+
     def unsupported(self) -> str | None:
         """Why this bound is not computed at these parameters (None when it is)."""
+        return None
+
+    def eps_max(self, delta: float) -> float:
+        """An eps with delta(eps) <= delta verified: eps0 (delta is 0 from there on)."""
+        return self.eps0
+
+    def guess(self, delta: float) -> float | None:
+        """Where the eps(delta) solver starts probing (None: the caller's default)."""
         return None
 
     def delta(self, eps: float, tol: float) -> float:

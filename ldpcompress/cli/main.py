@@ -23,25 +23,27 @@ Shuffle-model differential privacy: what central (eps, delta) shuffled local rep
 server for report sets of any randomizer at scale (simulate, encode, aggregate, plot;
 'randomizers' lists them). Every command takes --json
 (one schema: command, version, params, results, timings). The mathematics and its sources are in
-docs/theory.md, usage in docs/guide.md."""
+docs/theory.md, usage in docs/guide.md; both are installed with the package: 'docs/theory.md
+§2.5' is 'ldpcompress docs theory --section 2.5'."""
 
 EPILOG = """\
 examples:
   ldpcompress demo
   ldpcompress amplify --n 1e6 --eps0 4 --delta 1e-6 --oracle pi-rappor --k 1000
   ldpcompress amplify --inverse --n 1e5 --eps 1 --delta 1e-6
-  ldpcompress compose --n 1e6 --eps0 1 --rounds 1e4 --delta 1e-6"""
+  ldpcompress compose --n 1e6 --eps0 1 --rounds 1e4 --delta 1e-6
+  ldpcompress docs theory --section 2.5"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    from . import accounting, amplify, demo, mean, randomizers, scale
+    from . import accounting, amplify, demo, docs, mean, plot, randomizers, scale
     parser = argparse.ArgumentParser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ldpcompress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
-    for module in (amplify, accounting, demo, mean, scale, randomizers):
+    for module in (amplify, accounting, demo, mean, scale, plot, randomizers, docs):
         module.register(sub)
     parser.set_defaults(commands=sub.choices)
     return parser

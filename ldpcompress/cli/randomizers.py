@@ -25,7 +25,7 @@ __all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build
 
 # the values the listing builds each randomizer with, to state its privacy kind and
 # compression (only where its own parameter of that name has no default)
-EXAMPLE_VALUES = {"k": 16, "eps": 1.0, "d": 16, "q": 5,
+EXAMPLE_VALUES = {"k": 16, "eps": 1.0, "d": 16, "q": 5, "lo": 0.0, "hi": 1.0, "sigma": 1.0,
                   "randomizer": {"randomizer": "krr", "params": {"k": 16, "eps": 1.0}}}
 _OPTIONS = {"k": "--k", "eps": "--eps", "d": "--d", "symmetric": "--symmetric"}
 _loaded: dict[str, object] = {}
@@ -200,7 +200,8 @@ def _listing(name: str) -> dict:
         row["why_not"] = f"cannot be built at {example}: {err}"
         return row
     refusal = r.compression_refusal()
-    row.update(privacy=r.privacy.value, eps=r.eps, compresses=refusal is None, why_not=refusal)
+    row.update(privacy=r.privacy.value, eps=r.eps if math.isfinite(r.eps) else None,
+               compresses=refusal is None, why_not=refusal)
     return row
 
 
@@ -226,9 +227,10 @@ def _cmd_randomizers(args) -> None:
     table = [(r["name"], shown(r), r["privacy"] or "?",
               "yes" if r["compresses"] else f"no: {r['why_not']}") for r in rows]
     print_table(table, ("name", "parameters", "privacy", "compresses (--compressed)"))
-    print("\nprivacy and compression as built with k = 16, eps = 1, d = 16, q = 5 (and k-RR "
-          "inside 'compressed') where a parameter has no default; use a name with --oracle "
-          "NAME and its parameters (--k, --eps, --d, --symmetric, --param NAME=VALUE)")
+    print("\nprivacy and compression as built with k = 16, eps = 1, d = 16, q = 5, lo = 0, "
+          "hi = 1, sigma = 1 (and k-RR inside 'compressed') where a parameter has no default; "
+          "use a name with --oracle NAME and its parameters (--k, --eps, --d, --symmetric, "
+          "--param NAME=VALUE)")
 
 
 def register(sub) -> None:

@@ -1,20 +1,20 @@
-"""CLI commands for the server at scale: simulate, encode, aggregate, plot. Any registered
-randomizer (``--oracle NAME`` and its parameters, ``--compressed``, ``--plugin``: see
-``randomizers``); its inputs come from ``inputs``."""
+"""CLI commands for the server at scale: simulate, encode, aggregate (``plot``: cli/plot.py).
+Any registered randomizer (``--oracle NAME`` and its parameters, ``--compressed``,
+``--plugin``: see ``randomizers``); its inputs come from ``inputs``."""
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 
-from ..estimation import demo
 from ..estimation import postprocess as PP
 from ..randomizers.contract import LocalRandomizer
-from ..randomizers.pirappor import MAX_PRIME
 from ..scale.manifest import MAX_SHARDS
 from . import randomizers as CR
 from .inputs import inputs_of, simulated
-from .util import JSON_HELP, count, emit_json, nonempty, number, positive, probability
+from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
+                   read_domain)
 
 __all__ = ["POSTPROCESS", "register"]
 
@@ -31,12 +31,17 @@ def _randomizer_params(args) -> dict:
     return given
 
 
+def _eps(randomizer: LocalRandomizer) -> float | None:
+    """The randomizer's eps for --json: None when it has no finite pure eps (a Gaussian)."""
+    return randomizer.eps if math.isfinite(randomizer.eps) else None
+
+
 def _set_results(randomizer: LocalRandomizer, n: int, paths, out) -> dict:
     from ..randomizers import registry
     stored = sum(p.stat().st_size for p in paths)
     return dict(reports=n, files=[str(p) for p in paths], out=str(out),
                 randomizer=registry.spec(randomizer), describe=randomizer.describe(),
-                eps=randomizer.eps, kind=randomizer.privacy.value,
+                eps=_eps(randomizer), kind=randomizer.privacy.value,
                 wire_bytes_per_report=randomizer.bits_per_report / 8,
                 disk_bytes_per_report=stored / n)
 
@@ -84,11 +89,17 @@ def _cmd_encode(args) -> None:
                              f"{inputs.size} items of {randomizer.describe()}")
         n = count_csv_items(args.csv, inputs.size, args.header, domain)  # every line checked
         rows = csv_items(args.csv, inputs.size, args.header, domain)
-    else:
+    else:  # vectors, or real values (one number a line): rows of inputs.size numbers
         if domain is not None:
-            raise ValueError(f"--domain names items; {randomizer.describe()} takes vectors")
-        n = count_csv_vectors(args.csv, inputs.size, args.header, randomizer.check_items)
-        rows = csv_vectors(args.csv, inputs.size, args.header)
+            raise ValueError(f"--domain names items; {randomizer.describe()} takes "
+                             f"{inputs.kind}")
+        shape = (-1, inputs.size) if inputs.kind == "vectors" else (-1,)
+
+        def check(chunk):
+            return randomizer.check_items(chunk.reshape(shape))
+
+        n = count_csv_vectors(args.csv, inputs.size, args.header, check)
+        rows = (c.reshape(shape) for c in csv_vectors(args.csv, inputs.size, args.header))
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} inputs in {args.csv}")
     paths = write_items(args.out, randomizer, rows, n, shards, overwrite=args.overwrite,
@@ -117,14 +128,7 @@ def _security(args):
 
 def _domain(args):
     """The --domain file (one public item name per line) or None."""
-    if args.domain is None:
-        return None
-    from ..core.items import ItemDomain
-    nonempty(args.domain, "--domain")
-    try:
-        return ItemDomain.from_file(args.domain)
-    except ValueError as err:  # "<file>: <what is wrong>" (never an OSError: the file is named)
-        raise ValueError(f"--domain {err}") from None
+    return None if args.domain is None else read_domain(args.domain)
 
 
 def _cmd_aggregate(args) -> None:
@@ -171,7 +175,7 @@ def _cmd_aggregate(args) -> None:
         params = dict(reports=[str(x) for x in args.reports], scheduler=args.scheduler,
                       retries=retries, out=args.out, level=level, postprocess=args.postprocess,
                       domain=args.domain, plugin=args.plugin or [])
-        results = dict(n=n, randomizer=registry.spec(r), describe=r.describe(), eps=r.eps,
+        results = dict(n=n, randomizer=registry.spec(r), describe=r.describe(), eps=_eps(r),
                        kind=r.privacy.value, estimates="counts" if counts else "mean",
                        shards=res["shards"], method=res["method"], auto=res["auto"],
                        **{c: v.tolist() for c, v in cols.items()})
@@ -179,12 +183,12 @@ def _cmd_aggregate(args) -> None:
             results["names"] = list(domain.names)
         emit_json("aggregate", params, results, dict(total=secs), indent=None)
         return
-    what = "items" if counts else "coordinates of the mean"
     shown = np.argsort(-cols.get("adjusted", est), kind="stable")[:10] if counts \
         else np.arange(min(est.size, 10))
+    what = (f"top {len(shown)} items of {est.size}" if counts else "the mean" if est.size == 1
+            else f"first {len(shown)} coordinates of the mean of {est.size}")
     print(f"{n:,} reports of {r.describe()} in {res['shards']} shards, {secs:.2f} s "
-          f"({res['method']}); {'top ' if counts else 'first '}{len(shown)} {what} of "
-          f"{est.size} with {level:.0%} confidence intervals:")
+          f"({res['method']}); {what} with {level:.0%} confidence intervals:")
     for j in shown:
         name = domain.names[j] if domain is not None else str(j)
         extra = f"  adjusted {cols['adjusted'][j]:>12,.1f}" if "adjusted" in cols else ""
@@ -209,67 +213,6 @@ def _write_estimates(out, cols: dict, domain, index: str) -> None:
                 w.writerow([j] + name + [form.format(cols[c][j]) for c in cols])
     except OSError as err:
         raise ValueError(f"--out {out}: cannot write ({err.strerror or err})") from None
-
-
-def _plot_report_sets(args, plots, delta: float):
-    """Estimates of the user's report sets with confidence intervals (the randomizer's own);
-    the title states the randomizer, n, its local eps and the central (eps, delta) of
-    shuffling."""
-    from ..accounting import amplification
-    from ..randomizers.estimator import normal_quantile
-    from ..scale import distributed
-    CR.load_plugins(args.plugin)
-    res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
-    r, n, est = res["randomizer"], res["n"], res["estimate"]
-    low, high = r.intervals(est, n, 0.95)
-    sd = (high - low) / (2 * normal_quantile(0.95))  # as the randomizer's intervals use it
-    central = amplification.epsilon(n, delta=delta, oracle=r, lower=False).value
-    size = f"{est.size:,} {'items' if r.summary_spec().dtype != 'float64' else 'dimensions'}"
-    title = (f"{r.name}, {size}, n = {n:,}, local eps = {r.eps:.3g} ({r.privacy.value}); "
-             f"shuffled: central ({central:.3g}, {delta:g})-DP")
-    return plots.plot_frequency(est, sd, out=args.out, title=title)
-
-
-def _cmd_plot(args) -> None:
-    from ..core.optional import require
-    require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
-    from .. import plots
-    from ..core.regular_files import check_output_file
-    start = time.perf_counter()
-    nonempty(args.out, "--out")
-    check_output_file(args.out, "--out")
-    k = count(args.k, "--k", 2, MAX_PRIME - 1)
-    delta = probability(args.delta, "--delta")
-    if args.reports and args.what != "frequency":
-        raise ValueError("report sets (REPORTS) are plotted by 'plot frequency' only")
-    params = dict(what=args.what, out=str(args.out), delta=delta)
-    if args.what == "amplification":
-        lo, hi = (count(v, "--n-range") for v in args.n_range)
-        if lo > hi:
-            raise ValueError(f"--n-range must be LOW HIGH with LOW <= HIGH, got {lo} {hi}")
-        points = count(args.points, "--points", 1, 200)
-        ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
-        eps0 = positive(args.eps0, "--eps0")
-        params.update(eps0=eps0, n_range=[lo, hi], points=points, k=k)
-        data = plots.plot_amplification(eps0, ns, delta, args.out, k)
-    elif args.reports:
-        params.update(reports=[str(r) for r in args.reports])
-        data = _plot_report_sets(args, plots, delta)
-    else:  # the built-in simulation (the demo's users) when no report set is given
-        n = count(args.n, "--n")
-        params.update(n=n, k=1000 if k is None else k, eps=args.eps)
-        res = demo.run(n=n, k=params["k"], eps=positive(args.eps, "--eps"), delta=delta,
-                       quiet=True)
-        eps, delta = res["target"]
-        title = (f"{res['oracle']}, n = {res['n']:,}, local eps0 = {res['local_eps']:.3g}; "
-                 f"central ({eps:g}, {delta:g})-DP")
-        data = plots.plot_frequency(res["estimate"], np.sqrt(res["variance"]), true=res["true"],
-                                    out=args.out, title=title)
-    if args.json:
-        emit_json("plot", params, dict(data, out=str(args.out)),
-                  dict(total=time.perf_counter() - start), indent=None)
-    else:
-        print(f"wrote {args.out}")
 
 
 def _writer_options(parser, eps_default: float | None, shards_default: int | None) -> None:
@@ -302,8 +245,8 @@ def register(sub) -> None:
                        "--oracle (--compressed: 17-byte seed reports) into a report set "
                        "(Parquet shards and a manifest).")
     e.add_argument("--csv", required=True,
-                   help="one input per line: an integer in [0, k) (with --domain a name), or "
-                        "d comma-separated numbers")
+                   help="one input per line: an integer in [0, k) (with --domain a name), "
+                        "d comma-separated numbers (a vector), or one number (a real value)")
     e.add_argument("--header", action="store_true", help="line 1 is a header, not an input")
     e.add_argument("--domain", help="file of the public item names, one per line (item j = "
                                     "line j+1), fixed in advance, never built from the data: "
@@ -346,31 +289,3 @@ def register(sub) -> None:
     CR.add_plugin_option(a)
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
-    p = sub.add_parser("plot", help="amplification curves or estimated counts with intervals (PNG)",
-                       description="'plot amplification': central eps against n for a local "
-                       "eps0 (generic, k-RR and lower-bound curves). 'plot frequency REPORTS': "
-                       "the estimates of your report sets with confidence intervals; without "
-                       "REPORTS, a simulated demo run beside the true counts. Needs the [plot] "
-                       "extra.")
-    p.add_argument("what", choices=["amplification", "frequency"], help="which plot")
-    p.add_argument("reports", nargs="*",
-                   help="frequency: report set directories or shards to plot (default: a "
-                        "simulated run)")
-    p.add_argument("--eps0", type=number, default=4.0,
-                   help="amplification: local eps0 (default 4)")
-    p.add_argument("--n-range", type=number, nargs=2, default=[1e3, 1e7],
-                   metavar=("LOW", "HIGH"), help="amplification: range of n (default 1e3 1e7)")
-    p.add_argument("--points", type=number, default=9,
-                   help="amplification: points on the n axis, 1..200 (default 9)")
-    p.add_argument("--delta", type=number, default=1e-6, help="central delta (default 1e-6)")
-    p.add_argument("--k", type=number,
-                   help="amplification: add the k-RR curve; simulated frequency: items "
-                        "(default 1000)")
-    p.add_argument("--n", type=number, default=100_000,
-                   help="simulated frequency: users (default 100,000)")
-    p.add_argument("--eps", type=number, default=1.0,
-                   help="simulated frequency: target central eps (default 1)")
-    p.add_argument("--out", required=True, help="PNG file to write")
-    CR.add_plugin_option(p)
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
-    p.set_defaults(func=_cmd_plot)

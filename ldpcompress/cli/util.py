@@ -12,7 +12,7 @@ import json
 
 from ..core import validate as V
 
-__all__ = ["JSON_HELP", "envelope", "emit_json", "dump_json", "number", "count", "positive", "probability", "nonempty", "fmt",
+__all__ = ["JSON_HELP", "envelope", "emit_json", "dump_json", "number", "count", "positive", "probability", "nonempty", "read_domain", "fmt",
            "print_table"]
 
 
@@ -92,6 +92,16 @@ def nonempty(path, option: str):
     if path is not None and not str(path).strip():
         raise ValueError(f"{option} must be a non-empty path, got {path!r}")
     return path
+
+
+def read_domain(path, option: str = "--domain"):
+    """The ItemDomain of a file of public item names (one per line); errors name the option."""
+    from ..core.items import ItemDomain
+    nonempty(path, option)
+    try:
+        return ItemDomain.from_file(path)
+    except ValueError as err:  # "<file>: <what is wrong>" (never an OSError: the file is named)
+        raise ValueError(f"{option} {err}") from None
 
 
 def fmt(value) -> str:

@@ -1,26 +1,42 @@
-"""Lossless compression of local randomizers by rejection sampling (FT21 Alg. 1-2, docs/theory.md §5.2-§5.2).
+"""Lossless compression of local randomizers by rejection sampling (FT21 Alg. 1-2;
+docs/theory.md §5.2-§5.3).
 
 encode(x): for t = 1..T draw a fresh seed s from the CSPRNG, y = S(G(s)) ~ rho, accept with
 probability min(1, ratio(x, y) / e^eps_d); send s (as a versioned report); when every trial
 rejects send a fresh seed. decode(report) = S(G(s)). T = ceil(log(tau) / log(1 - e^-eps_d)),
 so the output law is within TV tau of R(x); deletion eps_d-DP w.r.t. rho with a secure PRG,
 2 eps_d for any PRG (FT21 Lemma 3.6); replacement randomizers keep their eps (Lemma 3.7).
+
+Two encoders, one law. ``encode`` / ``encode_many`` are the client's: fresh seeds and coins
+from the OS CSPRNG, each trial's stream from pycryptodome (constant-time AES-NI where the
+processor has it), because a client's rejected seeds are biased against its item and must not
+leak through timing. ``encode_many_simulated`` is for simulations, benchmarks and load tests
+only: seeded coins (``Entropy.seeded_for_simulation``) and the randomizer's batch hook
+``ratios_from_seeds`` over many trials at once, whose AES kernel may be the table one.
+
+The server side takes batches: ``decode_many`` (the randomizer's ``decode_seeds``),
+``summarize`` (its ``summarize_seeds``: e.g. RAPPOR's bit counts straight from the keystream)
+and ``estimate``, over a blob of n x 17 bytes, an (n, 17) uint8 array or a list of reports.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..core import validate as V
-from ..core.entropy import SYSTEM, Entropy
+from ..core.entropy import SYSTEM, Entropy, simulation_only
 from ..core.limits import check_trials
+from ..core.prg import SEED_BYTES
 from ..core.progress import track
 from ..randomizers.contract import LocalRandomizer
 from . import wire as reports
 
-__all__ = ["RATIO_SLACK", "trials_for", "PseudoRandomizer", "compress"]
+__all__ = ["RATIO_SLACK", "SIMULATION_TRIAL_BYTES", "trials_for", "PseudoRandomizer", "compress"]
 
 
 RATIO_SLACK = 1e-9  # relative rounding allowance before a ratio counts as exceeding e^eps_d
+SIMULATION_TRIAL_BYTES = 1 << 24  # the simulated encoder's inputs, seeds, coins per round
 
 
 def trials_for(eps_d: float, tv_target: float) -> int:
@@ -98,14 +114,137 @@ class PseudoRandomizer:
         """One compressed report per item; ``progress``: a bar of the reports on stderr."""
         return [self.encode(x) for x in track(xs, "encode", progress, unit="reports")]
 
-    def decode_many(self, reports_) -> list:
-        return [self.decode(r) for r in reports_]
+    def seeds(self, reports_) -> np.ndarray:
+        """The seeds of a batch of reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
+        sequence of 17-byte reports), every report validated: uint8 (n, 16)."""
+        return reports.seed_rows(reports_)
+
+    def decode_many(self, reports_):
+        """The randomizer's outputs carried by a batch of reports, as one report batch (e.g.
+        RAPPOR: bool (n, k)), decoded in a kernel for the shipped randomizers."""
+        return self.randomizer.decode_seeds(self.seeds(reports_))
+
+    def summarize(self, reports_) -> np.ndarray:
+        """The randomizer's additive summary of the outputs of a batch of reports (frequency
+        oracles: the support counts), without materialising the outputs where the randomizer
+        has a batch hook."""
+        return self.randomizer.summarize_seeds(self.seeds(reports_))
+
+    def estimate(self, reports_) -> np.ndarray:
+        """The randomizer's unbiased estimates from a batch of reports."""
+        seeds = self.seeds(reports_)
+        return self.randomizer.estimate_from_summary(self.randomizer.summarize_seeds(seeds),
+                                                     len(seeds))
+
+    def encode_many_simulated(self, xs, entropy: Entropy) -> np.ndarray:
+        """SIMULATION ONLY: one compressed report per input as a (n, 17) uint8 array, by FT21
+        Alg. 1 exactly (trial t of input i: a seed and a coin from ``entropy``, accepted when
+        coin < min(1, ratio / e^eps_d); the first accepted seed of the first T trials, else a
+        fresh one), with the ratios of many trials at once from ``ratios_from_seeds``.
+
+        ``entropy`` must be a seeded simulation source (``Entropy.seeded_for_simulation``):
+        its reports give no privacy, and the batch AES kernel may be the table one, whose
+        timing leaks the biased rejected seeds; real clients use :meth:`encode_many`."""
+        simulation_only(entropy, "PseudoRandomizer.encode_many_simulated")
+        xs = self.randomizer.check_items(xs)
+        n = len(xs)
+        out = np.empty((n, SEED_BYTES), dtype=np.uint8)
+        # trials per pending input and round: each trial accepts w.p. e^-eps_d (E_rho[ratio]
+        # = 1, up to the PRG), so a round of e^eps_d / 2 leaves about e^-1/2 of the inputs
+        # pending and draws about 25% more trials than the e^eps_d per input needed
+        per_round = min(self.max_trials, max(1, math.ceil(self._bound / 2)))
+        item_bytes = max(1, xs.nbytes // max(n, 1))
+        step = max(1, SIMULATION_TRIAL_BYTES // (per_round * (item_bytes + 32)))
+        for start in range(0, n, step):
+            self._simulate_block(xs[start:start + step], out[start:start + step], per_round,
+                                 entropy)
+        return reports.pack_rows(out)
+
+    def _simulate_block(self, xs, out, per_round: int, entropy: Entropy) -> None:
+        """Alg. 1 for the inputs xs, ``per_round`` trials of every pending input at a time."""
+        pending = np.arange(len(xs))
+        done = 0
+        while pending.size and done < self.max_trials:
+            b = min(per_round, self.max_trials - done)
+            m = pending.size * b
+            seeds = entropy.seed_array(m)
+            coins = entropy.uniform(m)
+            ratios = np.asarray(self.randomizer.ratios_from_seeds(np.repeat(xs[pending], b,
+                                                                            axis=0), seeds))
+            if ratios.shape != (m,):
+                raise ValueError(f"the randomizer's ratios_from_seeds gave shape {ratios.shape} "
+                                 f"for {m} seeds")
+            valid = (ratios >= 0) & (ratios <= self._bound * (1.0 + RATIO_SLACK))
+            if not valid.all():
+                raise ValueError(f"the randomizer's ratio {float(ratios[~valid][0]):.6g} is not "
+                                 f"in [0, e^eps_d = {self._bound:.6g}]: its declared deletion "
+                                 "eps is wrong")
+            accept = (coins < np.minimum(1.0, ratios / self._bound)).reshape(pending.size, b)
+            hit = accept.any(axis=1)
+            first = accept.argmax(axis=1)
+            rows = np.flatnonzero(hit)
+            out[pending[rows]] = seeds.reshape(pending.size, b, -1)[rows, first[rows]]
+            pending = pending[~hit]
+            done += b
+        if pending.size:  # every trial rejected: a fresh seed (probability <= tv_target)
+            out[pending] = entropy.seed_array(pending.size)
+
+    def __repr__(self) -> str:
+        power = math.log2(self.tv_target)
+        tv = f"2^{power:.0f}" if power == round(power) else f"{self.tv_target:.3g}"
+        return (f"PseudoRandomizer({self.randomizer!r}: {self.bytes_per_report}-byte reports, "
+                f"deletion eps_d = {self.eps_d:.6g}, expected trials <= "
+                f"{self.expected_trials:.4g}, at most {self.max_trials:,}, TV <= {tv})")
 
 
 def compress(randomizer: LocalRandomizer, tv_target: float = 2.0 ** -40,
              entropy: Entropy = SYSTEM, max_expected_trials: float | None = None
              ) -> PseudoRandomizer:
-    """The pseudo-randomizer of FT21 Alg. 1 for ``randomizer`` (truncated to TV distance
-    tv_target). Refuses (ValueError) when the expected trials per report e^eps_d exceed
-    ``max_expected_trials`` (default ``limits.MAX_EXPECTED_TRIALS`` = 1e4)."""
+    """The pseudo-randomizer of FT21 Alg. 1 for ``randomizer``: reports of 17 bytes (a format
+    byte and a 16-byte AES-CTR seed) whose decoded output has the randomizer's law up to total
+    variation ``tv_target`` (docs/theory.md §5.2).
+
+    ``compress`` takes a randomizer exactly when ``randomizer.compression_refusal()`` is None:
+    it states a reference law with a deterministic sampler (``sample``), the density ratio to
+    it (``ratio``) and a finite deletion eps w.r.t. it. Of the shipped randomizers it takes
+    KRR, RAPPOR, OUE, SubsetSelection and PrivUnit2 (with K-copy splitting:
+    :class:`~ldpcompress.compression.split.CompressedPrivUnit2`), and refuses OLH,
+    HadamardResponse, PIRappor and VectorPIRappor (their reports are already shorter than 17
+    bytes) and OneBitSphere (no reference law); the refusal says why (docs/guide.md §2).
+
+    Parameters
+    ----------
+    randomizer : LocalRandomizer
+        The randomizer to compress; its privacy is kept (FT21 Lemmas 3.6, 3.7).
+    tv_target : float
+        Total variation distance to the randomizer's output law, in (0, 1) (default 2^-40):
+        it sets the cap on trials per report, ceil(log(tv) / log(1 - e^-eps_d)).
+    entropy : Entropy
+        Source of the seeds and coins (default: os.urandom; seeded sources are for
+        simulations only).
+    max_expected_trials : float, optional
+        Refuse when the expected trials per report, e^eps_d, exceed this (default
+        ``limits.MAX_EXPECTED_TRIALS`` = 1e4): encoding would take too long.
+
+    Returns
+    -------
+    PseudoRandomizer
+        ``encode(x)`` / ``encode_many(xs)`` on the client, ``decode(report)`` on the server.
+
+    Raises
+    ------
+    TypeError
+        ``randomizer`` is not a LocalRandomizer, or ``entropy`` not an Entropy.
+    ValueError
+        The randomizer is refused (the reason is its ``compression_refusal()``), its declared
+        ratios exceed e^eps_d, or the expected trials exceed the limit.
+
+    Examples
+    --------
+    >>> from ldpcompress import RAPPOR, compress
+    >>> pr = compress(RAPPOR(k=64, eps=2.0))
+    >>> report = pr.encode(5)
+    >>> len(report), pr.decode(report).shape
+    (17, (64,))
+    """
     return PseudoRandomizer(randomizer, tv_target, entropy, max_expected_trials)

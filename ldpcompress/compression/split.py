@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..core import validate as V
-from ..core.entropy import SYSTEM, Entropy
+from ..core.entropy import SYSTEM, Entropy, simulation_only
 from ..core.limits import check_bytes, check_trials, resolve_max_trials
 from ..core.progress import track
 from ..randomizers.privunit import (
@@ -18,9 +18,11 @@ from ..randomizers.privunit import (
     check_eps,
     check_vector,
     eps_range,
+    round_rows_to_sphere,
     round_to_sphere,
 )
 from .sampler import PseudoRandomizer
+from .wire import seed_rows
 
 __all__ = ['CompressedPrivUnit2', 'choose_split', 'check_split']
 
@@ -67,15 +69,43 @@ class CompressedPrivUnit2:
         """One report (K seeds) per vector; ``progress``: a bar of the reports on stderr."""
         return [self.encode(x) for x in track(xs, "encode", progress, unit="reports")]
 
+    def seeds(self, reports) -> np.ndarray:
+        """The n K seeds of a batch of n reports (lists of K 17-byte reports, an (n, K, 17)
+        uint8 array or a blob of n K 17 bytes), every report validated: uint8 (n K, 16)."""
+        return seed_rows(reports, self.split)
+
     def decode_many(self, reports) -> np.ndarray:
-        """Decoded vectors as an (n, d) array (n = 0 gives shape (0, d))."""
-        reports = list(reports)
-        check_bytes(batch_bytes(len(reports), self.d), f"{len(reports)} decoded vectors of "
+        """Decoded vectors (the mean of each report's K copies) as an (n, d) array (n = 0
+        gives shape (0, d)), decoded in a kernel."""
+        seeds = self.seeds(reports)
+        n = len(seeds) // self.split
+        check_bytes(batch_bytes(len(seeds), self.d), f"{len(seeds)} decoded vectors of "
                     f"dimension {self.d}", "n or d")
-        out = np.empty((len(reports), self.d))
-        for i, r in enumerate(reports):
-            out[i] = self.decode(r)
-        return out
+        return self.inner.decode_seeds(seeds).reshape(n, self.split, self.d).mean(axis=1)
+
+    def summarize(self, reports) -> np.ndarray:
+        """The sum of the decoded vectors of a batch (float64[d]), without materialising them."""
+        return self.inner.summarize_seeds(self.seeds(reports)) / self.split
+
+    def estimate(self, reports) -> np.ndarray:
+        """The estimated mean of the users' vectors: the summary over the n reports."""
+        seeds = self.seeds(reports)
+        summary = self.inner.summarize_seeds(seeds) / self.split
+        return self.inner.estimate_from_summary(summary, len(seeds) // self.split)
+
+    def encode_many_simulated(self, xs, entropy: Entropy) -> np.ndarray:
+        """SIMULATION ONLY (see ``PseudoRandomizer.encode_many_simulated``): one report per
+        vector, each rounded to the sphere once and compressed K times, as an (n, K, 17) uint8
+        array; ``entropy`` must be ``Entropy.seeded_for_simulation(seed)``."""
+        simulation_only(entropy, "CompressedPrivUnit2.encode_many_simulated")
+        us = round_rows_to_sphere(self.inner.check_items(xs), entropy)
+        out = self.pr.encode_many_simulated(np.repeat(us, self.split, axis=0), entropy)
+        return out.reshape(us.shape[0], self.split, -1)
+
+    def __repr__(self) -> str:
+        return (f"CompressedPrivUnit2(d={self.d}, eps={self.eps:g}, split={self.split}: "
+                f"{self.bytes_per_report}-byte reports, {self.split} x PrivUnit2 at eps "
+                f"{self.eps / self.split:.6g}, expected trials {self.expected_trials:.4g})")
 
     def variance(self) -> float:
         """E|mean of K copies - u|^2 = (1/m_K^2 - 1)/K."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from .prg import PRG, SEED_BYTES, WordStream
 
-__all__ = ["Entropy", "SYSTEM", "deterministic_source", "simulation_entropy"]
+__all__ = ["Entropy", "SYSTEM", "deterministic_source", "simulation_entropy", "simulation_only"]
 
 
 class Entropy(WordStream):
@@ -66,8 +66,23 @@ class Entropy(WordStream):
         raw = self.source(SEED_BYTES * count)
         return [raw[i * SEED_BYTES:(i + 1) * SEED_BYTES] for i in range(count)]
 
+    def seed_array(self, count: int) -> np.ndarray:
+        """``count`` seeds as a uint8 array of shape (count, 16) (the batch encoder's form)."""
+        raw = self.source(SEED_BYTES * count)
+        return np.frombuffer(raw, dtype=np.uint8).reshape(count, SEED_BYTES).copy()
+
 
 SYSTEM = Entropy()
+
+
+def simulation_only(entropy, what: str) -> Entropy:
+    """``entropy`` when it is a seeded simulation source (``Entropy.seeded_for_simulation``),
+    else ValueError: ``what`` (a simulation path) must never encode a real client's input."""
+    if not isinstance(entropy, Entropy) or not entropy.for_simulation:
+        raise ValueError(f"{what} is for simulations, benchmarks and load tests only: pass "
+                         "Entropy.seeded_for_simulation(seed) (real clients use encode_many, "
+                         f"whose coins come from os.urandom), got {entropy!r}")
+    return entropy
 
 
 def deterministic_source(seed: int) -> Callable[[int], bytes]:

@@ -5,6 +5,12 @@ counter from 0, encrypting zeros. Words are little-endian uint64; uniform double
 (w >> 11) 2^-53; integers in [0, m) come from rejection on whole words (no modulo bias);
 Gaussians are Box-Muller on consecutive pairs of uniforms (u1 -> 1 - u1 in (0, 1]); sphere
 points are normalised Gaussian vectors. Every stream is a deterministic function of the seed.
+
+The classes below draw single streams through pycryptodome (constant-time AES-NI where the
+processor has it): the client's path. ``stream_words`` and ``stream_words_at`` expand many
+public seeds at once in a Numba kernel (``kernels.aes``: AES-NI when the compilation target has
+it, else T-tables that leak the key through cache timing): for the server, where a seed is
+public once sent, and for simulations, never for a client's own seeds.
 """
 from __future__ import annotations
 
@@ -13,7 +19,11 @@ import math
 import numpy as np
 from Crypto.Cipher import AES
 
-__all__ = ["SEED_BYTES", "check_seed", "keystream", "word_at", "uniform_at", "WordStream", "PRG"]
+from ..kernels.aes import keystream_words, words_at
+from .limits import array_bytes, check_bytes
+
+__all__ = ["SEED_BYTES", "MAX_WORD", "check_seed", "check_seed_rows", "keystream", "word_at",
+           "uniform_at", "uniform_limit", "stream_words", "stream_words_at", "WordStream", "PRG"]
 
 
 SEED_BYTES = 16
@@ -46,6 +56,62 @@ def word_at(seed: bytes, index: int) -> int:
 def uniform_at(seed: bytes, index: int) -> float:
     """The uniform double number ``index`` of the stream (random access)."""
     return (word_at(seed, index) >> 11) * _TWO53
+
+
+def uniform_limit(p: float) -> np.uint64:
+    """The word bound of a uniform comparison: [(w >> 11) 2^-53 < p] = [w < limit] for every
+    uint64 word w, with limit = ceil(p 2^53) 2^11 (``coins.coin_threshold``: an integer m is
+    below a real t iff m < ceil(t)). p in [0, 1), so limit <= (2^53 - 1) 2^11 < 2^64."""
+    from .coins import coin_threshold  # coins builds on this module's streams
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"p must be in [0, 1), got {p!r}")
+    return np.uint64(coin_threshold(p) << 11)
+
+
+MAX_WORD = 2 ** 63 - 1  # word indices of a stream stay int64 in the kernels
+
+
+def check_seed_rows(seeds) -> np.ndarray:
+    """Seeds as a C-contiguous uint8 array of shape (n, 16) (ValueError otherwise)."""
+    if not isinstance(seeds, np.ndarray) or seeds.dtype != np.uint8 or seeds.ndim != 2 \
+            or seeds.shape[1] != SEED_BYTES:
+        raise ValueError(f"seeds must be a (n, {SEED_BYTES}) uint8 array, got "
+                         f"{getattr(seeds, 'dtype', type(seeds).__name__)} of shape "
+                         f"{getattr(seeds, 'shape', None)}")
+    return np.ascontiguousarray(seeds)
+
+
+def _word_index(value, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or not 0 <= value <= MAX_WORD:
+        raise ValueError(f"{name} must be an integer in [0, 2^63 - 1], got {value!r}")
+    return int(value)
+
+
+def stream_words(seeds: np.ndarray, first: int, count: int) -> np.ndarray:
+    """Words first .. first + count - 1 of the stream of every seed (public seeds only: see the
+    module docstring): uint64 (n, count) from (n, 16) uint8 seeds."""
+    seeds = check_seed_rows(seeds)
+    first, count = _word_index(first, "first"), _word_index(count, "count")
+    if first + count > MAX_WORD:
+        raise ValueError(f"words first .. first + count - 1 must stay below 2^63, got first = "
+                         f"{first}, count = {count}")
+    check_bytes(array_bytes((seeds.shape[0], count), np.uint64),
+                f"{count} words of {seeds.shape[0]} streams", "count or the number of seeds")
+    return keystream_words(seeds, first, count)
+
+
+def stream_words_at(seeds: np.ndarray, index) -> np.ndarray:
+    """Word index[i] of the stream of seed i, one AES block each (public seeds only)."""
+    seeds = check_seed_rows(seeds)
+    index = np.asarray(index)
+    if index.shape != (seeds.shape[0],) or not np.issubdtype(index.dtype, np.integer):
+        raise ValueError(f"index must be {seeds.shape[0]} integers (one per seed), got "
+                         f"{index.dtype} of shape {index.shape}")
+    if index.size and (index.min() < 0 or index.max() > MAX_WORD):
+        raise ValueError(f"index must be in [0, 2^63 - 1], got values in [{index.min()}, "
+                         f"{index.max()}]")
+    return words_at(seeds, index.astype(np.int64))
 
 
 class WordStream:

@@ -2,10 +2,11 @@
 
 Bars are tqdm's and go to stderr only: stdout may carry JSON. Every long job takes
 ``progress: bool = False`` (off in the library, the command line turns it on) and passes it to
-:func:`bar` or :func:`track`. On a terminal the bar redraws in place; when stderr is not a
-terminal (a log, a pipe, CI) a bar prints plain lines instead, one every ``LOG_INTERVAL``
-seconds at most, and nothing for a job that ends sooner: a log never receives carriage-return
-redraws.
+:func:`bar` or :func:`track`. In a Jupyter notebook (``progress=True``) the bar is
+``tqdm.auto``'s widget, drawn in the cell (with ipywidgets installed); on a terminal it redraws
+in place; when stderr is neither (a log, a pipe, CI) a bar prints plain lines instead, one
+every ``LOG_INTERVAL`` seconds at most, and nothing for a job that ends sooner: a log never
+receives carriage-return redraws.
 
 Kernels are compiled by Numba on their first use and cached on disk (``cache=True``), so only a
 fresh installation pays for it. :class:`JitClock` measures the seconds spent compiling or
@@ -22,8 +23,8 @@ from typing import Iterable, Iterator, TextIO, TypeVar
 
 from tqdm import tqdm
 
-__all__ = ["LOG_INTERVAL", "LOG_FORMAT", "COMPILE_NOTICE", "is_terminal", "bar", "track",
-           "notice", "JitClock"]
+__all__ = ["LOG_INTERVAL", "LOG_FORMAT", "COMPILE_NOTICE", "is_terminal", "notebook_bar", "bar",
+           "track", "notice", "JitClock"]
 
 T = TypeVar("T")
 
@@ -66,11 +67,23 @@ class _Lines:
             flush()
 
 
+def notebook_bar() -> type | None:
+    """tqdm's notebook bar class when this process is a Jupyter kernel that can draw it
+    (``tqdm.auto`` chose it), else None. Outside IPython nothing is imported."""
+    if "IPython" not in sys.modules:
+        return None
+    from tqdm import auto, std
+    return None if auto.tqdm is std.tqdm else auto.tqdm
+
+
 def _tqdm(iterable, total: int | None, desc: str, enabled: bool, unit: str,
           file: TextIO | None) -> tqdm:
     stream = sys.stderr if file is None else file
     if not enabled:
         return tqdm(iterable, total=total, disable=True)
+    widget = notebook_bar() if file is None else None
+    if widget is not None:  # a Jupyter cell: the widget, not lines in the cell's stderr
+        return widget(iterable, total=total, desc=desc, unit=unit, leave=True)
     if is_terminal(stream):
         return tqdm(iterable, total=total, desc=desc, unit=unit, file=stream,
                     dynamic_ncols=True, leave=True)

@@ -158,8 +158,11 @@ def eps_array(eps, name: str = "eps") -> tuple[np.ndarray, bool]:
 
 
 def items(xs, k: int) -> np.ndarray:
-    """A batch of items as an int64 array, each in [0, k)."""
+    """A batch of items as an int64 array, each in [0, k) (an empty list is an empty batch:
+    numpy reads ``[]`` as float64)."""
     arr = np.asarray(xs)
+    if arr.shape == (0,):
+        return np.zeros(0, dtype=np.int64)
     if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError("xs must be a 1-D array of integer items")
     if arr.size and (arr.min() < 0 or arr.max() >= k):

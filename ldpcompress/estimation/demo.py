@@ -192,6 +192,10 @@ def show(res: dict) -> None:
     print(f"target central ({eps:g}, {delta:g})-DP after shuffling -> largest local eps0 = "
           f"{res['eps0']:.4f}{cap} by {res['oracle']}'s own shuffled bound; realised local "
           f"eps = {res['local_eps']:.4f} ({res['kind']} DP)")
+    if res["local_eps"] != res["eps0"]:
+        print(f"  (why two values: {res['oracle']} rounds its parameters, so it realises "
+              f"{res['local_eps']:.4f}, at most the {res['eps0']:.4f} asked of it; every bound "
+              "is computed for the realised one)")
     lower = res["central_lower"]
     print(f"central guarantee: eps = {res['central_eps']:.5f} at delta = {delta:g} "
           f"({res['central_method']} bound); exact lower bound ({res['oracle']} attack) "

@@ -4,16 +4,19 @@ compression needs and what shuffle accounting needs). The jobs (``accounting``,
 ``compression``, ``estimation``, ``scale``, ``cli``) consume only that contract; ``registry``
 names randomizers for files and the command line.
 
-| class | module | reports |
-|---|---|---|
-| :class:`KRR` | krr | k-ary randomized response |
-| :class:`RAPPOR`, :class:`OUE` | rappor | unary encoding, symmetric (deletion DP) / optimized (replacement DP) |
-| :class:`SubsetSelection` | subset | a d-subset of the items |
-| :class:`OLH` | olh | optimized local hashing |
-| :class:`HadamardResponse` | hadamard | a Hadamard column |
-| :class:`PIRappor`, :class:`VectorPIRappor` | pirappor | PI-RAPPOR over F_p and F_q^t |
-| :class:`PrivUnit2` | privunit | mean estimation on the sphere |
-| :class:`OneBitSphere` | onebit | the one-bit mean-estimation baseline |
+===============================================  ========  ==================================
+class                                            module    reports
+===============================================  ========  ==================================
+:class:`KRR`                                     krr       k-ary randomized response
+:class:`RAPPOR`, :class:`OUE`                    rappor    unary encoding, symmetric / optimized
+:class:`SubsetSelection`                         subset    a d-subset of the items
+:class:`OLH`                                     olh       optimized local hashing
+:class:`HadamardResponse`                        hadamard  a Hadamard column
+:class:`PIRappor`, :class:`VectorPIRappor`       pirappor  PI-RAPPOR over F_p and F_q^t
+:class:`PrivUnit2`                               privunit  mean estimation on the sphere
+:class:`OneBitSphere`                            onebit    the one-bit mean-estimation baseline
+:class:`LaplaceScalar`, :class:`GaussianScalar`  scalar    a bounded value plus Laplace/Gaussian noise
+===============================================  ========  ==================================
 """
 from .base import FrequencyOracle
 from .catalog import make_oracle, oracle_names
@@ -25,6 +28,7 @@ from .onebit import OneBitSphere
 from .pirappor import FieldReports, PIRappor, VectorPIRappor
 from .privunit import PrivUnit2
 from .rappor import OUE, RAPPOR
+from .scalar import GaussianScalar, LaplaceScalar, ScalarStructure
 from .registry import register
 from .structure import ShuffleStructure
 from .subset import SubsetSelection
@@ -33,4 +37,4 @@ from .vectors import VectorMeanEstimator
 __all__ = ["LocalRandomizer", "Privacy", "Column", "SummarySpec", "FrequencyOracle",
            "VectorMeanEstimator", "register", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
-           "OneBitSphere", "ShuffleStructure", "oracle_names", "make_oracle"]
+           "OneBitSphere", "LaplaceScalar", "GaussianScalar", "ScalarStructure", "ShuffleStructure", "oracle_names", "make_oracle"]

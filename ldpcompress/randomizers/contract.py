@@ -36,10 +36,10 @@ from typing import Any, ClassVar, Iterable, Mapping
 import numpy as np
 
 from ..core.entropy import SYSTEM, Entropy
-from ..core.prg import PRG, check_seed
+from ..core.prg import PRG, check_seed, check_seed_rows
 
 __all__ = ["Privacy", "Column", "SummarySpec", "LocalRandomizer", "check_columns", "int_dtype",
-           "seeds_array"]
+           "seeds_array", "paired", "seed_batch", "PER_SEED"]
 
 
 class Privacy(enum.Enum):
@@ -83,14 +83,43 @@ def int_dtype(high: int) -> str:
 
 
 def seeds_array(seeds) -> np.ndarray:
-    """Seeds as a (n, 16) uint8 array (from a list of 16-byte strings or such an array)."""
+    """Seeds as a C-contiguous (n, 16) uint8 array (from a list of 16-byte strings or such an
+    array), ready for the batch kernels."""
     if isinstance(seeds, np.ndarray):
-        if seeds.ndim != 2 or seeds.shape[1] != 16 or seeds.dtype != np.uint8:
-            raise ValueError(f"seeds must be a (n, 16) uint8 array, got shape {seeds.shape} "
-                             f"and dtype {seeds.dtype}")
-        return seeds
+        return check_seed_rows(seeds)
     rows = [np.frombuffer(check_seed(s), dtype=np.uint8) for s in seeds]
     return np.stack(rows) if rows else np.zeros((0, 16), dtype=np.uint8)
+
+
+def paired(xs: np.ndarray, seeds: np.ndarray) -> None:
+    """One input per seed (ValueError naming both lengths: no silent truncation)."""
+    if len(xs) != len(seeds):
+        raise ValueError(f"ratios_from_seeds needs one input per seed, got {len(xs)} inputs "
+                         f"and {len(seeds)} seeds")
+
+
+PER_SEED = ("sample", "decode_seed", "ratio", "ratio_from_seed")
+
+
+class seed_batch:
+    """Decorator of a randomizer's fast batch hook (``decode_seeds``, ``ratios_from_seeds``,
+    ``summarize_seeds``): the hook agrees with the per-seed methods (:data:`PER_SEED`) of the
+    class that defines it, so a subclass that overrides one of those without redefining the
+    hook gets the contract's slow default, which follows its own per-seed methods (a fast hook
+    inherited past a new sampler would decode other outputs than the subclass's)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner, name):
+        self.owner, self.name = owner, name
+
+    def __get__(self, obj, objtype=None):
+        cls = objtype if obj is None else type(obj)
+        if all(getattr(cls, m) is getattr(self.owner, m) for m in PER_SEED):
+            return self.fn.__get__(obj, cls)
+        return getattr(LocalRandomizer, self.name).__get__(obj, cls)
 
 
 def check_columns(columns: Mapping[str, np.ndarray], spec: Iterable[Column],
@@ -228,6 +257,13 @@ class LocalRandomizer(abc.ABC):
                   conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Per-entry confidence intervals of ``est`` from n reports at ``level``."""
 
+    def to_frame(self, est, n: int, level: float = 0.95, names=None):
+        """``est`` (from n reports) with its confidence intervals at ``level`` as a pandas
+        DataFrame: columns estimate, low, high, indexed by item or by ``names`` (an
+        ItemDomain or a list). pandas is optional: ImportError names it."""
+        from ..core.display import estimates_frame
+        return estimates_frame(self, est, n, level, names)
+
     # -- storage -----------------------------------------------------------------------------
     @abc.abstractmethod
     def report_columns(self) -> tuple[Column, ...]:
@@ -283,6 +319,7 @@ class LocalRandomizer(abc.ABC):
     def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
         """ratio(x_i, decode_seed(seed_i)) for a batch (slow default: one at a time)."""
         seeds = seeds_array(seeds)
+        paired(xs, seeds)
         return np.array([self.ratio_from_seed(self.check_item(x), bytes(s))
                          for x, s in zip(xs, seeds)], dtype=float)
 

@@ -1,4 +1,4 @@
-"""k-ary randomized response (docs/theory.md §2.4, §5.4).
+"""k-ary randomized response (docs/theory.md §2.4, §5.2).
 """
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.prg import word_at
-from .base import FrequencyOracle, check_eps
-from .contract import Privacy
+from ..kernels.seeds import bounded_draws
+from .base import FrequencyOracle, check_eps, chunks_for
+from .contract import Privacy, paired, seed_batch, seeds_array
 from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, kept
@@ -63,6 +64,20 @@ class KRR(FrequencyOracle):
         if w < (2 ** 64 // self.k) * self.k:
             return self.ratio(x, w % self.k)
         return self.ratio(x, self.decode_seed(seed))
+
+    # compressed reports in batches (public seeds: the server, simulations; kernels/seeds.py)
+    @seed_batch
+    def decode_seeds(self, seeds) -> np.ndarray:
+        """The items the seeds stand for (the first accepted word mod k): int64 (n,)."""
+        seeds = seeds_array(seeds)
+        return bounded_draws(seeds, np.array([self.k], dtype=np.int64),
+                             chunks_for(len(seeds)))[:, 0]
+
+    @seed_batch
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        xs, seeds = self.check_items(xs), seeds_array(seeds)
+        paired(xs, seeds)
+        return np.where(self.decode_seeds(seeds) == xs, self.k * self.a1, self.k * self.a0)
 
     def randomize_many(self, xs, entropy=SYSTEM):
         xs = V.items(xs, self.k)

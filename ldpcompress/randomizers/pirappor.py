@@ -47,7 +47,33 @@ INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per repor
 
 @dataclass(frozen=True)
 class FieldReports:
-    """A batch of PI-RAPPOR reports: a[i], b[i] in [0, p)."""
+    """A batch of PI-RAPPOR reports over F_p: report i is the pair (a[i], b[i]), both in [0, p).
+
+    This is what :meth:`PIRappor.randomize_many` returns and what :meth:`PIRappor.estimate`,
+    ``counts``, ``estimate_one`` and ``pack`` take (docs/theory.md §6): report i supports item
+    j when ``(a[i] j + b[i]) mod p < s``. Build one from stored or received columns with
+    ``FieldReports(a, b, oracle.p)``; the oracle checks it as untrusted input (integer arrays
+    of equal length, every element in [0, p), the oracle's own p) before counting.
+
+    Attributes
+    ----------
+    a, b : numpy.ndarray
+        1-D integer arrays of equal length n.
+    p : int
+        The prime of the field; must equal the oracle's ``p``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpcompress import FieldReports, PIRappor
+    >>> oracle = PIRappor(k=100, eps=3.0)
+    >>> reports = oracle.randomize_many(np.array([1, 2, 3]))
+    >>> isinstance(reports, FieldReports), len(reports), reports.p == oracle.p
+    (True, 3, True)
+    >>> again = FieldReports(np.asarray(reports.a), np.asarray(reports.b), oracle.p)
+    >>> bool(np.array_equal(oracle.counts(again), oracle.counts(reports)))
+    True
+    """
 
     a: np.ndarray
     b: np.ndarray

@@ -25,13 +25,15 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.prg import PRG
-from .base import check_flag
-from .contract import Privacy
+from ..kernels.seeds import (dot, sphere_dots, sphere_from_words, sphere_rows, sphere_sum,
+                             sphere_words)
+from .base import check_flag, chunks_for
+from .contract import Privacy, paired, seed_batch, seeds_array
 from .registry import register
 from .vectors import NORM_SLACK, VectorMeanEstimator, check_vectors
 from .estimator import check_estimates, normal_quantile
 
-__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
+__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'round_rows_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
 
 
 def check_vector(x, d: int) -> np.ndarray:
@@ -52,6 +54,17 @@ def round_to_sphere(x: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
         direction = np.zeros(x.size)
         direction[0] = 1.0
     return direction if entropy.uniform(1)[0] < (1 + norm) / 2 else -direction
+
+def round_rows_to_sphere(xs: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarray:
+    """:func:`round_to_sphere` of every row of validated inputs xs (n, d), one coin each."""
+    norms = np.linalg.norm(xs, axis=1)
+    out = np.zeros_like(xs, dtype=float)
+    out[:, 0] = 1.0
+    np.divide(xs, norms[:, None], out=out, where=norms[:, None] > 0)
+    coins = entropy.uniform(xs.shape[0])
+    flip = (norms < 1.0 - NORM_SLACK) & ~(coins < (1 + norms) / 2)
+    out[flip] *= -1.0
+    return out
 
 # Supported parameters: every probability PrivUnit2 draws or compares against stays well inside
 # double precision. 1 - p0 >= Q0_MIN and the cap's half-width (1 - gamma)/2 >= X_MIN (rounding
@@ -186,7 +199,7 @@ def _eps2_max(d: int) -> float:
 def eps_range(d: int) -> tuple[float, float]:
     """The replacement eps PrivUnit2 supports in dimension d: [MIN_EPS, EPS1_MAX + eps2_max(d)]
     capped at MAX_EPS (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
-    700 from d = 52 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
+    700 from d = 71 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
     precision; below MIN_EPS the variance (about d / eps^2) is of no use."""
     d = check_dimension(d)
     return MIN_EPS, min(MAX_EPS, EPS1_MAX + _eps2_max(d))
@@ -273,24 +286,40 @@ class PrivUnit2(VectorMeanEstimator):
         return sorted((self._cap_ratio(True), self._cap_ratio(False)))
 
     def sample(self, prg: PRG) -> np.ndarray:
-        return prg.sphere(self.d)
+        """A uniform point of the sphere: the next sphere_words(d) stream words as Box-Muller
+        pairs, normalised (docs/theory.md §5.1), by the kernel the batch decoder runs, so one
+        report and a batch decode to the same bits."""
+        v = np.empty(self.d)
+        sphere_from_words(prg.words(sphere_words(self.d)), v)
+        return v
 
     def decode_seed(self, seed):
         return self.sample(PRG(seed)) / self.par.m
 
+    def _directions(self, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(|x|, u = x/|x|) of each validated input row, u = e_0 for x = 0."""
+        norms = np.linalg.norm(xs, axis=1)
+        us = np.zeros_like(xs)
+        us[:, 0] = 1.0
+        np.divide(xs, norms[:, None], out=us, where=norms[:, None] > 0)
+        return norms, us
+
+    def _projection_ratios(self, t: np.ndarray, norms: np.ndarray) -> np.ndarray:
+        """R(x)(v)/rho(v) from t = <v, x/|x|> of the report direction v = mZ: the cap ratio
+        for a unit input; an input of norm < 1 is first rounded to u = x/|x| w.p. (1+|x|)/2,
+        else -u, so its ratio is that mixture of the two unit inputs' ratios (still within
+        [e^-eps_d, e^eps_d])."""
+        gamma, on_cap, off_cap = self.par.gamma, self._cap_ratio(True), self._cap_ratio(False)
+        toward = np.where(t >= gamma, on_cap, off_cap)
+        away = np.where(-t >= gamma, on_cap, off_cap)
+        w = (1 + norms) / 2
+        return np.where(norms >= 1.0 - NORM_SLACK, toward, w * toward + (1 - w) * away)
+
     def _mixture_ratio(self, x, v) -> float:
-        """R(x)(v)/rho(v) for the report direction v = mZ. An input of norm < 1 is first rounded
-        to u = x/|x| w.p. (1+|x|)/2, else -u (e_0 for x = 0), so its ratio is that mixture of
-        the two unit inputs' ratios (still within [e^-eps_d, e^eps_d])."""
-        x = self.check_item(x)
-        norm = float(np.linalg.norm(x))
-        if norm >= 1.0 - NORM_SLACK:
-            return self._cap_ratio(float(np.dot(v, x)) / norm >= self.par.gamma)
-        u = x / norm if norm > 0 else np.eye(1, self.d)[0]
-        t = float(np.dot(v, u))
-        w = (1 + norm) / 2
-        return w * self._cap_ratio(t >= self.par.gamma) + (1 - w) * self._cap_ratio(
-            -t >= self.par.gamma)
+        """The ratio of input x at report direction v (see :meth:`_projection_ratios`)."""
+        norms, us = self._directions(self.check_item(x)[None])
+        t = np.array([dot(np.ascontiguousarray(v, dtype=float), us[0])])
+        return float(self._projection_ratios(t, norms)[0])
 
     def ratio(self, x, y):
         return self._mixture_ratio(x, np.asarray(y) * self.par.m)  # y = V/m
@@ -298,6 +327,29 @@ class PrivUnit2(VectorMeanEstimator):
     def ratio_from_seed(self, x, seed):
         """ratio on V itself, skipping the 1/m scaling."""
         return self._mixture_ratio(x, self.sample(PRG(seed)))
+
+    # compressed reports in batches (public seeds: the server, simulations; kernels/seeds.py)
+    @seed_batch
+    def decode_seeds(self, seeds) -> np.ndarray:
+        """The reports V/m the seeds stand for: float64 (n, d)."""
+        seeds = seeds_array(seeds)
+        check_bytes(batch_bytes(len(seeds), self.d), f"{len(seeds)} decoded vectors of "
+                    f"dimension {self.d}", "the number of reports (decode in batches) or d")
+        return sphere_rows(seeds, self.d, self.par.m, chunks_for(len(seeds)))
+
+    @seed_batch
+    def summarize_seeds(self, seeds) -> np.ndarray:
+        """The sum of the decoded reports, without materialising them: float64[d]."""
+        seeds = seeds_array(seeds)
+        return sphere_sum(seeds, self.d, self.par.m, chunks_for(len(seeds), 2 * self.d))
+
+    @seed_batch
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        xs, seeds = self.check_items(xs), seeds_array(seeds)
+        paired(xs, seeds)
+        norms, us = self._directions(xs)
+        return self._projection_ratios(sphere_dots(seeds, us, chunks_for(len(seeds), self.d)),
+                                       norms)
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Z = V/m with true randomness: t from the truncated Beta law, V = t u + sqrt(1-t^2) w."""

@@ -1,5 +1,5 @@
 """RAPPOR (unary encoding with bit flips), symmetric and asymmetric (OUE)
-(docs/theory.md §5.4, §6).
+(docs/theory.md §5.2, §6).
 """
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import numpy as np
 from ..core import validate as V
 from ..core.coins import bernoulli_bits, client_stream
 from ..core.entropy import SYSTEM
-from ..core.prg import uniform_at
-from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag
-from .contract import Column, Privacy, check_columns
+from ..core.prg import stream_words_at, uniform_at, uniform_limit
+from ..kernels.seeds import unary_bits, unary_counts
+from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag, chunks_for
+from .contract import Column, Privacy, check_columns, paired, seed_batch, seeds_array
 from .registry import register
 from .estimator import _as_array, integer_reports
 from .structure import ShuffleStructure, coin, independent_structure, kept
@@ -79,6 +80,29 @@ class RAPPOR(FrequencyOracle):
 
     def ratio_from_seed(self, x, seed):
         return self._bit_ratio(uniform_at(seed, x) < self.a0)
+
+    # compressed reports in batches (public seeds: the server, simulations; kernels/seeds.py)
+    @seed_batch
+    def decode_seeds(self, seeds) -> np.ndarray:
+        """The k-bit rows the seeds stand for, bit j = [u_j < a0]: bool (n, k)."""
+        seeds = seeds_array(seeds)
+        check_batch_bytes(len(seeds), self.k, 1, "decoded RAPPOR bits")
+        return unary_bits(seeds, self.k, uniform_limit(self.a0), chunks_for(len(seeds)))
+
+    @seed_batch
+    def summarize_seeds(self, seeds) -> np.ndarray:
+        """The bit counts of the decoded rows, straight from the keystream: int64[k]."""
+        seeds = seeds_array(seeds)
+        return unary_counts(seeds, self.k, uniform_limit(self.a0),
+                            chunks_for(len(seeds), 2 * self.k))
+
+    @seed_batch
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        """ratio(x_i, decoded row i) from one keystream word each (word x_i)."""
+        xs, seeds = self.check_items(xs), seeds_array(seeds)
+        paired(xs, seeds)
+        bits = stream_words_at(seeds, xs) < uniform_limit(self.a0)
+        return np.where(bits, self._bit_ratio(True), self._bit_ratio(False))
 
     def randomize_many(self, xs, entropy=SYSTEM):
         """k-bit rows: every bit Bern(coin(a0)), then bit x replaced by Bern(kept(a1c)) --

@@ -1,4 +1,4 @@
-"""Subset selection: a d-subset of the items (docs/theory.md §5.4).
+"""Subset selection: a d-subset of the items (docs/theory.md §5.2).
 """
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from ..core.coins import client_stream, uniform_subsets
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
 from ..kernels.field import first_unsorted_row
-from .base import FrequencyOracle, check_eps
-from .contract import Column, Privacy, check_columns, int_dtype
+from ..kernels.sample import partial_shuffles
+from ..kernels.seeds import bounded_draws, subset_counts, subset_hits
+from .base import FrequencyOracle, check_eps, chunks_for
+from .contract import Column, Privacy, check_columns, int_dtype, paired, seed_batch, seeds_array
 from .estimator import _first_bad, histogram_bytes, integer_reports
 from .registry import register
 from .structure import ShuffleStructure, kept
@@ -84,6 +86,32 @@ class SubsetSelection(FrequencyOracle):
     def ratio(self, x, y):
         inside = bool(np.any(np.asarray(y) == x))
         return self.a1 * self.k / self.d if inside else self.q1 * self.k / (self.k - self.d)
+
+    # compressed reports in batches (public seeds: the server, simulations; kernels/seeds.py)
+    @seed_batch
+    def decode_seeds(self, seeds) -> np.ndarray:
+        """The sorted d-subsets the seeds stand for: int64 (n, d)."""
+        seeds = seeds_array(seeds)
+        check_bytes(array_bytes((len(seeds), 2 * self.d)), f"{len(seeds)} decoded "
+                    f"{self.d}-subsets", "the number of reports (decode in batches)")
+        draws = bounded_draws(seeds, np.arange(self.k, self.k - self.d, -1, dtype=np.int64),
+                              chunks_for(len(seeds)))
+        return np.sort(partial_shuffles(draws, self.k), axis=1)
+
+    @seed_batch
+    def summarize_seeds(self, seeds) -> np.ndarray:
+        """How many decoded subsets hold each item, without materialising them: int64[k]."""
+        seeds = seeds_array(seeds)
+        chunks = chunks_for(len(seeds), self.k)
+        histogram_bytes(self.k, chunks)
+        return subset_counts(seeds, self.k, self.d, chunks)
+
+    @seed_batch
+    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
+        xs, seeds = self.check_items(xs), seeds_array(seeds)
+        paired(xs, seeds)
+        inside = subset_hits(seeds, xs, self.k, self.d, chunks_for(len(seeds), self.k))
+        return np.where(inside, self.a1 * self.k / self.d, self.q1 * self.k / (self.k - self.d))
 
     def randomize_many(self, xs, entropy=SYSTEM):
         """Rows of sorted d-subsets: w.p. a1 (drawn as 'not excluded', ``uniform() >= a1c``,
