@@ -10,7 +10,10 @@ PI-RAPPOR, the per-oracle table generic vs blanket vs the oracle's exact attack,
 blocking (M' blocks for OUE and subset selection; subset selection's shared N11 laws over runs
 of J and chords over merged N11 pieces, blocked vs the exact (J, N11) sum, with the query
 times of both), and a fixed-grid FFT evaluation of the same bound (the baseline, which lives
-here only); and the time of import + first call in a fresh process.
+here only); the natural-dataset attack against the class attack; the internet-scale section
+(eps queries at n = 1e6, 1e8, 1e9 for every oracle, the grouped independent-bits kernel against
+the per-K2 kernel of before in this process, monotonicity in n; k-RR past its tables); and the
+time of import + first call in a fresh process.
 """
 import math
 import subprocess
@@ -28,6 +31,7 @@ from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
 from ldpcompress.randomizers.krr import KRR as KRROracle
 from ldpcompress.randomizers.olh import OLH as OLHOracle
 from ldpcompress.randomizers.pirappor import PIRappor, VectorPIRappor
+from ldpcompress.randomizers.privunit import PrivUnit2
 from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
 from ldpcompress.randomizers.rappor import RAPPOR
 from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
@@ -82,7 +86,8 @@ ORACLE_ROWS = [("OUE (asymmetric RAPPOR)", lambda k, e: RAPPOROracle(k, e)),
                ("Hadamard response", lambda k, e: HadamardOracle(k, e)),
                ("OLH (product law, dominating)", lambda k, e: OLHOracle(k, e)),
                ("subset selection (exact law)", lambda k, e: SubsetOracle(k, e)),
-               ("k-RR", lambda k, e: KRROracle(k, e))]
+               ("k-RR", lambda k, e: KRROracle(k, e)),
+               ("PrivUnit2, d = 1000 (cap blanket)", lambda k, e: PrivUnit2(1000, e))]
 
 
 def oracle_table(n, k, eps0, skip=()):
@@ -95,10 +100,12 @@ def oracle_table(n, k, eps0, skip=()):
             continue
         res = L.epsilon(n, delta=DELTA, oracle=make(k, eps0))
         by = {b.name: b for b in res.bounds}
-        own = by.get("blanket") or by.get("krr_blanket")
+        own = by.get("blanket") or by.get("krr_blanket") or by.get("krr_pair")
         print(f"| {name} | {res.params['eps0']:.5f} | {by['general'].value:.5f} | "
               f"{res.value:.5f} | {res.lower:.5f} | {res.value / res.lower - 1:.4f} | "
               f"{own.seconds:.3f} s |", flush=True)
+        if "PrivUnit2" in name:  # the generic bound at its eps0 is the only other choice
+            assert res.value <= by["general"].value
 
 
 def fft_blanket_delta(n, st, eps, h=0.02, sds=6.0):
@@ -134,7 +141,7 @@ def fft_blanket_delta(n, st, eps, h=0.02, sds=6.0):
 
 
 def subset_blocking_section(ns) -> None:
-    """Subset selection's (J, N11) sum (kernels/blanket.py, pair_group_excess): the default
+    """Subset selection's (J, N11) sum (kernels/blanket_pair.py, pair_group_excess): the default
     (runs of J share the N11 law of their largest J, chords over merged N11 pieces) against the
     exact sum (j_frac = 0, n11_groups = 0), both with the default M' blocks: eps(1e-6) and the
     time of each query (profile_epsilon, warm)."""
@@ -152,6 +159,130 @@ def subset_blocking_section(ns) -> None:
                                    repeat=1)
                 print(f"| {n:g} | {k} | {e0:g} | {o.d} | {exact:.7f} | {blk:.7f} | "
                       f"{blk / exact - 1:.1e} | {t_ex:.2f} s | {t_blk:.2f} s |", flush=True)
+
+
+class DirectIndepProfile(BL.BlanketProfile):
+    """The baseline: the same bound with the per-K2 kernel of before (one term per K2 of each
+    M' block's window: O(sqrt n) per block and per eps), same M' blocks."""
+
+    def _delta(self, eps, tol):
+        from ldpcompress.kernels.blanket_indep import indep_upper_delta_direct
+        ms, ws, out = self.tables(tol)
+        return indep_upper_delta_direct(ms, ws, out, self._law, min(eps, BL.EPS_CAP), tol)
+
+
+def scale_section(quick: bool) -> None:
+    """eps(1e-6) queries at n = 1e6, 1e8, 1e9 (k = 1000, eps0 = 2): the whole public query (upper
+    and lower), and the blanket alone against a baseline in this process: for the
+    independent-bits oracles the per-K2 kernel of before, for the correlated laws the same
+    kernel with sd/8-wide M' blocks only (before BLOCK_REL_PAIR); then monotonicity in n."""
+    print("\n## Internet scale: eps(1e-6) per query, k = 1000 (k-RR: k = 100), eps0 = 2 "
+          "(docs/theory.md §2.12)")
+    print("| oracle | n | eps (own bound) | lower | query (upper + lower) | blanket alone: "
+          "grouped | per-K2 baseline | ratio | relative difference |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = SCALE_ROWS
+    ns = (10 ** 6, 10 ** 8) if quick else (10 ** 6, 10 ** 8, 10 ** 9)
+    _scale_rows(rows, ns)
+    _monotone_rows(rows[:5])
+
+
+SCALE_ROWS = [("OUE", lambda: RAPPOROracle(1000, 2.0)), ("PI-RAPPOR", lambda: PIRappor(1000, 2.0)),
+            ("symmetric RAPPOR", lambda: RAPPOR(1000, 1.0, symmetric=True)),
+            ("Hadamard", lambda: HadamardOracle(1000, 2.0)), ("OLH", lambda: OLHOracle(1000, 2.0)),
+            ("subset selection", lambda: SubsetOracle(1000, 2.0)),
+            ("k-RR", lambda: KRROracle(100, 2.0)), ("PrivUnit2 d = 1000", lambda: PrivUnit2(1000, 2.0))]
+
+
+def _scale_rows(rows, ns) -> None:
+    for name, make in rows:
+        o = make()
+        L.epsilon(1000, delta=DELTA, oracle=o)  # compile outside the timings
+        st = BL.structure(o)
+        for n in ns:
+            pair = not BL.BlanketProfile(10, st).structure.independent
+            res, t_q = timed(lambda: L.epsilon(n, delta=DELTA, oracle=o), repeat=0)
+            extra = "| - | - | - | - |"
+            if pair and n <= 10 ** 8:  # baseline: the same kernel with sd/8 M' blocks only
+                up, t_new = timed(lambda: BL.profile_epsilon(
+                    BL.BlanketProfile(n, st, exact_law=True), DELTA), repeat=0)
+                saved, BL.BLOCK_REL_PAIR = BL.BLOCK_REL_PAIR, 0.0
+                try:
+                    base, t_old = timed(lambda: BL.profile_epsilon(
+                        BL.BlanketProfile(n, st, exact_law=True), DELTA), repeat=0)
+                finally:
+                    BL.BLOCK_REL_PAIR = saved
+                extra = (f"| {t_new:.3f} s | {t_old:.2f} s (sd/8 blocks) | {t_old / t_new:.1f}x | "
+                         f"{up / base - 1:.1e} |")
+            if not pair:
+                up, t_new = timed(lambda: BL.profile_epsilon(BL.BlanketProfile(n, st), DELTA),
+                                  repeat=0)
+                if n <= 10 ** 8 or name == "OUE":
+                    base, t_old = timed(lambda: BL.profile_epsilon(DirectIndepProfile(n, st),
+                                                                    DELTA), repeat=0)
+                    extra = (f"| {t_new:.3f} s | {t_old:.2f} s | {t_old / t_new:.0f}x | "
+                             f"{up / base - 1:.1e} |")
+                else:
+                    extra = f"| {t_new:.3f} s | - | - | - |"
+            low = "-" if res.lower is None else f"{res.lower:.6g}"
+            print(f"| {name} | {n:.0e} | {res.value:.6g} ({res.method}) | {low} | {t_q:.2f} s "
+                  f"{extra}", flush=True)
+
+
+def _monotone_rows(rows) -> None:
+    print("\nmonotone in n (eps at 40 n from 2 to 3000, then 1e4, 1e5, 1e6; eps0 in 1, 4, 8):")
+    grid = sorted(set(int(x) for x in np.geomspace(2, 3000, 40)) | {10 ** 4, 10 ** 5, 10 ** 6})
+    for name, make in rows:
+        worst = 0.0
+        for e0 in (1.0, 4.0, 8.0):
+            o = make() if e0 == 2.0 else {"OUE": lambda: RAPPOROracle(1000, e0),
+                                          "PI-RAPPOR": lambda: PIRappor(1000, e0),
+                                          "symmetric RAPPOR": lambda: RAPPOR(1000, e0 / 2,
+                                                                             symmetric=True),
+                                          "Hadamard": lambda: HadamardOracle(1000, e0),
+                                          "OLH": lambda: OLHOracle(1000, e0)}[name]()
+            vals = [L.epsilon(n, delta=DELTA, oracle=o, lower=False).value for n in grid]
+            worst = max([worst] + [b / a - 1 for a, b in zip(vals, vals[1:])])
+        print(f"  {name}: largest relative rise from one n to the next {worst:.1e} "
+              f"({'monotone' if worst <= 0 else 'NOT monotone'})", flush=True)
+
+
+def krr_scale_section() -> None:
+    """k-RR's own bound past its tables (the abstract k-RR, eps0 = 2): n = 1e6 .. 1e8."""
+    print("\n## k-RR at scale, eps(1e-6), eps0 = 2: its own bound, never the generic one")
+    print("| n | k | eps | method | lower | generic | time |")
+    print("|---|---|---|---|---|---|---|")
+    for n in (10 ** 6, 10 ** 7, 10 ** 8):
+        for k in (3, 100):
+            if k == 3 and n > 10 ** 7:
+                continue
+            r, t = timed(lambda: A.epsilon(n, 2.0, DELTA, k=k), repeat=0)
+            gen = next(b.value for b in r.bounds if b.name == "general")
+            print(f"| {n:.0e} | {k} | {r.value:.6g} | {r.method} | {r.lower:.6g} | {gen:.6g} "
+                  f"| {t:.2f} s |", flush=True)
+
+
+def natural_attack_section() -> None:
+    """Symmetric RAPPOR and OUE: the class attack (§2.6(c)) against the natural-dataset attack
+    on the bits of three items (§2.6(d)), and the gap left to the upper bound."""
+    print("\n## Natural-dataset attack (§2.6(d)) vs class attack (§2.6(c)), eps(1e-6), k = 1000")
+    print("| oracle | n | eps0 | upper | class attack | natural attack | upper/natural - 1 | "
+          "natural time |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, make in (("symmetric RAPPOR", lambda e: RAPPOR(1000, e / 2, symmetric=True)),
+                       ("OUE", lambda e: RAPPOROracle(1000, e))):
+        for n, e0 in ((10 ** 3, 6.0), (10 ** 4, 6.0)):
+            o = make(e0)
+            st = BL.structure(o)
+            up = L.epsilon(n, delta=DELTA, oracle=o, lower=False).value
+            prof = BL.OracleLowerProfile(n, st)
+            triple = prof._triple
+            prof._triple = None
+            cls = BL.profile_epsilon(prof, DELTA)
+            prof._triple = triple
+            nat, t = timed(lambda: BL.profile_epsilon(prof, DELTA), repeat=0)
+            print(f"| {name} | {n:g} | {e0:g} | {up:.5f} | {cls:.5f} | {nat:.5f} | "
+                  f"{up / nat - 1:.4f} | {t:.2f} s |", flush=True)
 
 
 def oracle_section(quick: bool) -> None:
@@ -181,6 +312,9 @@ def oracle_section(quick: bool) -> None:
     subset_blocking_section((10 ** 3, 10 ** 4) if quick else (10 ** 3, 10 ** 4, 10 ** 5))
     oracle_table(10 ** 6, 1000, 4.0)
     oracle_table(10 ** 4, 1000, 6.0)
+    natural_attack_section()
+    scale_section(quick)
+    krr_scale_section()
 
     print("\n## FFT baseline (fixed grid h = 0.02, NumPy) vs ours at n = 1e4, OUE eps0 = 6, k = 1000")
     o = RAPPOROracle(1000, 6.0)

@@ -220,12 +220,17 @@ def test_lower_bound_is_exact_delta_of_its_view(name, make, law, n):
     low = BL.lower_profile(n, o)
     red, full = reduced_view_delta(o, law, n, EPS, low.items)
     up = BL.blanket_profile(n, o)
+    triple, low._triple = low._triple, None  # the class attack (§2.6(c)) alone
     for e, r, f in zip(EPS, red, full):
         got = low.delta(e, TOL)
         assert got <= r * (1 + 1e-12) + 1e-300      # never above the exact value of its view (float brute force)
         assert got >= r * (1 - 1e-9) - 1e-15         # and equal to it
         assert got <= f * (1 + 1e-12) + 1e-300      # so below the full pair's delta
         assert got <= up.delta(e, TOL)
+    low._triple = triple  # with the three-bit view (§2.6(d)) where it applies: still a lower bound
+    for e, r, f in zip(EPS, red, full):
+        got = low.delta(e, TOL)
+        assert r * (1 - 1e-9) - 1e-15 <= got <= f * (1 + 1e-12) + 1e-300
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,6 +369,32 @@ def test_indep_kernel_matches_mpmath_large_n(make, n, eps_list):
         assert got <= ex * (1 + 1e-9)
         b = blocked.delta(eps, TOL)
         assert got <= b <= got * 1.02
+        # coarse K2 groups and grid cells (sd/2 wide: 6 counts here) exercise every chord
+        coarse = BL.BlanketProfile(n, st, block_frac=0.0, groups_per_sd=2).delta(eps, TOL)
+        assert ex * (1 - 1e-15) <= coarse <= ex * 2.0  # sound; loose at such coarse cells
+
+
+@pytest.mark.parametrize("make", [lambda: RAPPOROracle(1000, 2.0),
+                                  lambda: RAPPOR(1000, 2.0, symmetric=True),
+                                  lambda: HadamardOracle(1000, 6.0)],
+                         ids=["oue", "rappor-sym", "hadamard"])
+def test_grouped_kernel_above_direct_sum_at_large_n(make):
+    """At n = 1e7 with sd/16-wide K2 groups (>= 2 counts each): the grouped bound must stay
+    above the direct per-K2 sum (itself checked against mpmath above) and within 1e-2 of it
+    (the default, sd/128, loses ~4e-5: bench/amplification.py measures it)."""
+    from ldpcompress.kernels.blanket_indep import indep_upper_delta_direct
+
+    st = BL.structure(make())
+    n = 10 ** 7
+    prof = BL.BlanketProfile(n, st, groups_per_sd=16)
+    tol = 1e-16
+    ms, ws, out = prof.tables(tol)
+    assert prof.indep_tables(tol).meta[:, 3].min() >= 2  # groups of >= 2 counts
+    eps = BL.profile_epsilon(prof, 1e-6)
+    for e in (0.7 * eps, eps, 1.5 * eps):
+        direct = indep_upper_delta_direct(ms, ws, out, prof._law, e, tol)
+        grouped = prof.delta(e, tol)
+        assert direct <= grouped <= direct * (1 + 1e-2)
 
 
 def mp_pair_large(n, st, eps_list, cut=mp.mpf(10) ** -30):
@@ -468,9 +499,57 @@ def mp_lower(n, st, eps):
 def test_lower_kernel_matches_mpmath(make, n):
     st = BL.structure(make())
     low = BL.OracleLowerProfile(n, st)
+    low._triple = None  # the class attack (§2.6(c)) alone; §2.6(d) is checked below
     for eps in [0.0, 0.2, 0.7]:
         exact = mp_lower(n, st, eps)
         got = low.delta(eps, TOL)
+        assert got <= exact * (1 + 1e-15)
+        assert got >= exact * (1 - 1e-9) - 1e-300
+
+
+def mp_triple(n, st, eps):
+    """The three-bit natural-dataset attack (docs/theory.md §2.6(d)) in mpmath, by enumerating
+    the counts of the 8 bit patterns (b1, b2, b3) among n reports of x3:
+    (1/n) E[(sum_j e0^(b1_j - b3_j) - E e0^(b2_j - b3_j))_+]."""
+    mp.mp.dps = 40
+    fr = lambda x: mp.mpf(x.numerator) / x.denominator  # noqa: E731
+    a1, a = fr(st.a1), fr(st.a)
+    e0 = (a1 / a) / ((1 - a1) / (1 - a))
+    e = mp.e ** eps
+    types = list(itertools.product((0, 1), repeat=3))
+    prob = [(a if b1 else 1 - a) * (a if b2 else 1 - a) * (a1 if b3 else 1 - a1)
+            for b1, b2, b3 in types]
+    val = [e0 ** (b1 - b3) - e * e0 ** (b2 - b3) for b1, b2, b3 in types]
+    total = mp.mpf(0)
+
+    def walk(i, left, coef, p, s):
+        nonlocal total
+        if i == len(types) - 1:
+            s += left * val[i]
+            if s > 0:
+                total += coef * p * prob[i] ** left * s
+            return
+        for c in range(left + 1):
+            walk(i + 1, left - c, coef * mp.binomial(left, c), p * prob[i] ** c, s + c * val[i])
+
+    walk(0, n, mp.mpf(1), mp.mpf(1), mp.mpf(0))
+    return total / n
+
+
+@pytest.mark.parametrize("make", [lambda: RAPPOROracle(30, 1.5),
+                                  lambda: RAPPOR(30, 1.0, symmetric=True),
+                                  lambda: VectorPIRappor(1000, 2.0, q=31)],
+                         ids=["oue", "rappor-sym", "pi-rappor-vector"])
+@pytest.mark.parametrize("n", [1, 3, 6])
+def test_natural_attack_kernel_matches_mpmath(make, n):
+    """§2.6(d): the three-bit attack against its formula summed in mpmath."""
+    st = BL.structure(make())
+    low = BL.OracleLowerProfile(n, st)
+    assert low._triple is not None
+    from ldpcompress.kernels.blanket_attack import triple_attack_delta
+    for eps in [0.0, 0.2, 0.7]:
+        exact = mp_triple(n, st, eps)
+        got = triple_attack_delta(n, low._triple, eps, TOL)
         assert got <= exact * (1 + 1e-15)
         assert got >= exact * (1 - 1e-9) - 1e-300
 
@@ -678,3 +757,27 @@ def test_realised_eps0_is_never_below_the_exact_log():
     import ldpcompress as L
     o = SubsetSelection(3, 1.0, d=1)
     assert L.delta(n=1, eps=0.999999999999999, oracle=o).value >= 5.9e-16
+
+
+def test_kernel_argument_records_fail_loudly():
+    """The blanket kernels take named records: a missing, unknown, NaN or non-integral field is
+    refused before any kernel runs, and the fields are coerced to one signature per family."""
+    from ldpcompress.kernels.blanket_attack import AttackLaw
+    from ldpcompress.kernels.blanket_indep import IndepLaw
+    from ldpcompress.kernels.blanket_pair import PairLaw
+    from ldpcompress.kernels.records import record
+
+    good = dict(a=0.25, ac=0.75, gc=2.0, a1=0.5, c=3.0, eps0=1.0)
+    law = record(IndepLaw, **dict(good, eps0=1))
+    assert isinstance(law.eps0, float) and law.eps0 == 1.0
+    with pytest.raises(TypeError, match="missing"):
+        record(IndepLaw, **{k: v for k, v in good.items() if k != "a1"})
+    with pytest.raises(TypeError, match="unknown"):
+        record(AttackLaw, pj=0.1, pjc=0.9, one_minus_ro=0.1, ro=0.9, c=1.0, eps0=1.0, a=0.2)
+    with pytest.raises(ValueError, match="NaN"):
+        record(IndepLaw, **dict(good, c=math.nan))
+    with pytest.raises(ValueError, match="integer"):
+        record(PairLaw, pj=0.1, pjc=0.9, pi=0.2, pic=0.8, gc=1.0, c=1.0, eps0=1.0, j_frac=0.0,
+               max_groups=2.5)
+    assert isinstance(record(PairLaw, pj=0.1, pjc=0.9, pi=0.2, pic=0.8, gc=1.0, c=1.0, eps0=1.0,
+                             j_frac=0, max_groups=32.0).max_groups, int)

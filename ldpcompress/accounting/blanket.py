@@ -28,29 +28,40 @@ draws plus one fresh independent draw from w, shuffled in -- a post-processing, 
 hockey-stick divergence cannot be larger. Hence a block of consecutive M' values may carry
 g at its smallest member (the least private one); blocks lying wholly beyond 3 (5) standard
 deviations merge 4 (16) base blocks. Correlated laws (subset selection) block only the law of
-N11 over runs of J (kernels/blanket.py, pair_group_excess; docs/theory.md §2.5). The cost in
+N11 over runs of J (kernels/blanket_pair.py, pair_group_excess; docs/theory.md §2.5). The cost in
 tightness of both is measured by bench/amplification.py (its oracle section).
 """
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from ..core import validate as V
-from ..kernels.blanket import indep_upper_delta, m_blocks, pair_upper_delta, split_attack_delta
+from ..kernels.binomial import binom_window
+from ..kernels.blanket_attack import AttackLaw, TripleLaw, split_attack_delta, triple_attack_delta
+from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep_upper_delta
+from ..kernels.blanket_pair import PairLaw, pair_upper_delta
+from ..kernels.mblocks import m_blocks
+from ..kernels.records import record
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 from .rounding import round_down
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "J_FRAC", "N11_GROUPS", "structure", "require_structure", "realised_eps0",
-           "OracleProfile",
+__all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
+           "require_structure", "realised_eps0", "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
-           "lower_profile"]
+           "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
 
 
+TRIPLE_MAX_WORK = 2e7  # atoms per evaluation of the natural-dataset attack (~0.3 s)
+TRIPLE_TOL = 1e-9       # its windows (at most; 1e-4 of the target delta): dropped mass
+                        # only lowers a lower bound
 EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
+BLOCK_REL = 5e-5    # ... or this fraction of the mean of M' if wider (large n: few blocks)
+BLOCK_REL_PAIR = 2e-4  # the same for correlated laws, whose per-block cost grows as sqrt(n)
 J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta by <= this sd of V
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
@@ -117,14 +128,14 @@ class BlanketProfile(OracleProfile):
     the two items share the law of N11 (draws supporting both) of their largest J, as wide as
     moves the threshold by ``j_frac`` standard deviations, and ``n11_groups`` caps the pieces of
     N11 per J before chords merge them (0: never); ``j_frac=0, n11_groups=0`` is the exact sum
-    (kernels/blanket.py, pair_group_excess; docs/theory.md §2.5).
+    (kernels/blanket_pair.py, pair_group_excess; docs/theory.md §2.5).
     """
 
     name, label, upper = "blanket", "privacy blanket (Balle et al. 2019)", True
 
     def __init__(self, n: int, st: ShuffleStructure, block_frac: float = BLOCK_FRAC,
                  j_frac: float = J_FRAC, n11_groups: int = N11_GROUPS,
-                 exact_law: bool = False):
+                 exact_law: bool = False, groups_per_sd: int = GROUPS_PER_SD):
         # positively correlated laws (OLH) use the dominating product law unless exact_law:
         # the fast independent kernel, proven no smaller (ShuffleStructure.dominating_independent)
         block_frac = V.nonnegative(block_frac, "block_frac")
@@ -135,6 +146,7 @@ class BlanketProfile(OracleProfile):
         if not j_frac <= 1.0:
             raise ValueError(f"j_frac must be in [0, 1] (standard deviations), got {j_frac!r}")
         n11_groups = V.integer_at_least(n11_groups, "n11_groups", 0, 2 ** 40)
+        self.groups_per_sd = V.integer_at_least(groups_per_sd, "groups_per_sd", 1, 2 ** 40)
         exact_law = bool(exact_law)
         if not exact_law and not st.independent and st.p11 >= st.a * st.a:
             st = st.dominating_independent()
@@ -143,32 +155,47 @@ class BlanketProfile(OracleProfile):
         self.j_frac = j_frac
         self.n11_groups = n11_groups
         self._tables: dict[float, tuple] = {}
+        self._indep = None
         s = st
         if not s.kernel_ready:
             return
         self._gamma, self._gamma_c = s.gamma, s.gamma_c
-        self._gc = s.gamma_c_times
-        self._a1 = float(s.a1)
-        self._c = s.expm1_eps0
+        common = dict(gc=s.gamma_c_times, c=s.expm1_eps0, eps0=self.eps0)
         if s.independent:
-            self._a, self._ac = float(s.a), float(1 - s.a)
+            self._law = record(IndepLaw, a=float(s.a), ac=float(1 - s.a), a1=float(s.a1),
+                               **common)
         else:
-            self._pj, self._pjc = float(2 * s.p10), float(1 - 2 * s.p10)
+            # rest = 0 (binary RR; subset selection with k = 2: one of the two items is always
+            # supported): no draw is uninformative (N11 = 0), the split is immaterial
             rest = s.p11 + s.p00
-            # rest = 0 (subset selection with k = 2: one of the two items is always
-            # supported): the "rest" class has no mass, its split is immaterial
-            self._pi, self._pic = (float(s.p11 / rest), float(s.p00 / rest)) if rest else \
-                (0.0, 1.0)
+            pi = s.p11 / rest if rest > 0 else Fraction(0)
+            self._law = record(PairLaw, pj=float(2 * s.p10), pjc=float(1 - 2 * s.p10),
+                               pi=float(pi), pic=float(1 - pi),
+                               j_frac=j_frac, max_groups=n11_groups, **common)
 
     def tables(self, tol: float):
         for built, tab in self._tables.items():
             if built <= tol:
                 return tab
         sd = math.sqrt(max(self.n - 1, 0) * self._gamma * self._gamma_c)
+        # g(m) changes by a relative ~ (log(1/delta)) w/m over a block of width w: at large n a
+        # block of BLOCK_REL of the mean costs ~1e-3 of delta and keeps the blocks few
+        # (bench/amplification.py measures the loss against sd/8 blocks)
         width = max(1, int(sd * self.block_frac))
+        if self.block_frac > 0.0:
+            rel = BLOCK_REL if self.structure.independent else BLOCK_REL_PAIR
+            width = max(width, int(rel * (self.n - 1) * self._gamma))
         tab = m_blocks(self.n, self._gamma, self._gamma_c, width, tol, self.block_frac > 0.0)
         self._tables[tol] = tab
         return tab
+
+    def indep_tables(self, tol: float):
+        """The eps-independent K2 groups and K1 excess grid of every M' block (indep_tables)."""
+        ms, _, _ = self.tables(tol)
+        if self._indep is None or self._indep[0] is not ms:  # built for these blocks
+            self._indep = (ms, indep_tables(ms, self._law.a, self._law.ac, tol,
+                                            self.groups_per_sd))
+        return self._indep[1]
 
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
@@ -176,11 +203,8 @@ class BlanketProfile(OracleProfile):
         eps = min(eps, EPS_CAP)
         ms, ws, out = self.tables(tol)
         if self.structure.independent:
-            return indep_upper_delta(ms, ws, self._a, self._ac, self._gc, self._a1, self._c,
-                                     self.eps0, eps, tol, out)
-        return pair_upper_delta(ms, ws, self._pj, self._pjc, self._pi, self._pic, self._gc,
-                                self._c, self.eps0, eps, tol, out, self.j_frac,
-                                self.n11_groups)
+            return indep_upper_delta(ms, ws, out, self.indep_tables(tol), self._law, eps)
+        return pair_upper_delta(ms, ws, out, self._law, eps, tol)
 
 
 class OracleLowerProfile(OracleProfile):
@@ -202,19 +226,40 @@ class OracleLowerProfile(OracleProfile):
         a, a1, t = st.a, st.a1, st.t3
         big_a, big_b = a1 / a, (1 - a1) / (1 - a)  # densities of R_x1 w.r.t. w (exact)
         pj = 2 * big_b * t                            # Pr_{R_x3}[first two classes]
-        self._pj, self._pjc = float(pj), float(1 - pj)
         # likelihood ratio of the merged class, the same under x1 and x1': ro and 1 - ro
         rest = 1 - pj
-        self._ro = float((1 - (big_a + big_b) * t) / rest)
-        self._one_minus_ro = float((big_a - big_b) * t / rest)
-        self._c = st.expm1_eps0
+        self._law = record(AttackLaw, pj=float(pj), pjc=float(1 - pj),
+                           ro=float((1 - (big_a + big_b) * t) / rest),
+                           one_minus_ro=float((big_a - big_b) * t / rest),
+                           c=st.expm1_eps0, eps0=self.eps0)
+        self._triple = None
+        if st.independent and t == a * (1 - a) ** 2 and st.kernel_ready \
+                and self.triple_work() <= TRIPLE_MAX_WORK:
+            e0_inv = big_b / big_a  # e^-eps0, exact
+            self._triple = record(TripleLaw, a=float(a), ac=float(1 - a), a1=float(a1),
+                                  a1c=float(1 - a1), c=_float_up(1 / e0_inv - 1),
+                                  scale=_float_down(1 - e0_inv), eps0=self.eps0)
+
+    def triple_work(self) -> float:
+        """Atoms sorted in one evaluation of the natural-dataset attack (triple_attack_delta):
+        M0 window x K window x K' window."""
+        st = self.structure
+        a, a1 = float(st.a), float(st.a1)
+        lo0, hi0, _ = binom_window(self.n, 1.0 - a1, a1, TRIPLE_TOL)
+        lo, hi, _ = binom_window(hi0, a, 1.0 - a, TRIPLE_TOL)
+        lo1, hi1, _ = binom_window(self.n - lo0, a, 1.0 - a, TRIPLE_TOL)
+        return float(hi0 - lo0 + 1) * (hi - lo + 1) * (hi1 - lo1 + 1)
 
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
-        return round_down(split_attack_delta(self.n, self._pj, self._pjc, self._one_minus_ro,
-                                             self._ro, self._c, self.eps0, min(eps, EPS_CAP),
-                                             max(tol, 1e-40)))
+        eps = min(eps, EPS_CAP)
+        split = round_down(split_attack_delta(self.n, self._law, eps, max(tol, 1e-40)))
+        if self._triple is None:
+            return split
+        # both are exact deltas of views of the same attack: the richer view is the larger
+        return max(split, round_down(triple_attack_delta(
+            self.n, self._triple, eps, min(max(1e6 * tol, 1e-300), TRIPLE_TOL))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,3 +286,52 @@ def blanket_profile(n: int, oracle, **kw) -> BlanketProfile:
 
 def lower_profile(n: int, oracle) -> OracleLowerProfile:
     return OracleLowerProfile(n, require_structure(oracle))
+
+
+# ---------------------------------------------------------------------------------------------
+# k-RR at any n: the pair kernel on k-RR's law (P(1,1) = 0), for the abstract k-RR at eps0.
+# ---------------------------------------------------------------------------------------------
+
+def krr_structure(k: int, eps0: float, upper: bool = True) -> ShuffleStructure:
+    """k-RR's blanket structure at a stated eps0 (a = 1/k, P(1,1) = 0, P(1,0) = 1/k): a1 =
+    1/(1 + (k-1) e^-eps0) as an exact rational of a float rounded so that the structure's eps0
+    is >= eps0 (``upper``: its bounds hold for k-RR at eps0, since k-RR at a smaller eps0 is
+    k-RR at a larger one followed by a symmetric k-ary channel applied to every report, which
+    commutes with the shuffle) or <= eps0 (``upper=False``: for an attack, a lower bound)."""
+    x = math.exp(-eps0)  # within one ulp of e^-eps0
+    x = x * (1.0 - 2.0 ** -51) if upper else x * (1.0 + 2.0 ** -51)
+    a1 = 1 / (1 + (k - 1) * Fraction(x))
+    return ShuffleStructure("krr", (("k", k), ("a1", float(a1))), Fraction(1, k), a1,
+                            Fraction(0), Fraction(1, k), False,
+                            Fraction(1, k) if k >= 3 else None)
+
+
+class KRRPairProfile(BlanketProfile):
+    """k-RR's blanket bound at any n by the correlated-pair kernel on its law (P(1,1) = 0, so
+    the sum runs over J alone; docs/theory.md §2.5): the k-RR blanket pair of §2.4(b) without
+    its (m, s) tables, which stop at about 1e8 terms."""
+
+    name, label = "krr_pair", "k-RR blanket, pair kernel (§2.5)"
+
+    def __init__(self, n, eps0, k):
+        super().__init__(n, krr_structure(k, eps0), exact_law=True)
+
+
+class KRRAttackProfile(OracleLowerProfile):
+    """The §2.6(c) attack on k-RR at eps0 (k >= 3; one window in J), for n where the exact
+    §2.6(b) sum is too large: a lower bound (its structure's eps0 is rounded down)."""
+
+    name, label = "lower_krr_attack", "lower bound: k-RR attack (§2.6(c))"
+
+    def __init__(self, n, eps0, k):
+        super().__init__(n, krr_structure(k, eps0, upper=False))
+
+
+def _float_up(x: Fraction) -> float:
+    v = float(x)
+    return v if Fraction(v) >= x else math.nextafter(v, math.inf)
+
+
+def _float_down(x: Fraction) -> float:
+    v = float(x)
+    return v if Fraction(v) <= x else math.nextafter(v, -math.inf)

@@ -15,7 +15,8 @@ from ..core.progress import track
 from ..randomizers.onebit import OneBitSphere
 from ..randomizers.privunit import MIN_EPS, PrivUnit2
 
-__all__ = ['simulate', 'run', 'work_warning', 'check_memory']
+__all__ = ['simulate', 'run', 'work_warning', 'check_memory', 'shuffled_privacy',
+           'choose_eps']
 
 # Cost model of one rejection-sampling trial of compressed PrivUnit2 (AES-CTR seed expansion,
 # a Gaussian d-vector, one dot product), measured on one core: about 20 us + 0.02 us x d.
@@ -93,3 +94,39 @@ def work_warning(d: int, n: int, eps: float, split: int, chosen: bool) -> str | 
                 f"{n * best[1] * per_trial:,.0f} s) at the cost of a larger variance (K copies at "
                 "eps/K)")
     return msg
+
+
+def shuffled_privacy(d: int, n: int, eps: float, delta: float) -> dict:
+    """Central (eps, delta) of n shuffled PrivUnit2(d, eps) reports by PrivUnit2's own blanket
+    bound (docs/theory.md §2.11), with its attack's lower bound and the generic FMT21 bound."""
+    from ..accounting.amplification import epsilon
+
+    t = time.perf_counter()
+    res = epsilon(n, delta=delta, oracle=PrivUnit2(d, eps))
+    generic = next((b.value for b in res.bounds if b.name == "general"), None)
+    return dict(eps=res.value, delta=delta, method=res.method, lower=res.lower,
+                generic=generic, seconds=time.perf_counter() - t)
+
+
+def choose_eps(d: int, n: int, central_eps: float, delta: float, rtol: float = 1e-4) -> float:
+    """The largest local eps (to relative rtol, the verified lower end) whose n shuffled
+    PrivUnit2 reports are (central_eps, delta)-DP by PrivUnit2's own bound; every candidate is
+    certified by the forward query itself."""
+    from ..accounting.inverse import certified
+    from ..accounting.solve import largest_feasible
+    from ..randomizers.privunit import eps_range
+
+    lo_eps, hi_eps = eps_range(d)
+
+    def ok(e: float) -> bool:
+        return certified(n, None, central_eps, delta, oracle=PrivUnit2(d, e))
+
+    # the shuffled output is eps-DP at local eps, but the realised eps0 (client coins) may lie
+    # a hair above the stated one: halve until certified
+    start = min(central_eps, hi_eps)
+    while start >= lo_eps and not ok(start):
+        start /= 2.0
+    if start < lo_eps:
+        raise ValueError(f"no local eps in [{lo_eps:g}, {hi_eps:g}] makes {n} shuffled PrivUnit2 "
+                         f"reports ({central_eps:g}, {delta:g})-DP in dimension d = {d}")
+    return largest_feasible(ok, start, hi_eps, rtol=rtol)

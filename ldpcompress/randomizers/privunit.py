@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, special
@@ -32,6 +33,8 @@ from .contract import Privacy, paired, seed_batch, seeds_array
 from .registry import register
 from .vectors import NORM_SLACK, VectorMeanEstimator, check_vectors
 from .estimator import check_estimates, normal_quantile
+from .privunit_caps import cap_measure, orthogonal_cap_bound
+from .structure import ShuffleStructure, coin
 
 __all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'round_rows_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
 
@@ -277,6 +280,21 @@ class PrivUnit2(VectorMeanEstimator):
 
     def params(self) -> dict:
         return {"d": self.d, "eps": self.eps, "p0": self.par.p0, "gamma": self.par.gamma}
+
+    def shuffle_structure(self) -> ShuffleStructure:
+        """Binary-support structure (docs/theory.md §2.11): w = uniform sphere, b(v, u) =
+        [<v, u> >= gamma], a = P_cap (mpmath, privunit_caps), a1 = the client's realised coin
+        Pr[uniform < p0]. The worst pair of inputs is antipodal, where the caps are disjoint:
+        P(1,1) = 0, P(1,0) = P_cap. The attack's third item is orthogonal to the pair:
+        t3 = P_cap - (an upper value of two orthogonal caps' common measure). Needs the
+        optional extra ``mpmath`` (ImportError naming it otherwise)."""
+        par = self.par
+        a = cap_measure(par.d, par.gamma)
+        t3 = a - orthogonal_cap_bound(par.d, par.gamma)
+        return ShuffleStructure("privunit2", (("d", par.d), ("p0", par.p0),
+                                              ("gamma", par.gamma)),
+                                a, coin(par.p0), Fraction(0), a, False,
+                                t3 if t3 > 0 else None)
 
     def _cap_ratio(self, inside: bool) -> float:
         p = self.par
