@@ -9,15 +9,13 @@
    ``distributed.dask_workers``), plus the cluster's start-up and what the integrity checks
    cost (SHA-256, Parquet page checksums) against a plain read of the same files.
 
-   Timings are the fastest of 3 interleaved runs (1 for the compressed set): the machine is
-   shared and its load varies.
+   Timings are the fastest of 3 interleaved runs: the machine is shared and its load varies.
 
 2. Other randomizers at scale, each against its in-memory aggregation in the same run: a
-   compressed RAPPOR (k = 1024, eps = 2) set of 1e6 17-byte reports and a PrivUnit2 (d = 100,
-   eps = 4) set. Their reports are valid reports drawn directly, not encoded from users' data:
-   uniform seeds for the compressed set (encoding 1e6 reports with today's client takes
-   minutes; the server's work does not depend on the items) and uniform directions of norm 1/m
-   for PrivUnit2 (the server checks the norm and adds).
+   compressed RAPPOR (k = 1024, eps = 2) set of 1e6 17-byte reports (uniform items encoded by
+   FT21 Alg. 1 with the batch simulator, a seeded source) and a PrivUnit2 (d = 100, eps = 4)
+   set, whose reports are drawn directly: uniform directions of norm 1/m (the server checks
+   the norm and adds, whatever the inputs).
 
 3. Storage: bytes per report on disk (Parquet shards, all overheads) against the wire size
    (``bits_per_report``) for every shipped randomizer and the compressed wrappers, and
@@ -58,6 +56,9 @@ from ldpcompress.randomizers import (  # noqa: E402
 from ldpcompress.scale import distributed as D  # noqa: E402
 from ldpcompress.scale import report_files as RF  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from compression import seconds  # noqa: E402  (fastest of a few runs: the machine is shared)
+
 N, K, EPS, SHARDS = 10 ** 7, 1000, 4.0, 16
 MEMORY_SIZES = (10 ** 3, 10 ** 6, 10 ** 7, 3 * 10 ** 7, 9 * 10 ** 7)
 
@@ -93,17 +94,6 @@ def integrity_costs(folder: Path) -> str:
             f"{reads[False]:.3f} s plain, {reads[True]:.3f} s with page checksums")
 
 
-def timed(fn, repeats: int = 1):
-    """(result, the fastest of ``repeats`` wall-clock runs): the machine is shared, so the
-    smallest time is the one least disturbed by other work."""
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return out, best
-
-
 def same(a, b) -> bool:
     exact = np.dtype(a["summary"].dtype).kind in "iu"
     return a["n"] == b["n"] and (np.array_equal(a["summary"], b["summary"]) if exact else
@@ -118,11 +108,11 @@ def against_memory(label: str, out: Path, client, floor: float | None = None,
     D.aggregate([out], client=client)  # workers load the cached kernels
     t_mem = t_dist = t_auto = float("inf")
     for _ in range(repeats):
-        mem, t = timed(lambda: D.aggregate_in_memory([out]))
+        t, mem = seconds(lambda: D.aggregate_in_memory([out]), 1)
         t_mem = min(t_mem, t)
-        dist, t = timed(lambda: D.aggregate([out], client=client))
+        t, dist = seconds(lambda: D.aggregate([out], client=client), 1)
         t_dist = min(t_dist, t)
-        auto, t = timed(lambda: D.aggregate([out]))
+        t, auto = seconds(lambda: D.aggregate([out]), 1)
         t_auto = min(t_auto, t)
     assert same(mem, dist) and same(mem, auto)
     n = mem["n"]
@@ -141,22 +131,22 @@ def against_memory(label: str, out: Path, client, floor: float | None = None,
 def pirappor_timing(client, n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "set"
-        _, t = timed(lambda: write(out, n, SHARDS))
+        t, _ = seconds(lambda: write(out, n, SHARDS), 1)
         print(f"PI-RAPPOR (k = {K}, eps = {EPS:g}): wrote {n:.0e} reports in {SHARDS} shards "
               f"(streaming): {t:.2f} s")
         print(integrity_costs(out))
         oracle, shards = RF.collect([out])
         reports = oracle.concat([RF.read_shard(s, oracle) for s in shards])
         oracle.summarize(reports)
-        _, floor = timed(lambda: oracle.summarize(reports), 3)
+        floor, _ = seconds(lambda: oracle.summarize(reports), 3)
         reports = None  # free the memory before the aggregations
         against_memory("PI-RAPPOR", out, client, floor)
 
 
-def seeds_reports(n: int) -> np.ndarray:
-    """n valid compressed reports: version byte 1 and uniform seeds (simulation source)."""
-    rep = np.frombuffer(simulation_entropy(7).words(-(-n * 2)).tobytes(), np.uint8)[:n * 16]
-    return np.column_stack([np.ones(n, np.uint8), rep.reshape(n, 16)])
+def encoded(r: CompressedRandomizer, k: int, n: int) -> np.ndarray:
+    """n compressed reports of uniform items in [0, k), encoded by FT21 Alg. 1 with the batch
+    simulator (a seeded simulation source: these reports give no privacy)."""
+    return r.randomize_many(np.random.default_rng(5).integers(0, k, n), simulation_entropy(6))
 
 
 def sphere_reports(r: PrivUnit2, n: int) -> np.ndarray:
@@ -168,18 +158,21 @@ def sphere_reports(r: PrivUnit2, n: int) -> np.ndarray:
 def other_sets(client, n_compressed: int, n_privunit: int) -> None:
     comp = CompressedRandomizer(RAPPOR(1024, 2.0))
     pu = PrivUnit2(100, 4.0)
+    t, seeds = seconds(lambda: encoded(comp, 1024, n_compressed), 1)
+    print(f"compressed RAPPOR (k = 1024, eps = 2): {n_compressed:.0e} reports encoded (batch "
+          f"simulator) in {t:.2f} s")
     for name, label, r, rep, repeats in (
             ("compressed RAPPOR", f"compressed RAPPOR (k = 1024, eps = 2), {n_compressed:.0e} "
-             "x 17 bytes", comp, seeds_reports(n_compressed), 1),
+             "x 17 bytes", comp, seeds, 3),
             ("PrivUnit2", f"PrivUnit2 (d = 100, eps = 4), {n_privunit:.0e} x "
              f"{pu.bits_per_report // 8} bytes", pu, sphere_reports(pu, n_privunit), 3)):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "set"
-            _, t = timed(lambda: RF.write_reports(out, r, rep, shards=8))
+            t, _ = seconds(lambda: RF.write_reports(out, r, rep, shards=8), 1)
             print(f"{label}: written in {t:.2f} s")
             small = rep[: max(1, len(rep) // 10)]
             r.summarize(small[:10])
-            _, floor = timed(lambda: r.summarize(small), repeats)
+            floor, _ = seconds(lambda: r.summarize(small), repeats)
             print(f"  summarize() of {len(small):,} reports held in memory: {floor:.2f} s "
                   f"({len(small) / floor:,.0f} reports/s)")
             rep = small = None  # free the memory before the aggregations
@@ -209,15 +202,15 @@ STORAGE = [
      lambda r, n, i: r.randomize_many(sphere_reports(PrivUnit2(100, 4.0), n)
                                       * PrivUnit2(100, 4.0).par.m, simulation_entropy(i))),
     ("compressed k-RR k=1000 eps=4", lambda: CompressedRandomizer(KRR(1000, 4.0)),
-     lambda r, n, i: seeds_reports(n)),
+     lambda r, n, i: encoded(r, 1000, n)),
     ("compressed RAPPOR k=1024 eps=2", lambda: CompressedRandomizer(RAPPOR(1024, 2.0)),
-     lambda r, n, i: seeds_reports(n)),
+     lambda r, n, i: encoded(r, 1024, n)),
 ]
 
 
 def storage(n: int) -> None:
-    """Bytes per report on disk against the wire size, every randomizer (compressed reports:
-    uniform seeds, PrivUnit2: uniform directions; the stored bytes do not depend on items)."""
+    """Bytes per report on disk against the wire size, every randomizer (PrivUnit2: uniform
+    directions; its stored bytes do not depend on the inputs)."""
     from ldpcompress.scale.columns import describe_columns
     print(f"\nbytes per report: a {n:,}-report set on disk (all Parquet overheads) against the "
           "wire size (bits_per_report / 8)")

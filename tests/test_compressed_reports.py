@@ -45,11 +45,14 @@ def test_built_from_a_randomizer_a_pseudo_randomizer_or_a_spec():
                                                           "symmetric": True}},
         "tv_target": 2.0 ** -30}}
     assert registry.check_spec(spec, "here") == b
-    # the pseudo-randomizer's coins: the same seeded reports as compress() gives
+    # the pseudo-randomizer's coins: the same seeded reports as compress() gives (a seeded
+    # simulation source: its batch simulator)
     xs = np.arange(30) % 16
     again = compress(inner, tv_target=2.0 ** -30, entropy=simulation_entropy(4))
-    want = np.frombuffer(b"".join(again.encode(x) for x in xs), np.uint8).reshape(-1, 17)
+    want = again.encode_many_simulated(xs, again.entropy)
     np.testing.assert_array_equal(b.randomize_many(xs), want)
+    real = CompressedRandomizer(inner).randomize_many(xs)  # os.urandom: the client's encode
+    assert real.shape == (30, 17) and np.all(real[:, 0] == 1)
     # pickled for a Dask worker: the client's pseudo-randomizers stay home
     clone = pickle.loads(pickle.dumps(b))
     assert clone == b and clone._clients == {}

@@ -122,9 +122,14 @@ class CompressedRandomizer(LocalRandomizer):
         return self.inner.check_item(x)
 
     def randomize_many(self, xs, entropy: Entropy | None = None) -> np.ndarray:
-        """One 17-byte report per input, as an (n, 17) uint8 array."""
+        """One 17-byte report per input, as an (n, 17) uint8 array: the client's
+        ``encode_many``, or with a seeded simulation source (no privacy) the batch simulator
+        ``encode_many_simulated`` (the same law, FT21 Alg. 1)."""
         xs = self.inner.check_items(xs)
-        return self.check_reports(self.pseudo_randomizer(entropy).encode_many(xs))
+        pr = self.pseudo_randomizer(entropy)
+        if getattr(pr.entropy, "for_simulation", False):
+            return self.check_reports(pr.encode_many_simulated(xs, pr.entropy))
+        return self.check_reports(pr.encode_many(xs))
 
     # -- server ------------------------------------------------------------------------------
     def check_reports(self, reports) -> np.ndarray:
