@@ -177,7 +177,7 @@ def scale_section(quick: bool) -> None:
     independent-bits oracles the per-K2 kernel of before, for the correlated laws the same
     kernel with sd/8-wide M' blocks only (before BLOCK_REL_PAIR); then monotonicity in n."""
     print("\n## Internet scale: eps(1e-6) per query, k = 1000 (k-RR: k = 100), eps0 = 2 "
-          "(docs/theory.md §2.12)")
+          "(docs/theory.md §2.13)")
     print("| oracle | n | eps (own bound) | lower | query (upper + lower) | blanket alone: "
           "grouped | per-K2 baseline | ratio | relative difference |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -1,4 +1,4 @@
-"""Shuffle accounting of scalar randomizers (docs/theory.md §2.10): eps at delta = 1e-6 of the
+"""Shuffle accounting of scalar randomizers (docs/theory.md §2.11): eps at delta = 1e-6 of the
 lattice blanket beside the generic bound (FMT21 at eps0 = (hi - lo)/b; none for Gaussian
 noise) and the exact attack, and the time of one delta evaluation against a fixed-grid numpy
 FFT baseline in the same process (no tilt, a fixed window of 2^22 points around the mean, no

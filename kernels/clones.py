@@ -28,7 +28,7 @@ from .binomial import (
 )
 
 __all__ = ["ANCHOR_EVERY", "DBL_MIN", "CHERNOFF_EXP", "EPS_CLAMP", "SUBNORMAL_ULP",
-           "negligible_from", "clone_threshold", "rr_split", "pair_coefficients", "clone_delta",
+           "tail_negligible", "negligible_from", "clone_threshold", "rr_split", "pair_coefficients", "clone_delta",
            "clone_delta_many"]
 
 
@@ -56,6 +56,13 @@ def _chernoff_exponent(c, theta, theta_c):
     if x <= 0.5:
         return 0.0
     return c * _kl_half(x, theta_c + 2.0 / c)
+
+
+@njit(cache=True)
+def tail_negligible(c, theta, theta_c):
+    """Whether Pr[Bin(c, 1/2) >= t_c - 2] <= e^-700 at the threshold of theta (Chernoff), so
+    that the pair's H at c is at most e^-700."""
+    return c >= 1 and _chernoff_exponent(c, theta, theta_c) >= CHERNOFF_EXP
 
 
 @njit(cache=True)

@@ -21,7 +21,7 @@ from .binomial import (
 from .clones import SUBNORMAL_ULP, rr_split
 from .krr import krr_probs
 
-__all__ = ["binary_rr_table", "binary_rr_delta", "krr_lower_delta"]
+__all__ = ["binary_rr_table", "binary_rr_delta", "count_pair_delta", "krr_lower_delta"]
 
 
 
@@ -59,7 +59,18 @@ def binary_rr_delta(lo, b, rel_b, big_n, eps0, eps):
     are summed: an outcome at a truncated edge would miss part of Q(K) and could overstate.
     """
     p, pc = rr_split(eps0)
-    e = math.exp(eps)  # may be inf for eps > 709: then e * 0 is avoided below
+    return count_pair_delta(lo, b, rel_b, big_n, pc, p, p, pc, math.exp(eps),
+                            4.0 * UNIT_ROUNDOFF)
+
+
+@njit(cache=True)
+def count_pair_delta(lo, b, rel_b, big_n, a1, b1, a2, b2, e, rel0):
+    """max over the directions of sum_k (P(k) - E Q(k))_+ for P(k) = a1 b(k-1) + b1 b(k),
+    Q(k) = a2 b(k-1) + b2 b(k), rounded down: b is a pmf of Bin(big_n, .) on
+    [lo, lo + len(b) - 1] with its entries' relative error bounds rel_b, rel0 the
+    coefficients' relative error; each difference loses its rounding bound before use, and only
+    outcomes whose two pmf values are both known (inside the window, or truly 0 outside
+    [0, big_n]) are summed. E may be inf (eps > 709): E * 0 is avoided."""
     nb = b.shape[0]
     h1 = 0.0
     h2 = 0.0
@@ -68,9 +79,9 @@ def binary_rr_delta(lo, b, rel_b, big_n, eps0, eps):
     for i in range(first, last + 1):
         here = b[i] if i < nb else 0.0
         prev = b[i - 1] if i >= 1 else 0.0
-        rel = 4.0 * UNIT_ROUNDOFF + max(rel_b[i] if i < nb else 0.0, rel_b[i - 1] if i >= 1 else 0.0)
-        pk = p * here + pc * prev
-        qk = pc * here + p * prev
+        rel = rel0 + max(rel_b[i] if i < nb else 0.0, rel_b[i - 1] if i >= 1 else 0.0)
+        pk = b1 * here + a1 * prev
+        qk = b2 * here + a2 * prev
         eq = e * qk if qk > 0.0 else 0.0
         ep = e * pk if pk > 0.0 else 0.0
         d1 = pk - eq - rel * (pk + eq) - e * SUBNORMAL_ULP

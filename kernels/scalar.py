@@ -1,7 +1,7 @@
-"""Per-draw privacy-loss laws of scalar randomizers on a lattice (docs/theory.md §2.10).
+"""Per-draw privacy-loss laws of scalar randomizers on a lattice (docs/theory.md §2.11).
 
 A scalar randomizer reports x + noise for x in [lo, hi]. The blanket bound and the attack of
-§2.10 both need the law of one draw's loss X = (R_lo(Y) - E R_hi(Y)) / base(Y), Y ~ base,
+§2.11 both need the law of one draw's loss X = (R_lo(Y) - E R_hi(Y)) / base(Y), Y ~ base,
 E = e^eps. X is a non-increasing function of Y, so its upper and lower tails are read off the
 noise's cdf at one point u_v (X >= v iff Y <= u_v):
 
@@ -368,7 +368,7 @@ def lump_cells(kind, par, e, h, c0, k_lo, k_hi, split_v, sub, k_mid, x_cap):
 @njit(cache=True)
 def power_spectrum(coef, n, e1, size):
     """coef^n for the half spectrum of a real FFT of ``size`` points, with a bound on the
-    error of every entry of the inverse transform (docs/theory.md §2.10): per frequency
+    error of every entry of the inverse transform (docs/theory.md §2.11): per frequency
     |a^n - b^n| <= n |a - b| max(|a|, |b|)^(n-1) with |a - b| <= e1, plus the rounding of the
     power itself (exp/log and the angle n arg(a)), summed with the Hermitian weights / size,
     plus the inverse transform's own rounding. Returns (powered, entry error bound)."""

@@ -18,6 +18,7 @@ ACCOUNTING_MODULES = {
     "test_accountant_edges.py",
     "test_composition.py",
     "test_oracle_accounting.py",
+    "test_participation.py",
     "test_scalar_accounting.py",
 }
 

@@ -1,4 +1,4 @@
-"""PrivUnit2 accounted by the binary-support blanket (docs/theory.md §2.11): the cap measures,
+"""PrivUnit2 accounted by the binary-support blanket (docs/theory.md §2.12): the cap measures,
 the worst pair (antipodal), a brute force on a discretised circle, and the accounting query."""
 import itertools
 import math

@@ -1,4 +1,4 @@
-"""Shuffle accounting of scalar randomizers (docs/theory.md §2.10): the lattice blanket bound
+"""Shuffle accounting of scalar randomizers (docs/theory.md §2.11): the lattice blanket bound
 and the exact attack, checked against brute force on discretised randomizers, exact rational
 sums, closed forms at n = 1 and the exact k-RR blanket kernel."""
 import itertools
@@ -81,7 +81,7 @@ def test_blanket_above_brute_force_on_discretised_randomizers(noise, half):
                      for a in range(m) for b in range(m) if a != b]
             ext = S.blanket_delta(n, _atoms_blanket(table, 0, m - 1), eps, 1e-30)
             assert max(pairs) >= exact * (1 - 1e-9) - 1e-15
-            assert ext >= max(pairs) * (1 - 1e-9)  # the extreme pair is the worst (§2.10)
+            assert ext >= max(pairs) * (1 - 1e-9)  # the extreme pair is the worst (§2.11)
             # the continuous randomizer's bound covers its binned post-processing
             cont = S.blanket_delta(n, S.blanket_law(noise, half), eps, 1e-30)
             assert cont >= exact * (1 - 1e-9) - 1e-15

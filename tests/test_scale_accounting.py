@@ -1,4 +1,4 @@
-"""Shuffle accounting at internet scale (docs/theory.md §2.12): no bound grows with n, k-RR keeps
+"""Shuffle accounting at internet scale (docs/theory.md §2.13): no bound grows with n, k-RR keeps
 its own blanket bound past the size of its tables, and n = 1e9 answers (no timing asserted)."""
 import numpy as np
 import pytest
@@ -22,7 +22,7 @@ ORACLES = {"oue": lambda e: OUE(100, e), "pi-rappor": lambda e: PIRappor(100, e)
 
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_oracle_bound_never_grows_with_n(name):
-    """More users only hide more (docs/theory.md §2.12): eps(delta) must be non-increasing in n,
+    """More users only hide more (docs/theory.md §2.13): eps(delta) must be non-increasing in n,
     densely where blocking and method choice change fastest (small n), coarsely beyond."""
     ns = sorted(set(int(x) for x in np.geomspace(2, 3000, 40)) | {10 ** 4, 10 ** 5})
     for eps0 in (1.0, 4.0, 8.0):

@@ -1,8 +1,9 @@
 """Questions asked of a randomizer (or of eps0 alone) about shuffled reports: one round
 (``amplification``: generic, k-RR and privacy-blanket bounds with exact lower bounds; the
 bounds' profiles in ``profiles`` and ``blanket``), inverse queries (``inverse``), composition
-over many rounds (``accountant`` over ``pld``, ``rdp`` and ``kov``; its saved state in
-``state``), noise addition (``noise``) and dp_accounting both ways (``interop``).
+over many rounds (``accountant`` over ``pld``, ``rdp`` and ``kov``; shuffled rounds with
+participation sampling in ``participation``; its saved state in ``state``), noise addition
+(``noise``) and dp_accounting both ways (``interop``).
 docs/theory.md §2-§4."""
 from .accountant import Accountant, AccountingResult
 from .events import (
@@ -15,6 +16,9 @@ from .events import (
     PoissonSampledGaussian,
     PoissonSampledLaplace,
     PureDP,
+    SampledKRRShuffledRound,
+    SampledOracleShuffledRound,
+    SampledShuffledRound,
     ShuffledRound,
     ShuffledSGDPass,
 )
@@ -24,4 +28,5 @@ from .inverse import max_eps0, min_n
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
            "Bound", "Accountant", "AccountingResult", "ShuffledRound", "KRRShuffledRound",
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
-           "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass"]
+           "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass",
+           "SampledShuffledRound", "SampledKRRShuffledRound", "SampledOracleShuffledRound"]

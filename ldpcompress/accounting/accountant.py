@@ -418,7 +418,8 @@ class Accountant:
         return None
 
     def _relations_note(self) -> list[str]:
-        kinds = sorted({e.relation for e, _ in self.events if e.relation is not None})
+        kinds = sorted({e.relation.replace("_", "/") for e, _ in self.events
+                        if e.relation is not None})
         if len(kinds) < 2:
             return []
         return [f"events hold under different neighbouring relations ({', '.join(kinds)}): the "

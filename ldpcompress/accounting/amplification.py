@@ -25,6 +25,7 @@ from ..core import validate as V
 from ..kernels.clones import clone_delta_many
 from ..randomizers.scalar import ScalarStructure
 from . import blanket as BL
+from . import participation as PA
 from .profiles import (
     BinaryLowerProfile,
     GeneralProfile,
@@ -462,7 +463,7 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
 
 
 def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
-    """x + noise on [lo, hi] (docs/theory.md §2.10): its blanket on a lattice, the generic
+    """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, the generic
     bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
     finite = st.eps0 <= V.MAX_EPS0
     blanket = ScalarBlanketProfile(n, st)
@@ -479,8 +480,32 @@ def _no_lower(q: _Query) -> Bound:
     return Bound("lower", "lower bound", None, upper=False, note=q.lower_note)
 
 
+def _sampled(query, n, eps0, arg, k, delta0, oracle, lower, gamma, sample, relation):
+    """A query with participation sampling (docs/theory.md §2.7), answered by
+    accounting/participation.py; None when the round is not sampled. ``relation`` alone may only
+    restate the default: every unsampled bound is for substitution (add/remove without
+    sampling leaves the report count, which reveals user 1)."""
+    if gamma is None and sample is None:
+        if relation not in (None, "substitution"):
+            raise ValueError(f"relation={relation!r} needs participation sampling (gamma= or "
+                             "sample=): without it every user reports and the report count "
+                             "reveals whether user 1 is present; the unsampled bounds are for "
+                             "'substitution'")
+        return None
+    if delta0 != 0.0:
+        raise ValueError("delta0 cannot be combined with gamma= or sample=: the sampled bounds "
+                         "are for pure eps0-DP randomizers")
+    fn = PA.epsilon if query == "epsilon" else PA.delta
+    try:
+        return fn(n, eps0, arg, k=k, oracle=oracle, gamma=gamma, sample=sample,
+                  relation=relation, lower=lower)
+    except PA.NoFiniteEpsilon as err:  # valid arguments, but no eps certifies this delta
+        raise NoSoundBound(str(err)) from None
+
+
 def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=None,
-            blocks: int | None = 64, lower: bool = True) -> AmplificationResult:
+            blocks: int | None = 64, lower: bool = True, gamma=None, sample=None,
+            relation=None) -> AmplificationResult:
     """Central eps at delta for n shuffled eps0-LDP reports: the min over every sound bound.
 
     k: the randomizer is k-RR (adds the §2.4 bounds and the k-RR lower bound).
@@ -488,9 +513,15 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
     oracle: a frequency-oracle object (e.g. ``PIRappor(k, 4.0)``) instead of eps0: its realised
     replacement eps0, its privacy-blanket bound beside the generic ones, and its own exact
     attack as the lower bound (docs/theory.md §2.5-2.6).
+    gamma / sample: participation sampling, each user reporting with probability gamma or a
+    uniform m = sample of the n users, under ``relation`` "substitution" (default) or
+    "add_remove" (docs/theory.md §2.7, accounting/participation.py).
     """
     if delta is None:
         raise TypeError("epsilon() needs delta")
+    res = _sampled("epsilon", n, eps0, delta, k, delta0, oracle, lower, gamma, sample, relation)
+    if res is not None:
+        return res
     q = _plan(n, eps0, k, delta0, oracle, blocks)
     delta = V.probability_open(delta, "delta")
     start = time.perf_counter()
@@ -515,11 +546,15 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
 
 
 def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
-          blocks: int | None = 64, lower: bool = True) -> AmplificationResult:
+          blocks: int | None = 64, lower: bool = True, gamma=None, sample=None,
+          relation=None) -> AmplificationResult:
     """Central delta at eps for n shuffled eps0-LDP reports (or reports of ``oracle``): the min
-    over every sound bound."""
+    over every sound bound; gamma / sample / relation as in :func:`epsilon`."""
     if eps is None:
         raise TypeError("delta() needs eps")
+    res = _sampled("delta", n, eps0, eps, k, delta0, oracle, lower, gamma, sample, relation)
+    if res is not None:
+        return res
     q = _plan(n, eps0, k, delta0, oracle, blocks)
     eps = V.nonnegative(eps, "eps")
     start = time.perf_counter()

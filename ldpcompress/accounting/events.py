@@ -23,12 +23,14 @@ from . import gaussian as G
 from . import scalar as SC
 from . import pld as P
 from . import rdp as R
+from . import participation as PA
 from . import sampled as SM
 from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
 
 __all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffledRound",
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
-           "EVENTS", "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass"]
+           "EVENTS", "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass",
+           "SampledShuffledRound", "SampledKRRShuffledRound", "SampledOracleShuffledRound"]
 
 
 # Window tolerance of the profiles behind connect-the-dots events. The profile cannot fall
@@ -248,7 +250,7 @@ class OracleShuffledRound(_DotsRound):
 
     def _profile(self):
         st = self._structure
-        if isinstance(st, ScalarStructure):  # docs/theory.md §2.10, profile at 1e-40 windows
+        if isinstance(st, ScalarStructure):  # docs/theory.md §2.11, profile at 1e-40 windows
             own = SC.ScalarBlanketProfile(self.n, st)
             if not math.isfinite(st.eps0):
                 return lambda e: own.delta(e, BLANKET_DOTS_TOL)
@@ -577,3 +579,146 @@ class ShuffledSGDPass(ShuffledRound):
 
 EVENTS.update({cls.__name__: cls for cls in (PoissonSampledGaussian, PoissonSampledLaplace,
                                              ShuffledSGDPass)})
+# ---------------------------------------------------------------------------------------------
+# Shuffled rounds with participation sampling (docs/theory.md §2.7; accounting/participation.py)
+# ---------------------------------------------------------------------------------------------
+
+class _SampledRound(Event):
+    """A shuffled round in which each user reports with probability ``gamma`` (Poisson) or a
+    uniform ``sample`` of the n users report, neighbours by ``relation``: the connect-the-dots
+    PLD of the smallest of its sampled bounds (DGKKM22), its Renyi curve where the round has a
+    finite largest loss (fixed size; Poisson substitution), and KOV at that largest loss.
+    Poisson add/remove has neither: the report count has an unbounded loss (every user
+    reporting reveals user 1), so its Renyi divergences are infinite. Subclasses set
+    ``_uppers()`` (the sampled upper profiles) and ``_eps0``."""
+
+    def _checked_sampling(self):
+        s = PA.Sampling.of(self.n, self.gamma, self.sample, self.relation)
+        object.__setattr__(self, "n", s.n)
+        object.__setattr__(self, "gamma", s.gamma)
+        object.__setattr__(self, "sample", s.m)
+        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+        return s
+
+    @property
+    def sampling(self):
+        return PA.Sampling.of(self.n, self.gamma, self.sample, self.relation)
+
+    def _profile(self):
+        profiles = [(p, BLANKET_DOTS_TOL if isinstance(p, PA.SampledBlanketProfile) else DOTS_TOL)
+                    for p in self._uppers() if p.unsupported() is None]
+        return lambda e: min(p.delta(e, tol) for p, tol in profiles)
+
+    def _cap(self) -> float:
+        return self.sampling.cap(self._eps0)
+
+    def pld(self, h, rounding):
+        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
+            return None
+        losses, masses, inf_mass = _sampled_atoms(self)
+        return P.symmetric_atoms(losses, masses, h, True, inf_mass, mean=_mean(rounding))
+
+    def rdp(self, orders):
+        cap = self._cap()
+        if not math.isfinite(cap):
+            return None
+        losses, masses, inf_mass = _sampled_atoms(self)
+        return np.minimum(R.atoms_rdp(losses, masses, inf_mass, orders), cap)
+
+    def approx_dp(self):
+        cap = self._cap()
+        return (cap, 0.0) if math.isfinite(cap) else None
+
+
+@dataclass(frozen=True)
+class SampledShuffledRound(_SampledRound):
+    """A sampled shuffled round of any eps0-LDP randomizer (docs/theory.md §2.7(a)-(b))."""
+
+    n: int
+    eps0: float
+    gamma: float | None = None
+    sample: int | None = None
+    relation: str = "substitution"
+    points: int = 120
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
+        self._checked_sampling()
+
+    @property
+    def _eps0(self) -> float:
+        return self.eps0
+
+    def _uppers(self):
+        return PA.upper_profiles(self.n, self.sampling, eps0=self.eps0)
+
+
+@dataclass(frozen=True)
+class SampledKRRShuffledRound(_SampledRound):
+    """A sampled shuffled round of k-RR: the general bound and k-RR's blanket (§2.7)."""
+
+    n: int
+    eps0: float
+    k: int
+    gamma: float | None = None
+    sample: int | None = None
+    relation: str = "substitution"
+    points: int = 120
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
+        object.__setattr__(self, "k", V.domain_size(self.k))
+        self._checked_sampling()
+
+    @property
+    def _eps0(self) -> float:
+        return PA.krr_structure(self.k, self.eps0).eps0
+
+    def _uppers(self):
+        return PA.upper_profiles(self.n, self.sampling, eps0=self.eps0, k=self.k)
+
+
+@dataclass(frozen=True)
+class SampledOracleShuffledRound(_SampledRound):
+    """A sampled shuffled round of one randomizer (as OracleShuffledRound: ``oracle`` is the
+    randomizer itself, stored in a ledger by name and parameters): the general bound at its
+    realised eps0 and, when it states a blanket structure, its privacy blanket."""
+
+    n: int
+    oracle: LocalRandomizer
+    gamma: float | None = None
+    sample: int | None = None
+    relation: str = "substitution"
+    points: int = 120
+
+    def __post_init__(self):
+        st = BL.structure(self.oracle)
+        eps0 = self.oracle.replacement_eps if st is None else st.eps0
+        if not eps0 <= V.MAX_EPS0:
+            raise ValueError(f"{self.oracle.describe()}: realised eps0 = {eps0:.4g} is above "
+                             f"the supported {V.MAX_EPS0:g}")
+        object.__setattr__(self, "_structure", st)  # derived, not a field: eq/hash by oracle
+        self._checked_sampling()
+
+    @property
+    def _eps0(self) -> float:
+        st = self._structure
+        return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
+
+    def _uppers(self):
+        if self._structure is None:
+            return PA.upper_profiles(self.n, self.sampling, eps0=self._eps0)
+        return PA.upper_profiles(self.n, self.sampling, st=self._structure)
+
+
+EVENTS.update({cls.__name__: cls for cls in (SampledShuffledRound, SampledKRRShuffledRound,
+                                             SampledOracleShuffledRound)})
+
+
+@functools.lru_cache(maxsize=256)
+def _sampled_atoms(event: _SampledRound):
+    """Connect-the-dots atoms of a sampled round's profile on PA.dots_grid (fine where the
+    profile is not negligible, closed by its cap where the profile is 0)."""
+    profile = event._profile()
+    grid = PA.dots_grid(profile, event._cap(), event._eps0, event.sampling, event.points)
+    return P.profile_atoms_at(profile, grid)

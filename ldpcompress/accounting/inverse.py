@@ -15,7 +15,8 @@ from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
 from .solve import bisect_int, golden_min, largest_feasible, smallest_feasible_int
 
-__all__ = ["EPS0_CAP", "N_CAP", "MAX_PLATEAUS", "certified", "max_eps0", "min_n"]
+__all__ = ["EPS0_CAP", "N_CAP", "MAX_PLATEAUS", "SAMPLING_KWARGS", "certified", "max_eps0",
+           "min_n"]
 
 
 EPS0_CAP = V.MAX_EPS0  # the forward query's eps0 range: the search never stops below eps
@@ -66,12 +67,15 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
                          f"query takes eps0 in (0, {EPS0_CAP:g}], and every such eps0 gives "
                          f"eps <= eps0 < {eps!r}")
     if oracle_factory is not None:
-        if k is not None or delta0 != 0.0 or forward:
+        if k is not None or delta0 != 0.0 or set(forward) - set(SAMPLING_KWARGS):
             raise ValueError("an oracle_factory describes the randomizer: pass it without k, "
-                             "delta0 or other randomizer arguments")
-        return _max_eps0_oracle(n, eps, delta, oracle_factory)
+                             "delta0 or other randomizer arguments (participation sampling "
+                             "gamma=, sample=, relation= may be given)")
+        return _max_eps0_oracle(n, eps, delta, oracle_factory, **forward)
     kw = _forward_kwargs(k, delta0, forward)
     ok = lambda e0: certified(n, e0, eps, delta, **kw)  # noqa: E731
+    if _sampled_add_remove(kw):
+        return _max_eps0_from_below(ok, eps, n, delta)
     if not ok(eps):
         raise ValueError(f"no eps0 >= eps = {eps} is certified for ({eps}, {delta})-DP with "
                          f"delta0 = {kw['delta0']}: delta0 must be <= delta, or the Thm 3.8 "
@@ -95,7 +99,12 @@ def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
     eps = V.positive_finite(eps, "eps")
     delta = V.probability_open(delta, "delta")
     kw = _forward_kwargs(k, delta0, forward)
-    ok = lambda n: certified(n, eps0, eps, delta, **kw)  # noqa: E731
+    # fixed-size sampling of m users needs n >= m (n >= m + 1 under add/remove)
+    n_low = 1
+    if kw.get("sample") is not None:
+        n_low = V.integer_at_least(kw["sample"], "sample", 1) \
+            + (kw.get("relation") == "add_remove")
+    ok = lambda n: n >= n_low and certified(n, eps0, eps, delta, **kw)  # noqa: E731
     if kw["delta0"] > 0.0:
         return _min_n_window(ok, eps0, eps, delta, kw["delta0"])
     found = smallest_feasible_int(ok, N_CAP)
@@ -105,23 +114,19 @@ def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
     return found
 
 
-def _max_eps0_oracle(n: int, eps: float, delta: float, factory) -> float:
+def _max_eps0_oracle(n: int, eps: float, delta: float, factory, **sampling) -> float:
     """Largest parameter e with factory(e) certified; a parameter the factory refuses
-    (ValueError: outside the oracle's range) counts as not certified."""
+    (ValueError: outside the oracle's range) counts as not certified. ``sampling``: gamma=,
+    sample=, relation= passed to the forward query (docs/theory.md §2.7)."""
     def ok(e0: float) -> bool:
         try:
             oracle = factory(e0)
         except ValueError:
             return False
-        return certified(n, None, eps, delta, oracle=oracle)
+        return certified(n, None, eps, delta, oracle=oracle, **sampling)
 
-    lo = eps
-    while not ok(lo):  # e.g. a deletion-DP oracle: its replacement eps0 is twice its parameter
-        lo /= 2.0
-        if lo < 1e-9:
-            raise ValueError(f"no parameter >= 1e-9 of this oracle is certified for "
-                             f"({eps}, {delta})-DP with n = {n}")
-    best = largest_feasible(ok, lo, EPS0_CAP)
+    # e.g. a deletion-DP oracle: its replacement eps0 is twice its parameter
+    best = _max_eps0_from_below(ok, eps, n, delta, "parameter of this oracle")
 
     def plateau(e0: float):
         try:
@@ -142,6 +147,26 @@ def _max_eps0_oracle(n: int, eps: float, delta: float, factory) -> float:
 
 
 MAX_PLATEAUS = 64  # plateaus walked above the first answer (each costs ~60 oracle builds)
+SAMPLING_KWARGS = ("gamma", "sample", "relation")  # participation sampling (docs/theory.md §2.7)
+
+
+def _sampled_add_remove(forward: dict) -> bool:
+    """Whether the forward query is a sampled round under add/remove: eps0 = eps need not be
+    certified there (the report count leaks whatever eps0 is), so the search starts below."""
+    sampled = forward.get("gamma") is not None or forward.get("sample") is not None
+    return sampled and forward.get("relation") == "add_remove"
+
+
+def _max_eps0_from_below(ok, eps: float, n: int, delta: float,
+                         what: str = "eps0") -> float:
+    """Halve from eps until certified (down to 1e-9), then the largest certified value."""
+    lo = eps
+    while not ok(lo):
+        lo /= 2.0
+        if lo < 1e-9:
+            raise ValueError(f"no {what} >= 1e-9 is certified for ({eps}, {delta})-DP with "
+                             f"n = {n}")
+    return largest_feasible(ok, lo, EPS0_CAP)
 
 
 def _next_plateau(plateau, x: float, cap: float) -> float | None:

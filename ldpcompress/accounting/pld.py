@@ -30,7 +30,8 @@ from .profiles import general_split  # noqa: F401  (re-exported for callers of p
 __all__ = ["UNIT_ROUNDOFF", "TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
            "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
            "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
-           "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction"]
+           "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction",
+           "profile_atoms_at"]
 
 
 UNIT_ROUNDOFF = 2.0 ** -53
@@ -545,7 +546,20 @@ def profile_atoms(delta_fn: Callable[[float], float], eps_max: float, points: in
     any grid: atoms at the hull vertices eps_j in [-eps_max, eps_max] (see from_profile)."""
     if not (math.isfinite(eps_max) and 0.0 < eps_max <= 700.0):
         raise ValueError(f"eps_max must be in (0, 700], got {eps_max!r}")
-    pos = eps_max * (np.linspace(0.0, 1.0, points) ** 2)
+    return _atoms_at(delta_fn, eps_max * (np.linspace(0.0, 1.0, points) ** 2))
+
+
+def profile_atoms_at(delta_fn: Callable[[float], float], eps_points):
+    """profile_atoms with the profile evaluated at the given points: increasing, from 0, at
+    most 700 (e.g. a grid fine where the profile varies, closed by a point where it is 0)."""
+    pos = np.asarray(eps_points, dtype=float)
+    if pos.ndim != 1 or pos.size < 2 or pos[0] != 0.0 or not np.all(np.diff(pos) > 0) \
+            or not pos[-1] <= 700.0:
+        raise ValueError("eps_points must be increasing from 0 to at most 700")
+    return _atoms_at(delta_fn, pos)
+
+
+def _atoms_at(delta_fn: Callable[[float], float], pos: np.ndarray):
     d_pos = np.array([min(1.0, max(0.0, delta_fn(float(e)))) for e in pos])
     neg = -pos[:0:-1]
     d_neg = -np.expm1(neg) + np.exp(neg) * d_pos[:0:-1]  # 1 - e^neg: no cancellation near 0

@@ -1,7 +1,7 @@
 """Shuffle accounting for scalar randomizers (x + Laplace or Gaussian noise on [lo, hi]):
-the privacy blanket put on a lattice soundly, and an exact attack (docs/theory.md §2.10).
+the privacy blanket put on a lattice soundly, and an exact attack (docs/theory.md §2.11).
 
-Upper bound (BBGN19 blanket, worst pair (lo, hi), docs/theory.md §2.10):
+Upper bound (BBGN19 blanket, worst pair (lo, hi), docs/theory.md §2.11):
 
     delta(eps) <= E[(S)_+] / (n gamma),  S = sum_{i <= n} B_i X_i,  B_i ~ Bern(gamma),
 
@@ -70,7 +70,7 @@ class LossLaw:
 def blanket_law(noise: str, half_width: float) -> LossLaw:
     """The blanket law of x + noise on [-half_width, half_width] (noise scale 1): Laplace's
     blanket is Lap(0, 1) with weight e^-half_width; the Gaussian's is the normalised minimum of
-    the two extreme densities, weight 2 Phi(-half_width) (docs/theory.md §2.10)."""
+    the two extreme densities, weight 2 Phi(-half_width) (docs/theory.md §2.11)."""
     if noise == "laplace":
         return LossLaw(LAPLACE, (half_width,), math.exp(-half_width))
     if noise == "gaussian":
@@ -284,7 +284,7 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
     With tau = -n shift and theta the tilt giving the draws (k + shift) mean 0 under
     p e^(theta k)/G: E[(K - tau)_+] = G^n e^(-theta tau) sum_{k > tau} (k - tau) e^(-theta (k - tau))
     P~(k), P~ the tilted law of K (mean tau), from one real FFT of N points. Every term is
-    bounded (docs/theory.md §2.10): the FFT and the n-th power (per frequency), the circular wrap
+    bounded (docs/theory.md §2.11): the FFT and the n-th power (per frequency), the circular wrap
     (it only adds mass: bounded by Chernoff and subtracted for a lower bound), the sum beyond
     the window (Chernoff, added for an upper bound)."""
     p = np.asarray(p, dtype=np.float64)
@@ -357,7 +357,7 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
 
 def blanket_delta(n: int, law: LossLaw, eps: float, tol: float,
                   resolution: int = RESOLUTION) -> float:
-    """The blanket upper bound on delta(eps) for n users (docs/theory.md §2.10)."""
+    """The blanket upper bound on delta(eps) for n users (docs/theory.md §2.11)."""
     e = math.exp(eps)
     p, k0, h, extra = upper_lattice(law, e, tol, resolution)
     pz, kz = _thin(p, k0, law.gamma)
@@ -367,7 +367,7 @@ def blanket_delta(n: int, law: LossLaw, eps: float, tol: float,
 
 def attack_delta(n: int, law: LossLaw, eps: float, tol: float,
                  resolution: int = RESOLUTION) -> float:
-    """The exact delta(eps) of the attack datasets, rounded down (docs/theory.md §2.10)."""
+    """The exact delta(eps) of the attack datasets, rounded down (docs/theory.md §2.11)."""
     e = math.exp(eps)
     p, k0, h, c0, err = lower_lattice(law, e, tol, resolution)
     total = positive_part(p, k0, n, upper=False, shift=c0 / h)
@@ -441,7 +441,7 @@ class _ScalarProfile(Profile):
 
 
 class ScalarBlanketProfile(_ScalarProfile):
-    """Blanket upper bound (docs/theory.md §2.10) of a scalar randomizer, min with the local
+    """Blanket upper bound (docs/theory.md §2.11) of a scalar randomizer, min with the local
     divergence of one report."""
 
     name, label, upper = "blanket_scalar", "privacy blanket, lattice (Balle et al. 2019)", True
@@ -458,7 +458,7 @@ class ScalarBlanketProfile(_ScalarProfile):
 
 
 class ScalarLowerProfile(_ScalarProfile):
-    """Exact attack (docs/theory.md §2.10): user 1 at lo vs hi, every other user at the
+    """Exact attack (docs/theory.md §2.11): user 1 at lo vs hi, every other user at the
     midpoint, the analyst's optimal test on the whole multiset; rounded down."""
 
     name, label, upper = "lower_scalar", "lower bound: exact attack on the shuffled reports", False

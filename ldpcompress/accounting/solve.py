@@ -1,4 +1,4 @@
-"""Root finding on monotone privacy profiles (docs/theory.md §1, §2.1-2.3, §2.9).
+"""Root finding on monotone privacy profiles (docs/theory.md §1, §2.1-2.3, §2.10).
 
 eps(delta) = inf{eps >= 0 : delta(eps) <= delta}. A bracket [lo, hi] with delta(lo) > target
 >= delta(hi) is shrunk by Illinois steps on log delta (bisection when they stall) to a relative

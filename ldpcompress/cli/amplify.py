@@ -9,6 +9,7 @@ import time
 
 from ..accounting import amplification as amp
 from ..accounting import inverse
+from ..accounting.participation import participation
 from ..core import validate as V
 from ..randomizers.catalog import make_oracle, oracle_names
 from .util import JSON_HELP, count, emit_json, fmt, number, print_table
@@ -30,6 +31,25 @@ def _randomizer_kwargs(args) -> dict:
     return dict(k=count(args.k, "--k", 2, V.MAX_K), delta0=0.0 if args.delta0 is None else args.delta0)
 
 
+def _sampling_kwargs(args) -> dict:
+    """--gamma / --sample / --relation as the forward API takes them (checked there too)."""
+    kw = {}
+    if args.gamma is not None and args.sample is not None:
+        raise ValueError("give --gamma (each user reports with that probability) or --sample "
+                         "(a fixed number of users report), not both")
+    if args.gamma is not None:
+        kw["gamma"] = args.gamma
+    if args.sample is not None:
+        kw["sample"] = count(args.sample, "--sample")
+    if args.relation is not None:
+        if not kw:
+            raise ValueError("--relation needs --gamma or --sample: without participation "
+                             "sampling the report count reveals user 1 under add/remove, and "
+                             "every unsampled bound is for substitution")
+        kw["relation"] = args.relation
+    return kw
+
+
 def _oracle_factory(args):
     """eps0 -> the oracle named by --oracle on --k items."""
     k = count(args.k, "--k", 2, V.MAX_K)
@@ -46,6 +66,7 @@ def _amplify_forward(args) -> dict:
     eps0 = args.eps0
     if args.oracle is not None:  # the oracle states its own (realised) eps0
         kwargs, eps0 = dict(oracle=_oracle_factory(args)(args.eps0)), None
+    kwargs.update(_sampling_kwargs(args))
     lower = not args.no_lower
     if args.eps is not None:
         res = amp.delta(args.n, eps0, args.eps, lower=lower, **kwargs)
@@ -66,27 +87,29 @@ def _amplify_inverse(args) -> dict:
         raise ValueError("--inverse takes --n (finds the largest eps0) or --eps0 (finds the "
                          "smallest n), not both: the other would be ignored")
     kwargs = _randomizer_kwargs(args)
+    sampling = _sampling_kwargs(args)
     start = time.perf_counter()
     if args.n is not None:
         if args.oracle is not None:
-            value = inverse.max_eps0(args.n, args.eps, args.delta, _oracle_factory(args))
+            value = inverse.max_eps0(args.n, args.eps, args.delta, _oracle_factory(args),
+                                     **sampling)
             kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2, V.MAX_K))
         else:
-            value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs)
+            value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs, **sampling)
         what = "max_eps0"
     elif args.eps0 is not None:
         if args.oracle is not None:
             oracle = _oracle_factory(args)(args.eps0)
-            value = inverse.min_n(None, args.eps, args.delta, oracle=oracle)
+            value = inverse.min_n(None, args.eps, args.delta, oracle=oracle, **sampling)
             kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2, V.MAX_K))
         else:
-            value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs)
+            value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs, **sampling)
         what = "min_n"
     else:
         raise ValueError("--inverse needs --n (to find the largest eps0) or --eps0 (smallest n)")
     n = None if args.n is None else count(args.n, "--n")
     return dict(query=what, value=value, params=dict(n=n, eps0=args.eps0, eps=args.eps,
-                                                     delta=args.delta, **kwargs),
+                                                     delta=args.delta, **kwargs, **sampling),
                 seconds=time.perf_counter() - start)
 
 
@@ -100,6 +123,12 @@ def _show_forward(res: dict) -> None:
               f"n={p['n']}, {given}")
     else:
         print(f"Shuffled eps0={p['eps0']:g}-LDP reports, n={p['n']}{k}, {given}")
+    if p.get("gamma") is not None:
+        print(f"each user reports with probability gamma={p['gamma']:g}; neighbours: "
+              f"{p['relation'].replace('_', '/')}")
+    elif p.get("sample") is not None:
+        print(f"a uniform {p['sample']} of the n users report; neighbours: "
+              f"{p['relation'].replace('_', '/')}")
     rows = [(b["label"], fmt(b["value"]) if b["value"] is not None else f"n/a ({b['note']})",
              f"{b['seconds'] * 1e3:.2f}") for b in res["bounds"]]
     print_table(rows, ("bound", what, "ms"))
@@ -122,7 +151,10 @@ def _floor_digits(value: float, digits: int = 6) -> str:
 
 def _show_inverse(res: dict) -> None:
     p = res["params"]
-    extra = "".join(f", {key}={p[key]:g}" for key in ("k", "delta0") if p.get(key))
+    extra = "".join(f", {key}={p[key]:g}" for key in ("k", "delta0", "gamma", "sample")
+                    if p.get(key))
+    if p.get("relation"):
+        extra += f", {p['relation'].replace('_', '/')}"
     if p.get("oracle"):
         extra = f", oracle {p['oracle']}{extra}"
     if res["query"] == "max_eps0":
@@ -149,6 +181,13 @@ def _check_options(args) -> None:
             raise ValueError(f"--eps must be finite and >= 0, got {args.eps!r}")
     if args.delta0 is not None:
         args.delta0 = V.probability_closed_open(args.delta0, "--delta0")
+    if args.gamma is not None:
+        args.gamma = participation(args.gamma, "--gamma")
+    if args.sample is not None:
+        top = V.MAX_N if args.n is None else args.n - (args.relation == "add_remove")
+        if top < 1:
+            raise ValueError("--sample under --relation add_remove needs --n >= 2")
+        args.sample = count(args.sample, "--sample", 1, top)
 
 
 def _cmd_amplify(args) -> None:
@@ -182,7 +221,17 @@ def register(sub) -> None:
                    help="skip the exact lower bound (an attack; costs time at large n)")
     a.add_argument("--delta0", type=number, default=None,
                    help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
+    a.add_argument("--gamma", type=number, default=None,
+                   help="participation sampling: each user reports with this probability, in "
+                        "(0, 1] (docs/theory.md §2.7)")
+    a.add_argument("--sample", type=number, default=None,
+                   help="participation sampling: a uniform sample of this many of the n users "
+                        "reports (at most n, or n - 1 under add/remove)")
+    a.add_argument("--relation", choices=("substitution", "add_remove"), default=None,
+                   help="neighbouring datasets with --gamma/--sample: user 1's value changes "
+                        "(substitution, the default) or user 1 is present or absent "
+                        "(add_remove)")
     a.add_argument("--inverse", action="store_true",
-                   help="with --n: largest eps0; with --eps0: smallest n (§2.9)")
+                   help="with --n: largest eps0; with --eps0: smallest n (§2.10)")
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_amplify)

@@ -1,4 +1,4 @@
-"""CLI command ``demo``: the end-to-end frequency-estimation job (docs/theory.md §6 + §2.9)."""
+"""CLI command ``demo``: the end-to-end frequency-estimation job (docs/theory.md §6 + §2.10)."""
 from __future__ import annotations
 
 from ..core import validate as V

@@ -1,6 +1,6 @@
 """End-to-end demo (the main job): n users with Zipf(1.1) data over k items report through a
 frequency oracle whose local eps0 is the largest that shuffling turns into the target central
-(eps, delta) (docs/theory.md §2.9); the shuffled reports are aggregated into a histogram."""
+(eps, delta) (docs/theory.md §2.10); the shuffled reports are aggregated into a histogram."""
 from __future__ import annotations
 
 import contextlib

@@ -98,7 +98,7 @@ def work_warning(d: int, n: int, eps: float, split: int, chosen: bool) -> str | 
 
 def shuffled_privacy(d: int, n: int, eps: float, delta: float) -> dict:
     """Central (eps, delta) of n shuffled PrivUnit2(d, eps) reports by PrivUnit2's own blanket
-    bound (docs/theory.md §2.11), with its attack's lower bound and the generic FMT21 bound."""
+    bound (docs/theory.md §2.12), with its attack's lower bound and the generic FMT21 bound."""
     from ..accounting.amplification import epsilon
 
     t = time.perf_counter()

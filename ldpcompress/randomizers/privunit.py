@@ -282,7 +282,7 @@ class PrivUnit2(VectorMeanEstimator):
         return {"d": self.d, "eps": self.eps, "p0": self.par.p0, "gamma": self.par.gamma}
 
     def shuffle_structure(self) -> ShuffleStructure:
-        """Binary-support structure (docs/theory.md §2.11): w = uniform sphere, b(v, u) =
+        """Binary-support structure (docs/theory.md §2.12): w = uniform sphere, b(v, u) =
         [<v, u> >= gamma], a = P_cap (mpmath, privunit_caps), a1 = the client's realised coin
         Pr[uniform < p0]. The worst pair of inputs is antipodal, where the caps are disjoint:
         P(1,1) = 0, P(1,0) = P_cap. The attack's third item is orthogonal to the pair:

@@ -1,4 +1,4 @@
-"""Spherical-cap measures for PrivUnit2's shuffle structure (docs/theory.md §2.11).
+"""Spherical-cap measures for PrivUnit2's shuffle structure (docs/theory.md §2.12).
 
 PrivUnit2(u) has density p0/P_cap on the cap {v : <v, u> >= gamma} and (1 - p0)/(1 - P_cap) off
 it, relative to the uniform law w on S^(d-1): a binary-support randomizer with b(v, u) =

@@ -1,5 +1,5 @@
 """Scalar randomizers: a bounded value x in [lo, hi] reported as x + Laplace or Gaussian noise
-(docs/theory.md §2.10; guide section 8).
+(docs/theory.md §2.11; guide section 8).
 
 * :class:`LaplaceScalar` (replacement eps = (hi - lo)/b, pure): x + Lap(b). Compressible by
   FT21 Alg. 1: w.r.t. the reference law Lap(mid, b) (mid = (lo + hi)/2) the density ratio is
@@ -40,7 +40,7 @@ _HALF_ULP = 2.0 ** -54
 
 @dataclass(frozen=True)
 class ScalarStructure:
-    """What shuffle accounting needs of a scalar randomizer (docs/theory.md §2.10): the noise
+    """What shuffle accounting needs of a scalar randomizer (docs/theory.md §2.11): the noise
     law ("laplace" or "gaussian") and the half-width of [lo, hi] in units of its scale
     (b or sigma). ``eps0`` is the replacement eps (inf for Gaussian noise)."""
 
@@ -252,7 +252,7 @@ class LaplaceScalar(ScalarRandomizer):
 @register
 class GaussianScalar(ScalarRandomizer):
     """x + N(0, sigma^2) on [lo, hi]: not pure DP (no finite eps); accounted in the shuffle
-    model by its privacy blanket (docs/theory.md §2.10)."""
+    model by its privacy blanket (docs/theory.md §2.11)."""
 
     name, privacy, noise = "gaussian-scalar", Privacy.REPLACEMENT, "gaussian"
 

@@ -1,0 +1,780 @@
+"""Shuffle rounds with participation sampling (docs/theory.md §2.7): the decomposed pairs of
+Poisson participation (each user reports with probability gamma) and fixed-size sampling (m of
+the n users report), under add/remove and substitution, and their exact attacks.
+
+Notation shared by every kernel (docs/theory.md §2.7). Once the left-over users are revealed,
+the pair depends on a count N and on the law Bin(N, s) of the *other* clone-like users (clones,
+or blanket draws) in the view, and on X_c = x0 + x1 c:
+
+    Poisson:    N = N' (non-left-over others), X_c = N' + 1 - c (the silent others), wt = gamma;
+    fixed size: N = m - 1,                     X_c = n - m (the users not sampled), wt = m / n.
+
+With c clone-like reports in the view, the branch "user 1 reported" has mass wt pi(c - 1)
+(pi the Bin(N, s) pmf) and the branch "user 1 silent" wtc pi_Q(c) = wt pi(c - 1) q X_c / c,
+q the probability that a reporting other is clone-like (e^-eps0, or the blanket weight): the
+odds of "silent" given c are rho_c = q X_c / c, non-increasing in c.
+
+Upper sums add the mass outside their windows and are inflated by their rounding bounds; the
+attack's sums drop it and are deflated. Probabilities arrive with their complements (never
+formed here by subtraction).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .binomial import (
+    TINY,
+    UNIT_ROUNDOFF,
+    binom_logpmf,
+    binom_window,
+    clone_tail_h,
+    pmf_anchor,
+    pmf_rel_err,
+    tail_dec_c,
+    tail_direct,
+    tail_move_t,
+    tail_rel_err,
+)
+from .bintail import first_above, pmf_step_down, sf_anchor, tight_window
+from .blanket_indep import indep_excess
+from .blanket_pair import pair_group_excess
+from .clones import (
+    CHERNOFF_EXP,
+    DBL_MIN,
+    EPS_CLAMP,
+    SUBNORMAL_ULP,
+    clone_threshold,
+    pair_coefficients,
+    tail_negligible,
+)
+from .lower import count_pair_delta
+from .mblocks import TAIL_ZONES
+from .pair_chernoff import pair_chernoff_log
+
+__all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
+           "carried_state",
+           "remove_clone_sums", "remove_clone_delta", "subst_clone_sum", "subst_clone_delta",
+           "remove_blanket_sums", "remove_blanket_delta", "subst_blanket_blocks",
+           "subst_blanket_indep", "subst_blanket_pair", "count_attack_delta",
+           "count_pair_sums", "poisson_count_attack_delta"]
+
+
+ANCHOR_STEPS = 65536  # a tail state walked by recurrences is re-anchored after this many steps
+_U = UNIT_ROUNDOFF
+
+
+# ---------------------------------------------------------------------------------------------
+# Tail states of Bin(c, a) walked by additions only (their relative error grows linearly)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def pmf_step_up(w, j, n, p, q, rel, since):
+    """Bin(n, p) pmf at j -> at j + 1 by the ratio (n-j)/(j+1) p/q, re-anchored from the log-pmf
+    when it underflows; returns (pmf, its anchor's relative error, steps since the anchor)."""
+    w *= (n - j) / (j + 1.0) * (p / q)
+    if w < TINY:
+        w, rel = pmf_anchor(j + 1, n, p, q)
+        return w, rel, 0
+    return w, rel, since + 1
+
+
+@njit(cache=True)
+def order_up(c, t, a, b, u, pk):
+    """State (Pr[K >= t], Pr[K = t]) of K ~ Bin(c, a) -> the same for Bin(c + 1, a) at the same t:
+    Pr_{c+1}[K >= t] = Pr_c[K >= t] + a Pr_c[K = t - 1] and Pr_{c+1}[K = t] = b Pr_c[K = t]
+    (c + 1)/(c + 1 - t), with a Pr_c[K = t - 1] = Pr_c[K = t] t b/(c - t + 1): sums and products
+    of positive terms only. Returns (u, pk, anchored)."""
+    if t < 1 or t > c or pk < TINY:
+        u, pk = sf_anchor(t, c + 1, a, b)
+        return u, pk, True
+    return min(1.0, u + pk * t * b / (c - t + 1.0)), b * pk * (c + 1.0) / (c + 1.0 - t), False
+
+
+@njit(cache=True)
+def diagonal_down(c, t, a, b, u, pk):
+    """State of K ~ Bin(c, a) at t -> state of Bin(c - 1, a) at t - 1:
+    Pr_{c-1}[K >= t-1] = Pr_c[K >= t] + b Pr_{c-1}[K = t-1], Pr_{c-1}[K = t-1] = Pr_c[K = t] t/(c a)
+    (additions and products only). Returns (u, pk, anchored)."""
+    if t < 1 or t > c or pk < TINY:
+        u, pk = sf_anchor(t - 1, c - 1, a, b)
+        return u, pk, True
+    step = pk * t / (c * a)
+    return min(1.0, u + b * step), step, False
+
+
+@njit(cache=True)
+def move_down(t, target, m, a, b, u, pk):
+    """Move the state of Bin(m, a) from t down to target <= t by u += Pr[K = t - 1] (additions);
+    re-anchors for an upward move, a long jump or an underflow. Returns (u, pk, steps), steps
+    = -1 when it re-anchored (each step adds at most 4 ulps to the relative error)."""
+    if target > t or t - target > 64 or pk < TINY or t > m or target < 0:
+        u, pk = sf_anchor(target, m, a, b)
+        return u, pk, -1
+    steps = 0
+    while t > target:
+        pk = pk * t * b / ((m - t + 1.0) * a)
+        u = min(1.0, u + pk)
+        t -= 1
+        steps += 1
+        if pk < TINY:
+            u, pk = sf_anchor(target, m, a, b)
+            return u, pk, -1
+    return u, pk, steps
+
+
+@njit(cache=True)
+def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
+    """The tail state of K ~ Bin(c, a) at nt, carried from the previous count's state at t:
+    ``up`` (previous count c - 1, same t: order_up) or down (previous count c + 1: diagonal_down
+    to t - 1), then move_down to nt -- additions of positive terms only. Anchored at the first
+    use (t < 0), every ANCHOR_STEPS steps and wherever a step re-anchors. ``rel`` bounds the
+    state's relative error (the anchor's tail_rel_err, then 4 ulps per recurrence step).
+    Returns (u, pk, rel, walked)."""
+    if t < 0 or walked >= ANCHOR_STEPS:
+        u, pk = sf_anchor(nt, c, a, b)
+        return u, pk, tail_rel_err(nt, c, a) + 8.0 * _U, 1
+    if up:
+        t_from = t
+        u, pk, fresh = order_up(c - 1, t, a, b, u, pk)
+    else:
+        t_from = t - 1
+        u, pk, fresh = diagonal_down(c + 1, t, a, b, u, pk)
+    if fresh:
+        rel, walked = tail_rel_err(t_from, c, a), 0
+    u, pk, moved = move_down(t_from, nt, c, a, b, u, pk)
+    if moved < 0:
+        rel, walked = tail_rel_err(nt, c, a), 0
+    else:
+        rel += 4.0 * moved * _U
+    return u, pk, rel + 8.0 * _U, walked + 1
+
+
+@njit(cache=True)
+def _state_excess(theta, t, m, a, b, u, pk, rel):
+    """(E[(K - theta)_+], allowance) for K ~ Bin(m, a) from the state at t = first_above(theta):
+    (m a - theta) U + t b P (see ``excess`` in kernels/blanket.py), its rounding, and the state's
+    relative error rel (anchor and walk) on both of its terms."""
+    if t > m:
+        return 0.0, 0.0
+    lead = (m * a - theta) * u
+    tail = t * b * pk
+    v = lead + tail
+    err = 8.0 * _U * (abs(lead) + tail + abs(theta) * u + m * a * u) + rel * (abs(lead) + tail)
+    return max(v, 0.0), err
+
+
+# ---------------------------------------------------------------------------------------------
+# Any eps0-LDP randomizer, add/remove: P(c) = wt pi(c-1) (1 + wtc L_c), Q(c) = wt pi(c-1) L_c
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
+    """(H(P||Q), H(Q||P), terms) of the add/remove pair of one count N (docs/theory.md §2.7(a)):
+    with L_c = q X_c / (wtc c), P(c) - E Q(c) = wt pi(c-1) (1 - (E - wtc) L_c) and
+    Q(c) - E P(c) = wt pi(c-1) (L_c (1 - E wtc) - E); the c = 0 outcome adds
+    (1 - E wtc)_+ Q(0), Q(0) = sc^(N + q0_power) (q0_power: 0 Poisson, 1 fixed size).
+
+    Every term is summed with its rounding allowance (rounded up). Outside the window of c - 1:
+    (P - E Q)_+ <= wt pi(c - 1) (the silent branch alone gives P - E Q < 0), so H(P||Q) gains
+    wt x outside; (Q - E P)_+ <= (1 - E wtc) Q(c), and the Q mass with c - 1 outside the window
+    [lo, hi] is at most outside + pi(lo)."""
+    lo, hi, out = binom_window(big_n, s, sc, tol)
+    a_pq = em1 + wt            # E - wtc
+    b_qp = wt * e - em1        # 1 - E wtc
+    b_err = 4.0 * _U * (wt * e + abs(em1))
+    mode = min(big_n, int(math.floor((big_n + 1.0) * s)))
+    w, rel_w = pmf_anchor(lo, big_n, s, sc)
+    since = 0
+    pi_lo = w
+    h1 = 0.0
+    h2 = 0.0
+    j = lo
+    while True:
+        c = j + 1.0
+        lam = q * (x0 + x1 * c) / (wtc * c)
+        rel = rel_w + 8.0 * (since + 2) * _U
+        v1 = 1.0 - a_pq * lam
+        e1 = 8.0 * _U * (1.0 + a_pq * lam)
+        if v1 + e1 > 0.0:
+            h1 += w * (max(v1, 0.0) + e1) * (1.0 + rel)
+        if b_qp + b_err > 0.0:
+            v2 = lam * b_qp - e
+            e2 = 8.0 * _U * (lam * (wt * e + abs(em1)) + e) + lam * b_err
+            if v2 + e2 > 0.0:
+                h2 += w * (max(v2, 0.0) + e2) * (1.0 + rel)
+        if j >= hi:
+            break
+        w, rel_w, since = pmf_step_up(w, j, big_n, s, sc, rel_w, since)
+        j += 1
+        if j == mode:
+            w, rel_w = pmf_anchor(j, big_n, s, sc)
+            since = 0
+    h1 = h1 * wt + wt * out
+    if b_qp + b_err > 0.0:
+        bq = max(b_qp, 0.0) + b_err
+        if lo == 0:
+            h2 = h2 * wt + bq * (pi_lo * (1.0 + pmf_anchor(0, big_n, s, sc)[1])
+                                 * sc ** q0_power) * (1.0 + 4.0 * _U) + bq * out
+        else:
+            h2 = h2 * wt + bq * (out + pi_lo * (1.0 + 8.0 * _U))
+    else:
+        h2 = 0.0
+    return h1, h2, hi - lo + 2
+
+
+@njit(cache=True)
+def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, outside):
+    """delta(eps) <= max(sum_i w_i H_i(P||Q), sum_i w_i H_i(Q||P)) + outside over the blocks
+    i of N (smallest member ns[i], mass ws[i], x0s[i]; H is non-increasing in N,
+    docs/theory.md §2.7); e^eps is formed at min(eps, 700), which only raises delta."""
+    ec = min(eps, EPS_CLAMP)
+    e = math.exp(ec)
+    em1 = math.expm1(ec)
+    t1 = 0.0
+    t2 = 0.0
+    steps = 0
+    for i in range(ns.shape[0]):
+        h1, h2, st = remove_clone_sums(ns[i], x0s[i], x1, s, sc, wt, wtc, q, e, em1, tol,
+                                       q0_power)
+        t1 += ws[i] * min(h1, 1.0)
+        t2 += ws[i] * min(h2, 1.0)
+        steps += st
+    total = max(t1, t2) * (1.0 + 8.0 * (ns.shape[0] + 16) * _U)
+    return min(1.0, total + outside + (steps + 1) * DBL_MIN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Any eps0-LDP randomizer, substitution: clone pairs with count-dependent splits
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
+    """sum_c wt pi(c-1) (1 + rho_c) H(clone pair(c - 1, p_c)) for one count N, rho_c = q X_c / c,
+    p_c = (p + rho_c/2)/(1 + rho_c) (docs/theory.md §2.7(b)), plus wt x the mass outside the
+    window of c - 1 (a branch "user 1 reported" carries at most its mass; the silent branch
+    alone has P = Q). c runs downward: rho_c grows, so once p_c is private at eps every smaller
+    c is too. Returns (sum, terms)."""
+    lo, hi, out = binom_window(big_n, s, sc, tol)
+    j = hi
+    w, rel_w = pmf_anchor(j, big_n, s, sc)
+    since = 0
+    mode = min(big_n, int(math.floor((big_n + 1.0) * s)))
+    t = np.int64(-1)  # typed: the tail kernels compile once, for int64
+    u = 0.0
+    pm1 = 0.0
+    total = 0.0
+    allow = 0.0
+    steps = 0
+    skipped = False
+    while j >= lo:
+        c = j + 1.0
+        rho = q * (x0 + x1 * c) / c
+        al, be, theta, theta_c = pair_coefficients((p + 0.5 * rho) / (1.0 + rho),
+                                                   (pc + 0.5 * rho) / (1.0 + rho), eps)
+        if al <= 0.0:
+            break
+        if tail_negligible(j, theta, theta_c):
+            # H at c is at most e^-700 (Chernoff) and the masses sum to at most 1: one e^-700
+            # for all of them, and no tail state deep in the underflow
+            skipped = True
+            t = np.int64(-1)
+        else:
+            nt = clone_threshold(j, theta)
+            if t < 0 or steps % ANCHOR_STEPS == 0:
+                u, pm1 = tail_direct(j, nt)
+            else:
+                u, pm1 = tail_dec_c(j + 1, t, u, pm1)
+                u, pm1 = tail_move_t(j, t, u, pm1, nt)
+            t = nt
+            term = wt * w * (1.0 + rho) * clone_tail_h(j, t, u, pm1, al, be)
+            total += term
+            allow += term * (rel_w + 8.0 * (since + 4) * _U)
+        steps += 1
+        if j <= 0:
+            break
+        w, rel_w, since = pmf_step_down(w, j, big_n, s, sc, rel_w, since)
+        j -= 1
+        if j == mode:
+            w, rel_w = pmf_anchor(j, big_n, s, sc)
+            since = 0
+    total = (total + allow) * (1.0 + 8.0 * (steps + 16) * _U) \
+        * (1.0 + tail_rel_err(np.int64(0), max(hi, 1), 0.5))
+    if skipped:
+        total += math.exp(-CHERNOFF_EXP)
+    return total + wt * out, steps
+
+
+@njit(cache=True)
+def subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, outside):
+    """delta(eps) <= sum_i w_i subst_clone_sum(ns[i]) + outside (blocks of N, as in
+    remove_clone_delta; the pair is symmetric, one direction suffices)."""
+    total = 0.0
+    steps = 0
+    for i in range(ns.shape[0]):
+        h, st = subst_clone_sum(ns[i], x0s[i], x1, s, sc, wt, q, p, pc, eps, tol)
+        total += ws[i] * min(h, 1.0)
+        steps += st
+    total *= 1.0 + 8.0 * (ns.shape[0] + 16) * _U
+    return min(1.0, total + outside + (steps + 1) * DBL_MIN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary-support oracles (blanket), add/remove: only K1 (draws supporting x1) matters
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, tol, q0_power):
+    """(H(P||Q), H(Q||P), terms) of the blanket add/remove pair of one count N
+    (docs/theory.md §2.7(c)): c blanket draws from w, K1 ~ Bin(c, a) of them support x1,
+
+        H(P||Q) = sum_c wt pi(c-1) (g ce / c) E[(K1 - theta_c)_+],
+        theta_c = (kappa X_c - c)/ce, kappa = (E - 1 + wt)/wtc,
+        H(Q||P) = sum_c E wt pi(c-1) (g ce / c) E[(theta'_c - K1)_+] + (1 - E wtc)_+ Q(0),
+        theta'_c = (X_c (1 - E wtc)/(E wtc) - c)/ce,
+
+    gce = g ce = g (e^eps0 - 1). The first sum walks c upward (theta falls: the tail state of K1
+    only grows), the second downward on K1' = c - K1 ~ Bin(c, ac) (its threshold falls by more
+    than one per step): both by additions only. Thresholds are rounded toward the larger sum.
+    Outside the window: H(P||Q) gains wt x outside, H(Q||P) (1 - E wtc)(outside + pi(lo))."""
+    lo, hi, out = binom_window(big_n, s, sc, tol)
+    kappa = (em1 + wt) / wtc * (1.0 - 4.0 * _U)
+    b_qp = wt * e - em1        # 1 - E wtc
+    b_err = 4.0 * _U * (wt * e + abs(em1))
+    terms = 0
+    # -- H(P||Q): c upward -------------------------------------------------------------------
+    h1 = 0.0
+    j = lo
+    w, rel_w = pmf_anchor(j, big_n, s, sc)
+    since = 0
+    t = np.int64(-1)
+    u = 0.0
+    pk = 0.0
+    rel = 0.0
+    walked = 0
+    while True:
+        c = j + 1
+        xc = x0 + x1 * c
+        theta = (kappa * xc - c) / ce
+        theta -= 8.0 * _U * (abs(kappa * xc) + c) / ce + 4.0 * _U * abs(theta)
+        nt = first_above(theta, c)
+        if nt <= c:
+            u, pk, rel, walked = carried_state(t, nt, c, a, ac, u, pk, rel, walked, True)
+            t = nt
+            v, err = _state_excess(theta, t, c, a, ac, u, pk, rel)
+            h1 += w * (1.0 + rel_w + 8.0 * (since + 2) * _U) * (gce / c) * (v + err)
+        else:
+            t = np.int64(-1)
+        terms += 1
+        if j >= hi:
+            break
+        w, rel_w, since = pmf_step_up(w, j, big_n, s, sc, rel_w, since)
+        j += 1
+    h1 = h1 * wt + wt * out
+    # -- H(Q||P): c downward on K1' = c - K1 -----------------------------------------------
+    h2 = 0.0
+    if b_qp + b_err > 0.0 and e * wtc < 1.0 + 8.0 * _U:
+        kq = (max(b_qp, 0.0) + b_err) / (e * wtc) * (1.0 + 8.0 * _U)
+        j = hi
+        w, rel_w = pmf_anchor(j, big_n, s, sc)
+        since = 0
+        t = np.int64(-1)
+        walked = 0
+        while True:
+            c = j + 1
+            xc = x0 + x1 * c
+            th1 = (xc * kq - c) / ce
+            th1 += 8.0 * _U * (xc * kq + c) / ce + 4.0 * _U * abs(th1)
+            th2 = c - th1  # E[(th1 - K1)_+] = E[(K1' - th2)_+]
+            th2 -= 4.0 * _U * (c + abs(th1))
+            nt = first_above(th2, c)
+            if nt <= c:
+                u, pk, rel, walked = carried_state(t, nt, c, ac, a, u, pk, rel, walked, False)
+                t = nt
+                v, err = _state_excess(th2, t, c, ac, a, u, pk, rel)
+                h2 += w * (1.0 + rel_w + 8.0 * (since + 2) * _U) * (gce / c) * (v + err)
+            else:
+                t = np.int64(-1)
+            terms += 1
+            if j <= lo or j <= 0:
+                break
+            w, rel_w, since = pmf_step_down(w, j, big_n, s, sc, rel_w, since)
+            j -= 1
+        h2 *= e * wt * (1.0 + 4.0 * _U)
+        bq = max(b_qp, 0.0) + b_err
+        if lo == 0:
+            q0 = math.exp(binom_logpmf(0, big_n, s, sc)) * sc ** q0_power
+            h2 += bq * q0 * (1.0 + 1e-12) + bq * out
+        else:
+            h2 += bq * (out + math.exp(binom_logpmf(lo, big_n, s, sc)) * (1.0 + 1e-12))
+    return h1, h2, terms
+
+
+@njit(cache=True)
+def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, tol,
+                         q0_power, outside):
+    """delta(eps) <= max over the directions of sum_i w_i H_i + outside (blocks of N, as in
+    remove_clone_delta)."""
+    ec = min(eps, EPS_CLAMP)
+    e = math.exp(ec)
+    em1 = math.expm1(ec)
+    t1 = 0.0
+    t2 = 0.0
+    steps = 0
+    for i in range(ns.shape[0]):
+        h1, h2, st = remove_blanket_sums(ns[i], x0s[i], x1, s, sc, wt, wtc, a, ac, gce, ce, e,
+                                         em1, tol, q0_power)
+        t1 += ws[i] * min(h1, 1.0)
+        t2 += ws[i] * min(h2, 1.0)
+        steps += st
+    total = max(t1, t2) * (1.0 + 8.0 * (steps + 16) * _U)
+    return min(1.0, total + outside + (steps + 1) * DBL_MIN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary-support oracles (blanket), substitution: blocks of c carry (smallest c, largest odds)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _block_size(c, cw, mean, sd, merge):
+    """Width of the block starting at c (a multiple of cw): wider in the far tails, aligned at
+    multiples of its own width (as m_blocks in kernels/blanket.py)."""
+    if merge and sd > 0.0:
+        for zone in range(len(TAIL_ZONES)):
+            z_min, factor = TAIL_ZONES[zone]
+            wide = cw * factor
+            end = c + wide - 1
+            if c % wide == 0 and (c - mean >= z_min * sd or mean - end >= z_min * sd):
+                return wide
+    return cw
+
+
+@njit(cache=True)
+def subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt, g, frac, tol, merge_tails=True):
+    """Blocks of c for the blanket substitution bound (docs/theory.md §2.7(d)). The window of
+    c - 1 ~ Bin(N, s) over every block i of N is cut into blocks [c_lo, c_hi] of width frac x
+    its standard deviation (aligned at multiples of it; tails merged unless not merge_tails).
+    For the counts of block
+    i in block j, the pair at (c_lo_j, tau_ij) carries them: tau_ij = 1/(1 + rho_i(c_hi_j)), the
+    largest odds of "user 1 reported", rho_i(c) = g X_i(c)/c (the pair is non-increasing in c
+    and non-decreasing in tau).
+
+    Returns (c_lo [J], mass [I, J], tau [I, J], shift factor [I, J], outside): the mass is
+    w_i sum_{c in block j} wt pi_i(c-1)(1 + rho_i(c)), rounded up, the shift factor
+    c_lo_j (1 + X_i(c_hi_j)/c_hi_j) the threshold of the blanket sum in units of
+    r = (E-1)/(e^eps0 - 1), and outside the mass of the windows left out (a branch "user 1
+    reported" carries at most its mass)."""
+    nb = ns.shape[0]
+    c_min = np.int64(2 ** 62)
+    c_max = np.int64(0)
+    for i in range(nb):
+        lo, hi, _ = binom_window(ns[i], s, sc, tol)
+        c_min = min(c_min, lo + 1)
+        c_max = max(c_max, hi + 1)
+    mid = ns[nb // 2]
+    sd = math.sqrt(mid * s * sc)
+    cw = max(1, int(frac * sd))
+    mean = 1.0 + mid * s
+    starts = np.empty((c_max - c_min) // cw + 3, dtype=np.int64)
+    nj = 0
+    start = (c_min // cw) * cw
+    while start <= c_max:
+        starts[nj] = start
+        nj += 1
+        start += _block_size(start, cw, mean, sd, merge_tails)
+    starts[nj] = start  # the end of the last block
+    c_lo = np.empty(nj, dtype=np.int64)
+    for jj in range(nj):
+        c_lo[jj] = max(starts[jj], 1)
+    mass = np.zeros((nb, nj))
+    tau = np.ones((nb, nj))
+    shift = np.zeros((nb, nj))
+    outside = 0.0
+    for i in range(nb):
+        big_n = ns[i]
+        x0 = x0s[i]
+        lo, hi, out = binom_window(big_n, s, sc, tol)
+        outside += ws[i] * wt * out
+        w, rel_w = pmf_anchor(lo, big_n, s, sc)
+        since = 0
+        jj = 0
+        c = lo + 1
+        while c <= hi + 1:
+            while starts[jj + 1] <= c:
+                jj += 1
+            c_hi = starts[jj + 1] - 1
+            acc = 0.0
+            rel_b = 0.0
+            while c <= c_hi and c <= hi + 1:
+                acc += w * (1.0 + g * (x0 + x1 * c) / c)
+                rel_b = max(rel_b, rel_w + 8.0 * (since + 2) * _U)
+                if c - 1 < big_n:
+                    w, rel_w, since = pmf_step_up(w, c - 1, big_n, s, sc, rel_w, since)
+                else:
+                    w = 0.0
+                c += 1
+            x_hi = max(x0 + x1 * c_hi, 0.0)
+            size = c_hi - starts[jj] + 1
+            mass[i, jj] = ws[i] * wt * acc * (1.0 + rel_b) * (1.0 + 4.0 * (size + 8) * _U)
+            tau[i, jj] = min(1.0, 1.0 / (1.0 + g * x_hi / c_hi) * (1.0 + 4.0 * _U))
+            shift[i, jj] = c_lo[jj] * (1.0 + x_hi / c_hi) * (1.0 - 4.0 * _U)
+    return c_lo, mass, tau, shift, outside
+
+
+@njit(cache=True)
+def _chord(x, x_lo, x_hi, f_lo, f_hi):
+    """The chord of a convex function through (x_lo, f_lo), (x_hi, f_hi) at x in [x_lo, x_hi]:
+    an upper bound on it there (f_lo, f_hi themselves upper bounds)."""
+    if x_hi <= x_lo:
+        return max(f_lo, f_hi)
+    lam = min(max((x - x_lo) / (x_hi - x_lo), 0.0), 1.0)
+    return ((1.0 - lam) * f_lo + lam * f_hi) * (1.0 + 4.0 * _U)
+
+
+@njit(cache=True)
+def _shift_range(shift, mass, jj):
+    """(smallest, largest) shift factor of block jj among the counts N that reach it."""
+    lo = math.inf
+    hi = 0.0
+    for i in range(mass.shape[0]):
+        if mass[i, jj] > 0.0:
+            lo = min(lo, shift[i, jj])
+            hi = max(hi, shift[i, jj])
+    return lo, hi
+
+
+@njit(cache=True)
+def _block_sum(mass, tau, shift, jj, s_lo, s_hi, f_lo, f_hi):
+    """sum_i mass_ij min(1, tau_ij chord(shift_ij)) for c-block jj, the chord of F_j through
+    its values f_lo, f_hi at the block's smallest and largest shift factor."""
+    total = 0.0
+    for i in range(mass.shape[0]):
+        if mass[i, jj] > 0.0:
+            h = tau[i, jj] * _chord(shift[i, jj], s_lo, s_hi, f_lo, f_hi)
+            total += mass[i, jj] * min(h, 1.0)
+    return total
+
+
+@njit(cache=True)
+def subst_blanket_indep(c_lo, mass, tau, shift, a, ac, gc, a1, c, eps_cap, eps, tol, outside):
+    """delta(eps) <= sum_{i,j} mass_ij min(1, tau_ij (gc/m_j) F_j(r shift_ij)) + outside for
+    independent Bern(a) support bits, F_j(theta) = E[(K1 - E K2 - theta)_+], K1, K2 iid
+    Bin(m_j, a), m_j = c_lo_j (docs/theory.md §2.7(d)). F_j is convex in theta: it is computed
+    at the smallest and largest shift of block j (indep_excess, its K2 window's outside mass
+    adding a1 x itself as in indep_upper_delta) and bounded by the chord between. 0 from
+    eps_cap on."""
+    if eps >= eps_cap:
+        return 0.0
+    e = math.exp(eps) * (1.0 - 4.0 * _U)
+    r = math.expm1(eps) * (1.0 - 4.0 * _U) / c * (1.0 - 4.0 * _U)
+    total = 0.0
+    steps = 0
+    for jj in range(c_lo.shape[0]):
+        m = c_lo[jj]
+        s_lo, s_hi = _shift_range(shift, mass, jj)
+        if s_lo > s_hi:
+            continue
+        f = np.empty(2)
+        for end in range(2):
+            v, allow, out, st = indep_excess(m, a, ac, e, r * (s_lo if end == 0 else s_hi), tol)
+            steps += st
+            f[end] = (gc / m) * (v + allow) * (1.0 + 8.0 * (st + 16) * _U) + a1 * out
+            if s_hi == s_lo:
+                f[1] = f[0]
+                break
+        total += _block_sum(mass, tau, shift, jj, s_lo, s_hi, f[0], f[1])
+    total *= 1.0 + 8.0 * (mass.size + 16) * _U
+    return min(1.0, total + outside + (steps + 1) * DBL_MIN)
+
+
+@njit(cache=True)
+def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
+    """As subst_blanket_indep for a symmetric correlated (b1, b2) law (subset selection, k-RR,
+    OLH exactly; ``law`` a PairLaw record of kernels/blanket_pair.py): F_j by pair_group_excess
+    at the shifted thresholds, or its Chernoff bound where that is already below tol."""
+    if eps >= eps_cap:
+        return 0.0
+    pj, pjc, pi, pic, gc, c = law.pj, law.pjc, law.pi, law.pic, law.gc, law.c
+    e = math.exp(eps) * (1.0 - 4.0 * _U)
+    beta = math.expm1(eps) * (1.0 - 4.0 * _U)
+    r = beta / c * (1.0 - 4.0 * _U)
+    p11, p10, p00 = pi * pjc, 0.5 * pj, pic * pjc
+    total = 0.0
+    steps = 0
+    for jj in range(c_lo.shape[0]):
+        m = c_lo[jj]
+        s_lo, s_hi = _shift_range(shift, mass, jj)
+        if s_lo > s_hi:
+            continue
+        f = np.empty(2)
+        for end in range(2):
+            sf = s_lo if end == 0 else s_hi
+            lc = pair_chernoff_log(m, p11, p10, p00, e, r * sf / m) + math.log(gc / m) + 1e-12
+            if lc < math.log(tol):
+                f[end] = math.exp(lc)
+                steps += 1
+            else:
+                v, allow, out, st, under = pair_group_excess(m, law, e, beta, r * sf, tol)
+                steps += st
+                scale = gc * (1.0 + e) / m
+                f[end] = scale * (v + allow) * (1.0 + 8.0 * (st + 16) * _U) + gc * out
+                if under > 0.0:
+                    f[end] += math.exp(math.log(scale * under) - 745.0)
+            if s_hi == s_lo:
+                f[1] = f[0]
+                break
+        total += _block_sum(mass, tau, shift, jj, s_lo, s_hi, f[0], f[1])
+    total *= 1.0 + 8.0 * (mass.size + 16) * _U
+    return min(1.0, total + outside + (steps + 1) * DBL_MIN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact attacks: the count of one class of reports
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def count_attack_delta(big_n, s, sc, a1, b1, a2, b2, eps, tol):
+    """Exact delta(eps), rounded down (windows' mass dropped), of the count V of one class of
+    reports under P(v) = a1 b(v-1) + b1 b(v) and Q(v) = a2 b(v-1) + b2 b(v), b the Bin(N, s)
+    pmf (docs/theory.md §2.7(e)): both directions, max (count_pair_delta of kernels/lower.py on
+    the window's pmf table)."""
+    lo, hi, _ = binom_window(big_n, s, sc, tol)
+    nb = hi - lo + 1
+    b = np.empty(nb)
+    rel_b = np.empty(nb)
+    for i in range(nb):
+        lp = binom_logpmf(lo + i, big_n, s, sc)
+        b[i] = math.exp(lp)
+        rel_b[i] = pmf_rel_err(lo + i, big_n, s, lp)
+    return count_pair_delta(lo, b, rel_b, big_n, a1, b1, a2, b2, math.exp(eps), 8.0 * _U)
+
+
+@njit(cache=True)
+def _pmf_err(x, n, p, q):
+    """(Pr[Bin(n, p) = x], its relative error bound); 0 outside [0, n]."""
+    if x < 0 or x > n:
+        return 0.0, 0.0
+    lp = binom_logpmf(x, n, p, q)
+    return math.exp(lp), pmf_rel_err(x, n, p, lp)
+
+
+@njit(cache=True)
+def _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, v, step, flip):
+    """One pass of count_pair_sums from v in direction step (+1/-1): sum of the positive
+    (big - E small), rounded down, with (big, small) = (P, Q), or (Q, P) when flip; stops once
+    the positive run has ended, its terms are below 1e-15 of the sum, or at the edge
+    [0, N + 1]. The pmf starts from its log-pmf and moves by ratios (re-anchored on
+    underflow)."""
+    here, rel_h = _pmf_err(v, big_n, s, sc)
+    if here > TINY and 1 <= v <= big_n:
+        prev, rel_p = here * v / (big_n - v + 1.0) * (sc / s), rel_h + 4.0 * _U
+    else:
+        prev, rel_p = _pmf_err(v - 1, big_n, s, sc)
+    total = 0.0
+    steps = 0
+    seen = False
+    while True:
+        rel = rel0 + max(rel_h, rel_p) + 8.0 * (steps + 2) * _U
+        pv = a1 * prev + b1 * here
+        qv = a2 * prev + b2 * here
+        big, small = (qv, pv) if flip else (pv, qv)
+        d = big - e * small - rel * (big + e * small) - e * SUBNORMAL_ULP
+        if d > 0.0:
+            total += d
+            seen = True
+        elif seen or steps > 3:
+            break  # the positive run ended (or its terms are below their rounding)
+        steps += 1
+        if seen and big < 1e-15 * total:
+            break
+        v += step
+        if v < 0 or v > big_n + 1:
+            break
+        if step > 0:
+            prev, rel_p = here, rel_h
+            if here > TINY and v <= big_n:
+                here = here * (big_n - v + 1.0) / v * (s / sc)
+            else:
+                here, rel_h = _pmf_err(v, big_n, s, sc)
+        else:
+            here, rel_h = prev, rel_p
+            if prev > TINY and v >= 1:
+                prev = prev * v / (big_n - v + 1.0) * (sc / s)
+            else:
+                prev, rel_p = _pmf_err(v - 1, big_n, s, sc)
+    return total
+
+
+@njit(cache=True)
+def count_pair_sums(big_n, s, sc, a1, b1, a2, b2, e, rel0):
+    """(sum_v (P(v) - E Q(v))_+, sum_v (Q(v) - E P(v))_+) for P(v) = a1 b(v-1) + b1 b(v),
+    Q(v) = a2 b(v-1) + b2 b(v), b the Bin(N, s) pmf, v in [0, N + 1], rounded down (rel0: the
+    coefficients' relative error). Each direction's positive set is a tail in v (the sign of
+    al r + be with r = b(v-1)/b(v) = v sc / ((N + 1 - v) s) increasing in v), summed from its
+    crossing point outward (_tail_pass); a set of every v is summed from the mode both ways.
+    Dropping terms only lowers the value."""
+    out0 = 0.0
+    out1 = 0.0
+    mode = min(big_n, int(math.floor((big_n + 1.0) * s)))
+    for direction in range(2):
+        flip = direction == 1
+        al, be = (a2 - e * a1, b2 - e * b1) if flip else (a1 - e * a2, b1 - e * b2)
+        if al <= 0.0 and be <= 0.0:
+            continue
+        if al > 0.0 and be >= 0.0:
+            h = _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, mode, 1, flip) \
+                + _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, mode - 1, -1, flip)
+        elif al > 0.0:  # al r + be > 0 for r > -be/al: v above x
+            x = -be * (big_n + 1.0) * s / (al * sc - be * s)
+            v = min(big_n + 1, max(0, int(math.floor(x)) - 1))
+            h = _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, v, 1, flip)
+        else:           # below x
+            x = be * (big_n + 1.0) * s / (be * s - al * sc)
+            v = min(big_n + 1, max(0, int(math.ceil(x)) + 1))
+            h = _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, v, -1, flip)
+        if flip:
+            out1 = h
+        else:
+            out0 = h
+    return out0, out1
+
+
+@njit(cache=True)
+def poisson_count_attack_delta(n, g, gc, so, soc, u1, u1c, u2, u2c, remove, eps, tol):
+    """Exact delta(eps), rounded down, of the attack's view (T, V) under Poisson participation
+    (docs/theory.md §2.7(e)): T reports in all, V of them in the attack's class. The other n - 1
+    users each report with probability g, in the class with probability so; user 1 reports with
+    probability g, in the class with probability u1 (D) or u2 (D'; ``remove``: user 1 absent
+    from D'). With W = Bin(n-1, g), b = Bin(T-1, so) and k = g (n - T)/T (= (1-g) W(T)/W(T-1)):
+
+        P(T, V) = W(T-1) [(k so + g u1) b(V-1) + (k soc + g u1c) b(V)],
+        Q(T, V) = W(T-1) [(k so + g u2) b(V-1) + (k soc + g u2c) b(V)]   (substitution),
+        Q(T, V) = W(T-1) (k / (1 - g)) [so b(V-1) + soc b(V)]              (add/remove).
+
+    One window in T, the positive tails in V (count_pair_sums); T = 0 is dropped."""
+    ec = min(eps, EPS_CLAMP)
+    e = math.exp(ec)
+    lo, hi, _ = tight_window(n - 1, g, gc, tol)
+    h1 = 0.0
+    h2 = 0.0
+    terms = 0
+    w, relw = _pmf_err(lo, n - 1, g, gc)
+    since = 0
+    for tm1 in range(lo, hi + 1):
+        if tm1 > lo:
+            w, relw, since = pmf_step_up(w, tm1 - 1, n - 1, g, gc, relw, since)
+        big_t = tm1 + 1
+        if w < TINY:
+            continue
+        relw_t = relw + 8.0 * (since + 1) * _U
+        k = g * (n - big_t) / big_t
+        a1, b1 = k * so + g * u1, k * soc + g * u1c
+        if remove:
+            a2, b2 = k * so / gc, k * soc / gc
+        else:
+            a2, b2 = k * so + g * u2, k * soc + g * u2c
+        s1, s2 = count_pair_sums(tm1, so, soc, a1, b1, a2, b2, e, 16.0 * _U)
+        h1 += w * s1 * (1.0 - relw_t - 8.0 * _U)
+        h2 += w * s2 * (1.0 - relw_t - 8.0 * _U)
+        terms += 1
+    return max(h1, h2) * (1.0 - 8.0 * (terms + 16) * _U)
