@@ -56,7 +56,7 @@ from .accounting import (  # noqa: E402
     max_eps0,
     min_n,
 )
-from .compression import compress  # noqa: E402
+from .compression import CompressedRandomizer, compress  # noqa: E402
 from .core.entropy import simulation_entropy  # noqa: E402
 from .core.items import ItemDomain  # noqa: E402
 from .docs import docs_path  # noqa: E402
@@ -83,7 +83,7 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "ShuffledSGDPass", "SampledShuffledRound", "SampledKRRShuffledRound",
            "SampledOracleShuffledRound", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
-           "LocalRandomizer", "Privacy", "compress",
+           "LocalRandomizer", "Privacy", "compress", "CompressedRandomizer",
            "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy",
            "docs_path"]
 __version__ = "0.3.0"

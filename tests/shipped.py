@@ -6,8 +6,8 @@ import os
 import numpy as np
 
 from ldpcompress.randomizers import (
-    KRR, OLH, OUE, RAPPOR, HadamardResponse, OneBitSphere, PIRappor, PrivUnit2, SubsetSelection,
-    VectorPIRappor)
+    KRR, OLH, OUE, RAPPOR, GaussianScalar, HadamardResponse, LaplaceScalar, OneBitSphere,
+    PIRappor, PrivUnit2, SubsetSelection, VectorPIRappor)
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "docs", "examples", "yes_no.py")
 
@@ -35,6 +35,10 @@ def vector_inputs(d):
     return make
 
 
+def scalar_inputs(lo, hi):
+    return lambda n, rng: rng.uniform(lo, hi, size=n)
+
+
 # (id, factory, inputs(n, rng))
 SHIPPED = [
     ("krr", lambda: KRR(12, 1.5), frequency_inputs(12)),
@@ -49,4 +53,16 @@ SHIPPED = [
     ("privunit2", lambda: PrivUnit2(6, 2.0), vector_inputs(6)),
     ("onebit-sphere", lambda: OneBitSphere(6, 2.0), vector_inputs(6)),
 ]
+# scalar means (the Gaussian is not pure DP: eps = inf, delta from its own accounting)
+SCALARS = [
+    ("laplace-scalar", lambda: LaplaceScalar(-1.0, 2.0, 1.5), scalar_inputs(-1.0, 2.0)),
+    ("gaussian-scalar", lambda: GaussianScalar(0.0, 1.0, 0.5), scalar_inputs(0.0, 1.0)),
+]
 EXAMPLES = [("yes-no (docs/examples)", lambda: load_example()(1.0), frequency_inputs(2))]
+
+
+def compressed_cases(cases):
+    """The compressed wrapper (17-byte seed reports) of every case that compresses."""
+    from ldpcompress.compression import CompressedRandomizer
+    return [(f"compressed {name}", (lambda make=make: CompressedRandomizer(make())), inputs)
+            for name, make, inputs in cases if make().compression_refusal() is None]

@@ -234,7 +234,7 @@ def test_encode_csv(lines, header, flag, bom, crlf, shards, where):
             assert res["n"] == len(items)
             # deletion DP at eps = 20: a0 ~ 1e-9, so the counts are the histogram (a false
             # positive or negative among <= 12 x 10 report/item pairs has probability < 1e-6)
-            assert res["counts"].tolist() == np.bincount(items, minlength=10).tolist()
+            assert res["summary"].tolist() == np.bincount(items, minlength=10).tolist()
         elif None in items and shards in ("1", "2", "3") and where == "file":
             assert f"line {offset + items.index(None) + 1}" in err, (content, err)
 

@@ -320,7 +320,8 @@ def test_file_size_limit_names_the_file(tmp_path):
 
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
-    r = _cli("simulate", "--n", 20000, "--k", 8, "--out", tmp_path / "big", preexec_fn=limit)
+    # 200,000 reports in 8 shards: about 90 kB each (3.6 bytes a PI-RAPPOR report), above 20 kB
+    r = _cli("simulate", "--n", 200000, "--k", 8, "--out", tmp_path / "big", preexec_fn=limit)
     assert r.returncode == 2 and "big/reports-00000.parquet: cannot write (File too large)" \
         in r.stderr, r.stderr
 

@@ -91,7 +91,7 @@ def test_dask_equals_in_memory(report_dir):
     mem = D.aggregate_in_memory([str(out)])
     assert dist["method"] == "dask" and mem["method"] == "memory"
     assert dist["n"] == mem["n"] == xs.size
-    assert np.array_equal(dist["counts"], truth) and np.array_equal(mem["counts"], truth)
+    assert np.array_equal(dist["summary"], truth) and np.array_equal(mem["summary"], truth)
     f = np.bincount(xs, minlength=300)
     z = (dist["estimate"] - f) / np.sqrt(oracle.variance(xs.size, f))
     assert np.max(np.abs(z)) < 5
@@ -101,7 +101,7 @@ def test_small_input_needs_no_cluster(report_dir):
     out, _, xs, truth = report_dir
     res = D.aggregate([out])  # "auto": 50,000 reports are counted in this process
     assert res["method"] == "memory" and res["n"] == xs.size and res["shards"] == 5
-    assert np.array_equal(res["counts"], truth)
+    assert np.array_equal(res["summary"], truth)
 
 
 def test_bad_files_are_named(report_dir, tmp_path):
@@ -175,7 +175,7 @@ def test_same_shard_twice_is_refused(small_set, tmp_path):
     res = D.aggregate_in_memory([first, tmp_path / "copy" / shard_paths(out)[0].name,
                                  shard_paths(out)[2],
                                  tmp_path / "linkdir" / "reports-00003.parquet"])
-    assert res["n"] == 400 and np.array_equal(res["counts"], sum(per))
+    assert res["n"] == 400 and np.array_equal(res["summary"], sum(per))
 
 
 def test_subdirectories(small_set, tmp_path):
@@ -212,15 +212,26 @@ def test_altered_truncated_missing_shards(small_set):
         D.aggregate_in_memory([out])
 
 
+def params(m):
+    return m["randomizer"]["params"]
+
+
 MANIFEST_MUTATIONS = [
-    (lambda m: m["oracle"].pop("k"), "missing key 'oracle.k'"),
-    (lambda m: m["oracle"].update(k=None), "'oracle.k' must be int"),
-    (lambda m: m["oracle"].update(k="20"), "'oracle.k' must be int"),
-    (lambda m: m["oracle"].update(eps=None), "'oracle.eps' must be int/float"),
-    (lambda m: m["oracle"].update(symmetric=1), "'oracle.symmetric' must be bool"),
-    (lambda m: m["oracle"].update(k=2 ** 31 - 2, p=2 ** 31 - 1), r"GiB"),
-    (lambda m: m["oracle"].update(p=2 ** 31 - 1), r"invalid oracle parameters|inconsistent"),
-    (lambda m: m.update(oracle=None), "'oracle' must be dict"),
+    (lambda m: params(m).pop("k"), r"key 'randomizer': .*missing .*'k'"),
+    (lambda m: params(m).update(k=None), r"key 'randomizer': .*k must be"),
+    (lambda m: params(m).update(k="20"), r"key 'randomizer': .*k must be"),
+    (lambda m: params(m).update(eps=None), r"key 'randomizer': .*eps must be"),
+    (lambda m: params(m).update(symmetric=1), r"key 'randomizer': .*symmetric"),
+    (lambda m: params(m).update(k=2 ** 31 - 2, p=2 ** 31 - 1), r"key 'randomizer': .*GiB"),
+    (lambda m: params(m).update(p=2 ** 31 - 1, k=20),
+     r"reports-00000.parquet: key 'randomizer' is .*manifest.json says"),
+    (lambda m: params(m).update(colour=3), r"key 'randomizer': .*colour"),
+    (lambda m: m["randomizer"].update(randomizer="nope"),
+     r"key 'randomizer': unknown randomizer 'nope'"),
+    (lambda m: m["randomizer"].update(randomizer="krr"), r"key 'randomizer': .*"),
+    (lambda m: m["randomizer"].pop("params"), r"key 'randomizer' must be an object with "),
+    (lambda m: m.update(randomizer=None), "'randomizer' must be dict"),
+    (lambda m: m.pop("randomizer"), "missing key 'randomizer'"),
     (lambda m: m.pop("shards"), "missing key 'shards'"),
     (lambda m: m.update(shards=[]), "1 to"),
     (lambda m: m["shards"][0].update(rows=-1), r"'shards\[0\].rows' must be an integer"),
@@ -229,6 +240,7 @@ MANIFEST_MUTATIONS = [
     (lambda m: m["shards"][0].update(file="../x.parquet"), "plain file name"),
     (lambda m: m["shards"].append(dict(m["shards"][0])), "listed twice"),
     (lambda m: m.update(format=99), "unknown report set format"),
+    (lambda m: m.update(format=2), "format 2 holds PI-RAPPOR reports written by ldpcompress 0.2"),
     (lambda m: m.update(complete=False), "incomplete"),
     (lambda m: m.update(set="x"), "key 'set'"),
     (lambda m: m.update(kind=None), "key 'kind'"),
@@ -243,16 +255,19 @@ def test_malformed_manifest_is_named(small_set, mutate, message):
     doc = json.loads(manifest.read_text())
     mutate(doc)
     manifest.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match=re.escape(str(manifest)) + ".*" + message):
+    where = re.escape(str(out)) + "/reports-00000" if message.startswith("reports") \
+        else re.escape(str(manifest))
+    with pytest.raises(ValueError, match=where + ".*" + message.removeprefix("reports-00000")):
         D.aggregate_in_memory([out])
 
 
 @pytest.mark.parametrize("meta, message", [
     ({}, "missing key 'format'"),
-    ({"format": 2, "set": None}, "key 'set'"),
+    ({"format": 3, "set": None}, "key 'set'"),
+    ({"format": 2}, "unknown report file format 2"),
     (None, "must be a JSON object"),
     ("{", "not valid JSON"),
-    ({"format": 2, "shard": 0, "oracle": {"k": 20}}, "missing key 'set'"),
+    ({"format": 3, "shard": 0, "randomizer": {"k": 20}}, "missing key 'set'"),
 ])
 def test_malformed_shard_metadata_is_named(small_set, meta, message):
     out, _, _ = small_set
@@ -266,20 +281,23 @@ def test_malformed_shard_metadata_is_named(small_set, meta, message):
 
 
 def test_null_and_float_columns_are_refused(small_set):
-    out, _, _ = small_set
+    out, oracle, _ = small_set
     path = shard_paths(out)[0]
     meta = pq.read_schema(path).metadata
-    pq.write_table(pa.table({"a": pa.array([1, None] * 50, pa.int64()),
-                             "b": pa.array([1] * 100, pa.int64())}).replace_schema_metadata(meta),
+    kind = pa.from_numpy_dtype(np.dtype(oracle.report_columns()[0].dtype))  # uint16
+    pq.write_table(pa.table({"a": pa.array([1, None] * 50, kind),
+                             "b": pa.array([1] * 100, kind)}).replace_schema_metadata(meta),
                    path)
     reseal(path)
-    with pytest.raises(ValueError, match="missing values"):
+    with pytest.raises(ValueError, match=r"column 'a' has a missing value \(null\) in row 1"):
         D.aggregate_in_memory([out])
-    pq.write_table(pa.table({"a": [1.5] * 100, "b": [1.0] * 100}).replace_schema_metadata(meta),
-                   path)
-    reseal(path)
-    with pytest.raises(ValueError, match="int64"):
-        D.aggregate_in_memory([out])
+    for cols in ({"a": [1.5] * 100, "b": [1.0] * 100}, {"a": [1] * 100, "b": [1] * 100},
+                 {"b": pa.array([1] * 100, kind), "a": pa.array([1] * 100, kind)},
+                 {"a": pa.array([1] * 100, kind)}):
+        pq.write_table(pa.table(cols).replace_schema_metadata(meta), path)
+        reseal(path)
+        with pytest.raises(ValueError, match="columns must be a uint16, b uint16 .*, got"):
+            D.aggregate_in_memory([out])
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -401,7 +419,7 @@ def test_encode_keeps_every_item(tmp_path):
                  "--shards", "2", "--out", str(tmp_path / "o")]) == 0
     res = D.aggregate_in_memory([tmp_path / "o"])
     assert res["n"] == 5
-    assert res["counts"].tolist() == [0, 0, 0, 2, 2, 0, 0, 1, 0, 0]
+    assert res["summary"].tolist() == [0, 0, 0, 2, 2, 0, 0, 1, 0, 0]
     bad = tmp_path / "latin1.csv"
     bad.write_bytes(b"1\n\xff\n")
     with pytest.raises(ValueError, match="not UTF-8"):
@@ -486,12 +504,14 @@ def test_scheduler_address_checks():
 def test_cluster_results_are_checked(small_set):
     out, _, _ = small_set
     shard = RF.collect([out])[1][0]  # 100 reports, k = 20
-    counts, n = D._checked_result((np.arange(20), 100), shard, 20)
+    oracle = RF.collect([out])[0]
+    counts, n = D._checked_result((np.arange(20), 100), shard, oracle)
     assert n == 100 and counts.tolist() == list(range(20))
     for bad in [(np.arange(20), 99), (np.arange(19), 100), (np.arange(20) * 10, 100),
-                (np.arange(20) - 1, 100), (np.arange(20.0), 100), None, (1, 2, 3)]:
+                (np.arange(20) - 1, 100), (np.arange(20.0), 100), None, (1, 2, 3),
+                (np.arange(20), 100.0), (np.arange(20), True), (np.full(20, np.nan), 100)]:
         with pytest.raises(D.ClusterError, match="reports-00000.parquet: .*malformed"):
-            D._checked_result(bad, shard, 20)
+            D._checked_result(bad, shard, oracle)
 
 
 # -- Dask: worker deaths and TLS --------------------------------------------------------------
@@ -522,13 +542,13 @@ def test_dask_retries_worker_deaths_then_names_the_shard(small_set, tmp_path):
     tokens.mkdir()
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             client.register_plugin(_killer_plugin(str(tokens), "ldpcompress-shard-1-"))
             for i in range(2):
                 (tokens / f"t{i}").touch()
             res = D.aggregate([out], client=client, retries=2)
             assert not list(tokens.iterdir())  # two deaths, two resubmissions, exact counts
-            assert res["n"] == 400 and np.array_equal(res["counts"], sum(per))
+            assert res["n"] == 400 and np.array_equal(res["summary"], sum(per))
             for i in range(5):
                 (tokens / f"u{i}").touch()
             with pytest.raises(D.ClusterError, match=r"reports-0000\d.parquet: .*lost 1 times"):
@@ -557,11 +577,11 @@ def test_dask_over_tls(small_set, tmp_path, capsys):
              for kind, v in (("cert", cert), ("key", key))}
     sec = Security(tls_ca_file=cert, require_encryption=True, **roles)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tls://",
-                      security=sec, dashboard_address=None) as cluster:
+                      security=sec, dashboard_address=":0") as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tls://")
         res = D.aggregate([out], scheduler=address, security=sec)
-        assert res["method"] == "dask" and np.array_equal(res["counts"], sum(per))
+        assert res["method"] == "dask" and np.array_equal(res["summary"], sum(per))
         with pytest.raises(ValueError, match="needs security"):
             D.aggregate([out], scheduler=address)
         capsys.readouterr()
@@ -612,13 +632,12 @@ def test_a_shard_read_in_several_batches_gives_the_exact_counts(tmp_path, monkey
     assert pq.ParquetFile(shard.path).num_row_groups == 16  # writers bound their row groups
     want = counts_of(oracle, reports)
     for batch_rows in (1, 7, 64, 100, 999, 1000, 10 ** 6):
-        counts, n = RF.count_shard(shard, oracle, batch_rows)
+        counts, n = RF.summarize_shard(shard, oracle, batch_rows)
         assert n == 1000 and counts.tolist() == want.tolist(), batch_rows
         assert max(len(r) for r in RF.iter_shard(shard, oracle, batch_rows)) <= batch_rows
         res = D.aggregate_in_memory([out], batch_rows=batch_rows)
-        assert res["n"] == 1000 and res["counts"].tolist() == want.tolist()
-        worker = D.shard_counts(shard, json.dumps(RF.oracle_metadata(oracle), sort_keys=True),
-                                batch_rows)  # what a Dask worker runs
+        assert res["n"] == 1000 and res["summary"].tolist() == want.tolist()
+        worker = D.shard_summary(shard, oracle, batch_rows)  # what a Dask worker runs
         assert worker[1] == 1000 and worker[0].tolist() == want.tolist()
 
 
@@ -631,7 +650,7 @@ def test_a_shard_larger_than_the_memory_limit_is_aggregated(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="reading all 300000 reports at once"):
         RF.read_shard(RF.collect([out])[1][0], oracle)
     res = D.aggregate(out, scheduler="memory", batch_rows=20_000)
-    assert res["n"] == 300_000 and res["counts"].tolist() == counts_of(oracle, reports).tolist()
+    assert res["n"] == 300_000 and res["summary"].tolist() == counts_of(oracle, reports).tolist()
     with pytest.raises(ValueError, match="batch_rows"):  # the batch itself is bounded
         D.aggregate(out, scheduler="memory", batch_rows=10 ** 6)
 
@@ -641,7 +660,7 @@ def test_aggregation_memory_does_not_grow_with_the_shard(tmp_path):
     shard = RF.collect([out])[1][0]
     tracemalloc.start()
     try:
-        RF.count_shard(shard, oracle, 10_000)
+        RF.summarize_shard(shard, oracle, 10_000)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -664,7 +683,7 @@ def test_a_shard_changed_between_hashing_and_parsing_is_refused(tmp_path, monkey
 
     monkeypatch.setattr(reader, "_hash_blocks", hash_then_alter)
     with pytest.raises(ValueError, match=re.escape(shard.path.name) + ".*changed while being read"):
-        RF.count_shard(shard, oracle)
+        RF.summarize_shard(shard, oracle)
 
 
 class Hung(BaseException):
@@ -730,7 +749,7 @@ def test_a_second_writer_is_refused_and_the_first_set_survives(tmp_path):
             assert str(out) in str(err.value) and "another writer" in str(err.value)
         first.write_shard([FieldReports(reports.a[20:], reports.b[20:], oracle.p)])
     assert not (out / RF.LOCK).exists()
-    assert D.aggregate_in_memory([out])["counts"].tolist() == counts_of(oracle, reports).tolist()
+    assert D.aggregate_in_memory([out])["summary"].tolist() == counts_of(oracle, reports).tolist()
     RF.write_reports(out, oracle, reports, shards=4, overwrite=True)  # the lock was released
     assert D.aggregate_in_memory([out])["shards"] == 4
 
@@ -791,10 +810,9 @@ def test_a_set_is_readable_wherever_it_was_written(tmp_path, monkeypatch):
     capped by memory, not threads, and a writer refuses a set the server could not read."""
     from ldpcompress.randomizers import base
     monkeypatch.setattr(base, "num_threads", lambda: 64)
-    meta = dict(oracle="pi-rappor", k=3_000_000, eps=2.0, symmetric=False)
     orc = PIRappor(3_000_000, 2.0)
-    meta.update(p=orc.p, s=orc.s)
-    assert RF.oracle_from_metadata(meta, "m").k == 3_000_000  # was: 259 x k ... 5.8 GiB
+    spec = {"randomizer": "pi-rappor", "params": orc.params()}
+    assert RF.randomizer_from_spec(spec, "m").k == 3_000_000  # was: 259 x k ... 5.8 GiB
     assert base.chunks_for(1 << 40, 3_000_000) * 3_000_000 * 8 <= base.CHUNK_TABLE_BYTES
     big = PIRappor(2 ** 31 - 2, 2.0)
     with pytest.raises(ValueError, match="GiB"):

@@ -20,7 +20,8 @@ def one_line(message: str) -> str:
 DESCRIPTION = """\
 Shuffle-model differential privacy: what central (eps, delta) shuffled local reports give
 (amplify, compose, noise), compressed and fast frequency and mean estimation (demo, mean), and a
-server for report sets at scale (simulate, encode, aggregate, plot). Every command takes --json
+server for report sets of any randomizer at scale (simulate, encode, aggregate, plot;
+'randomizers' lists them). Every command takes --json
 (one schema: command, version, params, results, timings). The mathematics and its sources are in
 docs/theory.md, usage in docs/guide.md; both are installed with the package: 'docs/theory.md
 §2.5' is 'ldpcompress docs theory --section 2.5'."""
@@ -36,13 +37,13 @@ examples:
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    from . import accounting, amplify, demo, docs, mean, plot, scale
+    from . import accounting, amplify, demo, docs, mean, plot, randomizers, scale
     parser = argparse.ArgumentParser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ldpcompress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
-    for module in (amplify, accounting, demo, mean, scale, plot, docs):
+    for module in (amplify, accounting, demo, mean, scale, plot, randomizers, docs):
         module.register(sub)
     parser.set_defaults(commands=sub.choices)
     return parser

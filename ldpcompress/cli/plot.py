@@ -9,6 +9,7 @@ import numpy as np
 
 from ..randomizers.catalog import make_oracle, oracle_names
 from ..randomizers.pirappor import MAX_PRIME
+from .randomizers import add_plugin_option, load_plugins
 from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
                    read_domain)
 
@@ -40,10 +41,11 @@ def _frequency_of_report_sets(args, plots, delta: float, level: float, top: int,
     from ..randomizers.estimator import normal_quantile
     from ..scale import distributed
     if args.oracle is not None:
-        raise ValueError("--oracle is for simulated runs: report sets name their oracle in "
-                         "their manifest")
+        raise ValueError("--oracle is for simulated runs: report sets name their randomizer "
+                         "in their manifest")
+    load_plugins(args.plugin)
     res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
-    orc, n, est = res["oracle"], res["n"], res["estimate"]
+    orc, n, est = res["randomizer"], res["n"], res["estimate"]
     if domain is not None and domain.k != est.size:
         raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports have "
                          f"k = {est.size} items")
@@ -150,5 +152,6 @@ def register(sub) -> None:
     p.add_argument("--level", type=number,
                    help="frequency: confidence level of the intervals (default 0.95)")
     p.add_argument("--out", required=True, help="PNG file to write")
+    add_plugin_option(p)
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_cmd_plot)

@@ -1,88 +1,117 @@
-"""CLI commands for the server at scale: simulate, encode, aggregate (``plot``: cli/plot.py)."""
+"""CLI commands for the server at scale: simulate, encode, aggregate (``plot``: cli/plot.py).
+Any registered randomizer (``--oracle NAME`` and its parameters, ``--compressed``,
+``--plugin``: see ``randomizers``); its inputs come from ``inputs``."""
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 
-from ..estimation import demo
 from ..estimation import postprocess as PP
-from ..randomizers.pirappor import MAX_PRIME, PIRappor
+from ..randomizers.contract import LocalRandomizer
 from ..scale.manifest import MAX_SHARDS
+from . import randomizers as CR
+from .inputs import inputs_of, simulated
 from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
                    read_domain)
 
 __all__ = ["POSTPROCESS", "register"]
 
-# --postprocess name -> f(estimate, n) (estimation.postprocess)
+# --postprocess name -> f(estimate, n) (estimation.postprocess); for count estimates
 POSTPROCESS = {"clip": lambda est, n: PP.clip_nonnegative(est),
                "simplex": PP.project_simplex, "norm-sub": PP.norm_sub}
 
 
+def _randomizer_params(args) -> dict:
+    """The randomizer options as given (for --json's params)."""
+    given = dict(oracle=args.oracle, compressed=args.compressed, **args.given_params)
+    if args.plugin:
+        given["plugin"] = list(args.plugin)
+    return given
 
-def _writer_args(args) -> tuple[PIRappor, int]:
-    """The oracle and shard count of simulate/encode, every option checked (naming it)."""
-    nonempty(args.out, "--out")
-    shards = count(args.shards, "--shards", 1, MAX_SHARDS)
-    k = count(args.k, "--k", 2, MAX_PRIME - 1)
-    return PIRappor(k, positive(args.eps, "--eps"), symmetric=args.symmetric), shards
+
+def _eps(randomizer: LocalRandomizer) -> float | None:
+    """The randomizer's eps for --json: None when it has no finite pure eps (a Gaussian)."""
+    return randomizer.eps if math.isfinite(randomizer.eps) else None
 
 
-def _set_results(oracle: PIRappor, n: int, paths, out) -> dict:
-    return dict(reports=n, files=[str(p) for p in paths], out=str(out), p=oracle.p, s=oracle.s,
-                eps=oracle.eps, kind=oracle.privacy.value, k=oracle.k)
+def _set_results(randomizer: LocalRandomizer, n: int, paths, out) -> dict:
+    from ..randomizers import registry
+    stored = sum(p.stat().st_size for p in paths)
+    return dict(reports=n, files=[str(p) for p in paths], out=str(out),
+                randomizer=registry.spec(randomizer), describe=randomizer.describe(),
+                eps=_eps(randomizer), kind=randomizer.privacy.value,
+                wire_bytes_per_report=randomizer.bits_per_report / 8,
+                disk_bytes_per_report=stored / n)
 
 
 def _cmd_simulate(args) -> None:
     from ..scale import writer
     start = time.perf_counter()
+    nonempty(args.out, "--out")
     n = count(args.n, "--n")
     seed = count(args.seed, "--seed", 0, 2 ** 63 - 1)
-    if args.shards is None:
-        args.shards = min(8, n)
-    oracle, shards = _writer_args(args)
+    randomizer = CR.build_randomizer(args, eps_default=4.0)
+    shards = count(min(8, n) if args.shards is None else args.shards, "--shards", 1, MAX_SHARDS)
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} reports (--n)")
-    chunks = demo.zipf_chunks(n, oracle.k, 1.1, seed, chunk=writer.CHUNK)
-    paths, _ = writer.write_items(args.out, oracle, chunks, n, shards, overwrite=args.overwrite,
-                                  true_counts=True, progress=True)
+    inputs = inputs_of(randomizer)
+    chunks, truth = simulated(inputs, n, seed, writer.CHUNK)
+    paths = writer.write_items(args.out, randomizer, chunks, n, shards, overwrite=args.overwrite,
+                               files={inputs.truth_file: truth}, progress=True)
     if args.json:
-        params = dict(n=n, k=oracle.k, eps=args.eps, symmetric=args.symmetric, shards=shards,
-                      seed=seed, out=str(args.out), overwrite=args.overwrite)
-        emit_json("simulate", params, _set_results(oracle, n, paths, args.out),
+        params = dict(n=n, shards=shards, seed=seed, out=str(args.out), overwrite=args.overwrite,
+                      **_randomizer_params(args))
+        emit_json("simulate", params, _set_results(randomizer, n, paths, args.out),
                   dict(total=time.perf_counter() - start))
         return
-    print(f"wrote {n:,} reports in {len(paths)} files to {args.out} with a manifest and "
-          f"true_counts.npy (p={oracle.p}, s={oracle.s}, eps={oracle.eps:.4f})")
+    print(f"wrote {n:,} reports of {randomizer.describe()} in {len(paths)} files to {args.out} "
+          f"with a manifest and {inputs.truth_file} (eps = {randomizer.eps:.4f}, "
+          f"{randomizer.privacy.value})")
 
 
 def _cmd_encode(args) -> None:
-    from ..scale.items_csv import count_csv_items, csv_items
+    from ..scale.items_csv import count_csv_items, count_csv_vectors, csv_items, csv_vectors
     from ..scale.writer import write_items
     start = time.perf_counter()
     nonempty(args.csv, "--csv")
+    nonempty(args.out, "--out")
     domain = _domain(args)
     if domain is not None and args.k is None:
         args.k = domain.k
-    if args.k is None:
-        raise ValueError("encode needs --k (the number of items) or --domain (their names)")
-    oracle, shards = _writer_args(args)
-    if domain is not None and domain.k != oracle.k:
-        raise ValueError(f"--domain {args.domain} holds {domain.k} names, not --k {oracle.k}")
-    n = count_csv_items(args.csv, oracle.k, args.header, domain)  # first pass: every line
+    randomizer = CR.build_randomizer(args)
+    shards = count(args.shards, "--shards", 1, MAX_SHARDS)
+    inputs = inputs_of(randomizer)
+    if inputs.kind == "items":
+        if domain is not None and domain.k != inputs.size:
+            raise ValueError(f"--domain {args.domain} holds {domain.k} names, not the "
+                             f"{inputs.size} items of {randomizer.describe()}")
+        n = count_csv_items(args.csv, inputs.size, args.header, domain)  # every line checked
+        rows = csv_items(args.csv, inputs.size, args.header, domain)
+    else:  # vectors, or real values (one number a line): rows of inputs.size numbers
+        if domain is not None:
+            raise ValueError(f"--domain names items; {randomizer.describe()} takes "
+                             f"{inputs.kind}")
+        shape = (-1, inputs.size) if inputs.kind == "vectors" else (-1,)
+
+        def check(chunk):
+            return randomizer.check_items(chunk.reshape(shape))
+
+        n = count_csv_vectors(args.csv, inputs.size, args.header, check)
+        rows = (c.reshape(shape) for c in csv_vectors(args.csv, inputs.size, args.header))
     if shards > n:
-        raise ValueError(f"--shards {shards} is more than the {n} items in {args.csv}")
-    paths, _ = write_items(args.out, oracle, csv_items(args.csv, oracle.k, args.header, domain),
-                           n, shards, overwrite=args.overwrite, progress=True)
+        raise ValueError(f"--shards {shards} is more than the {n} inputs in {args.csv}")
+    paths = write_items(args.out, randomizer, rows, n, shards, overwrite=args.overwrite,
+                        progress=True)
     if args.json:
-        params = dict(csv=str(args.csv), header=args.header, domain=args.domain, k=oracle.k,
-                      eps=args.eps,
-                      symmetric=args.symmetric, shards=shards, out=str(args.out),
-                      overwrite=args.overwrite)
-        emit_json("encode", params, _set_results(oracle, n, paths, args.out),
+        params = dict(csv=str(args.csv), header=args.header, domain=args.domain, shards=shards,
+                      out=str(args.out), overwrite=args.overwrite, **_randomizer_params(args))
+        emit_json("encode", params, _set_results(randomizer, n, paths, args.out),
                   dict(total=time.perf_counter() - start))
         return
-    print(f"encoded {n:,} items from {args.csv} into {len(paths)} files in {args.out}")
+    print(f"encoded {n:,} inputs from {args.csv} with {randomizer.describe()} into "
+          f"{len(paths)} files in {args.out}")
 
 
 def _security(args):
@@ -110,12 +139,13 @@ def _cmd_aggregate(args) -> None:
     worker_timeout = positive(args.worker_timeout, "--worker-timeout")
     level = probability(args.level, "--level")
     domain = _domain(args)
+    CR.load_plugins(args.plugin)
     if args.out is not None:  # before the aggregation, not after it
         check_output_file(args.out, "--out")
     start = time.perf_counter()
     remote = args.scheduler not in ("auto", "memory", "local")
     try:
-        res = distributed.aggregate(args.reports, oracle=args.oracle, scheduler=args.scheduler,
+        res = distributed.aggregate(args.reports, scheduler=args.scheduler,
                                     security=_security(args), allow_insecure=args.allow_insecure,
                                     retries=retries, progress=True,
                                     worker_timeout=worker_timeout)
@@ -126,65 +156,71 @@ def _cmd_aggregate(args) -> None:
             raise ValueError(f"--scheduler {args.scheduler}: {err}") from None
         raise ValueError(f"--scheduler {args.scheduler}: cannot use it ({err})") from None
     secs = time.perf_counter() - start
-    orc, n, est = res["oracle"], res["n"], res["estimate"]
-    if domain is not None and domain.k != orc.k:
-        raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports have "
-                         f"k = {orc.k} items")
-    low, high = orc.intervals(est, n, level)
+    r, n, est = res["randomizer"], res["n"], res["estimate"]
+    counts = np.dtype(r.summary_spec().dtype).kind in "iu"  # frequency: counts; else a mean
+    if domain is not None and domain.k != est.size:
+        raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports' "
+                         f"estimates have {est.size} entries ({r.describe()})")
+    if args.postprocess != "none" and not counts:
+        raise ValueError(f"--postprocess applies to estimated counts; {r.describe()} estimates "
+                         "a mean")
+    low, high = r.intervals(est, n, level)
     cols = {"estimate": est, "low": low, "high": high}
     if args.postprocess != "none":
         cols["adjusted"] = POSTPROCESS[args.postprocess](est, n)
     if args.out:
-        _write_estimates(args.out, cols, domain)
+        _write_estimates(args.out, cols, domain, "item" if counts else "coordinate")
     if args.json:
-        params = dict(reports=[str(r) for r in args.reports], oracle=args.oracle,
-                      scheduler=args.scheduler, retries=retries, out=args.out, level=level,
-                      postprocess=args.postprocess, domain=args.domain)
-        results = dict(n=n, k=orc.k, eps=orc.eps, kind=orc.privacy.value, shards=res["shards"],
-                       method=res["method"], **{c: v.tolist() for c, v in cols.items()})
+        from ..randomizers import registry
+        params = dict(reports=[str(x) for x in args.reports], scheduler=args.scheduler,
+                      retries=retries, out=args.out, level=level, postprocess=args.postprocess,
+                      domain=args.domain, plugin=args.plugin or [])
+        results = dict(n=n, randomizer=registry.spec(r), describe=r.describe(), eps=_eps(r),
+                       kind=r.privacy.value, estimates="counts" if counts else "mean",
+                       shards=res["shards"], method=res["method"], auto=res["auto"],
+                       **{c: v.tolist() for c, v in cols.items()})
         if domain is not None:
             results["names"] = list(domain.names)
         emit_json("aggregate", params, results, dict(total=secs), indent=None)
         return
-    print(f"{n:,} reports in {res['shards']} shards, k={est.size}, {secs:.2f} s "
-          f"({res['method']}); top items with {level:.0%} confidence intervals:")
-    key = cols.get("adjusted", est)
-    for j in np.argsort(-key, kind="stable")[:10]:
+    shown = np.argsort(-cols.get("adjusted", est), kind="stable")[:10] if counts \
+        else np.arange(min(est.size, 10))
+    what = (f"top {len(shown)} items of {est.size}" if counts else "the mean" if est.size == 1
+            else f"first {len(shown)} coordinates of the mean of {est.size}")
+    print(f"{n:,} reports of {r.describe()} in {res['shards']} shards, {secs:.2f} s "
+          f"({res['method']}); {what} with {level:.0%} confidence intervals:")
+    for j in shown:
         name = domain.names[j] if domain is not None else str(j)
         extra = f"  adjusted {cols['adjusted'][j]:>12,.1f}" if "adjusted" in cols else ""
-        print(f"  {name:>12} {est[j]:>12,.1f}  [{low[j]:,.1f}, {high[j]:,.1f}]{extra}")
+        if counts:
+            print(f"  {name:>12} {est[j]:>12,.1f}  [{low[j]:,.1f}, {high[j]:,.1f}]{extra}")
+        else:
+            print(f"  {name:>12} {est[j]:>12.6f}  [{low[j]:.6f}, {high[j]:.6f}]")
 
 
-def _write_estimates(out, cols: dict, domain) -> None:
-    """item[,name],estimate,low,high[,adjusted] as CSV (names quoted by the csv module)."""
+def _write_estimates(out, cols: dict, domain, index: str) -> None:
+    """index[,name],estimate,low,high[,adjusted] as CSV (names quoted by the csv module)."""
     import csv
     k = cols["estimate"].size
-    head = ["item"] + (["name"] if domain is not None else []) + list(cols)
+    head = [index] + (["name"] if domain is not None else []) + list(cols)
+    form = "{:.3f}" if index == "item" else "{:.9g}"
     try:
         with open(out, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
             w.writerow(head)
             for j in range(k):
                 name = [domain.names[j]] if domain is not None else []
-                w.writerow([j] + name + [f"{cols[c][j]:.3f}" for c in cols])
+                w.writerow([j] + name + [form.format(cols[c][j]) for c in cols])
     except OSError as err:
         raise ValueError(f"--out {out}: cannot write ({err.strerror or err})") from None
 
 
-def _writer_options(parser, eps_default: float | None, shards_default: int | None,
-                    k_required: bool = True) -> None:
-    parser.add_argument("--k", type=number, required=k_required,
-                        help="number of items (0 .. k-1)" + ("" if k_required else
-                                                             "; default: --domain's size"))
-    parser.add_argument("--eps", type=number, required=eps_default is None, default=eps_default,
-                        help="local eps of each PI-RAPPOR report, e.g. from 'amplify --inverse "
-                             "--oracle pi-rappor'" + ("" if eps_default is None
-                                                      else f" (default {eps_default:g})"))
+def _writer_options(parser, eps_default: float | None, shards_default: int | None) -> None:
+    CR.add_randomizer_options(parser, eps_default)
     parser.add_argument("--shards", type=number, default=shards_default,
                         help="number of Parquet files (default: " +
                              ("8, or n if smaller)" if shards_default is None
                               else f"{shards_default})"))
-    parser.add_argument("--symmetric", action="store_true", help="deletion DP (a1 = 1 - a0)")
     parser.add_argument("--out", required=True, help="new or empty directory for the report set")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the report set already in --out (only its own files)")
@@ -192,36 +228,42 @@ def _writer_options(parser, eps_default: float | None, shards_default: int | Non
 
 
 def register(sub) -> None:
-    s = sub.add_parser("simulate", help="write a sharded set of simulated PI-RAPPOR reports",
-                       description="Simulate n users with Zipf(1.1) items, randomize them with "
-                       "PI-RAPPOR (client coins from the OS CSPRNG) and write a report set: "
-                       "Parquet shards, a manifest with digests, and true_counts.npy.")
+    s = sub.add_parser("simulate", help="write a report set of simulated users (any randomizer)",
+                       description="Simulate n users and randomize their inputs with --oracle "
+                       "(client coins from the OS CSPRNG; --compressed: 17-byte seed reports) "
+                       "into a report set: Parquet shards, a manifest with digests, and the "
+                       "truth. Items: Zipf(1.1) over the k items, their histogram in "
+                       "true_counts.npy. Vectors (mean estimation): a fixed unit direction plus "
+                       "Gaussian noise, scaled to norm <= 1, their mean in true_mean.npy.")
     s.add_argument("--n", type=number, required=True, help="number of simulated users/reports")
     s.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
     _writer_options(s, 4.0, None)
     s.set_defaults(func=_cmd_simulate)
-    e = sub.add_parser("encode", help="randomize a CSV of items (one per line) into report files",
-                       description="Randomize every item of a CSV file (one per line) with "
-                       "PI-RAPPOR into a report set (Parquet shards and a manifest).")
+    e = sub.add_parser("encode", help="randomize a CSV of users' inputs into a report set",
+                       description="Randomize every input of a CSV file (one per line: an "
+                       "item, or for mean estimation the d coordinates of a vector) with "
+                       "--oracle (--compressed: 17-byte seed reports) into a report set "
+                       "(Parquet shards and a manifest).")
     e.add_argument("--csv", required=True,
-                   help="one item per line: an integer in [0, k), or with --domain a name")
-    e.add_argument("--header", action="store_true", help="line 1 is a header, not an item")
+                   help="one input per line: an integer in [0, k) (with --domain a name), "
+                        "d comma-separated numbers (a vector), or one number (a real value)")
+    e.add_argument("--header", action="store_true", help="line 1 is a header, not an input")
     e.add_argument("--domain", help="file of the public item names, one per line (item j = "
                                     "line j+1), fixed in advance, never built from the data: "
-                                    "the CSV then holds names")
-    _writer_options(e, None, 1, k_required=False)
+                                    "the CSV then holds names (default --k: their number)")
+    _writer_options(e, None, 1)
     e.set_defaults(func=_cmd_encode)
-    a = sub.add_parser("aggregate", help="histogram of report sets (in memory or on Dask)",
-                       description="Count report sets (directories with a manifest) into "
-                       "unbiased item estimates; every shard is checked against its manifest "
-                       "digest first. In memory below 5e6 reports, else on Dask.")
+    a = sub.add_parser("aggregate", help="estimates of report sets (in memory or on Dask)",
+                       description="Aggregate report sets (directories with a manifest) of any "
+                       "randomizer, named by their manifests, into its unbiased estimates "
+                       "(item counts, or a mean vector) with confidence intervals; every shard "
+                       "is checked against its manifest digest first.")
     a.add_argument("reports", nargs="+", help="report set directories or shards")
-    a.add_argument("--oracle", default="pi-rappor", choices=["pi-rappor"],
-                   help="the oracle of the reports (default and only: pi-rappor)")
     a.add_argument("--scheduler", default="auto",
-                   help="'auto' (in memory below 5e6 reports, else a local cluster), 'memory', "
-                        "'local' or a scheduler address (tls://host:8786; the scheduler and "
-                        "workers run pickled code: they must be trusted)")
+                   help="'auto' (in this process, unless the speed measured on the first "
+                        "shards predicts a local cluster finishes sooner), 'memory', 'local' or "
+                        "a scheduler address (tls://host:8786; the scheduler and workers run "
+                        "pickled code: they must be trusted)")
     a.add_argument("--tls-ca-file", help="CA certificate (PEM) for tls://")
     a.add_argument("--tls-cert", help="client certificate (PEM) for tls://")
     a.add_argument("--tls-key", help="client private key (PEM) for tls://")
@@ -232,9 +274,10 @@ def register(sub) -> None:
     a.add_argument("--worker-timeout", type=number, default=60.0,
                    help="seconds to wait for a live Dask worker, per try (--retries more "
                         "tries), before giving up with an error (default 60)")
-    a.add_argument("--out", help="write item[,name],estimate,low,high[,adjusted] as CSV")
+    a.add_argument("--out", help="write item[,name],estimate,low,high[,adjusted] as CSV "
+                                 "(a mean: coordinate,estimate,low,high)")
     a.add_argument("--level", type=number, default=0.95,
-                   help="confidence level of the per-item intervals, from the oracle's "
+                   help="confidence level of the per-entry intervals, from the randomizer's "
                         "variance formula (default 0.95)")
     a.add_argument("--postprocess", choices=["none", "clip", "simplex", "norm-sub"],
                    default="none",
@@ -243,5 +286,6 @@ def register(sub) -> None:
                         "2020); the unbiased estimates are kept beside them")
     a.add_argument("--domain", help="file of the public item names, one per line (item j = "
                                     "line j+1): label the output with them")
+    CR.add_plugin_option(a)
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)

@@ -134,12 +134,14 @@ class RAPPOR(FrequencyOracle):
         return (Column("bits", "uint8", (self.k + 7) // 8),)
 
     def to_columns(self, reports) -> dict[str, np.ndarray]:
-        return {"bits": np.packbits(self.check_reports(reports), axis=1)}
+        packed = np.packbits(self.check_reports(reports), axis=1)
+        return {"bits": packed[:, 0] if self.k <= 8 else packed}  # a width-1 column is 1-D
 
     def from_columns(self, columns) -> np.ndarray:
         """Packed rows back to k bits; the padding bits after bit k must be zero."""
-        packed = check_columns(columns, self.report_columns())["bits"]
-        packed = integer_reports(packed, 256, width=(self.k + 7) // 8, what="byte")
+        packed = np.asarray(check_columns(columns, self.report_columns())["bits"])
+        packed = integer_reports(packed.reshape(-1, (self.k + 7) // 8), 256,
+                                 width=(self.k + 7) // 8, what="byte")
         bits = np.unpackbits(packed.astype(np.uint8), axis=1)
         if bits.shape[0] and bits[:, self.k:].any():
             i = int(np.flatnonzero(bits[:, self.k:].any(axis=1))[0])

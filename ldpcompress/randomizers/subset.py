@@ -152,8 +152,10 @@ class SubsetSelection(FrequencyOracle):
         return (Column("items", int_dtype(self.k), self.d),)
 
     def to_columns(self, reports) -> dict[str, np.ndarray]:
-        return {"items": self.check_reports(reports).astype(int_dtype(self.k))}
+        items = self.check_reports(reports).astype(int_dtype(self.k))
+        return {"items": items[:, 0] if self.d == 1 else items}  # a width-1 column is 1-D
 
     def from_columns(self, columns) -> np.ndarray:
-        items = check_columns(columns, self.report_columns())["items"]
-        return self.check_reports(integer_reports(items, self.k, width=self.d, what="item"))
+        items = np.asarray(check_columns(columns, self.report_columns())["items"])
+        return self.check_reports(integer_reports(items.reshape(-1, self.d), self.k,
+                                                  width=self.d, what="item"))

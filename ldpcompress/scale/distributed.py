@@ -1,22 +1,31 @@
-"""Histogram of PI-RAPPOR report sets, in this process or on Dask (optional extra ``[dask]``).
+"""Aggregation of report sets of any registered randomizer, in this process or on Dask
+(optional extra ``[dask]``).
 
-Every shard is checked before any counting (manifest, duplicates, common oracle: see
-``reader.collect``); each shard is then hashed (size, SHA-256) and read in batches of
-``batch_rows`` reports, each checked (metadata, page checksums, ranges) and counted by the Numba
-kernel; the partial counts are summed. Small inputs are aggregated in this process, large ones,
-or any run given a scheduler, on Dask: one task per shard, resubmitted when a worker dies.
-Either way memory is bounded by the batch, not by the shard.
+Every shard is checked before any counting (manifest, duplicates, one common randomizer: see
+``reader.collect``); each shard is then hashed (size, SHA-256) and read in batches, each
+checked (metadata, page checksums, every report through the randomizer's ``from_columns``) and
+summarized (``summarize()``); the summaries are added and the estimates come from the total
+(``estimate_from_summary``). On Dask each shard is one task, resubmitted when a worker dies,
+and a worker's summary is checked like a file (shape, dtype, and ``estimate_from_summary``'s
+ranges). Either way memory is bounded by the batch, not by the shard.
+
+Where the work runs ("auto", :func:`dask_workers`): in this process, unless the speed and the
+parallelism measured on the first shards predict that a local cluster finishes the rest
+sooner, start-up included, with as many workers as there are cores, shards left and memory
+for their batches and summaries. The rule and its constants are in docs/guide.md, section 3, "Report sets and
+aggregation".
 
 Trust: Dask ships pickled functions and data, so a scheduler and its workers run whatever code
-they are sent and can return any counts. Use only a cluster you control; ``tcp://`` is neither
-encrypted nor authenticated, so it is refused beyond the loopback interface unless the caller
-says ``allow_insecure=True``; use ``tls://`` with a ``distributed.security.Security``.
+they are sent and can return any summaries. Use only a cluster you control; ``tcp://`` is
+neither encrypted nor authenticated, so it is refused beyond the loopback interface unless the
+caller says ``allow_insecure=True``; use ``tls://`` with a ``distributed.security.Security``.
 """
 from __future__ import annotations
 
 import functools
 import ipaddress
-import json
+import os
+import time
 import uuid
 
 import numpy as np
@@ -24,21 +33,31 @@ import numpy as np
 from ..core import validate as V
 from ..core.optional import require
 from ..core.progress import JitClock, bar
-from ..randomizers.estimator import binary_estimate, check_flag
-from ..randomizers.pirappor import FieldReports, PIRappor
+from ..randomizers.contract import LocalRandomizer
+from ..randomizers.estimator import check_flag
 from .manifest import Shard
-from .metadata import oracle_from_metadata, oracle_metadata
-from .reader import READ_BATCH_ROWS, check_batch_rows, collect, count_shard, iter_shard
+from .metadata import check_summary_memory
+from .reader import VERIFY_BLOCK, VERIFY_CACHE, _row_memory, check_batch_rows, collect, \
+    iter_shard, summarize_shard
 from ..core.regular_files import open_regular
 
-__all__ = ["IN_MEMORY_ROWS", "WORKER_TIMEOUT", "SCHEMES_SECURE", "SCHEMES_PLAIN", "ClusterError", "shard_counts",
-           "check_scheduler", "tls_security", "aggregate", "aggregate_in_memory"]
+__all__ = ["WORKER_TIMEOUT", "SCHEMES_SECURE", "SCHEMES_PLAIN", "DASK_START_SECONDS",
+           "DASK_EFFICIENCY",
+           "MEASURE_SECONDS", "WORKER_BASE_BYTES", "ClusterError", "shard_summary",
+           "dask_workers", "check_scheduler", "tls_security", "aggregate",
+           "aggregate_in_memory"]
 
 
-IN_MEMORY_ROWS = 5_000_000  # "auto": below this many reports, no cluster is started
 WORKER_TIMEOUT = 60.0  # seconds a run may wait for a live worker, per try (retries apply)
 SCHEMES_SECURE = ("tls", "wss")
 SCHEMES_PLAIN = ("tcp", "ws")
+# "auto" (see dask_workers); measured with bench/scale.py on 2 cores: a LocalCluster starts and
+# its workers load the cached kernels in ~4-5 s, and a worker process does ~0.75 of the work
+# one core of this process does (PI-RAPPOR: 0.77, compressed RAPPOR: 0.73)
+DASK_START_SECONDS = 5.0
+DASK_EFFICIENCY = 0.75
+MEASURE_SECONDS = 2.0           # in-memory work measured before "auto" decides
+WORKER_BASE_BYTES = 400 << 20   # one worker process: Python, numpy, Numba, pyarrow, distributed
 
 
 class ClusterError(OSError):
@@ -52,16 +71,18 @@ def _dask():
 
 
 @functools.lru_cache(maxsize=8)
-def _oracle(meta_json: str) -> PIRappor:
-    """One oracle per parameter set and process (its inverse table is built once)."""
-    return oracle_from_metadata(json.loads(meta_json))
+def _resident(randomizer: LocalRandomizer) -> LocalRandomizer:
+    """One instance per randomizer (equal name and parameters) and worker process, so that
+    what it builds once (e.g. PI-RAPPOR's table of inverses) is built once per worker."""
+    return randomizer
 
 
-def shard_counts(shard: Shard, meta_json: str, batch_rows: int = READ_BATCH_ROWS
-                 ) -> tuple[np.ndarray, int]:
-    """(support counts, number of reports) of one shard, read ``batch_rows`` reports at a time
-    (worker memory bounded by the batch, not the shard), after every check of iter_shard."""
-    return count_shard(shard, _oracle(meta_json), batch_rows)
+def shard_summary(shard: Shard, randomizer: LocalRandomizer, batch_rows: int | None = None
+                  ) -> tuple[np.ndarray, int]:
+    """(summary, number of reports) of one shard, read a batch at a time (worker memory
+    bounded by the batch, not the shard), after every check of ``reader.iter_shard``: what a
+    Dask worker runs."""
+    return summarize_shard(shard, _resident(randomizer), batch_rows)
 
 
 def check_scheduler(address, security=None, allow_insecure: bool = False) -> str:
@@ -123,60 +144,112 @@ def tls_security(ca_file: str, cert: str, key: str | None = None):
                     require_encryption=True)
 
 
-def aggregate(paths, oracle: str = "pi-rappor", scheduler: str = "auto",
-              n_workers: int | None = None, client=None, *, security=None,
-              allow_insecure: bool = False, retries: int = 3,
-              worker_timeout: float = WORKER_TIMEOUT, in_memory_rows: int = IN_MEMORY_ROWS,
-              batch_rows: int = READ_BATCH_ROWS, progress: bool = False) -> dict:
-    """Counts and unbiased estimates of every item over all report sets/shards in ``paths``.
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover (not Linux)
+        return os.cpu_count() or 1
 
-    ``scheduler``: "auto" (in this process below ``in_memory_rows`` reports, else a local
-    cluster), "memory", "local" (a ``LocalCluster`` of ``n_workers`` processes) or the address
-    of a running scheduler (see :func:`check_scheduler`); ``client`` overrides it. Every shard
-    is checked before any work starts. A shard whose worker dies is resubmitted up to
-    ``retries`` times, then ClusterError names it. A cluster with no live worker is waited
-    for ``worker_timeout`` seconds, ``retries + 1`` times in all (before the run and whenever
-    no task finishes and no worker is left), then ClusterError says so: a run never waits
-    forever. A scheduler that cannot be reached is a ClusterError naming it. Each shard is read ``batch_rows`` reports
-    at a time, here or on a worker, so memory is bounded by the batch whatever the shard's
-    size. ``progress``: a bar of the reports counted on stderr (in this process by batch, on
-    Dask by completed shard). Returns dict(counts, estimate, n, oracle, shards, method).
+
+def _available_memory() -> float:
+    try:
+        import psutil  # a dependency of dask.distributed
+        return float(psutil.virtual_memory().available)
+    except ImportError:  # pragma: no cover
+        return 0.0
+
+
+def dask_workers(rate: float, remaining_bytes: int, remaining_shards: int, cores: int,
+                 memory: float, worker_bytes: float, parallelism: float = 1.0) -> int:
+    """Workers of a local cluster for the rest of an aggregation, or 0 to finish in this
+    process ("auto"). ``rate``: bytes of shards per second measured in this process so far;
+    ``parallelism``: the cores it kept busy meanwhile (CPU time / wall time, in [1, cores]:
+    Numba kernels run on several threads, Python code on one).
+
+    The rest takes T_mem = remaining_bytes / rate here; on W single-threaded workers about
+    T_dask = DASK_START_SECONDS + T_mem parallelism / (W DASK_EFFICIENCY), with
+    W = min(cores, remaining shards, memory // (worker_bytes + WORKER_BASE_BYTES)) (each
+    worker holds a batch and the summaries). Dask is chosen when W >= 2 and T_dask < T_mem.
     """
-    if oracle != "pi-rappor":
-        raise ValueError(f"only 'pi-rappor' report files are supported, got {oracle!r}")
+    if rate <= 0 or remaining_bytes <= 0:
+        return 0
+    by_memory = int(memory // (worker_bytes + WORKER_BASE_BYTES))
+    workers = min(cores, remaining_shards, by_memory)
+    if workers < 2:
+        return 0
+    busy = min(max(float(parallelism), 1.0), float(cores))
+    t_mem = remaining_bytes / rate
+    t_dask = DASK_START_SECONDS + t_mem * busy / (workers * DASK_EFFICIENCY)
+    return workers if t_dask < t_mem else 0
+
+
+def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, client=None, *,
+              security=None, allow_insecure: bool = False, retries: int = 3,
+              worker_timeout: float = WORKER_TIMEOUT, batch_rows: int | None = None,
+              progress: bool = False) -> dict:
+    """The summary and estimates of the reports in every report set/shard of ``paths`` (one
+    randomizer, read from the manifests).
+
+    ``scheduler``: "auto" (in this process, moving the remaining shards to a local cluster
+    when :func:`dask_workers` predicts it is faster), "memory", "local" (a ``LocalCluster`` of
+    ``n_workers`` processes) or the address of a running scheduler (see
+    :func:`check_scheduler`); ``client`` overrides it. Every shard is checked before any work
+    starts. A shard whose worker dies is resubmitted up to ``retries`` times, then
+    ClusterError names it. A cluster with no live worker is waited for ``worker_timeout``
+    seconds, ``retries + 1`` times in all (before the run and whenever no task finishes and no
+    worker is left), then ClusterError says so: a run never waits forever. A scheduler that
+    cannot be reached is a ClusterError naming it. Each shard is read ``batch_rows`` reports at a time (default:
+    ``reader.batch_rows_for``), here or on a worker. ``progress``: a bar of the reports on
+    stderr. Returns dict(summary, estimate, n, randomizer, shards, method, auto) with method
+    "memory", "dask" or "memory+dask" (auto moved the rest to a cluster) and auto the
+    measurements auto decided by (dict(rate in bytes/s, parallelism, workers), or None).
+    """
     if not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be a string, got {type(scheduler).__name__}")
     retries = V.integer_at_least(retries, "retries", 0, 100)
     worker_timeout = V.positive_finite(worker_timeout, "worker_timeout")
-    in_memory_rows = V.integer_at_least(in_memory_rows, "in_memory_rows", 0)
-    batch_rows = check_batch_rows(batch_rows)
     if n_workers is not None:
         n_workers = V.integer_at_least(n_workers, "n_workers", 1, 1024)
     if client is None and scheduler not in ("auto", "memory", "local"):
         check_scheduler(scheduler, security, allow_insecure)
-    orc, shards = collect(paths)
-    n_total = sum(s.rows for s in shards)
-    if client is None and (scheduler == "memory" or (scheduler == "auto"
-                                                     and n_total < in_memory_rows)):
-        with JitClock(announce=progress):  # says so when the histogram kernels compile
-            return _in_memory(orc, shards, batch_rows, progress)
-    dist = _dask()
+    randomizer, shards = collect(paths)
+    batch_rows = check_batch_rows(batch_rows, randomizer)
+    expected = sum(s.rows for s in shards)
     wait = _Watch(retries, worker_timeout)
-    if client is not None:
-        counts, n = _on_cluster(dist, client, orc, shards, retries, batch_rows, progress, wait)
-        return _result(orc, counts, n, shards, "dask")
+    with bar(expected, "aggregate", progress, unit="reports") as counted:
+        if client is not None:
+            total, n = _on_cluster(_dask(), client, randomizer, shards, wait, batch_rows,
+                                   counted)
+            return _result(randomizer, total, n, shards, "dask")
+        if scheduler in ("auto", "memory"):
+            with JitClock(announce=progress):  # says so when the kernels compile
+                total, n, left, plan = _in_memory(randomizer, shards, batch_rows, counted,
+                                                  decide=scheduler == "auto")
+            if not left:
+                return _result(randomizer, total, n, shards, "memory", plan)
+            t, m = _new_cluster(randomizer, left, "local", plan["workers"], None, wait,
+                                batch_rows, counted)
+            return _result(randomizer, total + t, n + m, shards, "memory+dask", plan)
+        total, n = _new_cluster(randomizer, shards, scheduler, n_workers, security, wait,
+                                batch_rows, counted)
+    return _result(randomizer, total, n, shards, "dask")
+
+
+def _new_cluster(randomizer, shards, scheduler, n_workers, security, wait: "_Watch",
+                 batch_rows, counted):
+    """Summarize ``shards`` on a LocalCluster ("local") or the scheduler at an address."""
+    dist = _dask()
     cluster = None
-    if scheduler in ("auto", "local"):
+    if scheduler == "local":
         cluster = dist.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=None)
+                                    dashboard_address=":0")
     try:
         with _connect(dist, cluster if cluster is not None else scheduler, security,
-                      worker_timeout) as own:
-            counts, n = _on_cluster(dist, own, orc, shards, retries, batch_rows, progress, wait)
+                      wait.timeout) as own:
+            return _on_cluster(dist, own, randomizer, shards, wait, batch_rows, counted)
     finally:
         if cluster is not None:
             cluster.close()
-    return _result(orc, counts, n, shards, "dask")
 
 
 def _connect(dist, address, security, timeout: float):
@@ -213,25 +286,24 @@ class _Watch:
                         "scheduler='memory' (CLI: --scheduler memory)") from None
 
 
-def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
-                batch_rows: int = READ_BATCH_ROWS, progress: bool = False, watch=None):
-    """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted.
-    ``progress``: a bar of the reports counted, advanced as each shard completes. ``watch``
-    (a _Watch) bounds the waits for a live worker: before submitting, and whenever no task
+def _on_cluster(dist, client, randomizer: LocalRandomizer, shards, watch: "_Watch",
+                batch_rows: int | None, counted):
+    """One task per shard; a task lost to worker deaths (KilledWorker) is resubmitted up to
+    ``watch.retries`` times. ``counted``: the progress bar, advanced as each shard completes.
+    ``watch`` bounds the waits for a live worker: before submitting, and whenever no task
     finished for its timeout while the scheduler had no worker."""
-    watch = _Watch(retries, WORKER_TIMEOUT) if watch is None else watch
     watch.workers(dist, client)
-    meta = json.dumps(oracle_metadata(orc), sort_keys=True)
+    retries = watch.retries
     run = uuid.uuid4().hex[:12]
-    counts, n = np.zeros(orc.k, np.int64), 0
+    spec = randomizer.summary_spec()
+    total, n = np.zeros(spec.shape, spec.dtype), 0
     expected = sum(s.rows for s in shards)
 
     def submit(i, attempt):
-        return client.submit(shard_counts, shards[i], meta, batch_rows, pure=False,
+        return client.submit(shard_summary, shards[i], randomizer, batch_rows, pure=False,
                              key=f"ldpcompress-shard-{i}-try{attempt}-{run}")
 
     pending = {submit(i, 0): (i, 0) for i in range(len(shards))}
-    counted = bar(expected, "aggregate", progress, unit="reports")
     try:
         for fut in _finished(dist, client, pending, watch):
             i, attempt = pending.pop(fut)
@@ -246,24 +318,22 @@ def _on_cluster(dist, client, orc: PIRappor, shards, retries: int,
                 new = submit(i, attempt + 1)
                 pending[new] = (i, attempt + 1)
                 continue
-            except (ValueError, TypeError):  # a bad shard, named by read_shard
+            except (ValueError, TypeError):  # a bad shard, named by iter_shard
                 raise
             except Exception as err:
                 raise ClusterError(f"{shards[i].path}: the task failed on the cluster: "
                                    f"{type(err).__name__}: {err}") from None
-            c, m = _checked_result(result, shards[i], orc.k)
-            counts += c
+            c, m = _checked_result(result, shards[i], randomizer)
+            total += c
             n += m
             counted.update(m)
             fut.release()
     except BaseException:
         client.cancel(list(pending))
         raise
-    finally:
-        counted.close()
     if n != expected:
         raise ClusterError(f"the cluster returned {n} reports, the shards hold {expected}")
-    return counts, n
+    return total, n
 
 
 def _finished(dist, client, pending: dict, watch: _Watch):
@@ -281,65 +351,99 @@ def _finished(dist, client, pending: dict, watch: _Watch):
             yield fut
 
 
-def _checked_result(result, shard: Shard, k: int) -> tuple[np.ndarray, int]:
-    """A worker's (counts, n) for one shard: n must be the manifest's row count and the counts
-    k integers in [0, n] (the cluster is trusted, but a broken one must not go unnoticed)."""
+def _checked_result(result, shard: Shard, randomizer: LocalRandomizer
+                    ) -> tuple[np.ndarray, int]:
+    """A worker's (summary, n) for one shard, untrusted like a file: n must be the manifest's
+    row count and the summary of ``summary_spec()``'s shape and dtype kind, which
+    ``estimate_from_summary`` accepts for n reports (e.g. counts in [0, n], a sum of n
+    vectors of the reports' norm); a shard of no reports must give a zero summary."""
+    spec = randomizer.summary_spec()
+    want = np.dtype(spec.dtype)
     try:
         c, m = result
         c = np.asarray(c)
-        ok = (m == shard.rows and c.shape == (k,) and c.dtype.kind in "iu"
-              and (k == 0 or (c.min() >= 0 and c.max() <= m)))
-    except (TypeError, ValueError):
+        ok = (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m == shard.rows
+              and c.shape == tuple(spec.shape)
+              and (c.dtype == want or (c.dtype.kind in "iu" and want.kind in "iu")))
+        if ok and m == 0:
+            ok = not c.any()
+        elif ok:
+            randomizer.estimate_from_summary(c.astype(want), int(m))
+    except (TypeError, ValueError, ArithmeticError):
         ok = False
     if not ok:
         raise ClusterError(f"{shard.path}: the cluster returned a malformed result for this "
-                           f"shard ({shard.rows} reports, k = {k})")
-    return c.astype(np.int64), int(m)
+                           f"shard ({shard.rows} reports of {randomizer.describe()})")
+    return c.astype(want), int(m)
 
 
-def _in_memory(orc: PIRappor, shards, batch_rows: int = READ_BATCH_ROWS,
-               progress: bool = False) -> dict:
+def _in_memory(randomizer: LocalRandomizer, shards, batch_rows: int, counted,
+               decide: bool = False):
     """Shard by shard, each read batch_rows reports at a time; batches of small shards are
-    pooled up to batch_rows reports per kernel call (fewer parallel regions). Memory: about
+    pooled up to batch_rows reports per ``summarize`` call (fewer kernel calls). Memory: about
     two batches, whatever the shards' sizes. A shard that fails a check (even at its end)
-    aborts the whole aggregation: no partial histogram is ever returned. ``progress``: a bar
-    of the reports counted, on stderr."""
-    counts, n = np.zeros(orc.k, np.int64), 0
-    pool: list[FieldReports] = []
+    aborts the whole aggregation: no partial summary is ever returned. ``decide``: after
+    MEASURE_SECONDS, ask :func:`dask_workers` whether to move the remaining shards to a local
+    cluster. Returns (summary, n, shards left, the decision: dict(rate, parallelism, workers)
+    or None when none was made)."""
+    spec = randomizer.summary_spec()
+    total, n = np.zeros(spec.shape, spec.dtype), 0
+    pool: list = []
     pooled = 0
 
     def flush():
-        nonlocal counts, n, pool, pooled
+        nonlocal total, n, pool, pooled
         if pool:
-            reports = pool[0] if len(pool) == 1 else FieldReports(
-                np.concatenate([r.a for r in pool]), np.concatenate([r.b for r in pool]), orc.p)
-            counts += orc.counts(reports)
-            n += len(reports)
+            reports = pool[0] if len(pool) == 1 else randomizer.concat(pool)
+            total += randomizer.summarize(reports)
+            n += randomizer.n_reports(reports)
             pool, pooled = [], 0
 
+    start, cpu, done_bytes, plan = time.perf_counter(), time.process_time(), 0, None
+    for i, s in enumerate(shards):
+        for reports in iter_shard(s, randomizer, batch_rows):
+            size = randomizer.n_reports(reports)
+            if pooled + size > batch_rows:
+                flush()
+            pool.append(reports)
+            pooled += size
+            counted.update(size)
+        done_bytes += s.size
+        left = shards[i + 1:]
+        if decide and left and time.perf_counter() - start >= MEASURE_SECONDS:
+            decide = False  # once
+            flush()
+            wall = time.perf_counter() - start
+            plan = dict(rate=done_bytes / wall, parallelism=(time.process_time() - cpu) / wall)
+            plan["workers"] = _auto_workers(randomizer, plan["rate"], left, batch_rows,
+                                            plan["parallelism"])
+            if plan["workers"]:
+                return total, n, left, plan
+    flush()
     expected = sum(s.rows for s in shards)
-    with bar(expected, "aggregate", progress, unit="reports") as counted:
-        for s in shards:
-            for reports in iter_shard(s, orc, batch_rows):
-                if pooled + len(reports) > batch_rows:
-                    flush()
-                pool.append(reports)
-                pooled += len(reports)
-                counted.update(len(reports))
-        flush()
     if n != expected:  # pragma: no cover (iter_shard checks every shard)
         raise ValueError(f"counted {n} reports, the shards hold {expected}")
-    return _result(orc, counts, n, shards, "memory")
+    return total, n, [], plan
 
 
-def _result(orc, counts, n, shards, method) -> dict:
-    return dict(counts=counts, n=n, oracle=orc, shards=len(shards), method=method,
-                estimate=binary_estimate(counts, n, orc.a0, orc.a1))
+def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: int,
+                  parallelism: float) -> int:
+    """:func:`dask_workers` for the shards left, with this machine's cores and memory."""
+    try:
+        _dask()
+    except ImportError:
+        return 0
+    worker = (batch_rows * _row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK
+              + check_summary_memory(randomizer, "aggregate"))
+    return dask_workers(rate, sum(s.size for s in left), len(left), _usable_cores(),
+                        _available_memory(), worker, parallelism)
 
 
-def aggregate_in_memory(paths, batch_rows: int = READ_BATCH_ROWS,
-                        progress: bool = False) -> dict:
-    """The same result in this process, shard by shard, batch_rows reports at a time."""
-    batch_rows = check_batch_rows(batch_rows)
-    with JitClock(announce=progress):
-        return _in_memory(*collect(paths), batch_rows, progress)
+def _result(randomizer: LocalRandomizer, total, n, shards, method, plan=None) -> dict:
+    return dict(summary=total, n=n, randomizer=randomizer, shards=len(shards), method=method,
+                estimate=randomizer.estimate_from_summary(total, n), auto=plan)
+
+
+def aggregate_in_memory(paths, batch_rows: int | None = None, progress: bool = False) -> dict:
+    """The same result in this process, shard by shard, a batch of reports at a time."""
+    return aggregate(paths, scheduler="memory", batch_rows=batch_rows, progress=progress)

@@ -1,10 +1,11 @@
 """A report set's manifest: the record that gives the set an identity and lists its shards.
 
 ``manifest.json`` holds the kind, the format version, whether the set is complete, the set's
-random id, the oracle's parameters, the total report count and, per shard, its file name, row
-count, size and SHA-256 (and the set's other files, e.g. ``true_counts.npy``, with theirs).
-``read_manifest`` checks every field of one complete set and returns its shards as
-:class:`Shard` records; the writer replaces the file atomically (``write_json_atomic``), so a
+random id, the randomizer (its registry name and parameters: ``registry.spec``), the total
+report count and, per shard, its file name, row count, size and SHA-256 (and the set's other
+files, e.g. ``true_counts.npy``, with theirs). ``read_manifest`` checks every field of one
+complete set, rebuilds the randomizer through its own constructor and returns it with the
+shards as :class:`Shard` records; the writer replaces the file atomically (``write_json_atomic``), so a
 reader sees the old manifest or the new one, never a part. File names must be plain names
 inside the set's directory. The format is in docs/guide.md, section 2, "Wire formats".
 """
@@ -16,8 +17,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .metadata import FORMAT, get_int, get_key, oracle_from_metadata, parse_json
 from ..core.regular_files import read_regular
+from ..randomizers.contract import LocalRandomizer
+from .metadata import FORMAT, RANDOMIZER_KEY, get_int, get_key, parse_json, randomizer_from_spec
 
 __all__ = ["MANIFEST", "KIND", "MAX_SHARDS", "MAX_MANIFEST_BYTES", "Shard", "read_manifest",
            "plain_name", "load_json", "manifest_names", "write_json_atomic"]
@@ -83,9 +85,9 @@ def manifest_names(doc: object, source: str) -> list[str]:
     return names
 
 
-def read_manifest(path: str | os.PathLike) -> tuple[dict, list[Shard]]:
-    """The oracle parameters and shards of one complete report set, every field checked; the
-    shards' files themselves are checked when read (``reader.read_shard``)."""
+def read_manifest(path: str | os.PathLike) -> tuple[LocalRandomizer, list[Shard]]:
+    """The randomizer and shards of one complete report set, every field checked; the shards'
+    files themselves are checked when read (``reader.iter_shard``)."""
     path = Path(path)
     source = str(path)
     doc = load_json(path, MAX_MANIFEST_BYTES, "manifest")
@@ -93,13 +95,16 @@ def read_manifest(path: str | os.PathLike) -> tuple[dict, list[Shard]]:
         raise ValueError(f"{source}: key 'kind' must be {KIND!r}: not an ldpcompress manifest")
     fmt = get_key(doc, "format", (int,), source, "")
     if fmt != FORMAT:
-        raise ValueError(f"{source}: unknown report set format {fmt} (this version reads {FORMAT})")
+        old = (" (format 2 holds PI-RAPPOR reports written by ldpcompress 0.2: read it with "
+               "that version, or write the reports again with this one)" if fmt == 2 else "")
+        raise ValueError(f"{source}: unknown report set format {fmt} (this version reads "
+                         f"{FORMAT}){old}")
     if not get_key(doc, "complete", (bool,), source, ""):
         raise ValueError(f"{source}: the report set is incomplete (its writing was interrupted): "
                          "write it again (--overwrite)")
     set_id = _hex_digest_set(get_key(doc, "set", (str,), source, ""), source)
-    oracle = get_key(doc, "oracle", (dict,), source, "")
-    oracle_from_metadata(oracle, source)
+    randomizer = randomizer_from_spec(get_key(doc, RANDOMIZER_KEY, (dict,), source, ""),
+                                      source)
     total = get_int(doc, "reports", source)
     entries = get_key(doc, "shards", (list,), source, "")
     if not 1 <= len(entries) <= MAX_SHARDS:
@@ -122,7 +127,7 @@ def read_manifest(path: str | os.PathLike) -> tuple[dict, list[Shard]]:
     if sum(s.rows for s in shards) != total:
         raise ValueError(f"{source}: key 'reports' = {total} but the shards hold "
                          f"{sum(s.rows for s in shards)} rows")
-    return oracle, shards
+    return randomizer, shards
 
 
 def write_json_atomic(path: Path, doc: dict, durable: bool = True, tag: str = "") -> None:

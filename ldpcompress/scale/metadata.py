@@ -1,38 +1,84 @@
-"""What a report set says about itself: the oracle's parameters, each shard's metadata, and the
-checks that turn untrusted JSON back into them.
+"""What a report set says about itself: its randomizer (name and parameters only), each shard's
+metadata, and the checks that turn untrusted JSON back into them.
 
-``oracle_metadata`` gives the parameters that rebuild a PI-RAPPOR oracle; ``oracle_from_metadata``
-rebuilds it from untrusted JSON, every key checked and the server's memory for its k estimated
-first (a set the server could not count is refused with the figure). Each shard carries, under
-the Parquet schema metadata key ``META_KEY``, the format version, the set's id, its index and
-those parameters (``shard_meta``); its columns are ``COLUMNS``, int64. ``get_key``,
-``get_int`` and ``parse_json`` are the checks every reader of the set's JSON uses: each
-error is a ValueError naming the source (the file) and the key. The formats are in
-docs/guide.md, section 2, "Wire formats"; the checks in section 3, "Report sets and
-aggregation".
+A set records its randomizer as ``registry.spec(r)`` = ``{"randomizer": name, "params":
+{...}}`` and nothing else about its law: ``randomizer_from_spec`` rebuilds it through the
+randomizer's own constructor (``registry.check_spec``: unknown names and bad parameters are
+refused naming the file and the key), then estimates the server's memory for its summary
+(``summary_spec()``) and refuses a set the server could not aggregate, with the figure. Each
+shard carries, under the Parquet schema metadata key ``META_KEY``, the format version, the
+set's id, its index and the same spec (``shard_meta``). ``get_key``, ``get_int`` and
+``parse_json`` are the checks every reader of the set's JSON uses: each error is a ValueError
+naming the source (the file) and the key. The formats are in docs/guide.md, section 2, "Wire
+formats"; the checks in section 3, "Report sets and aggregation".
 """
 from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from ..core import validate as V
-from ..randomizers.estimator import histogram_bytes
-from ..randomizers.pirappor import MAX_PRIME, PIRappor
+from ..core.limits import check_bytes, format_bytes
+from ..randomizers import registry
+from ..randomizers.base import chunks_for
+from ..randomizers.contract import LocalRandomizer
 
-__all__ = ["FORMAT", "META_KEY", "MAX_META_BYTES", "COLUMNS", "oracle_metadata",
-           "oracle_from_metadata", "shard_meta", "get_key", "get_int", "parse_json"]
+__all__ = ["FORMAT", "META_KEY", "MAX_META_BYTES", "RANDOMIZER_KEY", "randomizer_from_spec",
+           "spec_text", "summary_bytes", "check_summary_memory", "shard_meta", "get_key",
+           "get_int", "parse_json"]
 
 
-FORMAT = 2
+FORMAT = 3          # 2: PI-RAPPOR only (ldpcompress 0.2); 3: any registered randomizer
 META_KEY = b"ldpcompress"
 MAX_META_BYTES = 1 << 16
-COLUMNS = ("a", "b")
+RANDOMIZER_KEY = "randomizer"
 
 
-def oracle_metadata(oracle: PIRappor) -> dict:
-    """The parameters that rebuild the oracle (and the field check s)."""
-    return dict(oracle="pi-rappor", k=oracle.k, eps=oracle.requested_eps,
-                symmetric=oracle.symmetric, p=oracle.p, s=oracle.s)
+def spec_text(randomizer: LocalRandomizer) -> str:
+    """The randomizer's spec (``{"randomizer": name, "params": ...}``, as ``registry.spec``
+    gives it) as canonical JSON (sorted keys): equal for equal randomizers. No registry is
+    consulted: a Dask worker may hold a user's class without having registered it."""
+    spec = {"randomizer": randomizer.name, "params": dict(randomizer.params())}
+    return json.dumps(spec, sort_keys=True, allow_nan=False)
+
+
+def summary_bytes(randomizer: LocalRandomizer) -> int:
+    """Bytes of one summary (``summary_spec()``: shape x itemsize)."""
+    spec = randomizer.summary_spec()
+    return int(np.prod(spec.shape, dtype=object)) * np.dtype(spec.dtype).itemsize
+
+
+def check_summary_memory(randomizer: LocalRandomizer, where: str,
+                         max_bytes: float | None = None) -> int:
+    """The server's memory for the summaries (worst case: one per kernel chunk, at most
+    ``base.CHUNK_TABLE_BYTES`` in all, plus the running total, a partial sum and the
+    estimates), refused above the memory limit naming ``where``; returns the figure."""
+    size = summary_bytes(randomizer)
+    need = size * (chunks_for(1 << 40, max(1, size // 8)) + 3)
+    try:
+        check_bytes(need, f"the server's summaries of {randomizer.describe()} "
+                    f"({format_bytes(size)} each)", "the randomizer's parameters", max_bytes)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+    return need
+
+
+def randomizer_from_spec(obj: object, source: str, key: str = RANDOMIZER_KEY,
+                         max_bytes: float | None = None) -> LocalRandomizer:
+    """Rebuild (and check) the randomizer described by an untrusted spec found at ``key`` of
+    ``source``; its summaries must fit in memory. Every error names the source and the key."""
+    where = f"{source}: key {key!r}"
+    randomizer = registry.check_spec(obj, where)
+    try:
+        given = json.dumps(obj, sort_keys=True, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        given = None
+    if given != spec_text(randomizer):  # a writer records exactly the rebuilt randomizer's
+        raise ValueError(f"{where}: {given or obj!r} is not what a writer records for the "
+                         f"randomizer it builds, {spec_text(randomizer)} (an edited file?)")
+    check_summary_memory(randomizer, where, max_bytes)
+    return randomizer
 
 
 def get_key(doc: object, key: str, kinds: tuple[type, ...], source: str, what: str):
@@ -71,32 +117,6 @@ def parse_json(raw: bytes, source: str, what: str):
                          f"{str(err)[:200]})") from None
 
 
-def oracle_from_metadata(meta: object, source: str = "metadata",
-                         max_bytes: float | None = None) -> PIRappor:
-    """Rebuild (and check) the oracle described by untrusted metadata. The server's memory for
-    this k is estimated first and refused with the figure; every error names source and key."""
-    name = get_key(meta, "oracle", (str,), source, "oracle")
-    if name != "pi-rappor":
-        raise ValueError(f"{source}: key 'oracle.oracle' must be 'pi-rappor', got {name!r}")
-    k = get_int(meta, "k", source, "oracle", 2, MAX_PRIME - 1)
-    eps = get_key(meta, "eps", (int, float), source, "oracle")
-    symmetric = get_key(meta, "symmetric", (bool,), source, "oracle")
-    p = get_int(meta, "p", source, "oracle", 3, MAX_PRIME)
-    s = get_int(meta, "s", source, "oracle", 1, MAX_PRIME)
-    from ..randomizers.base import chunks_for
-    try:  # the worst case: one histogram row per kernel chunk, plus counts and estimates
-        histogram_bytes(k, chunks_for(1 << 40, k) + 3, max_bytes, "the server histogram")
-    except ValueError as err:
-        raise ValueError(f"{source}: key 'oracle.k' = {k}: {err}") from None
-    try:
-        oracle = PIRappor(k, eps, symmetric=symmetric, p=p)
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"{source}: invalid oracle parameters: {err}") from None
-    if oracle.s != s:
-        raise ValueError(f"{source}: inconsistent parameters: s={s} but p, eps give s={oracle.s}")
-    return oracle
-
-
-def shard_meta(set_id: str, index: int, oracle: dict) -> dict:
-    """The metadata a shard carries under ``META_KEY``: format, set id, index, oracle."""
-    return dict(format=FORMAT, set=set_id, shard=index, oracle=oracle)
+def shard_meta(set_id: str, index: int, spec: dict) -> dict:
+    """The metadata a shard carries under ``META_KEY``: format, set id, index, randomizer."""
+    return {"format": FORMAT, "set": set_id, "shard": index, RANDOMIZER_KEY: spec}

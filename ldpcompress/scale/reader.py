@@ -1,21 +1,24 @@
 """Finding report sets and reading their shards, every check made before anything is counted.
 
-``collect`` turns the paths given (directories, shards, manifests) into one oracle and a list
-of shards: every ``*.parquet`` file below a directory must be listed by the manifest beside it,
-and a shard reached twice (a symlink, a directory and a file in it), a copy (same SHA-256) or a
-copied set is refused, as are sets with different oracles and anything but a regular file in
-a listed file's place. ``iter_shard`` then hashes a shard block by block against the manifest
-and parses it ``READ_BATCH_ROWS`` reports at a time, only from bytes verified against that hash
-(:class:`_VerifiedReader`), checking its metadata, schema, page checksums, row count and every
-report's range; memory is bounded by the batch, not by the shard. ``count_shard`` counts a
-shard batch by batch; ``read_shard`` holds a whole one in memory. Every refusal is a
-ValueError naming the file (and the key). Needs the optional extra ``[dask]`` (pyarrow). See
-docs/guide.md, section 3, "Report sets and aggregation".
+``collect`` turns the paths given (directories, shards, manifests) into one randomizer and a
+list of shards: every ``*.parquet`` file below a directory must be listed by the manifest
+beside it, and a shard reached twice (a symlink, a directory and a file in it), a copy (same
+SHA-256) or a copied set is refused, as are sets with different randomizers and anything but
+a regular file in a listed file's place. ``iter_shard`` then hashes a shard block by block
+against the manifest and parses it a batch of reports at a time, only from bytes verified
+against that hash (:class:`_VerifiedReader`), checking its metadata (the randomizer's spec must
+be the manifest's), schema (the randomizer's ``report_columns()``, ``columns``), page
+checksums, row count and every report (the randomizer's ``from_columns``); memory is bounded by
+the batch, not by the shard. ``summarize_shard`` adds the batches' summaries; ``read_shard``
+holds a whole shard in memory. Every refusal is a ValueError naming the file (and the key).
+Needs the optional extra ``[dask]`` (pyarrow). See docs/guide.md, section 3, "Report sets and
+aggregation".
 """
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -25,38 +28,50 @@ import numpy as np
 from ..core import validate as V
 from ..core.limits import check_bytes
 from ..core.optional import require
-from ..randomizers.pirappor import FieldReports, PIRappor
-from .manifest import MANIFEST, Shard, read_manifest
-from .metadata import (COLUMNS, FORMAT, MAX_META_BYTES, META_KEY, get_key, oracle_from_metadata,
-                       oracle_metadata, parse_json, shard_meta)
 from ..core.regular_files import check_regular, open_regular
+from ..randomizers.contract import LocalRandomizer
+from . import columns as C
+from .manifest import MANIFEST, Shard, read_manifest
+from .metadata import (FORMAT, MAX_META_BYTES, META_KEY, RANDOMIZER_KEY, get_key, parse_json,
+                       spec_text)
 
-__all__ = ["READ_BYTES_PER_ROW", "READ_BATCH_ROWS", "READ_BUFFER", "VERIFY_BLOCK",
-           "VERIFY_CACHE", "collect", "iter_shard", "count_shard", "read_shard",
-           "check_batch_rows"]
+__all__ = ["READ_BATCH_BYTES", "READ_BATCH_ROWS", "READ_BUFFER", "VERIFY_BLOCK",
+           "VERIFY_CACHE", "collect", "iter_shard", "summarize_shard", "read_shard",
+           "batch_rows_for", "check_batch_rows"]
 
 
-READ_BYTES_PER_ROW = 48       # a, b int64 as Arrow buffers, as numpy, and the checked copy
-READ_BATCH_ROWS = 1 << 20     # reports read, checked and counted at a time (about 48 MiB)
+READ_BATCH_BYTES = 64 << 20   # memory of one batch of reports being read, checked, summarized
+READ_BATCH_ROWS = 1 << 20     # and at most this many reports in a batch
 READ_BUFFER = 1 << 20         # Parquet column chunks are streamed in pieces of this size
 VERIFY_BLOCK = 1 << 20        # shards are hashed block by block (see _VerifiedReader)
 VERIFY_CACHE = 8              # verified blocks kept while reading a shard
+
+
+def _row_memory(randomizer: LocalRandomizer) -> int:
+    """Bytes one report takes while its batch is read, checked and summarized."""
+    return max(1, C.row_bytes(randomizer)) * C.DECODE_FACTOR
+
+
+def batch_rows_for(randomizer: LocalRandomizer) -> int:
+    """Reports per batch by default: READ_BATCH_BYTES of memory (``columns.DECODE_FACTOR``
+    times the stored bytes of a report), at most READ_BATCH_ROWS."""
+    return max(1, min(READ_BATCH_ROWS, READ_BATCH_BYTES // _row_memory(randomizer)))
 
 
 def _real(path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _listed(manifest: Path) -> tuple[dict, list[Shard], set[str]]:
-    """A set's parameters, its shards with their paths resolved, and the names listed."""
-    oracle, shards = read_manifest(manifest)
+def _listed(manifest: Path) -> tuple[LocalRandomizer, list[Shard], set[str]]:
+    """A set's randomizer, its shards with their paths resolved, and the names listed."""
+    randomizer, shards = read_manifest(manifest)
     real = [Shard(_real(s.path), s.rows, s.size, s.sha256, s.index, s.set_id, manifest)
             for s in shards]
-    return oracle, real, {s.path.name for s in shards}
+    return randomizer, real, {s.path.name for s in shards}
 
 
-def _walk(root: Path) -> list[tuple[Path, dict, list[Shard]]]:
-    """Every report set (manifest, oracle parameters, shards) below root. Every ``*.parquet``
+def _walk(root: Path) -> list[tuple[Path, LocalRandomizer, list[Shard]]]:
+    """Every report set (manifest, randomizer, shards) below root. Every ``*.parquet``
     file below must be listed by the manifest in its own directory, and no directory may be
     reached twice (symlinks)."""
     manifests, seen = [], {}
@@ -88,14 +103,16 @@ def _raise(err: OSError):
 
 
 def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
-            ) -> tuple[PIRappor, list[Shard]]:
-    """The common oracle and every shard named by ``paths``, all checked before any counting.
+            ) -> tuple[LocalRandomizer, list[Shard]]:
+    """The common randomizer and every shard named by ``paths``, all checked before any
+    counting.
 
     A directory means every report set in it or below it (each complete; every Parquet file
     below must be listed by the manifest in its directory). A file means that shard (listed by
     the manifest beside it) or, for a ``manifest.json``, its set. Paths are resolved, so a shard
     named twice (twice, as a directory and a file inside, through a symlink) is refused, and so
-    is a copy (same SHA-256 under another name). Sets must share the oracle's parameters.
+    is a copy (same SHA-256 under another name). Sets must share the randomizer (equal name
+    and parameters).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -103,7 +120,7 @@ def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
     if not paths:
         raise ValueError("no report files given")
     picked: list[tuple[str, Shard]] = []
-    oracles: list[tuple[Path, dict]] = []
+    found: list[tuple[Path, LocalRandomizer]] = []
     for given in paths:
         if not isinstance(given, (str, os.PathLike)) or os.fspath(given) == "":
             raise ValueError(f"report paths must be non-empty paths, got {given!r}")
@@ -112,11 +129,11 @@ def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
             raise ValueError(f"{p}: no such file or directory")
         if p.is_dir():
             for m, meta, shards in _walk(p):
-                oracles.append((m, meta))
+                found.append((m, meta))
                 picked += [(str(given), s) for s in shards]
         elif p.name == MANIFEST:
             meta, shards, _ = _listed(_real(p))
-            oracles.append((p, meta))
+            found.append((p, meta))
             picked += [(str(given), s) for s in shards]
         else:
             real = _real(p)
@@ -129,16 +146,18 @@ def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
             if not match:
                 raise ValueError(f"{p}: not listed in {manifest} (an extra, stale or copied "
                                  "shard)")
-            oracles.append((manifest, meta))
+            found.append((manifest, meta))
             picked.append((str(given), match[0]))
     _no_duplicates(picked)
     for _, s in picked:  # before any work: a missing shard, or a FIFO or device in its place
         check_regular(s.path, "a report shard", s.manifest)
-    first_m, first = oracles[0]
-    for m, meta in oracles[1:]:
-        if meta != first:
-            raise ValueError(f"{m}: oracle parameters {meta} differ from {first} ({first_m})")
-    return oracle_from_metadata(first, str(first_m)), [s for _, s in picked]
+    first_m, first = found[0]
+    for m, randomizer in found[1:]:
+        if randomizer != first:
+            raise ValueError(f"{m}: key {RANDOMIZER_KEY!r}: the reports' randomizer "
+                             f"{randomizer.describe()} differs from {first.describe()} "
+                             f"({first_m}): sets of different randomizers cannot be added")
+    return first, [s for _, s in picked]
 
 
 def _no_duplicates(picked: list[tuple[str, Shard]]) -> None:
@@ -244,28 +263,34 @@ def _hash_blocks(fh, shard: Shard) -> list[bytes]:
     return digests
 
 
-def check_batch_rows(batch_rows: int, max_bytes: float | None = None) -> int:
-    """``batch_rows`` checked: an integer whose batch (and the verified blocks kept) fits in
-    memory; ValueError naming ``batch_rows``."""
+def check_batch_rows(batch_rows: int | None, randomizer: LocalRandomizer,
+                     max_bytes: float | None = None) -> int:
+    """``batch_rows`` checked (None: :func:`batch_rows_for`): an integer whose batch (and the
+    verified blocks kept) fits in memory; ValueError naming ``batch_rows``."""
+    if batch_rows is None:
+        batch_rows = batch_rows_for(randomizer)
     batch_rows = V.integer_at_least(batch_rows, "batch_rows", 1, 1 << 40)
-    check_bytes(batch_rows * READ_BYTES_PER_ROW + VERIFY_CACHE * VERIFY_BLOCK,
+    check_bytes(batch_rows * _row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK,
                 f"reading {batch_rows} reports at a time", "batch_rows", max_bytes)
     return batch_rows
 
 
-def iter_shard(shard: Shard, oracle: PIRappor, batch_rows: int = READ_BATCH_ROWS,
-               max_bytes: float | None = None) -> Iterator[FieldReports]:
-    """The reports of one shard, at most ``batch_rows`` at a time, after checking that it is a
-    regular file, its size and SHA-256 (first pass), its metadata (format, set, index, oracle),
-    schema and row count; then every batch: Parquet page checksums, no missing values, every
-    report's range. The second pass parses only bytes verified against the first
-    (:class:`_VerifiedReader`), so what is checked is what is counted. Memory is bounded by the
-    batch (``READ_BYTES_PER_ROW`` bytes a report), one Parquet page and a few hash blocks,
-    whatever the shard's size. The row count is checked once more at the end: a consumer must
-    not use a shard's reports before the iterator is exhausted without error."""
+def iter_shard(shard: Shard, randomizer: LocalRandomizer, batch_rows: int | None = None,
+               max_bytes: float | None = None) -> Iterator:
+    """The reports of one shard, at most ``batch_rows`` at a time (default
+    :func:`batch_rows_for`), after checking that it is a regular file, its size and SHA-256
+    (first pass), its metadata (format, set, index, the randomizer's spec), schema (exactly the
+    randomizer's columns) and row count; then every batch: Parquet page checksums, no missing
+    values, every report (``from_columns``). The second pass parses only bytes verified against
+    the first (:class:`_VerifiedReader`), so what is checked is what is counted. Memory is
+    bounded by the batch, one Parquet page and a few hash blocks, whatever the shard's size.
+    The row count is checked once more at the end: a consumer must not use a shard's reports
+    before the iterator is exhausted without error."""
     pa, pq = require("dask", "pyarrow", "pyarrow.parquet")
-    batch_rows = check_batch_rows(batch_rows, max_bytes)
+    batch_rows = check_batch_rows(batch_rows, randomizer, max_bytes)
     path = shard.path
+    want = C.arrow_schema(randomizer)
+    names = [c.name for c in randomizer.report_columns()]
     with open_regular(path, "a report shard", shard.manifest) as fh:
         digests = _hash_blocks(fh, shard)
         reader = _VerifiedReader(fh, shard.size, digests, str(path))
@@ -276,14 +301,16 @@ def iter_shard(shard: Shard, oracle: PIRappor, batch_rows: int = READ_BATCH_ROWS
         except Exception as err:  # pyarrow raises several types for corrupt files
             raise reader.failure or ValueError(
                 f"{path}: not a readable Parquet report file ({err})") from None
-        _check_shard_meta(schema, shard, oracle)
-        if [f.name for f in schema] != list(COLUMNS) or any(f.type != pa.int64() for f in schema):
-            raise ValueError(f"{path}: columns must be a, b of type int64, got {schema}")
+        _check_shard_meta(schema, shard, randomizer)
+        if schema.names != names or any(f.type != w.type for f, w in zip(schema, want)):
+            got = ", ".join(f"{f.name} {f.type}" for f in schema)
+            raise ValueError(f"{path}: columns must be {_shown(want)} (the reports of "
+                             f"{randomizer.describe()}), got {got or 'none'}")
         if pf.metadata.num_rows != shard.rows:
             raise ValueError(f"{path}: {pf.metadata.num_rows} rows, {shard.manifest} says "
                              f"{shard.rows}")
         seen = 0
-        batches = pf.iter_batches(batch_size=batch_rows, columns=list(COLUMNS), use_threads=False)
+        batches = pf.iter_batches(batch_size=batch_rows, columns=names, use_threads=False)
         while True:
             try:
                 batch = next(batches, None)
@@ -292,50 +319,49 @@ def iter_shard(shard: Shard, oracle: PIRappor, batch_rows: int = READ_BATCH_ROWS
                     f"{path}: unreadable report columns after {seen} rows ({err})") from None
             if batch is None:
                 break
-            a, b = batch.column(0), batch.column(1)
-            if a.null_count or b.null_count:
-                raise ValueError(f"{path}: {a.null_count} + {b.null_count} missing values in "
-                                 f"rows {seen} to {seen + batch.num_rows}; expected {shard.rows} "
-                                 "complete rows")
-            seen += batch.num_rows
-            if seen > shard.rows:
+            cols = C.from_batch(randomizer, batch, str(path), seen)
+            if seen + batch.num_rows > shard.rows:
+                seen += batch.num_rows
                 break
             try:
-                checked = oracle.check_reports(FieldReports(a.to_numpy(), b.to_numpy(), oracle.p))
+                checked = randomizer.from_columns(cols)
             except (ValueError, TypeError) as err:
-                raise ValueError(f"{path}: {err}") from None
+                raise ValueError(f"{path}: rows {seen} to {seen + batch.num_rows - 1}: "
+                                 f"{err}") from None
+            seen += batch.num_rows
             yield checked
         if seen != shard.rows:
             raise ValueError(f"{path}: {seen} rows read, {shard.manifest} says {shard.rows}")
 
 
-def count_shard(shard: Shard, oracle: PIRappor, batch_rows: int = READ_BATCH_ROWS
-                ) -> tuple[np.ndarray, int]:
-    """(support counts, reports) of one shard, read and counted ``batch_rows`` at a time (the
-    partial counts are integers: their sum is exactly the count of the whole shard)."""
-    counts, n = np.zeros(oracle.k, np.int64), 0
-    for reports in iter_shard(shard, oracle, batch_rows):
-        counts += oracle.counts(reports)
-        n += len(reports)
-    return counts, n
+def _shown(schema) -> str:
+    return ", ".join(f"{f.name} {f.type}" for f in schema)
 
 
-def read_shard(shard: Shard, oracle: PIRappor, max_bytes: float | None = None
-               ) -> FieldReports:
-    """All reports of one shard in memory (every check of :func:`iter_shard`); the memory of
-    the whole shard is estimated first and refused above ``max_bytes``. Aggregation does not
-    use this: it counts batch by batch (:func:`count_shard`)."""
-    check_bytes(shard.rows * READ_BYTES_PER_ROW, f"{shard.path}: reading all {shard.rows} "
+def summarize_shard(shard: Shard, randomizer: LocalRandomizer, batch_rows: int | None = None
+                    ) -> tuple[np.ndarray, int]:
+    """(summary, reports) of one shard, read and summarized a batch at a time: the sum of the
+    batches' ``summarize()`` (exact for integer summaries), in the ``summary_spec()`` dtype."""
+    spec = randomizer.summary_spec()
+    total, n = np.zeros(spec.shape, spec.dtype), 0
+    for reports in iter_shard(shard, randomizer, batch_rows):
+        total += randomizer.summarize(reports)
+        n += randomizer.n_reports(reports)
+    return total, n
+
+
+def read_shard(shard: Shard, randomizer: LocalRandomizer, max_bytes: float | None = None):
+    """All reports of one shard in memory as one batch (every check of :func:`iter_shard`);
+    the memory of the whole shard is estimated first and refused above ``max_bytes``.
+    Aggregation does not use this: it summarizes batch by batch (:func:`summarize_shard`)."""
+    check_bytes(shard.rows * _row_memory(randomizer), f"{shard.path}: reading all {shard.rows} "
                 "reports at once", "the shard size (or read it in batches: iter_shard)",
                 max_bytes)
-    parts = list(iter_shard(shard, oracle, max(1, min(shard.rows, READ_BATCH_ROWS)), max_bytes))
-    if not parts:
-        return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), oracle.p)
-    return FieldReports(np.concatenate([r.a for r in parts]), np.concatenate([r.b for r in parts]),
-                        oracle.p)
+    rows = max(1, min(shard.rows, batch_rows_for(randomizer)))
+    return randomizer.concat(list(iter_shard(shard, randomizer, rows, max_bytes)))
 
 
-def _check_shard_meta(schema, shard: Shard, oracle: PIRappor) -> None:
+def _check_shard_meta(schema, shard: Shard, randomizer: LocalRandomizer) -> None:
     path = str(shard.path)
     raw = (schema.metadata or {}).get(META_KEY)
     if raw is None:
@@ -343,10 +369,25 @@ def _check_shard_meta(schema, shard: Shard, oracle: PIRappor) -> None:
     if len(raw) > MAX_META_BYTES:
         raise ValueError(f"{path}: ldpcompress metadata of {len(raw)} bytes is too large")
     meta = parse_json(raw, path, "ldpcompress metadata")
-    if get_key(meta, "format", (int,), path, "") != FORMAT:
-        raise ValueError(f"{path}: unknown report file format {meta['format']}")
-    want = shard_meta(shard.set_id, shard.index, oracle_metadata(oracle))
-    for key in ("set", "shard", "oracle"):
-        if get_key(meta, key, (type(want[key]),), path, "") != want[key]:
+    fmt = get_key(meta, "format", (int,), path, "")
+    if fmt != FORMAT:
+        raise ValueError(f"{path}: unknown report file format {fmt} (this version reads "
+                         f"{FORMAT})")
+    for key, want in (("set", shard.set_id), ("shard", shard.index)):
+        if get_key(meta, key, (type(want),), path, "") != want:
             raise ValueError(f"{path}: key {key!r} is {meta[key]!r}, {shard.manifest} says "
-                             f"{want[key]!r}")
+                             f"{want!r}")
+    spec = get_key(meta, RANDOMIZER_KEY, (dict,), path, "")
+    want = spec_text(randomizer)
+    try:
+        got = json.dumps(spec, sort_keys=True, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        got = None
+    if got != want:
+        raise ValueError(f"{path}: key {RANDOMIZER_KEY!r} is {_clip(spec)}, {shard.manifest} "
+                         f"says {want}: a shard of another randomizer or parameters")
+
+
+def _clip(value, limit: int = 300) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,4 +1,5 @@
-"""PI-RAPPOR report sets: the public face of the modules that write, list and read them.
+"""Report sets of any registered randomizer: the public face of the modules that write, list
+and read them.
 
 A report set is one directory holding shards ``reports-00000.parquet``, ... and
 ``manifest.json`` (format in docs/guide.md, section 2, "Wire formats"; checks in section 3,
@@ -7,12 +8,13 @@ the modules that do each job, so that ``from ldpcompress.scale import report_fil
 working. Each job has its own module, data flowing one way (each imports only modules listed
 below it)::
 
-    items_csv      users' items from a strict one-item-per-line CSV, streamed
+    items_csv      users' items (or vectors) from a strict CSV, one per line, streamed
     writer         ReportSetWriter, write_reports, write_items: shards, then the manifest
-    reader         collect the sets named by paths; hash, parse and count shards in batches
+    reader         collect the sets named by paths; hash, parse and check shards in batches
     output_dir     the directory written into: created, locked, emptied of an old set only
     manifest       manifest.json and its Shard records, every field checked
-    metadata       the oracle's parameters <-> the oracle; each shard's metadata; JSON checks
+    columns        a randomizer's report columns <-> Arrow/Parquet (layout and encodings)
+    metadata       the randomizer's spec <-> the randomizer; each shard's metadata; JSON checks
     core.regular_files  only regular files are read (a FIFO could block); output files checked
 
 A constant is read by the module that defines it: to change one (in a test, say), set it
@@ -20,21 +22,23 @@ there (``writer.CHUNK``), not here.
 """
 from __future__ import annotations
 
+from ..core.regular_files import check_output_file, check_regular, open_regular
+from .columns import arrow_schema, row_bytes
 from .items_csv import CSV_CHUNK, count_csv_items, csv_items
 from .manifest import KIND, MANIFEST, MAX_MANIFEST_BYTES, MAX_SHARDS, Shard, read_manifest
-from .metadata import (COLUMNS, FORMAT, MAX_META_BYTES, META_KEY, oracle_from_metadata,
-                       oracle_metadata)
+from .metadata import (FORMAT, MAX_META_BYTES, META_KEY, RANDOMIZER_KEY, randomizer_from_spec,
+                       shard_meta)
 from .output_dir import LOCK, prepare_output
-from .reader import (READ_BATCH_ROWS, READ_BUFFER, READ_BYTES_PER_ROW, VERIFY_BLOCK,
-                     VERIFY_CACHE, collect, count_shard, iter_shard, read_shard)
-from ..core.regular_files import check_output_file, check_regular, open_regular
+from .reader import (READ_BATCH_BYTES, READ_BATCH_ROWS, READ_BUFFER, VERIFY_BLOCK, VERIFY_CACHE,
+                     batch_rows_for, collect, iter_shard, read_shard, summarize_shard)
 from .writer import (CHUNK, PAGE_BYTES, ROW_GROUP_ROWS, ReportSetWriter, check_disk, write_items,
                      write_reports)
 
-__all__ = ["FORMAT", "META_KEY", "MANIFEST", "KIND", "CHUNK", "ROW_GROUP_ROWS", "CSV_CHUNK",
-           "MAX_SHARDS", "MAX_MANIFEST_BYTES", "MAX_META_BYTES", "READ_BYTES_PER_ROW",
-           "READ_BATCH_ROWS", "READ_BUFFER", "PAGE_BYTES", "VERIFY_BLOCK", "VERIFY_CACHE",
-           "COLUMNS", "oracle_metadata", "oracle_from_metadata", "Shard", "check_regular",
-           "open_regular", "read_manifest", "LOCK", "prepare_output", "ReportSetWriter",
-           "write_reports", "write_items", "check_output_file", "check_disk", "csv_items",
-           "count_csv_items", "collect", "iter_shard", "count_shard", "read_shard"]
+__all__ = ["FORMAT", "META_KEY", "RANDOMIZER_KEY", "MANIFEST", "KIND", "CHUNK",
+           "ROW_GROUP_ROWS", "CSV_CHUNK", "MAX_SHARDS", "MAX_MANIFEST_BYTES", "MAX_META_BYTES",
+           "READ_BATCH_BYTES", "READ_BATCH_ROWS", "READ_BUFFER", "PAGE_BYTES", "VERIFY_BLOCK",
+           "VERIFY_CACHE", "randomizer_from_spec", "shard_meta", "arrow_schema", "row_bytes",
+           "Shard", "check_regular", "open_regular", "read_manifest", "LOCK", "prepare_output",
+           "ReportSetWriter", "write_reports", "write_items", "check_output_file", "check_disk",
+           "csv_items", "count_csv_items", "collect", "iter_shard", "summarize_shard",
+           "read_shard", "batch_rows_for"]

@@ -1,12 +1,14 @@
-"""Writing report sets: PI-RAPPOR reports as sharded Parquet files, the manifest written last.
+"""Writing report sets: any registered randomizer's reports as sharded Parquet files, the
+manifest written last.
 
 :class:`ReportSetWriter` writes a set one shard at a time into a directory prepared by
-``output_dir`` (created, locked, emptied only with ``overwrite``): each shard's reports are
-checked against the oracle and written as int64 columns ``a``, ``b`` with Parquet page
-checksums, in row groups of at most ``ROW_GROUP_ROWS`` rows, while the bytes are hashed; the
-manifest (``manifest``), with every shard's rows, size and SHA-256, is written last and
-atomically. ``write_reports`` writes reports held in memory; ``write_items`` randomizes a
-stream of items ``CHUNK`` at a time, so memory is bounded whatever the number of reports, after
+``output_dir`` (created, locked, emptied only with ``overwrite``): each batch of reports is
+validated and converted by the randomizer (``to_columns``) and written in its columns
+(``columns``: the layout and encodings) with Parquet page checksums, in row groups of at most
+``ROW_GROUP_ROWS`` rows, while the bytes are hashed; the manifest (``manifest``), with the
+randomizer's spec and every shard's rows, size and SHA-256, is written last and atomically.
+``write_reports`` writes reports held in memory; ``write_items`` randomizes a stream of inputs
+``CHUNK`` at a time, so memory is bounded whatever the number of reports, after
 ``check_disk`` has compared their size with the free space. Needs the optional extra ``[dask]``
 (pyarrow). See docs/guide.md, section 3, "Report sets and aggregation".
 """
@@ -16,11 +18,10 @@ import contextlib
 import hashlib
 import io
 import json
-import math
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -29,11 +30,15 @@ from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import format_bytes
 from ..core.optional import require
 from ..core.progress import bar
+from ..randomizers import registry
+from ..randomizers.contract import LocalRandomizer, check_columns
 from ..randomizers.estimator import check_flag
-from ..randomizers.pirappor import FieldReports, PIRappor
+from . import columns as C
 from .manifest import KIND, MANIFEST, MAX_SHARDS, plain_name, write_json_atomic
-from .metadata import COLUMNS, FORMAT, META_KEY, oracle_from_metadata, oracle_metadata, shard_meta
+from .metadata import (FORMAT, META_KEY, RANDOMIZER_KEY, check_summary_memory,
+                       randomizer_from_spec, shard_meta)
 from .output_dir import LOCK, check_empty, create_output_dir, take_lock
+from .reader import batch_rows_for
 
 __all__ = ["CHUNK", "ROW_GROUP_ROWS", "PAGE_BYTES", "ReportSetWriter", "write_reports",
            "write_items", "check_disk"]
@@ -68,7 +73,8 @@ def _cannot_write(path: Path, err: OSError) -> ValueError:
 class ReportSetWriter:
     """Write a report set one shard at a time; the manifest is written last, atomically.
 
-    ``with ReportSetWriter(out, oracle, shards=8) as w: w.write_shard(batches)`` eight times.
+    ``with ReportSetWriter(out, randomizer, shards=8) as w: w.write_shard(batches)`` eight
+    times (each batch: reports of the randomizer, as its ``randomize_many`` returns them).
     Until it completes, the directory holds an incomplete manifest (refused by readers, and
     removable by ``overwrite``); on an exception the partial set is removed -- only the files
     this writer created. One writer per directory: the writer holds a lock file (created with
@@ -76,10 +82,14 @@ class ReportSetWriter:
     naming the directory.
     """
 
-    def __init__(self, out_dir: str | os.PathLike, oracle: PIRappor, shards: int,
+    def __init__(self, out_dir: str | os.PathLike, randomizer: LocalRandomizer, shards: int,
                  overwrite: bool = False, prefix: str = "reports", files: Iterable[str] = ()):
-        if not isinstance(oracle, PIRappor):
-            raise TypeError(f"oracle must be a PIRappor, got {type(oracle).__name__}")
+        if not isinstance(randomizer, LocalRandomizer):
+            raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
+                            f"{type(randomizer).__name__}")
+        self.spec = registry.spec(randomizer)  # refuses an unregistered randomizer
+        # a set the server could not read is refused before anything is written
+        check_summary_memory(randomizer, "report set")
         self.shards = V.integer_at_least(shards, "shards", 1, MAX_SHARDS)
         if not isinstance(prefix, str):
             raise TypeError(f"prefix must be a string, got {type(prefix).__name__}")
@@ -89,7 +99,7 @@ class ReportSetWriter:
         every = self.names + self.files
         if MANIFEST in self.files or len(set(every)) < len(every):
             raise ValueError(f"file names {self.files} clash with the shards or the manifest")
-        self.oracle = oracle
+        self.randomizer = randomizer
         overwrite = check_flag(overwrite, "overwrite")
         self.out = create_output_dir(out_dir)
         self.created: list[Path] = []  # what abort() may remove: this writer's files only
@@ -97,9 +107,16 @@ class ReportSetWriter:
         try:
             check_empty(self.out, overwrite, self.names + self.files, ignore={LOCK})
             self.set_id = os.urandom(16).hex()  # names the set; not privacy randomness
-            self.meta = oracle_metadata(oracle)
-            # a set the server could not read is refused before anything is written
-            oracle_from_metadata(self.meta, f"report set {self.out}")
+            # the spec must rebuild this very randomizer (what a reader will do)
+            try:
+                again = randomizer_from_spec(json.loads(json.dumps(self.spec, allow_nan=False)),
+                                             f"report set {self.out}")
+            except ValueError as err:
+                raise ValueError(f"{randomizer.describe()}: its params() do not rebuild it, so "
+                                 f"no reader could: {err}") from None
+            if again != randomizer:
+                raise ValueError(f"{randomizer.describe()}: its params() do not rebuild it "
+                                 f"(registry.build(name, params) gives {again.describe()})")
             self.entries: list[dict] = []
             self.extra: list[dict] = []
             self._manifest(complete=False)
@@ -115,35 +132,44 @@ class ReportSetWriter:
         if path not in self.created:
             self.created.append(path)
         write_json_atomic(path, dict(
-            kind=KIND, format=FORMAT, complete=complete, set=self.set_id, oracle=self.meta,
-            reports=sum(e.get("rows", 0) for e in shards), shards=shards, files=files),
+            kind=KIND, format=FORMAT, complete=complete, set=self.set_id,
+            **{RANDOMIZER_KEY: self.spec}, reports=sum(e.get("rows", 0) for e in shards), shards=shards, files=files),
             durable=complete, tag=self.set_id)
 
     @property
     def paths(self) -> list[Path]:
         return [self.out / e["file"] for e in self.entries]
 
-    def write_shard(self, batches: Iterable[FieldReports]) -> Path:
-        """The next shard: every batch (checked against the oracle) becomes a row group."""
+    def write_shard(self, batches: Iterable) -> Path:
+        """The next shard: every batch of reports (validated by the randomizer's
+        ``to_columns``, whose arrays must match its ``report_columns()``) is written in row
+        groups."""
+        source = f"{self.randomizer.describe()}.to_columns"
+        return self._write_shard(check_columns(self.randomizer.to_columns(b),
+                                               self.randomizer.report_columns(), source)
+                                 for b in batches)
+
+    def _write_shard(self, column_batches: Iterable[Mapping[str, np.ndarray]]) -> Path:
+        """The next shard from batches of validated columns (``to_columns``' output)."""
         pa, pq = require("dask", "pyarrow", "pyarrow.parquet")
         i = len(self.entries)
         if i >= self.shards:
             raise ValueError(f"all {self.shards} shards are already written")
         path = self.out / self.names[i]
-        schema = pa.schema([(c, pa.int64()) for c in COLUMNS]).with_metadata(
-            {META_KEY: json.dumps(shard_meta(self.set_id, i, self.meta), allow_nan=False).encode()})
+        meta = json.dumps(shard_meta(self.set_id, i, self.spec), allow_nan=False).encode()
+        schema = C.arrow_schema(self.randomizer, {META_KEY: meta})
+        first = self.randomizer.report_columns()[0].name
         rows = 0
         try:
             with self._create(path) as fh:
                 sink = _HashingFile(fh)
-                with pq.ParquetWriter(sink, schema, write_page_checksum=True,
-                                      data_page_size=PAGE_BYTES) as writer:
-                    for batch in batches:
-                        r = self.oracle.check_reports(batch)
+                with pq.ParquetWriter(sink, schema, data_page_size=PAGE_BYTES,
+                                      **C.write_options(self.randomizer)) as writer:
+                    for cols in column_batches:
                         # row groups of at most ROW_GROUP_ROWS rows whatever the batch size
-                        writer.write_table(pa.table({"a": r.a, "b": r.b}, schema=schema),
+                        writer.write_table(C.to_table(self.randomizer, cols, schema),
                                            row_group_size=ROW_GROUP_ROWS)
-                        rows += len(r)
+                        rows += int(np.shape(cols[first])[0])
         except OSError as err:  # disk full, file size limit ...: name the file
             raise _cannot_write(path, err) from None
         self.entries.append(dict(file=path.name, rows=rows, bytes=sink.size,
@@ -217,96 +243,102 @@ class ReportSetWriter:
         return False
 
 
-def write_reports(out_dir: str | os.PathLike, oracle: PIRappor, reports: FieldReports,
+def write_reports(out_dir: str | os.PathLike, randomizer: LocalRandomizer, reports,
                   shards: int = 4, prefix: str = "reports", overwrite: bool = False,
                   progress: bool = False) -> list[Path]:
-    """Write reports as a report set of ``shards`` Parquet files in out_dir (which must be new
-    or empty, unless ``overwrite``); returns the shards' paths. ``progress``: a bar of the
-    reports written, on stderr."""
-    reports = oracle.check_reports(reports)
+    """Write reports of ``randomizer`` (as its ``randomize_many`` returns them) as a report set
+    of ``shards`` Parquet files in out_dir (which must be new or empty, unless ``overwrite``);
+    returns the shards' paths. ``progress``: a bar of the reports written, on stderr."""
+    if not isinstance(randomizer, LocalRandomizer):
+        raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
+                        f"{type(randomizer).__name__}")
+    cols = check_columns(randomizer.to_columns(reports), randomizer.report_columns(),
+                         f"{randomizer.describe()}.to_columns")  # validated once
     shards = V.integer_at_least(shards, "shards", 1, MAX_SHARDS)
-    n = len(reports)
+    n = int(np.shape(cols[randomizer.report_columns()[0].name])[0])
 
     def batches(lo, hi, done):
         for j in range(lo, hi, CHUNK):
-            yield FieldReports(reports.a[j:min(j + CHUNK, hi)], reports.b[j:min(j + CHUNK, hi)],
-                               reports.p)
+            yield {name: col[j:min(j + CHUNK, hi)] for name, col in cols.items()}
             done.update(min(j + CHUNK, hi) - j)
 
-    with ReportSetWriter(out_dir, oracle, shards, overwrite, prefix) as w, \
+    with ReportSetWriter(out_dir, randomizer, shards, overwrite, prefix) as w, \
             bar(n, "write reports", progress, unit="reports") as done:
         for i in range(shards):
-            w.write_shard(batches(i * n // shards, (i + 1) * n // shards, done))
+            w._write_shard(batches(i * n // shards, (i + 1) * n // shards, done))
     return w.paths
 
 
 class _Rechunk:
-    """Pieces of exactly the requested sizes out of an iterator of item arrays."""
+    """Pieces of exactly the requested numbers of rows out of an iterator of input arrays
+    (items: 1-D; vectors: one per row)."""
 
     def __init__(self, chunks: Iterable[np.ndarray]):
         self.it, self.pending, self.taken = iter(chunks), np.zeros(0, np.int64), 0
 
     def take(self, rows: int, most: int) -> Iterator[np.ndarray]:
         while rows > 0:
-            if self.pending.size == 0:
+            if len(self.pending) == 0:
                 nxt = next(self.it, None)
                 if nxt is None:
                     raise ValueError(f"the items ended after {self.taken}: fewer than counted "
                                      "(did the input change while being read?)")
                 self.pending = np.asarray(nxt)
+                if self.pending.ndim == 0:
+                    raise TypeError(f"inputs must come as arrays (one input per row), got "
+                                    f"{type(nxt).__name__}")
                 continue
             piece, self.pending = self.pending[:min(rows, most)], self.pending[min(rows, most):]
-            rows -= piece.size
-            self.taken += piece.size
+            rows -= len(piece)
+            self.taken += len(piece)
             yield piece
 
     def finish(self) -> None:
-        if self.pending.size or next(self.it, None) is not None:
+        if len(self.pending) or next(self.it, None) is not None:
             raise ValueError(f"more items than the {self.taken} counted (did the input change "
                              "while being read?)")
 
 
-def write_items(out_dir: str | os.PathLike, oracle: PIRappor, chunks: Iterable[np.ndarray],
-                n: int, shards: int, overwrite: bool = False, true_counts: bool = False,
-                entropy: Entropy = SYSTEM, free_bytes: float | None = None,
-                progress: bool = False
-                ) -> tuple[list[Path], np.ndarray | None]:
-    """Randomize a stream of n items (arrays of any sizes) into a report set of ``shards``
-    shards, CHUNK rows at a time: memory stays bounded whatever n. With ``true_counts`` (for
-    simulated data only: real users' histogram must never be stored) the items' histogram is
-    written as ``true_counts.npy`` in the set and returned. ``progress``: a bar of the reports
-    written, on stderr."""
+def write_items(out_dir: str | os.PathLike, randomizer: LocalRandomizer,
+                chunks: Iterable[np.ndarray], n: int, shards: int, overwrite: bool = False,
+                entropy: Entropy = SYSTEM, files: Mapping[str, Callable[[], bytes]] | None = None,
+                free_bytes: float | None = None, progress: bool = False) -> list[Path]:
+    """Randomize a stream of n users' inputs (arrays of any sizes, as ``randomize_many``
+    takes them) into a report set of ``shards`` shards, CHUNK rows at a time (fewer for wide
+    reports: ``reader.batch_rows_for``): memory stays bounded whatever n. ``files``: other files of the set, name -> a function giving their
+    bytes, called once every shard is written (e.g. the true counts of simulated data; real
+    users' inputs must never be stored). ``progress``: a bar of the reports written, on
+    stderr. Returns the shards' paths."""
+    if not isinstance(randomizer, LocalRandomizer):
+        raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
+                        f"{type(randomizer).__name__}")
     n = V.integer_at_least(n, "n", 1)
     shards = V.integer_at_least(shards, "shards", 1, min(n, MAX_SHARDS))
-    check_disk(out_dir, n, oracle, free_bytes)
-    files = ("true_counts.npy",) if true_counts else ()
-    truth = np.zeros(oracle.k, np.int64) if true_counts else None
+    files = dict(files or {})
+    check_disk(out_dir, n, randomizer, free_bytes)
     source = _Rechunk(chunks)
+    most = min(CHUNK, batch_rows_for(randomizer))  # memory bounded for wide reports too
 
     def batches(rows):
-        for xs in source.take(rows, CHUNK):
-            if truth is not None:
-                truth[:] += np.bincount(V.items(xs, oracle.k), minlength=oracle.k)
-            yield oracle.randomize_many(xs, entropy)
+        for xs in source.take(rows, most):
+            yield randomizer.randomize_many(xs, entropy)
             done.update(len(xs))  # the batch is written when the writer asks for the next
 
-    with ReportSetWriter(out_dir, oracle, shards, overwrite, files=files) as w, \
+    with ReportSetWriter(out_dir, randomizer, shards, overwrite, files=files) as w, \
             bar(n, "write reports", progress, unit="reports") as done:
         for i in range(shards):
             w.write_shard(batches((i + 1) * n // shards - i * n // shards))
         source.finish()
-        if truth is not None:
-            buf = io.BytesIO()
-            np.save(buf, truth)
-            w.add_file(files[0], buf.getvalue())
-    return w.paths, truth
+        for name, make in files.items():
+            w.add_file(name, make())
+    return w.paths
 
 
-def check_disk(out_dir: str | os.PathLike, n: int, oracle: PIRappor,
+def check_disk(out_dir: str | os.PathLike, n: int, randomizer: LocalRandomizer,
                free_bytes: float | None = None) -> None:
-    """Refuse when even the information content of n reports (2 log2 p bits each) exceeds the
-    free space of the output's file system."""
-    need = n * 2 * math.log2(oracle.p) / 8
+    """Refuse when the wire size of n reports (``bits_per_report`` each: Parquet stores about
+    that, see ``columns``) exceeds the free space of the output's file system."""
+    need = n * randomizer.bits_per_report / 8
     if free_bytes is None:
         probe = Path(out_dir).absolute()
         while not probe.exists():
@@ -317,6 +349,6 @@ def check_disk(out_dir: str | os.PathLike, n: int, oracle: PIRappor,
                              "such as /proc or /sys): choose a directory on a disk")
         free_bytes = usage.free
     if need > free_bytes:
-        raise ValueError(f"{n} reports need at least {format_bytes(need)} on disk, but only "
-                         f"{format_bytes(free_bytes)} is free under {out_dir}: reduce n")
-
+        raise ValueError(f"{n} reports need about {format_bytes(need)} on disk (their wire "
+                         f"size), but only {format_bytes(free_bytes)} is free under {out_dir}: "
+                         "reduce n")

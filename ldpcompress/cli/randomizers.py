@@ -1,0 +1,244 @@
+"""Randomizers on the command line: ``--oracle NAME`` with its parameters (``--k``, ``--eps``,
+``--d``, ``--symmetric`` and ``--param NAME=VALUE`` for any other), ``--compressed``,
+``--plugin MODULE`` (a user's module that registers randomizers) and the ``randomizers``
+command, which lists every registered name with its parameters, privacy kind and whether it
+compresses. Everything goes through the registry and the randomizer contract: a randomizer
+written outside the library is offered like the library's own (docs/guide.md, sections 6 and 7).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import math
+import os
+import time
+
+from ..core import limits
+from ..randomizers import registry
+from ..randomizers.contract import LocalRandomizer
+from .util import JSON_HELP, count, emit_json, fmt, number, positive, print_table
+
+__all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build_randomizer",
+           "add_plugin_option", "add_randomizer_options", "register"]
+
+# the values the listing builds each randomizer with, to state its privacy kind and
+# compression (only where its own parameter of that name has no default)
+EXAMPLE_VALUES = {"k": 16, "eps": 1.0, "d": 16, "q": 5, "lo": 0.0, "hi": 1.0, "sigma": 1.0,
+                  "randomizer": {"randomizer": "krr", "params": {"k": 16, "eps": 1.0}}}
+_OPTIONS = {"k": "--k", "eps": "--eps", "d": "--d", "symmetric": "--symmetric"}
+_loaded: dict[str, object] = {}
+
+
+def load_plugins(plugins) -> None:
+    """Import each ``--plugin``: a module name (importable: Dask workers import it too) or the
+    path of a .py file (loaded once; shipped to Dask workers by value). Its code runs here:
+    give only your own modules."""
+    for plugin in plugins or ():
+        if not isinstance(plugin, str) or not plugin.strip():
+            raise ValueError(f"--plugin must name a module or a .py file, got {plugin!r}")
+        if plugin in _loaded:
+            continue
+        try:
+            if plugin.endswith(".py") or os.sep in plugin:
+                if not os.path.isfile(plugin):
+                    raise ValueError(f"--plugin {plugin}: no such file")
+                name = f"ldpcompress_plugin_{len(_loaded)}"
+                spec = importlib.util.spec_from_file_location(name, plugin)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+            else:
+                module = importlib.import_module(plugin)
+        except ValueError as err:
+            if str(err).startswith(f"--plugin {plugin}"):
+                raise
+            raise ValueError(f"--plugin {plugin}: importing it failed: {err}") from None
+        except Exception as err:  # the user's code: any failure is reported, named
+            raise ValueError(f"--plugin {plugin}: importing it failed: "
+                             f"{type(err).__name__}: {err}") from None
+        _loaded[plugin] = module
+
+
+def parse_param(text: str) -> tuple[str, object]:
+    """'NAME=VALUE' -> (NAME, value): an integer, a number (1e6, 0.5), true/false, null, a
+    JSON object/list/string, or else the text itself."""
+    if not isinstance(text, str) or "=" not in text or not text.split("=", 1)[0].strip():
+        raise ValueError(f"--param must be NAME=VALUE, got {text!r}")
+    name, raw = (part.strip() for part in text.split("=", 1))
+    for parse in (lambda t: int(t.replace("_", "")), json.loads, number):
+        try:
+            value = parse(raw)
+        except Exception:  # not of this form: try the next
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            break  # nan, inf: passed on as text, for the constructor to refuse by name
+        return name, value
+    return name, raw
+
+
+def parameters(cls: type) -> list[inspect.Parameter] | None:
+    """The constructor parameters a randomizer is built with (None: any keyword)."""
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return None
+    return [p for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _option(name: str) -> str:
+    return _OPTIONS.get(name, f"--param {name}=VALUE")
+
+
+def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
+    """The randomizer of ``--oracle`` with the parameters given (checked against its
+    constructor: an unknown or missing one is named), wrapped by ``--compressed``."""
+    load_plugins(getattr(args, "plugin", None))
+    cls = registry.lookup(args.oracle)
+    given: dict[str, object] = {}
+    if args.k is not None:
+        given["k"] = count(args.k, "--k", 2, 2 ** 31 - 1)
+    if args.eps is not None:
+        given["eps"] = positive(args.eps, "--eps")
+    if getattr(args, "d", None) is not None:
+        given["d"] = count(args.d, "--d", 1, 1 << 20)
+    if args.symmetric:
+        given["symmetric"] = True
+    for text in args.param or ():
+        name, value = parse_param(text)
+        if name in given:
+            raise ValueError(f"--param {name}: given twice (also as {_option(name)})")
+        given[name] = value
+    params = parameters(cls)
+    if params is not None:
+        names = [p.name for p in params]
+        if "eps" not in given and "eps" in names and eps_default is not None:
+            given["eps"] = eps_default
+        for name in given:
+            if name not in names:
+                raise ValueError(f"{_option(name).split('=')[0]}: --oracle {args.oracle} takes "
+                                 f"no parameter {name!r} (its parameters: "
+                                 f"{', '.join(names) or 'none'})")
+        missing = [p.name for p in params if p.default is p.empty and p.name not in given]
+        if missing:
+            raise ValueError(f"--oracle {args.oracle} needs {', '.join(map(_option, missing))} "
+                             f"(its parameter{'s' if len(missing) > 1 else ''} "
+                             f"{', '.join(missing)})")
+    randomizer = registry.build(args.oracle, given, f"--oracle {args.oracle}")
+    args.given_params = given  # as validated, for --json's params
+    if getattr(args, "compressed", False):
+        from ..compression.compressed import CompressedRandomizer
+        try:
+            randomizer = CompressedRandomizer(randomizer)
+        except ValueError as err:
+            raise ValueError(f"--compressed: {err}") from None
+        trials = math.exp(min(randomizer.inner.deletion_eps, 700.0))
+        if trials > limits.MAX_EXPECTED_TRIALS:  # FT21 Alg. 1: e^eps_d trials per report
+            raise ValueError(f"--compressed: {randomizer.inner.describe()} needs e^eps_d = "
+                             f"{trials:.4g} expected trials per report (deletion eps_d = "
+                             f"{randomizer.inner.deletion_eps:.4g}), above the limit of "
+                             f"{limits.MAX_EXPECTED_TRIALS:.4g}: use a smaller --eps")
+    return randomizer
+
+
+def add_plugin_option(parser) -> None:
+    parser.add_argument("--plugin", action="append", metavar="MODULE",
+                        help="import MODULE (a module name or a .py file) first: your own "
+                             "randomizers, registered with ldpcompress.randomizers.register "
+                             "(repeatable; its code runs: give only your own)")
+
+
+def add_randomizer_options(parser, eps_default: float | None) -> None:
+    parser.add_argument("--oracle", default="pi-rappor", metavar="NAME",
+                        help="the randomizer, by registered name (default pi-rappor; "
+                             "'ldpcompress randomizers' lists them)")
+    parser.add_argument("--k", type=number, help="its number of items (items 0 .. k-1)")
+    parser.add_argument("--eps", type=number,
+                        help="its eps parameter, e.g. from 'amplify --inverse --oracle NAME'"
+                             + ("" if eps_default is None else f" (default {eps_default:g})"))
+    parser.add_argument("--d", type=number, help="its dimension (mean estimation: privunit2)")
+    parser.add_argument("--symmetric", action="store_true",
+                        help="its symmetric (deletion DP) variant: pi-rappor, rappor, "
+                             "pi-rappor-vector")
+    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
+                        help="any other constructor parameter (repeatable), e.g. q=11, "
+                             "p0=0.6 (integers, numbers, true/false or JSON)")
+    parser.add_argument("--compressed", action="store_true",
+                        help="write 17-byte seed reports of the randomizer (FT21 Alg. 1) "
+                             "instead of its own reports")
+    add_plugin_option(parser)
+
+
+def _json_value(v):
+    """A default as JSON: None, a bool, an int, a string, a finite float, else its repr."""
+    if v is inspect.Parameter.empty or v is None or isinstance(v, (bool, int, str)):
+        return None if v is inspect.Parameter.empty else v
+    return v if isinstance(v, float) and math.isfinite(v) else repr(v)
+
+
+def _listing(name: str) -> dict:
+    """One row of the listing: parameters, and privacy kind and compression at example
+    values (EXAMPLE_VALUES for parameters without a default)."""
+    cls = registry.lookup(name)
+    params = parameters(cls)
+    row: dict = {"name": name, "class": f"{cls.__module__}.{cls.__qualname__}",
+                 "parameters": None if params is None else [
+                     {"name": p.name, "default": _json_value(p.default),
+                      "required": p.default is p.empty} for p in params]}
+    example = {p.name: EXAMPLE_VALUES[p.name] for p in params or ()
+               if p.default is p.empty and p.name in EXAMPLE_VALUES}
+    row.update(example=example, privacy=None, eps=None, compresses=None, why_not=None)
+    if params is None or any(p.default is p.empty and p.name not in example for p in params):
+        row["why_not"] = "needs parameters the listing has no example value for"
+        return row
+    try:
+        r = registry.build(name, example)
+    except ValueError as err:
+        row["why_not"] = f"cannot be built at {example}: {err}"
+        return row
+    refusal = r.compression_refusal()
+    row.update(privacy=r.privacy.value, eps=r.eps if math.isfinite(r.eps) else None,
+               compresses=refusal is None, why_not=refusal)
+    return row
+
+
+def _value(v) -> str:
+    return fmt(v) if isinstance(v, float) else repr(v)
+
+
+def _cmd_randomizers(args) -> None:
+    start = time.perf_counter()
+    load_plugins(args.plugin)
+    rows = [_listing(name) for name in registry.names()]
+    if args.json:
+        emit_json("randomizers", dict(plugin=args.plugin or []), dict(randomizers=rows),
+                  dict(total=time.perf_counter() - start))
+        return
+
+    def shown(row):
+        if row["parameters"] is None:
+            return "any"
+        return ", ".join(p["name"] if p["required"] else f"{p['name']}={_value(p['default'])}"
+                         for p in row["parameters"])
+
+    table = [(r["name"], shown(r), r["privacy"] or "?",
+              "yes" if r["compresses"] else f"no: {r['why_not']}") for r in rows]
+    print_table(table, ("name", "parameters", "privacy", "compresses (--compressed)"))
+    print("\nprivacy and compression as built with k = 16, eps = 1, d = 16, q = 5, lo = 0, "
+          "hi = 1, sigma = 1 (and k-RR inside 'compressed') where a parameter has no default; "
+          "use a name with --oracle NAME and its parameters (--k, --eps, --d, --symmetric, "
+          "--param NAME=VALUE)")
+
+
+def register(sub) -> None:
+    r = sub.add_parser("randomizers", help="list the registered randomizers (for --oracle)",
+                       description="Every registered randomizer (the library's and those your "
+                       "--plugin modules register): its constructor parameters, its privacy "
+                       "kind (replacement or deletion eps) and whether --compressed takes it "
+                       "(and if not, why).")
+    add_plugin_option(r)
+    r.add_argument("--json", action="store_true", help=JSON_HELP)
+    r.set_defaults(func=_cmd_randomizers)
