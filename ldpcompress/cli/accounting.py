@@ -7,18 +7,21 @@ import time
 
 import numpy as np
 
-from ..accounting import accountant as A
-from ..accounting import events as E
-from ..accounting import noise as N
-from ..accounting import pld as P
-from ..accounting import state as S
-from ..accounting.participation import participation
 from ..core import validate as V
+from ..core.lazy import lazy_module
 from ..core.limits import check_bytes
 from ..randomizers.catalog import make_oracle, oracle_names
 from .util import JSON_HELP, count, emit_json, fmt, nonempty, number, print_table
 
 __all__ = ["NOISE_EXACT_POINTS", "register"]
+
+# the accounting stack, imported when a command runs (not to build the parser)
+A = lazy_module("ldpcompress.accounting.accountant")
+E = lazy_module("ldpcompress.accounting.events")
+N = lazy_module("ldpcompress.accounting.noise")
+P = lazy_module("ldpcompress.accounting.pld")
+PA = lazy_module("ldpcompress.accounting.participation")
+S = lazy_module("ldpcompress.accounting.state")
 
 
 NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
@@ -33,7 +36,7 @@ def _sampling(args, n: int) -> dict:
                          "(a fixed number of users report), not both")
     kw: dict = {}
     if args.gamma is not None:
-        kw["gamma"] = participation(args.gamma, "--gamma")
+        kw["gamma"] = PA.participation(args.gamma, "--gamma")
     if args.sample is not None:
         top = n - (args.relation == "add_remove")
         if top < 1:

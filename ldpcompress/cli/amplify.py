@@ -7,9 +7,6 @@ import functools
 import math
 import time
 
-from ..accounting import amplification as amp
-from ..accounting import inverse
-from ..accounting.participation import participation
 from ..core import validate as V
 from ..randomizers.catalog import make_oracle, oracle_names
 from .util import JSON_HELP, count, emit_json, fmt, number, print_table
@@ -68,6 +65,7 @@ def _amplify_forward(args) -> dict:
         kwargs, eps0 = dict(oracle=_oracle_factory(args)(args.eps0)), None
     kwargs.update(_sampling_kwargs(args))
     lower = not args.no_lower
+    from ..accounting import amplification as amp  # the accounting stack: when a query runs
     if args.eps is not None:
         res = amp.delta(args.n, eps0, args.eps, lower=lower, **kwargs)
     elif args.delta is not None:
@@ -88,6 +86,7 @@ def _amplify_inverse(args) -> dict:
                          "smallest n), not both: the other would be ignored")
     kwargs = _randomizer_kwargs(args)
     sampling = _sampling_kwargs(args)
+    from ..accounting import inverse
     start = time.perf_counter()
     if args.n is not None:
         if args.oracle is not None:
@@ -182,6 +181,7 @@ def _check_options(args) -> None:
     if args.delta0 is not None:
         args.delta0 = V.probability_closed_open(args.delta0, "--delta0")
     if args.gamma is not None:
+        from ..accounting.participation import participation
         args.gamma = participation(args.gamma, "--gamma")
     if args.sample is not None:
         top = V.MAX_N if args.n is None else args.n - (args.relation == "add_remove")

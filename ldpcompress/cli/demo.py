@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ..core import validate as V
-from ..estimation import demo
 from ..randomizers.catalog import oracle_names
 from ..randomizers.pirappor import MAX_PRIME
 from .util import JSON_HELP, count, emit_json, number, positive, probability
@@ -16,6 +15,7 @@ def _cmd_demo(args) -> None:
                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
                   seed=count(args.seed, "--seed", 0, 2 ** 63 - 1))
+    from ..estimation import demo  # the accounting stack: when the command runs
     res = demo.run(**params, progress=True)  # bars and the compile notice go to stderr
     if args.json:
         results = {k: v for k, v in res.items()

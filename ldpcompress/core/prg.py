@@ -19,8 +19,10 @@ import math
 import numpy as np
 from Crypto.Cipher import AES
 
-from ..kernels.aes import keystream_words, words_at
+from .lazy import lazy_module
 from .limits import array_bytes, check_bytes
+
+_aes = lazy_module("ldpcompress.kernels.aes")  # Numba: compiled at first use
 
 __all__ = ["SEED_BYTES", "MAX_WORD", "check_seed", "check_seed_rows", "keystream", "word_at",
            "uniform_at", "uniform_limit", "stream_words", "stream_words_at", "WordStream", "PRG"]
@@ -98,7 +100,7 @@ def stream_words(seeds: np.ndarray, first: int, count: int) -> np.ndarray:
                          f"{first}, count = {count}")
     check_bytes(array_bytes((seeds.shape[0], count), np.uint64),
                 f"{count} words of {seeds.shape[0]} streams", "count or the number of seeds")
-    return keystream_words(seeds, first, count)
+    return _aes.keystream_words(seeds, first, count)
 
 
 def stream_words_at(seeds: np.ndarray, index) -> np.ndarray:
@@ -111,7 +113,7 @@ def stream_words_at(seeds: np.ndarray, index) -> np.ndarray:
     if index.size and (index.min() < 0 or index.max() > MAX_WORD):
         raise ValueError(f"index must be in [0, 2^63 - 1], got values in [{index.min()}, "
                          f"{index.max()}]")
-    return words_at(seeds, index.astype(np.int64))
+    return _aes.words_at(seeds, index.astype(np.int64))
 
 
 class WordStream:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
+from ..core.lazy import lazy_module
 from .contract import Privacy
 from .estimator import check_flag, normal_quantile
 from .privunit import MAX_EPS, MIN_EPS, check_dimension, round_to_sphere
@@ -16,6 +16,8 @@ from .registry import register
 from .vectors import VectorMeanEstimator
 
 __all__ = ['OneBitSphere']
+
+special = lazy_module("scipy.special")  # imported at first use
 
 
 @register

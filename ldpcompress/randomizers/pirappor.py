@@ -17,16 +17,7 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
-from ..kernels.field import (
-    MAX_FIELD,
-    affine_hist,
-    inverse_table,
-    next_prime,
-    pi_count_one,
-    pi_hist_enum,
-    prime,
-    vector_hits,
-)
+from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_flag, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype
 from .registry import register
@@ -36,8 +27,10 @@ from .structure import ShuffleStructure, ap3_count, independent_structure, kept
 __all__ = ["MAX_PRIME", "MAX_EPS", "COUNT_WORK_LIMIT", "COUNT_WORK_PER_CALL", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
            "PIRappor", "VectorPIRappor"]
 
+_field = lazy_module("ldpcompress.kernels.field")  # Numba: compiled at first use
 
-MAX_PRIME = MAX_FIELD  # 2^31 - 1: products a (x+1) + b stay below 2^62 in int64
+
+MAX_PRIME = 2 ** 31 - 1  # kernels.field.MAX_FIELD: products a (x+1) + b stay below 2^62
 # the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
 MAX_EPS = math.log(MAX_PRIME - 1)
 COUNT_WORK_LIMIT = 10 ** 10    # steps of an explicitly chosen counting algorithm (~10 s)
@@ -105,11 +98,11 @@ def choose_field(k: int, eps: float) -> tuple[int, int]:
         return math.ceil(p / (math.exp(eps) + 1.0)) if eps < 700 else 1
 
     target = math.ceil(100 * (math.exp(eps) + 1)) if eps < 30 else MAX_PRIME
-    p = next_prime(min(max(k + 1, target), MAX_PRIME), MAX_PRIME)
+    p = _field.next_prime(min(max(k + 1, target), MAX_PRIME), MAX_PRIME)
     while 2 * s_for(p) >= p:
         if p >= MAX_PRIME:
             raise ValueError(f"no field below 2^31 serves k={k}, eps={eps}: eps is too small")
-        p = next_prime(min(max(p + 1, int(p * 1.1)), MAX_PRIME), MAX_PRIME)
+        p = _field.next_prime(min(max(p + 1, int(p * 1.1)), MAX_PRIME), MAX_PRIME)
     return p, s_for(p)
 
 
@@ -135,7 +128,7 @@ class PIRappor(FrequencyOracle):
             self.p, self.s = choose_field(self.k, requested)
         else:
             self.p = V.integer_at_least(p, "p", self.k + 1, MAX_PRIME)
-            if not prime(self.p):
+            if not _field.prime(self.p):
                 raise ValueError(f"p must be a prime > k, got {p}")
             self.s = math.ceil(self.p / (math.exp(min(requested, 700.0)) + 1.0))
             if 2 * self.s >= self.p:
@@ -214,7 +207,7 @@ class PIRappor(FrequencyOracle):
         return reports
 
     def _count_one(self, reports, j):
-        return int(pi_count_one(reports.a, reports.b, j, self.p, self.s))
+        return int(_field.pi_count_one(reports.a, reports.b, j, self.p, self.s))
 
     def counts(self, reports, algorithm: str = "auto") -> np.ndarray:
         """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper.
@@ -253,13 +246,15 @@ class PIRappor(FrequencyOracle):
         chunks = chunks_for(a.shape[0], self.k)
         histogram_bytes(self.k, chunks)
         if algorithm == "direct":
-            return affine_hist(a, b, a, self.k, self.p, self.s, 0, chunks)
-        return pi_hist_enum(a, b, self.k, self.p, self.s, self._inverses, chunks)
+            return _field.affine_hist(a, b, a, self.k, self.p, self.s, 0, chunks)
+        return _field.pi_hist_enum(a, b, self.k, self.p, self.s, self._inverses, chunks)
 
     @functools.cached_property
     def _inverses(self) -> np.ndarray:
         """Inverses mod p, built once per oracle (empty above INVERSE_TABLE_MAX: Fermat)."""
-        return inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
+        if self.p > INVERSE_TABLE_MAX:
+            return np.zeros(0, np.int64)
+        return _field.inverse_table(self.p)
 
     # -- storage and wire format ------------------------------------------------------------
     def report_columns(self) -> tuple[Column, ...]:
@@ -330,7 +325,7 @@ class VectorPIRappor(FrequencyOracle):
         requested = V.positive_finite(eps, "eps")
         symmetric = check_flag(symmetric, "symmetric")
         self.q = V.integer_at_least(q, "q", 3, MAX_PRIME)
-        if not prime(self.q):
+        if not _field.prime(self.q):
             raise ValueError(f"q must be prime, got {q}")
         need_t = max(1, math.ceil(math.log(self.k) / math.log(self.q) - 1e-12))
         while self.q ** need_t < self.k:
@@ -413,7 +408,8 @@ class VectorPIRappor(FrequencyOracle):
             code = code * self.q + rep[:, d]
         code = code * self.q + rep[:, self.t]
         codes, counts = np.unique(code, return_counts=True)
-        return vector_hits(codes, counts.astype(np.int64), self.items, self.q, self.t, self.s, self.k)
+        return _field.vector_hits(codes, counts.astype(np.int64), self.items, self.q, self.t,
+                                  self.s, self.k)
 
 
 def _field_structure(name: str, params: tuple, p: int, s: int, a1c: float,

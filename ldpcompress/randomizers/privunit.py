@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.prg import PRG
-from ..kernels.seeds import (dot, sphere_dots, sphere_from_words, sphere_rows, sphere_sum,
-                             sphere_words)
+from ..core.lazy import lazy_module
 from .base import check_flag, chunks_for
 from .contract import Privacy, paired, seed_batch, seeds_array
 from .registry import register
@@ -37,6 +35,11 @@ from .privunit_caps import cap_measure, orthogonal_cap_bound
 from .structure import ShuffleStructure, coin
 
 __all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'round_rows_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
+
+# imported at first use (Numba compiles the kernels then)
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
+_seeds = lazy_module("ldpcompress.kernels.seeds")
 
 
 def check_vector(x, d: int) -> np.ndarray:
@@ -308,7 +311,7 @@ class PrivUnit2(VectorMeanEstimator):
         pairs, normalised (docs/theory.md §5.1), by the kernel the batch decoder runs, so one
         report and a batch decode to the same bits."""
         v = np.empty(self.d)
-        sphere_from_words(prg.words(sphere_words(self.d)), v)
+        _seeds.sphere_from_words(prg.words(_seeds.sphere_words(self.d)), v)
         return v
 
     def decode_seed(self, seed):
@@ -336,7 +339,7 @@ class PrivUnit2(VectorMeanEstimator):
     def _mixture_ratio(self, x, v) -> float:
         """The ratio of input x at report direction v (see :meth:`_projection_ratios`)."""
         norms, us = self._directions(self.check_item(x)[None])
-        t = np.array([dot(np.ascontiguousarray(v, dtype=float), us[0])])
+        t = np.array([_seeds.dot(np.ascontiguousarray(v, dtype=float), us[0])])
         return float(self._projection_ratios(t, norms)[0])
 
     def ratio(self, x, y):
@@ -353,21 +356,21 @@ class PrivUnit2(VectorMeanEstimator):
         seeds = seeds_array(seeds)
         check_bytes(batch_bytes(len(seeds), self.d), f"{len(seeds)} decoded vectors of "
                     f"dimension {self.d}", "the number of reports (decode in batches) or d")
-        return sphere_rows(seeds, self.d, self.par.m, chunks_for(len(seeds)))
+        return _seeds.sphere_rows(seeds, self.d, self.par.m, chunks_for(len(seeds)))
 
     @seed_batch
     def summarize_seeds(self, seeds) -> np.ndarray:
         """The sum of the decoded reports, without materialising them: float64[d]."""
         seeds = seeds_array(seeds)
-        return sphere_sum(seeds, self.d, self.par.m, chunks_for(len(seeds), 2 * self.d))
+        return _seeds.sphere_sum(seeds, self.d, self.par.m, chunks_for(len(seeds), 2 * self.d))
 
     @seed_batch
     def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
         xs, seeds = self.check_items(xs), seeds_array(seeds)
         paired(xs, seeds)
         norms, us = self._directions(xs)
-        return self._projection_ratios(sphere_dots(seeds, us, chunks_for(len(seeds), self.d)),
-                                       norms)
+        dots = _seeds.sphere_dots(seeds, us, chunks_for(len(seeds), self.d))
+        return self._projection_ratios(dots, norms)
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Z = V/m with true randomness: t from the truncated Beta law, V = t u + sqrt(1-t^2) w."""
