@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..core import display as D
 from ..core import validate as V
+from ..core.numerics import EXP_MAX
 from ..kernels.clones import clone_delta_many
 from ..randomizers.scalar import ScalarStructure
 from . import blanket as BL
@@ -160,7 +161,7 @@ def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = Non
 def _first_guess(n: int, eps0: float, delta: float) -> float:
     """Where the solver starts probing: Thm 3.1's formula (without its condition), a few times
     the numerical answer; the probe walks down from it."""
-    e0 = math.exp(min(eps0, 700.0))
+    e0 = math.exp(min(eps0, EXP_MAX))
     inner = (8.0 * math.sqrt(e0 * (math.log(4.0) - math.log(delta)) / n) + 8.0 * e0 / n)
     return min(eps0, math.log1p(inner))
 
@@ -334,7 +335,7 @@ APPROX_LABEL = "approximate-DP randomizer (FMT21 Thm 3.8)"
 
 
 def _approx_extra(n: int, eps0: float, delta0: float, eps: float) -> float:
-    if eps > 700.0:  # the term exceeds any delta < 1 unless delta0 = 0
+    if eps > EXP_MAX:  # the term exceeds any delta < 1 unless delta0 = 0
         return math.inf if delta0 > 0.0 else 0.0
     return (math.exp(eps) + 1.0) * (1.0 + 0.5 * math.exp(-eps0)) * n * delta0
 
@@ -451,7 +452,7 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     blanket = BL.BlanketProfile(n, st)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
     uppers = [blanket]
-    if st.eps0 <= V.MAX_EPS0:
+    if st.eps0 <= EXP_MAX:
         uppers.insert(0, GeneralProfile(n, st.eps0))
     lower, note = None, ""
     if st.t3 is not None:
@@ -459,13 +460,13 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
         lower.label = f"lower bound: {st.oracle} attack"
     else:
         note = f"no attack on {st.oracle} with fewer than 3 items"
-    return _Query(n, st.eps0, tuple(uppers), lower, note, st.eps0 <= V.MAX_EPS0, params)
+    return _Query(n, st.eps0, tuple(uppers), lower, note, st.eps0 <= EXP_MAX, params)
 
 
 def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
     """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, the generic
     bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
-    finite = st.eps0 <= V.MAX_EPS0
+    finite = st.eps0 <= EXP_MAX
     blanket = ScalarBlanketProfile(n, st)
     if not finite and blanket.unsupported() is not None:
         raise ValueError(f"{oracle.describe()}: {blanket.unsupported()}; Gaussian noise has no "

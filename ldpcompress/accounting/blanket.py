@@ -37,6 +37,7 @@ import math
 from fractions import Fraction
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX
 from ..kernels.binomial import binom_window
 from ..kernels.blanket_attack import AttackLaw, TripleLaw, split_attack_delta, triple_attack_delta
 from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep_upper_delta
@@ -49,7 +50,7 @@ from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 from .rounding import round_down
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
+__all__ = ["BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
            "require_structure", "realised_eps0", "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
            "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
@@ -58,7 +59,6 @@ __all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N1
 TRIPLE_MAX_WORK = 2e7  # atoms per evaluation of the natural-dataset attack (~0.3 s)
 TRIPLE_TOL = 1e-9       # its windows (at most; 1e-4 of the target delta): dropped mass
                         # only lowers a lower bound
-EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
 BLOCK_REL = 5e-5    # ... or this fraction of the mean of M' if wider (large n: few blocks)
 BLOCK_REL_PAIR = 2e-4  # the same for correlated laws, whose per-block cost grows as sqrt(n)
@@ -200,7 +200,7 @@ class BlanketProfile(OracleProfile):
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return self.structure.local_delta(eps)
-        eps = min(eps, EPS_CAP)
+        eps = min(eps, EXP_MAX)
         ms, ws, out = self.tables(tol)
         if self.structure.independent:
             return indep_upper_delta(ms, ws, out, self.indep_tables(tol), self._law, eps)
@@ -253,7 +253,7 @@ class OracleLowerProfile(OracleProfile):
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
-        eps = min(eps, EPS_CAP)
+        eps = min(eps, EXP_MAX)
         split = round_down(split_attack_delta(self.n, self._law, eps, max(tol, 1e-40)))
         if self._triple is None:
             return split

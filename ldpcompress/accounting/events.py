@@ -15,6 +15,7 @@ import numpy as np
 from scipy import special
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX, TOL_MIN, UNIT_ROUNDOFF
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
@@ -37,7 +38,7 @@ __all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffle
 # below the windows' outside mass, so a coarse tolerance leaves atoms of mass ~tol at large
 # losses, which dominate the Renyi curve from order ~ log(1/tol)/loss on: at 1e-40 the k-RR
 # round (n = 1e6, eps0 = 1, k = 100, 10 rounds) had RDP eps 0.0683; at 1e-300 it is 0.0093.
-DOTS_TOL = 1e-300
+DOTS_TOL = TOL_MIN
 BLANKET_DOTS_TOL = 1e-40
 
 
@@ -222,10 +223,10 @@ class OracleShuffledRound(_DotsRound):
         st = BL.structure(self.oracle)
         eps0 = self.oracle.replacement_eps if st is None else st.eps0
         if isinstance(st, ScalarStructure):  # x + noise: its own blanket (Gaussian: no eps0)
-            eps0 = min(eps0, V.MAX_EPS0)
-        if not eps0 <= V.MAX_EPS0:
+            eps0 = min(eps0, EXP_MAX)
+        if not eps0 <= EXP_MAX:
             raise ValueError(f"{self.oracle.describe()}: realised eps0 = {eps0:.4g} is above "
-                             f"the supported {V.MAX_EPS0:g}")
+                             f"the supported {EXP_MAX:g}")
         object.__setattr__(self, "_structure", st)  # derived, not a field: eq/hash by oracle
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
@@ -438,7 +439,7 @@ class _PoissonSampled(Event):
 
 def _scale(value: float, sensitivity: float) -> float:
     """Noise scale per unit sensitivity, rounded down (less noise is the pessimistic side)."""
-    return value / sensitivity * (1.0 - 4.0 * 2.0 ** -53)
+    return value / sensitivity * (1.0 - 4.0 * UNIT_ROUNDOFF)
 
 
 @functools.lru_cache(maxsize=64)
@@ -505,10 +506,10 @@ class PoissonSampledLaplace(_PoissonSampled):
         """(largest loss of either direction, rounded up, 0): remove's is
         log(1 - q + q e^(1/b)) = log1p(q expm1(1/b)), add's -log1p(q expm1(-1/b)), smaller."""
         b = _scale(self.scale, self.sensitivity)
-        if 1.0 / b > 700.0:
+        if 1.0 / b > EXP_MAX:
             return None  # e^(1/b) overflows; the PLD and RDP still answer
         eps = math.log1p(self.q * math.expm1(1.0 / b))
-        return min(eps * (1.0 + 8.0 * 2.0 ** -53) + 1e-300, V.MAX_EPS0), 0.0
+        return min(eps * (1.0 + 8.0 * UNIT_ROUNDOFF) + 1e-300, EXP_MAX), 0.0
 
     def to_dp_event(self, dp):
         return dp.PoissonSampledDpEvent(self.q, dp.LaplaceDpEvent(self.scale / self.sensitivity))
@@ -694,9 +695,9 @@ class SampledOracleShuffledRound(_SampledRound):
     def __post_init__(self):
         st = BL.structure(self.oracle)
         eps0 = self.oracle.replacement_eps if st is None else st.eps0
-        if not eps0 <= V.MAX_EPS0:
+        if not eps0 <= EXP_MAX:
             raise ValueError(f"{self.oracle.describe()}: realised eps0 = {eps0:.4g} is above "
-                             f"the supported {V.MAX_EPS0:g}")
+                             f"the supported {EXP_MAX:g}")
         object.__setattr__(self, "_structure", st)  # derived, not a field: eq/hash by oracle
         self._checked_sampling()
 

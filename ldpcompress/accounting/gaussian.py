@@ -21,10 +21,10 @@ import math
 from scipy import special
 
 from ..core import validate as V
+from ..core.numerics import UNIT_ROUNDOFF as _U
 
 __all__ = ["compose_mu", "delta_bracket", "epsilon_bracket", "bisect"]
 
-_U = 2.0 ** -53
 
 
 def compose_mu(pairs) -> float:

@@ -32,6 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
@@ -64,7 +65,6 @@ __all__ = ["RELATIONS", "N_BLOCK_FRAC", "C_BLOCK_FRAC", "GAMMA_MIN", "ATTACK_WOR
 RELATIONS = ("substitution", "add_remove")
 N_BLOCK_FRAC = 0.125  # blocks of N' (Poisson): an eighth of a standard deviation of the count
 C_BLOCK_FRAC = 0.0625  # blanket substitution: blocks of c a sixteenth of a standard deviation
-EPS_SEARCH_MAX = 700.0
 ATTACK_WORK = 3e6   # terms of one evaluation of the Poisson (T, V) attack; beyond, V alone
 BLANKET_WORK = 1e7  # terms of one evaluation of the blanket substitution sum; beyond, skipped
 
@@ -144,11 +144,11 @@ class Sampling:
         wt, wtc = self.weights()
         if self.poisson:
             return math.inf if self.remove else eps0
-        up = math.log1p(wt * math.expm1(eps0)) if eps0 < 700.0 else eps0 + math.log(wt)
-        up = math.nextafter(up * (1.0 + 8.0 * 2.0 ** -53), math.inf)
+        up = math.log1p(wt * math.expm1(eps0)) if eps0 < EXP_MAX else eps0 + math.log(wt)
+        up = math.nextafter(up * (1.0 + 8.0 * UNIT_ROUNDOFF), math.inf)
         if not self.remove:
             return up
-        return max(up, -math.log(wtc) * (1.0 + 8.0 * 2.0 ** -53))
+        return max(up, -math.log(wtc) * (1.0 + 8.0 * UNIT_ROUNDOFF))
 
     def describe(self) -> dict:
         d = dict(relation=self.relation)
@@ -317,7 +317,7 @@ class SampledBlanketProfile(SampledProfile):
         if not st.kernel_ready:
             # joint convexity: H(P||Q) <= wt H(user 1's reports), at most wt
             return wt if self.sampling.remove else min(1.0, wt * st.local_delta(eps))
-        eps = min(eps, BL.EPS_CAP)
+        eps = min(eps, EXP_MAX)
         if self.sampling.remove:
             ns, ws, x0s, x1, s, sc, q0p, out = self.tables(tol)
             return remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, float(st.a),
@@ -431,7 +431,7 @@ class SampledSplitLowerProfile(SampledProfile):
     def _delta(self, eps, tol):
         if self._law is None:
             return 0.0  # trivially a lower bound
-        return round_down(split_attack_delta(self._users, self._law, min(eps, BL.EPS_CAP),
+        return round_down(split_attack_delta(self._users, self._law, min(eps, EXP_MAX),
                                              max(tol, 1e-40)))
 
 
@@ -452,7 +452,7 @@ def upper_profiles(n: int, sampling: Sampling, eps0: float | None = None, k: int
         st = krr_structure(k, eps0)
     out: list[SampledProfile] = []
     e0 = eps0 if st is None else st.eps0
-    if e0 <= V.MAX_EPS0:
+    if e0 <= EXP_MAX:
         out.append(SampledGeneralProfile(n, e0, sampling))
     if st is not None:
         out.append(SampledBlanketProfile(n, st, sampling))
@@ -496,13 +496,13 @@ def dots_grid(delta_fn, cap: float, eps0: float, sampling: Sampling, points: int
     lies above the convex profile). Poisson add/remove has no cap: the profile at e_hi, at
     most DOTS_FLOOR, becomes the infinity atom."""
     wt, _ = sampling.weights()
-    top = min(cap, 700.0)
-    e_hi = min(top, max(1e-9, math.log1p(wt * math.expm1(min(eps0, 700.0))) / 64.0))
+    top = min(cap, EXP_MAX)
+    e_hi = min(top, max(1e-9, math.log1p(wt * math.expm1(min(eps0, EXP_MAX))) / 64.0))
     while e_hi < top and delta_fn(e_hi) > DOTS_FLOOR:
         e_hi = min(top, 2.0 * e_hi)
     grid = np.linspace(0.0, e_hi, points)
     if math.isfinite(cap) and cap > e_hi:
-        grid = np.append(grid, min(cap, 700.0))
+        grid = np.append(grid, min(cap, EXP_MAX))
     return grid
 
 
@@ -517,19 +517,19 @@ class NoFiniteEpsilon(ValueError):
 
 def _eps_max(profile: SampledProfile, delta: float, tol: float) -> float:
     """An eps at which the profile is at most delta: its cap, or (Poisson add/remove) the first
-    of 2^i x (a rough scale) that qualifies; NoFiniteEpsilon when even eps = 700 does not."""
+    of 2^i x (a rough scale) that qualifies; NoFiniteEpsilon when even eps = EXP_MAX does not."""
     if math.isfinite(profile.cap):
         return profile.cap
     wt, _ = profile.sampling.weights()
-    e = max(1e-6, math.log1p(wt * math.expm1(min(profile.eps0, 700.0))))
+    e = max(1e-6, math.log1p(wt * math.expm1(min(profile.eps0, EXP_MAX))))
     while profile.delta(e, tol) > delta:
-        if e >= EPS_SEARCH_MAX:
+        if e >= EXP_MAX:
             raise NoFiniteEpsilon(
-                f"no eps <= {EPS_SEARCH_MAX:g} certifies delta={delta:g}: under add/remove "
+                f"no eps <= {EXP_MAX:g} certifies delta={delta:g}: under add/remove "
                 f"with Poisson participation the report count reveals user 1 with probability "
-                f"about gamma^n (every user reported); delta(700) = "
-                f"{profile.delta(EPS_SEARCH_MAX, tol):.3g}")
-        e = min(EPS_SEARCH_MAX, 4.0 * e)
+                f"about gamma^n (every user reported); delta({EXP_MAX:g}) = "
+                f"{profile.delta(EXP_MAX, tol):.3g}")
+        e = min(EXP_MAX, 4.0 * e)
     return e
 
 

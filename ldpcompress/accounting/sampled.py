@@ -35,12 +35,12 @@ import math
 import numpy as np
 from scipy import special
 
+from ..core.numerics import UNIT_ROUNDOFF as _U
 from . import pld as P
 
 __all__ = ["TAIL", "SampledNoise", "GaussianNoise", "LaplaceNoise", "DIRECTIONS"]
 
 TAIL = 1e-30  # mass of each noise tail left out of the loss range (moved pessimistically)
-_U = 2.0 ** -53
 DIRECTIONS = ("remove", "add")
 
 

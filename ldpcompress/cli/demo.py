@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from ..core import validate as V
+from ..core.numerics import MAX_FIELD
 from ..randomizers.catalog import oracle_names
-from ..randomizers.pirappor import MAX_PRIME
 from .util import JSON_HELP, count, emit_json, number, positive, probability
 
 __all__ = ["register"]
@@ -11,7 +11,7 @@ __all__ = ["register"]
 
 
 def _cmd_demo(args) -> None:
-    params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_PRIME - 1),
+    params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_FIELD - 1),
                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
                   seed=count(args.seed, "--seed", 0, 2 ** 63 - 1))

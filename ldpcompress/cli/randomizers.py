@@ -16,6 +16,8 @@ import os
 import time
 
 from ..core import limits
+from ..core import validate as V
+from ..core.numerics import EXP_MAX
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
 from .util import JSON_HELP, count, emit_json, fmt, number, positive, print_table
@@ -100,7 +102,7 @@ def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
     cls = registry.lookup(args.oracle)
     given: dict[str, object] = {}
     if args.k is not None:
-        given["k"] = count(args.k, "--k", 2, 2 ** 31 - 1)
+        given["k"] = count(args.k, "--k", 2, V.MAX_K)
     if args.eps is not None:
         given["eps"] = positive(args.eps, "--eps")
     if getattr(args, "d", None) is not None:
@@ -135,7 +137,7 @@ def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
             randomizer = CompressedRandomizer(randomizer)
         except ValueError as err:
             raise ValueError(f"--compressed: {err}") from None
-        trials = math.exp(min(randomizer.inner.deletion_eps, 700.0))
+        trials = math.exp(min(randomizer.inner.deletion_eps, EXP_MAX))
         if trials > limits.MAX_EXPECTED_TRIALS:  # FT21 Alg. 1: e^eps_d trials per report
             raise ValueError(f"--compressed: {randomizer.inner.describe()} needs e^eps_d = "
                              f"{trials:.4g} expected trials per report (deletion eps_d = "

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.entropy import Entropy
+from ..core.numerics import EXP_MAX
 from ..core.prg import SEED_BYTES
 from ..randomizers import registry
 from ..randomizers.contract import Column, LocalRandomizer, Privacy, SummarySpec, check_columns
@@ -200,4 +201,4 @@ class CompressedRandomizer(LocalRandomizer):
     @property
     def expected_trials(self) -> float:
         """e^eps_d: expected trials per report of the client."""
-        return math.exp(min(self.inner.deletion_eps, 700.0))
+        return math.exp(min(self.inner.deletion_eps, EXP_MAX))

@@ -27,6 +27,7 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy, simulation_only
 from ..core.limits import check_trials
+from ..core.numerics import EXP_MAX
 from ..core.prg import SEED_BYTES
 from ..core.progress import track
 from ..randomizers.contract import LocalRandomizer
@@ -65,7 +66,7 @@ class PseudoRandomizer:
         if not (self.eps_d > 0 and math.isfinite(self.eps_d)):
             raise ValueError(f"the randomizer's deletion eps must be finite and > 0, got {self.eps_d}")
         # e^eps_d expected trials per report (FT21 Alg. 1): refuse before any encode can hang
-        check_trials(math.exp(min(self.eps_d, 700.0)), self.eps_d, max_expected_trials, hint)
+        check_trials(math.exp(min(self.eps_d, EXP_MAX)), self.eps_d, max_expected_trials, hint)
         self.max_trials = trials_for(self.eps_d, tv_target)
         self._bound = math.exp(self.eps_d)
         bounds = randomizer.ratio_bounds()

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .lazy import lazy_module
-from .prg import WordStream
+from .prg import UNIFORM_BITS, WordStream
 
 _kernels = lazy_module("ldpcompress.kernels.coins")  # Numba: compiled at first use
 
@@ -32,7 +32,6 @@ __all__ = ["CHUNK_BYTES", "TAIL_BITS", "HARDWARE_AES", "client_stream", "coin_th
 
 CHUNK_BYTES = 1 << 18  # stream bytes per kernel call (cache-resident), and the tie buffer's slots
 TAIL_BITS = 45         # 53-bit uniform = 8 bits of one byte, then 45 bits of a word's top
-_UNIFORM_BITS = 53
 
 
 def _hardware_aes() -> bool:
@@ -67,7 +66,7 @@ def coin_threshold(p: float) -> int:
     [0, 2^53), so the realised probability is c / 2^53 (p 2^53 is exact in floating point)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p!r}")
-    return math.ceil(p * 2.0 ** _UNIFORM_BITS)
+    return math.ceil(p * 2.0 ** UNIFORM_BITS)
 
 
 def bernoulli_bits(stream: WordStream, count: int, p: float) -> np.ndarray:

@@ -24,12 +24,13 @@ from .limits import array_bytes, check_bytes
 
 _aes = lazy_module("ldpcompress.kernels.aes")  # Numba: compiled at first use
 
-__all__ = ["SEED_BYTES", "MAX_WORD", "check_seed", "check_seed_rows", "keystream", "word_at",
-           "uniform_at", "uniform_limit", "stream_words", "stream_words_at", "WordStream", "PRG"]
+__all__ = ["SEED_BYTES", "UNIFORM_BITS", "MAX_WORD", "check_seed", "check_seed_rows", "keystream",
+           "word_at", "uniform_at", "uniform_limit", "stream_words", "stream_words_at", "WordStream", "PRG"]
 
 
 SEED_BYTES = 16
-_TWO53 = 2.0 ** -53
+UNIFORM_BITS = 53  # uniforms are (w >> 11) 2^-53: the top 53 bits of a word
+_UNIFORM_SCALE = 2.0 ** -UNIFORM_BITS
 
 
 def check_seed(seed) -> bytes:
@@ -57,7 +58,7 @@ def word_at(seed: bytes, index: int) -> int:
 
 def uniform_at(seed: bytes, index: int) -> float:
     """The uniform double number ``index`` of the stream (random access)."""
-    return (word_at(seed, index) >> 11) * _TWO53
+    return (word_at(seed, index) >> 11) * _UNIFORM_SCALE
 
 
 def uniform_limit(p: float) -> np.uint64:
@@ -125,7 +126,7 @@ class WordStream:
 
     def uniform(self, count: int) -> np.ndarray:
         """Uniform doubles in [0, 1) with 53 random bits."""
-        return (self.words(count) >> np.uint64(11)).astype(np.float64) * _TWO53
+        return (self.words(count) >> np.uint64(11)).astype(np.float64) * _UNIFORM_SCALE
 
     def integers(self, m: int, count: int) -> np.ndarray:
         """Uniform integers in [0, m): words at or above the largest multiple of m are rejected."""

@@ -11,6 +11,7 @@ import numpy as np
 from ..compression.split import CompressedPrivUnit2
 from ..core import validate as V
 from ..core.limits import array_bytes, check_bytes
+from ..core.numerics import EXP_MAX
 from ..core.progress import track
 from ..randomizers.onebit import OneBitSphere
 from ..randomizers.privunit import MIN_EPS, PrivUnit2
@@ -80,7 +81,7 @@ def work_warning(d: int, n: int, eps: float, split: int, chosen: bool) -> str | 
     for k in range(split + 1, 1001):
         if eps / k < MIN_EPS * (1 - 1e-12):
             break
-        t = k * math.exp(min(PrivUnit2(d, eps / k).deletion_eps, 700.0))
+        t = k * math.exp(min(PrivUnit2(d, eps / k).deletion_eps, EXP_MAX))
         if best is None or t < best[1]:
             best = (k, t)
         if n * t * per_trial <= WARN_SECONDS or k + 1 >= best[1]:  # K copies: >= K trials

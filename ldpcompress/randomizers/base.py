@@ -13,20 +13,19 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.limits import array_bytes, check_bytes
+from ..core.numerics import EXP_MAX
 from .contract import Column, LocalRandomizer, Privacy, SummarySpec, int_dtype
 from .estimator import BinaryEstimator, check_flag, integer_reports
 
-__all__ = ['FrequencyOracle', 'EPS_MAX', 'check_eps', 'check_flag', 'check_batch_bytes',
+__all__ = ['FrequencyOracle', 'check_eps', 'check_flag', 'check_batch_bytes',
            'chunks_for', 'num_threads', 'CHUNK_TABLE_BYTES']
-
-EPS_MAX = 700.0  # e^eps must stay a finite double
 
 
 def check_eps(eps) -> float:
-    """eps in (0, EPS_MAX]."""
+    """eps in (0, EXP_MAX] (e^eps must stay a finite double)."""
     v = V.positive_finite(eps, "eps")
-    if v > EPS_MAX:
-        raise ValueError(f"eps must be in (0, {EPS_MAX:g}] (e^eps must be finite), got {eps!r}")
+    if v > EXP_MAX:
+        raise ValueError(f"eps must be in (0, {EXP_MAX:g}] (e^eps must be finite), got {eps!r}")
     return v
 
 

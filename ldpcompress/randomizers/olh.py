@@ -10,6 +10,7 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
+from ..core.numerics import MAX_FIELD
 from .base import FrequencyOracle, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype
 from .estimator import histogram_bytes, integer_reports
@@ -21,7 +22,6 @@ __all__ = ['OLH', 'OLH_MAX_EPS']
 _field = lazy_module("ldpcompress.kernels.field")  # Numba: compiled at first use
 
 
-MAX_FIELD = 2 ** 31 - 1  # hashes a (x+1) + b stay below 2^62 in int64
 
 OLH_MAX_EPS = 20.0       # g = round(e^eps + 1) buckets with 4 g < p < 2^31
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
+from ..core.numerics import EXP_MAX, MAX_FIELD
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_flag, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype
@@ -24,15 +25,14 @@ from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, ap3_count, independent_structure, kept
 
-__all__ = ["MAX_PRIME", "MAX_EPS", "COUNT_WORK_LIMIT", "COUNT_WORK_PER_CALL", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
+__all__ = ["MAX_EPS", "COUNT_WORK_LIMIT", "COUNT_WORK_PER_CALL", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
            "PIRappor", "VectorPIRappor"]
 
 _field = lazy_module("ldpcompress.kernels.field")  # Numba: compiled at first use
 
 
-MAX_PRIME = 2 ** 31 - 1  # kernels.field.MAX_FIELD: products a (x+1) + b stay below 2^62
-# the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
-MAX_EPS = math.log(MAX_PRIME - 1)
+# the largest realisable eps: s = 1 in F_p with p = MAX_FIELD gives log(p - 1) (a1 = 1/2)
+MAX_EPS = math.log(MAX_FIELD - 1)
 COUNT_WORK_LIMIT = 10 ** 10    # steps of an explicitly chosen counting algorithm (~10 s)
 COUNT_WORK_PER_CALL = 2 ** 28  # steps per kernel call (~0.3 s): Ctrl-C is seen between calls
 INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per report
@@ -95,14 +95,14 @@ def choose_field(k: int, eps: float) -> tuple[int, int]:
     When rounding s up would reach s/p >= 1/2 (tiny eps: no privacy loss left to spend on the
     rounding), p grows to the next prime until 2 s < p."""
     def s_for(p):
-        return math.ceil(p / (math.exp(eps) + 1.0)) if eps < 700 else 1
+        return math.ceil(p / (math.exp(eps) + 1.0)) if eps < EXP_MAX else 1
 
-    target = math.ceil(100 * (math.exp(eps) + 1)) if eps < 30 else MAX_PRIME
-    p = _field.next_prime(min(max(k + 1, target), MAX_PRIME), MAX_PRIME)
+    target = math.ceil(100 * (math.exp(eps) + 1)) if eps < 30 else MAX_FIELD
+    p = _field.next_prime(min(max(k + 1, target), MAX_FIELD), MAX_FIELD)
     while 2 * s_for(p) >= p:
-        if p >= MAX_PRIME:
+        if p >= MAX_FIELD:
             raise ValueError(f"no field below 2^31 serves k={k}, eps={eps}: eps is too small")
-        p = _field.next_prime(min(max(p + 1, int(p * 1.1)), MAX_PRIME), MAX_PRIME)
+        p = _field.next_prime(min(max(p + 1, int(p * 1.1)), MAX_FIELD), MAX_FIELD)
     return p, s_for(p)
 
 
@@ -121,16 +121,16 @@ class PIRappor(FrequencyOracle):
         if requested > MAX_EPS:
             raise ValueError(f"eps must be in (0, {MAX_EPS:.4f}] for PI-RAPPOR (fields below 2^31 "
                              f"cannot realise more: s/p >= 1/(2^31 - 1)), got {eps!r}")
-        if self.k >= MAX_PRIME:
-            raise ValueError(f"k must be below {MAX_PRIME} for PI-RAPPOR (a field below 2^31), "
+        if self.k >= MAX_FIELD:
+            raise ValueError(f"k must be below {MAX_FIELD} for PI-RAPPOR (a field below 2^31), "
                              f"got {k!r}")
         if p is None:
             self.p, self.s = choose_field(self.k, requested)
         else:
-            self.p = V.integer_at_least(p, "p", self.k + 1, MAX_PRIME)
+            self.p = V.integer_at_least(p, "p", self.k + 1, MAX_FIELD)
             if not _field.prime(self.p):
                 raise ValueError(f"p must be a prime > k, got {p}")
-            self.s = math.ceil(self.p / (math.exp(min(requested, 700.0)) + 1.0))
+            self.s = math.ceil(self.p / (math.exp(min(requested, EXP_MAX)) + 1.0))
             if 2 * self.s >= self.p:
                 raise ValueError(f"p={p} is too small for eps={eps}: s = ceil(p/(e^eps+1)) "
                                  f"must stay below p/2")
@@ -324,7 +324,7 @@ class VectorPIRappor(FrequencyOracle):
         self.k = V.domain_size(k)
         requested = V.positive_finite(eps, "eps")
         symmetric = check_flag(symmetric, "symmetric")
-        self.q = V.integer_at_least(q, "q", 3, MAX_PRIME)
+        self.q = V.integer_at_least(q, "q", 3, MAX_FIELD)
         if not _field.prime(self.q):
             raise ValueError(f"q must be prime, got {q}")
         need_t = max(1, math.ceil(math.log(self.k) / math.log(self.q) - 1e-12))
@@ -333,7 +333,7 @@ class VectorPIRappor(FrequencyOracle):
         self.t = need_t if t is None else V.integer_at_least(t, "t", need_t, 64)
         if self.q ** (self.t + 1) >= 2 ** 62:
             raise ValueError("q^(t+1) must stay below 2^62 (reports are packed in one int64)")
-        self.s = math.ceil(self.q / (math.exp(min(requested, 700.0)) + 1.0))
+        self.s = math.ceil(self.q / (math.exp(min(requested, EXP_MAX)) + 1.0))
         if 2 * self.s >= self.q:
             raise ValueError(f"q={q} is too small for eps={eps}: need s = ceil(q alpha0) < q/2")
         self.a0 = self.s / self.q

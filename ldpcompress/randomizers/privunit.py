@@ -24,6 +24,7 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
+from ..core.numerics import EXP_MAX
 from ..core.prg import PRG
 from ..core.lazy import lazy_module
 from .base import check_flag, chunks_for
@@ -75,10 +76,8 @@ def round_rows_to_sphere(xs: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarra
 # Supported parameters: every probability PrivUnit2 draws or compares against stays well inside
 # double precision. 1 - p0 >= Q0_MIN and the cap's half-width (1 - gamma)/2 >= X_MIN (rounding
 # then moves them by at most 2^-23 relative), P_cap >= CAP_MIN (a normal double with room for the
-# sampler's c * P_cap), eps <= MAX_EPS (e^eps finite). Together they give eps_range(d).
+# sampler's c * P_cap), eps <= EXP_MAX (e^eps finite). Together they give eps_range(d).
 MIN_EPS = 1e-9
-
-MAX_EPS = 700.0
 
 Q0_MIN = 2.0 ** -30
 
@@ -204,11 +203,11 @@ def _eps2_max(d: int) -> float:
 
 def eps_range(d: int) -> tuple[float, float]:
     """The replacement eps PrivUnit2 supports in dimension d: [MIN_EPS, EPS1_MAX + eps2_max(d)]
-    capped at MAX_EPS (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
+    capped at EXP_MAX (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
     700 from d = 71 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
     precision; below MIN_EPS the variance (about d / eps^2) is of no use."""
     d = check_dimension(d)
-    return MIN_EPS, min(MAX_EPS, EPS1_MAX + _eps2_max(d))
+    return MIN_EPS, min(EXP_MAX, EPS1_MAX + _eps2_max(d))
 
 def check_eps(d: int, eps, name: str = "eps") -> float:
     """eps (finite, > 0) inside eps_range(d); ValueError naming ``name`` and the range."""
