@@ -24,6 +24,8 @@ def _map_source_kernels() -> None:
     if _ilu.find_spec("ldpcompress.kernels") is None and _os.path.isfile(_os.path.join(src, "__init__.py")):
         spec = _ilu.spec_from_file_location("ldpcompress.kernels", _os.path.join(src, "__init__.py"),
                                             submodule_search_locations=[src])
+        if spec is None or spec.loader is None:  # a source file is always loadable
+            raise ImportError(f"cannot load the kernels from {src}")
         module = _ilu.module_from_spec(spec)
         _sys.modules["ldpcompress.kernels"] = module
         globals()["kernels"] = module

@@ -66,7 +66,7 @@ J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta b
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
-def structure(oracle) -> ShuffleStructure | None:
+def structure(oracle) -> ShuffleStructure | ScalarStructure | None:
     """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
     derived from its realised parameters), or None when it states none (the generic bound at
     its replacement eps applies); TypeError for anything that is not a randomizer."""
@@ -88,11 +88,16 @@ def realised_eps0(oracle) -> float:
 
 
 def require_structure(oracle) -> ShuffleStructure:
-    """``structure(oracle)``, which must not be None (a blanket bound needs one)."""
+    """``structure(oracle)``, which must be a binary-support one (a blanket bound of this
+    module needs it; x + noise has its own, accounting/scalar.py)."""
     st = structure(oracle)
     if st is None:
         raise ValueError(f"{oracle.describe()} states no blanket structure "
                          "(shuffle_structure() is None): no privacy-blanket bound applies")
+    if not isinstance(st, ShuffleStructure):
+        raise ValueError(f"{oracle.describe()} states a scalar (x + noise) structure: the "
+                         "binary-support blanket does not apply (amplification.epsilon and "
+                         "delta use its own)")
     return st
 
 
@@ -155,7 +160,7 @@ class BlanketProfile(OracleProfile):
         self.j_frac = j_frac
         self.n11_groups = n11_groups
         self._tables: dict[float, tuple] = {}
-        self._indep = None
+        self._indep: tuple | None = None  # (the M' blocks, their tables)
         s = st
         if not s.kernel_ready:
             return

@@ -23,7 +23,7 @@ __all__ = ["N_CAP", "MAX_PLATEAUS", "SAMPLING_KWARGS", "certified", "max_eps0",
 N_CAP = V.MAX_SHUFFLE_N  # the forward query refuses larger n
 
 
-def certified(n: int, eps0: float, eps: float, delta: float, **forward) -> bool:
+def certified(n: int, eps0: float | None, eps: float, delta: float, **forward) -> bool:
     """True when the forward query ``amplification.epsilon(n, eps0, delta, **forward)`` gives a
     sound eps <= the target eps (False when it finds no sound eps at all)."""
     try:

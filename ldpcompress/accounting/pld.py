@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import fft as sfft
 from scipy import special
 
@@ -103,6 +104,7 @@ class PLD:
             t >>= 1
             if t:
                 power = power.compose(power, max_size)
+        assert result is not None  # times >= 1
         return result
 
     # -- queries -----------------------------------------------------------------------------
@@ -385,7 +387,7 @@ def _atom_bias(losses) -> float:
     return 2e-13 * (1.0 + (float(np.max(np.abs(finite))) if finite.size else 0.0))
 
 
-def from_pmfs(p: Sequence[float], q: Sequence[float], h: float = 1e-4,
+def from_pmfs(p: ArrayLike, q: ArrayLike, h: float = 1e-4,
               upper: bool = True, mean: bool = False) -> PLD:
     """PLD of an explicit pair of pmfs on a common finite support (both directions)."""
     h = check_grid(h)

@@ -389,6 +389,7 @@ class _ScalarProfile(Profile):
     """A profile of a scalar randomizer's structure ``st`` (randomizers/scalar.py)."""
 
     rtol = 1e-6  # the solver's bracket (an upper bound returns its verified upper end)
+    law: LossLaw  # set by each subclass
 
     def __init__(self, n: int, st, resolution: int = RESOLUTION):
         n = V.shuffle_users(n)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Sequence, overload
 
 from ..core import validate as V
 
@@ -62,6 +63,12 @@ def number(text: str) -> float | int:
         raise argparse.ArgumentTypeError(f"not a number: {V.shown(text)}") from None
 
 
+@overload
+def count(value: None, option: str, low: int = 1, high: int = V.MAX_N) -> None: ...
+@overload
+def count(value: int | float | str, option: str, low: int = 1, high: int = V.MAX_N) -> int: ...
+
+
 def count(value, option: str, low: int = 1, high: int = V.MAX_N) -> int | None:
     """An integer option in [low, high] given as 10000, 1e4, 10_000 or 3.0; 1.5, inf and nan
     are refused naming the option (None passes through: an option not given)."""
@@ -112,9 +119,9 @@ def fmt(value) -> str:
     return f"{value:.6g}"
 
 
-def print_table(rows: list[tuple[str, ...]], head: tuple[str, ...], rule: bool = True) -> None:
+def print_table(rows: Sequence[Sequence[str]], head: Sequence[str], rule: bool = True) -> None:
     """Left-aligned columns as wide as their widest cell; a dashed rule under the head."""
-    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    widths = [max(len(r[i]) for r in [*rows, head]) for i in range(len(head))]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
     print(line)
     if rule:

@@ -26,8 +26,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy, simulation_only
-from ..core.limits import check_trials
-from ..core.numerics import EXP_MAX
+from ..core.limits import check_trials, expected_trials
 from ..core.prg import SEED_BYTES
 from ..core.progress import track
 from ..randomizers.contract import LocalRandomizer
@@ -62,11 +61,12 @@ class PseudoRandomizer:
             raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
         self.randomizer = randomizer
         self.entropy = entropy
-        self.eps_d = randomizer.deletion_eps
-        if not (self.eps_d > 0 and math.isfinite(self.eps_d)):
-            raise ValueError(f"the randomizer's deletion eps must be finite and > 0, got {self.eps_d}")
+        eps_d = randomizer.deletion_eps
+        if eps_d is None or not (eps_d > 0 and math.isfinite(eps_d)):
+            raise ValueError(f"the randomizer's deletion eps must be finite and > 0, got {eps_d}")
+        self.eps_d: float = eps_d
         # e^eps_d expected trials per report (FT21 Alg. 1): refuse before any encode can hang
-        check_trials(math.exp(min(self.eps_d, EXP_MAX)), self.eps_d, max_expected_trials, hint)
+        check_trials(expected_trials(eps_d), eps_d, max_expected_trials, hint)
         self.max_trials = trials_for(self.eps_d, tv_target)
         self._bound = math.exp(self.eps_d)
         bounds = randomizer.ratio_bounds()

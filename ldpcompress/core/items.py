@@ -121,7 +121,8 @@ class ItemDomain:
         lines = raw.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()  # the final newline ends the last line; it does not start a new one
-        names, seen = [], {}
+        names: list[str] = []
+        seen: dict[str, int] = {}  # NFC name -> its line
         for number, line in enumerate(lines, 1):
             try:
                 name = line.decode("utf-8").strip(" \t\r")

@@ -180,12 +180,11 @@ class JitClock:
             event.register(kind, listener)
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:  # exceptions propagate
         from numba.core import event
         for kind, listener in self._listeners:
             event.unregister(kind, listener)
         self._listeners = []
-        return False
 
     def _announce(self) -> None:
         global _announced

@@ -33,7 +33,7 @@ def _real(value, name: str) -> float:
     try:
         return float(value)
     except OverflowError:
-        return math.inf if value > 0 else -math.inf
+        return -math.inf if value < 0 else math.inf
 
 
 real = _real  # the public name (other modules' checks)

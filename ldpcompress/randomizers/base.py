@@ -9,6 +9,8 @@ report validation and storage, and counts.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core import validate as V
@@ -114,7 +116,7 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
         r = self.check_reports(reports)
         return {"report": r.astype(self.report_columns()[0].dtype)}
 
-    def from_columns(self, columns) -> np.ndarray:
+    def from_columns(self, columns) -> Any:  # an array here; PIRappor's FieldReports
         from .contract import check_columns
         cols = check_columns(columns, self.report_columns())
         return self.check_reports(integer_reports(cols["report"], self.report_high,

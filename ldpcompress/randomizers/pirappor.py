@@ -301,11 +301,11 @@ class PIRappor(FrequencyOracle):
         if n == 0:
             return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), self.p)
         check_bytes(array_bytes((n, 2 * L), np.uint64) * 2, f"unpacking {n} reports", "n")
-        bits = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8))
-        if bits[n * 2 * L:].any():
-            raise ValueError(f"malformed report data: the {bits.size - n * 2 * L} padding bits "
+        raw = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8))
+        if raw[n * 2 * L:].any():
+            raise ValueError(f"malformed report data: the {raw.size - n * 2 * L} padding bits "
                              "after the last report must be zero")
-        bits = bits[: n * 2 * L].reshape(n, 2 * L).astype(np.uint64)
+        bits = raw[: n * 2 * L].reshape(n, 2 * L).astype(np.uint64)
         weights = np.uint64(1) << np.arange(2 * L - 1, -1, -1, dtype=np.uint64)
         v = (bits * weights).sum(axis=1, dtype=np.uint64)
         a = (v >> np.uint64(L)).astype(np.int64)

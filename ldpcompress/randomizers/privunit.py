@@ -263,6 +263,7 @@ class PrivUnit2(VectorMeanEstimator):
     with p0 (and gamma) given, their realised eps must not exceed ``eps``."""
 
     name, privacy = "privunit2", Privacy.REPLACEMENT
+    deletion_eps: float  # w.r.t. the uniform sphere (finite: PrivUnit2 always compresses)
 
     def __init__(self, d: int, eps: float, p0: float | None = None, gamma: float | None = None):
         if p0 is None and gamma is not None:

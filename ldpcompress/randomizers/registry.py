@@ -36,7 +36,7 @@ BUILTIN = {
     "gaussian-scalar": "ldpcompress.randomizers.scalar",
     "compressed": "ldpcompress.compression.compressed",
 }
-_CLASSES: dict[str, type] = {}
+_CLASSES: dict[str, type[LocalRandomizer]] = {}
 _loaded_plugins = False
 
 
@@ -81,7 +81,7 @@ def names() -> list[str]:
     return sorted(set(_CLASSES) | set(BUILTIN))
 
 
-def lookup(name: str) -> type:
+def lookup(name: str) -> type[LocalRandomizer]:
     """The class registered as ``name``; ValueError listing the known names."""
     if not isinstance(name, str):
         raise TypeError(f"a randomizer name must be a string, got {type(name).__name__}")
