@@ -57,6 +57,7 @@ _EXPORTS = {
     "HadamardResponse": "randomizers.hadamard",
     **dict.fromkeys(["PIRappor", "VectorPIRappor", "FieldReports"], "randomizers.pirappor"),
     "PrivUnit2": "randomizers.privunit",
+    **dict.fromkeys(["LaplaceScalar", "GaussianScalar"], "randomizers.scalar"),
     **dict.fromkeys(["LocalRandomizer", "Privacy"], "randomizers.contract"),
     "compress": "compression.sampler",
     "CompressedRandomizer": "compression.compressed",
@@ -93,6 +94,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and readers
     from .randomizers.pirappor import FieldReports, PIRappor, VectorPIRappor
     from .randomizers.privunit import PrivUnit2
     from .randomizers.rappor import OUE, RAPPOR
+    from .randomizers.scalar import GaussianScalar, LaplaceScalar
     from .randomizers.subset import SubsetSelection
 
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
@@ -102,7 +104,7 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "ShuffledSGDPass", "SampledShuffledRound", "SampledKRRShuffledRound",
            "SampledOracleShuffledRound", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
-           "LocalRandomizer", "Privacy", "compress", "CompressedRandomizer",
+           "LaplaceScalar", "GaussianScalar", "LocalRandomizer", "Privacy", "compress", "CompressedRandomizer",
            "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy",
            "docs_path"]
 __version__ = "0.3.0"
