@@ -11,7 +11,8 @@ from ..core import validate as V
 from ..core.lazy import lazy_module
 from ..core.limits import check_bytes
 from ..randomizers.catalog import make_oracle, oracle_names
-from .util import JSON_HELP, count, emit_json, fmt, nonempty, number, print_table
+from .util import (JSON_HELP, add_sampling_options, count, emit_json, fmt, nonempty,
+                   number, print_table)
 
 __all__ = ["NOISE_EXACT_POINTS", "register"]
 
@@ -249,16 +250,8 @@ def register(sub) -> None:
     c.add_argument("--oracle", choices=oracle_names(), default=None,
                    help="rounds of this frequency oracle on --k items, accounted at its own "
                         "level (its blanket bound beside the generic one)")
-    c.add_argument("--gamma", type=number, default=None,
-                   help="participation sampling: each user reports in a round with this "
-                        "probability, in (0, 1] (docs/theory.md §2.7)")
-    c.add_argument("--sample", type=number, default=None,
-                   help="participation sampling: a uniform sample of this many of the n users "
-                        "reports in each round")
-    c.add_argument("--relation", choices=("substitution", "add_remove"), default=None,
-                   help="neighbouring datasets with --gamma/--sample: user 1's value changes "
-                        "(substitution, the default) or user 1 is present or absent "
-                        "(add_remove)")
+    add_sampling_options(c, "participation sampling: a uniform sample of this many of the n "
+                            "users reports in each round")
     c.add_argument("--ledger", default=None, metavar="FILE",
                    help="a saved ledger: the rounds are appended to it (it is created if absent) "
                         "and the whole ledger is reported")

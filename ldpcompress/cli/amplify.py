@@ -9,7 +9,7 @@ import time
 
 from ..core import validate as V
 from ..randomizers.catalog import make_oracle, oracle_names
-from .util import JSON_HELP, count, emit_json, fmt, number, print_table
+from .util import JSON_HELP, add_sampling_options, count, emit_json, fmt, number, print_table
 
 __all__ = ["register"]
 
@@ -221,16 +221,8 @@ def register(sub) -> None:
                    help="skip the exact lower bound (an attack; costs time at large n)")
     a.add_argument("--delta0", type=number, default=None,
                    help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
-    a.add_argument("--gamma", type=number, default=None,
-                   help="participation sampling: each user reports with this probability, in "
-                        "(0, 1] (docs/theory.md §2.7)")
-    a.add_argument("--sample", type=number, default=None,
-                   help="participation sampling: a uniform sample of this many of the n users "
-                        "reports (at most n, or n - 1 under add/remove)")
-    a.add_argument("--relation", choices=("substitution", "add_remove"), default=None,
-                   help="neighbouring datasets with --gamma/--sample: user 1's value changes "
-                        "(substitution, the default) or user 1 is present or absent "
-                        "(add_remove)")
+    add_sampling_options(a, "participation sampling: a uniform sample of this many of the n "
+                            "users reports (at most n, or n - 1 under add/remove)")
     a.add_argument("--inverse", action="store_true",
                    help="with --n: largest eps0; with --eps0: smallest n (§2.10)")
     a.add_argument("--json", action="store_true", help=JSON_HELP)

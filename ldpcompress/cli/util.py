@@ -14,7 +14,7 @@ from typing import Sequence, overload
 from ..core import validate as V
 
 __all__ = ["JSON_HELP", "envelope", "emit_json", "dump_json", "number", "count", "positive", "probability", "nonempty", "read_domain", "fmt",
-           "print_table"]
+           "print_table", "add_sampling_options"]
 
 
 
@@ -110,6 +110,17 @@ def read_domain(path, option: str = "--domain"):
     except ValueError as err:  # "<file>: <what is wrong>" (never an OSError: the file is named)
         raise ValueError(f"{option} {err}") from None
 
+
+def add_sampling_options(parser: argparse.ArgumentParser, sample_help: str) -> None:
+    """--gamma, --sample and --relation: participation sampling (docs/theory.md §2.7)."""
+    parser.add_argument("--gamma", type=number, default=None,
+                        help="participation sampling: each user reports with this "
+                             "probability, in (0, 1] (docs/theory.md §2.7)")
+    parser.add_argument("--sample", type=number, default=None, help=sample_help)
+    parser.add_argument("--relation", choices=("substitution", "add_remove"), default=None,
+                        help="neighbouring datasets with --gamma/--sample: user 1's value "
+                             "changes (substitution, the default) or user 1 is present or "
+                             "absent (add_remove)")
 
 def fmt(value) -> str:
     if value is None:
