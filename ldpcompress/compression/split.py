@@ -37,7 +37,7 @@ class CompressedPrivUnit2:
         eps = V.positive_finite(eps, "eps")
         d = check_dimension(d)
         check_split(d, eps, self.split)
-        hint = f"; with d = {d}, mean.choose_split({d}, {eps:g}) finds K"
+        hint = f"; with d = {d}, ldpcompress.compression.choose_split({d}, {eps!r}) finds K"
         self.inner = PrivUnit2(d, eps / self.split)
         self.pr = PseudoRandomizer(self.inner, tv_target, entropy, max_expected_trials, hint)
         # K copies: K e^eps_d(eps/K) trials per report in all
