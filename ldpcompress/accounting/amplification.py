@@ -45,7 +45,8 @@ __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_
            "general_epsilon", "general_delta",
            "CLOSED_FORM_LABEL", "closed_form_epsilon", "closed_form_delta", "krr_split_epsilon",
            "krr_split_delta", "krr_blanket_epsilon", "krr_blanket_delta", "lower_epsilon",
-           "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "epsilon", "delta"]
+           "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "approx_extra_delta",
+           "epsilon", "delta"]
 
 
 
@@ -336,7 +337,9 @@ def lower_delta(n, eps0, eps, k=None) -> Bound:
 APPROX_LABEL = "approximate-DP randomizer (FMT21 Thm 3.8)"
 
 
-def _approx_extra(n: int, eps0: float, delta0: float, eps: float) -> float:
+def approx_extra_delta(n: int, eps0: float, delta0: float, eps: float) -> float:
+    """The term FMT21 Thm 3.8 adds for delta0 > 0: (e^eps + 1)(1 + e^-eps0/2) n delta0 (inf when
+    e^eps leaves the double range and delta0 > 0). Arguments already validated."""
     if eps > EXP_MAX:  # the term exceeds any delta < 1 unless delta0 = 0
         return math.inf if delta0 > 0.0 else 0.0
     return (math.exp(eps) + 1.0) * (1.0 + 0.5 * math.exp(-eps0)) * n * delta0
@@ -349,7 +352,7 @@ def approx_delta(n, eps0, delta0, eps) -> Bound:
     delta0 = V.probability_closed_open(delta0, "delta0")
     eps = V.nonnegative(eps, "eps")
     prof = GeneralProfile(n, eps0)
-    value = min(1.0, round_up(prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps)))
+    value = min(1.0, round_up(prof.delta_at(eps) + approx_extra_delta(n, eps0, delta0, eps)))
     if eps >= eps0:
         value = min(value, delta0)
     return Bound("approx", APPROX_LABEL, value)
@@ -364,7 +367,7 @@ def approx_epsilon(n, eps0, delta0, delta) -> Bound:
     start = time.perf_counter()
     prof = GeneralProfile(n, eps0)
     tol = window_tol(delta)
-    total = lambda e: prof.delta(e, tol) + _approx_extra(n, eps0, delta0, e)
+    total = lambda e: prof.delta(e, tol) + approx_extra_delta(n, eps0, delta0, e)
     x_min, _ = golden_min(total, 0.0, eps0)  # the minimiser of the convex total on [0, eps0]
     candidates = []
     if total(x_min) <= delta:

@@ -106,7 +106,7 @@ class ScalarRandomizer(LocalRandomizer):
     scale: float
 
     def _init_range(self, lo, hi):
-        lo, hi = V._real(lo, "lo"), V._real(hi, "hi")
+        lo, hi = V.real(lo, "lo"), V.real(hi, "hi")
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ValueError(f"the range [lo, hi] must be finite with lo < hi, got [{lo!r}, {hi!r}]")
         if not (hi - lo) < 1e300:

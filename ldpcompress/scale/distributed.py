@@ -37,8 +37,8 @@ from ..randomizers.contract import LocalRandomizer
 from ..randomizers.estimator import check_flag
 from .manifest import Shard
 from .metadata import check_summary_memory
-from .reader import VERIFY_BLOCK, VERIFY_CACHE, _row_memory, check_batch_rows, collect, \
-    iter_shard, summarize_shard
+from .reader import VERIFY_BLOCK, VERIFY_CACHE, check_batch_rows, collect, iter_shard, \
+    row_memory, summarize_shard
 from ..core.regular_files import open_regular
 
 __all__ = ["WORKER_TIMEOUT", "SCHEMES_SECURE", "SCHEMES_PLAIN", "DASK_START_SECONDS",
@@ -433,7 +433,7 @@ def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: in
         _dask()
     except ImportError:
         return 0
-    worker = (batch_rows * _row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK
+    worker = (batch_rows * row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK
               + check_summary_memory(randomizer, "aggregate"))
     return dask_workers(rate, sum(s.size for s in left), len(left), _usable_cores(),
                         _available_memory(), worker, parallelism)
