@@ -18,7 +18,7 @@ from .numerics import LOG_DBL_TRUE_MIN, UNIT_ROUNDOFF
 
 __all__ = ["LOG_2PI", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_anchor",
            "pmf_rel_err",
-           "tail_rel_err", "pmf_and_err", "binom_window", "half_pmf",
+           "tail_rel_err", "binom_window", "half_pmf",
            "tail_direct", "tail_dec_c", "tail_dec_t", "tail_inc_t", "tail_move_t", "clone_tail_h",
            "upper_tail_bound", "lower_tail_bound"]
 
@@ -145,13 +145,6 @@ def tail_rel_err(t, m, p):
     if p != 0.5:  # p = q = 1/2 are exact: no input error to propagate
         err += 32.0 * (abs(t - m * p) + terms + 4.0)
     return math.expm1(UNIT_ROUNDOFF * err) + 2.0 * UNIT_ROUNDOFF
-
-
-@njit(cache=True)
-def pmf_and_err(x, n, p, q):
-    """(Pr[Bin(n, p) = x], a bound on its relative error: see pmf_rel_err)."""
-    lp = binom_logpmf(x, n, p, q)
-    return math.exp(lp), pmf_rel_err(x, n, p, lp)
 
 
 @njit(cache=True)

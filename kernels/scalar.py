@@ -26,7 +26,7 @@ from numba import njit
 
 __all__ = ["LAPLACE", "GAUSS_BLANKET", "GAUSS_ATTACK", "ATOMS", "LAPLACE_EDGE", "GAUSS_EDGE",
            "law_range", "law_tail",
-           "end_atoms", "snap_width", "tails_at", "split_cells", "lump_cells", "power_spectrum"]
+           "end_atoms", "snap_width", "split_cells", "lump_cells", "power_spectrum"]
 
 LAPLACE = 0        # par = (a,): lo = -a, hi = a, base = Lap(0, 1) (the blanket law and R_mid)
 GAUSS_BLANKET = 1  # par = (d,): lo = -d/2, hi = d/2, base = the blanket law of N(., 1)
@@ -229,16 +229,6 @@ def law_tail(kind, par, e, v, upper):
         if (x >= v) == upper:
             g += par[i]
             t += par[i] * x
-    return g, t
-
-
-@njit(cache=True)
-def tails_at(kind, par, e, vs, upper):
-    """law_tail at every v of vs: (masses, moments)."""
-    g = np.empty(vs.size)
-    t = np.empty(vs.size)
-    for i in range(vs.size):
-        g[i], t[i] = law_tail(kind, par, e, vs[i], upper)
     return g, t
 
 

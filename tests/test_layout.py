@@ -222,3 +222,44 @@ def test_the_reference_check_sees_stale_names():
 def test_references_name_files_and_functions_that_exist(path):
     stale = stale_references(path)
     assert not stale, f"references to files or names that do not exist: {stale}"
+
+
+# -- kernels are internal: each is called by the package (or a bench) ---------------------------
+
+def used_names(paths) -> set[str]:
+    """Names read anywhere in these modules (as a name or an attribute)."""
+    names = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.ImportFrom):
+                names.update(a.name for a in node.names)
+    return names
+
+
+def test_every_kernel_is_called():
+    callers = used_names([p for p in SOURCES if p.parent.name != "kernels"]
+                         + sorted((ROOT / "bench").glob("*.py")))
+    kernels = sorted((ROOT / "kernels").glob("*.py"))
+    unused = []
+    for path in kernels:
+        others = used_names([p for p in kernels if p != path]) | callers
+        own = used_names([path])
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and node.name not in others | own:
+                unused.append(f"{path.relative_to(ROOT)}: {node.name}")
+    assert not unused, f"kernels no module calls: {unused}"
+
+
+def test_every_private_function_is_called_in_its_module():
+    unused = []
+    for path in SOURCES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        used = used_names([path])
+        unused += [f"{path.relative_to(ROOT)}: {node.name}" for node in tree.body
+                   if isinstance(node, ast.FunctionDef) and private(node.name)
+                   and node.name not in used]
+    assert not unused, f"private functions nothing calls: {unused}"

@@ -293,10 +293,6 @@ def _delta_at(d: Direction, sums, eps: np.ndarray, upper: bool) -> np.ndarray:
     return np.clip(val, 0.0, 1.0)
 
 
-def _delta_dir(d: Direction, h: float, eps: np.ndarray, upper: bool) -> np.ndarray:
-    return _delta_at(d, _suffix_sums(d, h), eps, upper)
-
-
 def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> float:
     sums = _suffix_sums(d, h) if sums is None else sums
     losses, s1, r = sums
