@@ -98,7 +98,11 @@ def probability_closed_open(value, name: str) -> float:
 def integer_at_least(value, name: str, low: int, high: int = MAX_N) -> int:
     """An integer (or an integral float such as 1e6) in [low, high]; a Python or numpy integer
     is taken exactly (never through a float)."""
-    v = real(value, name)
+    return _integer_in(value, real(value, name), name, low, high)
+
+
+def _integer_in(value, v: float, name: str, low: int, high: int) -> int:
+    """integer_at_least of value, whose float v = real(value, name) is already formed."""
     if isinstance(value, numbers.Integral):
         iv = int(value)
         if not (low <= iv <= high):
@@ -126,7 +130,7 @@ def shuffle_users(n, name: str = "n") -> int:
         raise ValueError(f"{name} must be an integer in [1, {MAX_SHUFFLE_N}] for amplification "
                          f"bounds (the cost grows as sqrt(n)); got {shown(n)}. The bound at n = "
                          f"{MAX_SHUFFLE_N} is also sound for any larger n.")
-    return integer_at_least(n, name, 1, MAX_SHUFFLE_N)
+    return _integer_in(n, v, name, 1, MAX_SHUFFLE_N)
 
 
 def blocks(value) -> int | None:
