@@ -162,3 +162,17 @@ def test_krr_attack_uses_eps0_rounded_down():
                     low = L.delta(n, eps=eps, oracle=oracle).lower
                     exact = mp_krr_attack_delta(n, k, e0, mp.mpf(eps))
                     assert mp.mpf(low) <= exact, (k, eps0, n, eps, low, exact)
+
+
+def test_underflowed_delta_is_the_smallest_double_not_zero():
+    """A Gaussian's delta is positive at every eps: its PLD's mass above the grid and the
+    closed form are reported as positive doubles when they underflow, and composed infinity
+    atoms keep tiny masses (P(either) = a + b (1 - a), not 1 - (1 - a)(1 - b) = 0)."""
+    from ldpcompress.accounting import gaussian as G
+    from ldpcompress.accounting import pld as P
+    assert P.gaussian(3e4, h=0.04).dirs[0].inf_mass > 0.0
+    assert G.delta_bracket(1.0 / 3e4, 5.0)[1] > 0.0
+    tiny = P.approx_dp(1.0, 1e-320, h=0.01)
+    assert tiny.compose(tiny).dirs[0].inf_mass >= 2e-320  # exact: 2e-320 - 1e-640
+    # pure DP at eps >= its total loss: delta is exactly 0, and so reported
+    assert Accountant().compose(PureDP(1.0), times=3).delta(3.0, method="kov").value == 0.0
