@@ -274,24 +274,53 @@ def test_gaussian_composition_brackets_balle_wang():
                     assert mp.mpf(v) >= exact
 
 
-def test_poisson_sampled_gaussian_against_quadrature():
+@pytest.mark.parametrize("s, q", [(0.8, 0.3), (0.3, 0.9), (2.0, 0.05), (1.0, 0.01)])
+def test_poisson_sampled_gaussian_against_quadrature(s, q):
+    """Each direction's delta by quadrature, cut at 0, 1 and the threshold t of its set
+    {loss > eps} (sorted: at (0.8, 0.3, eps 1) t = 1.72 > 1, and the unsorted cuts
+    [.., 0, t, 1, ..] of this test's first version integrated the kink at t inside [1, inf),
+    reading 0.0233759557 where the truth, from the sorted quadrature and the closed form alike,
+    is 0.02337437934 -- the library's 0.0233743793 was right), checked against the closed form
+    P(set) - e^eps Q(set) in mpmath; the library's per-direction delta and every method of
+    the accountant must lie above."""
+    from ldpcompress.accounting.sampled import GaussianNoise
     mp.mp.dps = 30
     try:
-        s, q = 0.8, 0.3
+        sm, qm = mp.mpf(s), mp.mpf(q)
         acc = Accountant().compose(PoissonSampledGaussian(s, q))
-        for eps in (0.1, 1.0):
-            E = mp.exp(eps)
-            mix = lambda x: (1 - q) * mp.npdf(x, 0, s) + q * mp.npdf(x, 1, s)  # noqa: E731
-            base = lambda x: mp.npdf(x, 0, s)  # noqa: E731
-            cuts = [-mp.inf, 0, mp.mpf(0.5) + s * s * mp.log((E - 1 + q) / q), 1, mp.inf]
-            remove = mp.quad(lambda x: max(0, mix(x) - E * base(x)), cuts)
-            add = mp.quad(lambda x: max(0, base(x) - E * mix(x)), cuts)
-            exact = max(remove, add)
+        noise = GaussianNoise(s, q)
+        mix = lambda x: (1 - qm) * mp.npdf(x, 0, sm) + qm * mp.npdf(x, 1, sm)  # noqa: E731
+        base = lambda x: mp.npdf(x, 0, sm)  # noqa: E731
+        sf = lambda x: mp.ncdf(-x / sm)  # noqa: E731
+        cdf = lambda x: mp.ncdf(x / sm)  # noqa: E731
+        for eps in (0.05, 0.3, 1.0):
+            E = mp.exp(mp.mpf(eps))
+            exact = {}
+            # remove: mix against base, set {x > t}, r(t) = (E - 1 + q) / q
+            t = mp.mpf(0.5) + sm * sm * mp.log((E - 1 + qm) / qm)
+            cuts = sorted({-mp.inf, mp.mpf(0), mp.mpf(1), t, mp.inf})
+            quad = mp.quad(lambda x: max(0, mix(x) - E * base(x)), cuts)
+            closed = (1 - qm) * sf(t) + qm * sf(t - 1) - E * sf(t)
+            assert abs(quad - closed) <= mp.mpf(10) ** -20 * (1 + closed)
+            exact["remove"] = closed
+            # add: base against mix, set {x < t}, r(t) = (1/E - 1 + q) / q (empty when <= 0)
+            if 1 / E > 1 - qm:
+                t = mp.mpf(0.5) + sm * sm * mp.log((1 / E - 1 + qm) / qm)
+                cuts = sorted({-mp.inf, mp.mpf(0), mp.mpf(1), t, mp.inf})
+                quad = mp.quad(lambda x: max(0, base(x) - E * mix(x)), cuts)
+                closed = cdf(t) - E * ((1 - qm) * cdf(t) + qm * cdf(t - 1))
+                assert abs(quad - closed) <= mp.mpf(10) ** -20 * (1 + closed)
+                exact["add"] = closed
+            else:
+                exact["add"] = mp.mpf(0)
+            for direction, value in exact.items():
+                assert mp.mpf(float(noise.delta(direction, eps)[0])) >= value, (direction, eps)
             res = acc.delta(eps, compare=True)
+            truth = max(exact.values())
             for v in [res.value, *res.others.values()]:
                 if v is not None:
-                    assert mp.mpf(v) >= exact
-            assert res.lower is None or mp.mpf(res.lower) <= exact
+                    assert mp.mpf(v) >= truth, (eps, res)
+            assert res.lower is None or mp.mpf(res.lower) <= truth
     finally:
         mp.mp.dps = 60
 

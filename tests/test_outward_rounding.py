@@ -172,6 +172,9 @@ def test_underflowed_delta_is_the_smallest_double_not_zero():
     from ldpcompress.accounting import pld as P
     assert P.gaussian(3e4, h=0.04).dirs[0].inf_mass > 0.0
     assert G.delta_bracket(1.0 / 3e4, 5.0)[1] > 0.0
+    from ldpcompress.accounting.sampled import GaussianNoise  # its remove loss is unbounded
+    assert GaussianNoise(0.8, 0.01).delta("remove", 3000.0)[0] > 0.0
+    assert GaussianNoise(0.8, 0.01).delta("add", 0.5)[0] == 0.0  # add's loss <= -log(1 - q)
     tiny = P.approx_dp(1.0, 1e-320, h=0.01)
     assert tiny.compose(tiny).dirs[0].inf_mass >= 2e-320  # exact: 2e-320 - 1e-640
     # pure DP at eps >= its total loss: delta is exactly 0, and so reported
