@@ -347,10 +347,38 @@ def test_compressed_stated_eps_covers_the_worst_prg():
     assert -mp.log(_mpf(ratio)) <= comp.eps
 
 
-@pytest.mark.xfail(strict=True, reason="Poisson add/remove rounds at n = 1 overflow in the "
-                   "connect-the-dots PLD (no cap: the dots grid runs to huge eps)")
-def test_sampled_add_remove_round_composes_at_n_1():
-    ev = SampledShuffledRound(1, 1.0, gamma=0.5, relation="add_remove")
-    v = Accountant().compose(ev).delta(0.5).value
-    # n = 1: D' is empty, so delta(eps) = max(gamma, 1 - e^eps (1 - gamma))
-    assert 0.5 <= v <= 1.0
+def _product(P, Q):
+    return {(a, b): pa * pb for a, pa in P.items() for b, pb in Q.items()}
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_sampled_add_remove_round_composes_at_n_1(n):
+    """Poisson add/remove rounds at n = 1 overflowed in the connect-the-dots PLD (no cap: the
+    dots grid ran to eps = 700, where the dots' e^eps overflows). n = 1: D' is empty, so
+    delta(eps) = max(gamma, 1 - e^eps (1 - gamma)), and two rounds give
+    max(1 - (1 - gamma)^2, 1 - e^eps (1 - gamma)^2) whatever the randomizer. n = 2: binary RR
+    of ratio 8/3 < e (with a third input between) is one eps0 = 1 randomizer, so its exact
+    worst case, and that of its pair composed twice, are below the bound."""
+    g = F(1, 2)
+    acc = Accountant().compose(SampledShuffledRound(n, 1.0, gamma=0.5, relation="add_remove"))
+    twice = Accountant().compose(SampledShuffledRound(n, 1.0, gamma=0.5, relation="add_remove"),
+                                 times=2)
+    p = F(8, 11)
+    R = [[p, 1 - p], [1 - p, p], [F(1, 3), F(2, 3)]]
+    law = lambda xs: poisson_law(R, xs, g)  # noqa: E731
+    for eps in (0.0, 0.3, 1.0, 3.0):
+        E = mp.exp(mp.mpf(eps))
+        one, two = acc.delta(eps).value, twice.delta(eps).value
+        if n == 1:
+            exact1 = max(_mpf(g), 1 - E * _mpf(1 - g))
+            exact2 = max(_mpf(1 - (1 - g) ** 2), 1 - E * _mpf((1 - g) ** 2))
+            assert exact1 <= one <= exact1 + 1e-3 and exact2 <= two <= exact2 + 1e-3, eps
+            continue
+        exact1 = worst_case(R, n, eps, law, "add_remove")
+        exact2 = mp.mpf(0)
+        for z in range(len(R)):
+            for x1 in range(len(R)):
+                P, Q = law([x1, z]), law([z])
+                exact2 = max(exact2, hockey(_product(P, P), _product(Q, Q), eps))
+        assert exact1 <= one and exact2 <= two, eps
+        assert two <= 1.0 and one <= two

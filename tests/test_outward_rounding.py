@@ -179,3 +179,14 @@ def test_underflowed_delta_is_the_smallest_double_not_zero():
     assert tiny.compose(tiny).dirs[0].inf_mass >= 2e-320  # exact: 2e-320 - 1e-640
     # pure DP at eps >= its total loss: delta is exactly 0, and so reported
     assert Accountant().compose(PureDP(1.0), times=3).delta(3.0, method="kov").value == 0.0
+
+
+def test_dots_atoms_span_the_whole_eps_range():
+    """Connect-the-dots atoms of a profile evaluated from 0 to 700 (mirrored to -700): the
+    hull's e^b - e^a across a gap over 709 overflowed expm1. Profile 1/2 up to 700, then 0:
+    the atoms are 1/2 at loss 0 and 1/2 at 700 (each point's delta is then reproduced)."""
+    from ldpcompress.accounting import pld as P
+    losses, masses, inf_mass = P.profile_atoms_at(lambda e: 0.5 if e < 700 else 0.0,
+                                                  np.array([0.0, 1.0, 700.0]))
+    atoms = dict(zip(losses.tolist(), masses.tolist()))
+    assert inf_mass == 0.0 and atoms[0.0] == pytest.approx(0.5) and atoms[700.0] == 0.5

@@ -583,8 +583,11 @@ def _dots_to_atoms(eps: np.ndarray, dl: np.ndarray):
     last = np.append(np.diff(x) > 0, True)
     x, dl, eps = x[last], dl[last], eps[last]
     # e^b - e^a = e^a expm1(b - a): the rounded e^eps near 1 (tiny eps) would cost the
-    # differences all their digits
-    dx = lambda a, b: x[a] * math.expm1(eps[b] - eps[a])  # noqa: E731
+    # differences all their digits; past a gap of 700 (eps in [-700, 700]) expm1 would
+    # overflow, and e^b - e^a loses nothing
+    def dx(a, b):
+        gap = eps[b] - eps[a]
+        return x[a] * math.expm1(gap) if gap <= 700.0 else x[b] - x[a]
     hull: list[int] = []
     for i in range(x.size):  # monotone chain, lower hull
         while len(hull) >= 2:
