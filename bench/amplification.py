@@ -27,6 +27,7 @@ import ldpcompress as L
 from ldpcompress.accounting import amplification as A
 from ldpcompress.accounting import blanket as BL
 from ldpcompress.accounting.profiles import window_tol
+from ldpcompress.core.numerics import EXP_MAX
 from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
 from ldpcompress.randomizers.krr import KRR as KRROracle
 from ldpcompress.randomizers.olh import OLH as OLHOracle
@@ -168,7 +169,7 @@ class DirectIndepProfile(BL.BlanketProfile):
     def _delta(self, eps, tol):
         from ldpcompress.kernels.blanket_indep import indep_upper_delta_direct
         ms, ws, out = self.tables(tol)
-        return indep_upper_delta_direct(ms, ws, out, self._law, min(eps, BL.EPS_CAP), tol)
+        return indep_upper_delta_direct(ms, ws, out, self._law, min(eps, EXP_MAX), tol)
 
 
 def scale_section(quick: bool) -> None:

@@ -14,14 +14,15 @@ import math
 
 from numba import njit
 
-__all__ = ["LOG_2PI", "UNIT_ROUNDOFF", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_anchor",
+from .numerics import LOG_DBL_TRUE_MIN, UNIT_ROUNDOFF
+
+__all__ = ["LOG_2PI", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_anchor",
            "pmf_rel_err",
-           "LOG_DBL_TRUE_MIN", "tail_rel_err", "pmf_and_err", "binom_window", "half_pmf",
+           "tail_rel_err", "pmf_and_err", "binom_window", "half_pmf",
            "tail_direct", "tail_dec_c", "tail_dec_t", "tail_inc_t", "tail_move_t", "clone_tail_h"]
 
 
 LOG_2PI = math.log(2.0 * math.pi)
-UNIT_ROUNDOFF = 2.0 ** -53
 TINY = 1e-305  # below this (near denormals) a recurrence value is re-anchored from the log-pmf
 
 _STIRLERR_SMALL = (
@@ -112,7 +113,6 @@ def pmf_rel_err(x, n, p, lp):
     return math.expm1(UNIT_ROUNDOFF * err) + 2.0 * UNIT_ROUNDOFF
 
 
-LOG_DBL_TRUE_MIN = 745.2  # -log of the smallest positive double: |log pmf| of any nonzero pmf
 
 
 

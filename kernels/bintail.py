@@ -13,7 +13,6 @@ from numba import njit
 
 from .binomial import (
     TINY,
-    UNIT_ROUNDOFF,
     _lower_tail_bound,
     _upper_tail_bound,
     binom_logpmf,
@@ -21,6 +20,7 @@ from .binomial import (
     pmf_anchor,
     tail_rel_err,
 )
+from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["MAX_JUMP", "bin_sf", "sf_anchor", "sf_move", "first_above", "excess",
            "pmf_step_down", "tight_window"]

@@ -8,9 +8,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .binomial import UNIT_ROUNDOFF, binom_window, pmf_anchor
+from .binomial import binom_window, pmf_anchor
 from .bintail import excess, first_above, pmf_step_down, sf_anchor, sf_move
 from .half_tail import half_dec_order
+from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["AttackLaw", "TripleLaw", "attack_excess", "split_attack_delta",
            "triple_attack_delta"]

@@ -13,9 +13,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .binomial import TINY, UNIT_ROUNDOFF, binom_window, pmf_anchor, tail_rel_err
+from .binomial import TINY, binom_window, pmf_anchor, tail_rel_err
 from .bintail import excess, first_above, sf_anchor, sf_move, tight_window
-from .clones import DBL_MIN, SUBNORMAL_ULP
+from .numerics import DBL_MIN, SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["GROUPS_PER_SD", "IndepLaw", "IndepTables", "e_and_r_down", "blocks_total", "block_g",
            "indep_excess", "indep_upper_delta_direct",

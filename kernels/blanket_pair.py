@@ -13,9 +13,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .binomial import TINY, UNIT_ROUNDOFF, pmf_anchor, tail_rel_err
+from .binomial import TINY, pmf_anchor, tail_rel_err
 from .bintail import pmf_step_down, tight_window
-from .clones import DBL_MIN
 from .half_tail import (
     HALF_REL_MAX,
     HALF_REL_MOVE,
@@ -25,6 +24,7 @@ from .half_tail import (
     half_step,
     half_tail_below,
 )
+from .numerics import DBL_MIN, LOG_UNDERFLOW, UNIT_ROUNDOFF
 from .pair_chernoff import pair_chernoff_log
 
 __all__ = ["J_BLOCK_MAX", "PairLaw", "n11_table", "group_sums", "j_grid", "j_groups",
@@ -358,7 +358,7 @@ def pair_upper_delta(ms, weights, outside_m, law, eps, tol):
         scale = gc * (1.0 + e) / m
         g = scale * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) + gc * out
         if under > 0.0:
-            g += math.exp(math.log(scale * under) - 745.0)
+            g += math.exp(math.log(scale * under) - LOG_UNDERFLOW)
         total += weights[i] * min(g, 1.0)
     total *= 1.0 + 8.0 * (ms.shape[0] + 16) * UNIT_ROUNDOFF
     return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)

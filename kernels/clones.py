@@ -17,7 +17,6 @@ from numba import njit
 
 from .binomial import (
     TINY,
-    UNIT_ROUNDOFF,
     binom_window,
     clone_tail_h,
     pmf_anchor,
@@ -26,17 +25,15 @@ from .binomial import (
     tail_move_t,
     tail_rel_err,
 )
+from .numerics import DBL_MIN, EXP_MAX, SUBNORMAL_ULP, UNIT_ROUNDOFF
 
-__all__ = ["ANCHOR_EVERY", "DBL_MIN", "CHERNOFF_EXP", "EPS_CLAMP", "SUBNORMAL_ULP",
-           "tail_negligible", "negligible_from", "clone_threshold", "rr_split", "pair_coefficients", "clone_delta",
-           "clone_delta_many"]
+__all__ = ["ANCHOR_EVERY", "tail_negligible", "negligible_from", "clone_threshold", "rr_split",
+           "pair_coefficients", "clone_delta", "clone_delta_many"]
 
 
 ANCHOR_EVERY = 4096
-DBL_MIN = 2.2250738585072014e-308
-CHERNOFF_EXP = 700.0  # c's whose tails are below e^-700 are skipped, their mass added
-EPS_CLAMP = 700.0  # e^eps is formed at min(eps, 700): H is non-increasing in eps, so this only raises it
-SUBNORMAL_ULP = 2.0 ** -1074  # absolute rounding of a probability in the subnormal range
+# c's whose tails are below e^-EXP_MAX (e^-700) are skipped, their mass added; e^eps is formed
+# at min(eps, EXP_MAX): H is non-increasing in eps, so this only raises it
 
 
 @njit(cache=True)
@@ -62,7 +59,7 @@ def _chernoff_exponent(c, theta, theta_c):
 def tail_negligible(c, theta, theta_c):
     """Whether Pr[Bin(c, 1/2) >= t_c - 2] <= e^-700 at the threshold of theta (Chernoff), so
     that the pair's H at c is at most e^-700."""
-    return c >= 1 and _chernoff_exponent(c, theta, theta_c) >= CHERNOFF_EXP
+    return c >= 1 and _chernoff_exponent(c, theta, theta_c) >= EXP_MAX
 
 
 @njit(cache=True)
@@ -72,15 +69,15 @@ def negligible_from(lo, hi, theta, theta_c):
     The exponent grows with c once theta - 2/c > 1/2, so a bisection on it is exact. Returns
     hi + 1 when no c qualifies.
     """
-    if hi < 1 or _chernoff_exponent(hi, theta, theta_c) < CHERNOFF_EXP:
+    if hi < 1 or _chernoff_exponent(hi, theta, theta_c) < EXP_MAX:
         return hi + 1
     a = max(lo, int(2.0 / (theta - 0.5)) + 1)
-    if a >= hi or _chernoff_exponent(a, theta, theta_c) >= CHERNOFF_EXP:
+    if a >= hi or _chernoff_exponent(a, theta, theta_c) >= EXP_MAX:
         return max(a, lo) if a < hi else hi
     b = hi  # exponent(a) < 700 <= exponent(b)
     while b - a > 1:
         mid = (a + b) // 2
-        if _chernoff_exponent(mid, theta, theta_c) >= CHERNOFF_EXP:
+        if _chernoff_exponent(mid, theta, theta_c) >= EXP_MAX:
             b = mid
         else:
             a = mid
@@ -115,7 +112,7 @@ def pair_coefficients(p, pc, eps):
     subnormal pc) never makes H optimistic; e^eps is formed at min(eps, 700), which can only
     raise H (it is non-increasing in eps).
     """
-    e = math.exp(min(eps, EPS_CLAMP))
+    e = math.exp(min(eps, EXP_MAX))
     ep, epc = e * p, e * pc
     al = p - epc + 4.0 * UNIT_ROUNDOFF * (epc + p) + e * SUBNORMAL_ULP
     be = pc - ep + 4.0 * UNIT_ROUNDOFF * (ep + pc) + SUBNORMAL_ULP
@@ -145,7 +142,7 @@ def clone_delta(n, q, qc, p, pc, eps, tol):
     skip = negligible_from(lo, hi, theta, theta_c)
     if skip <= hi:  # every H_c for c >= skip is at most e^-700; their weights sum to <= 1
         hi = max(lo, skip - 1)
-        outside += math.exp(-CHERNOFF_EXP)
+        outside += math.exp(-EXP_MAX)
     ratio_down = qc / q if q > 0.0 else 0.0
     c = hi
     w, rel_w = pmf_anchor(c, big_n, q, qc)

@@ -11,7 +11,7 @@ n < 2^62) runs in plain Python: it is cheap, and compiling it cost the first run
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MAX_FIELD", "MR_BASES", "mul_mod", "pow_mod",
+__all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MR_BASES", "mul_mod", "pow_mod",
            "is_prime", "next_prime", "prime", "pi_count_one", "sum_rows", "affine_hist",
            "pi_hist_enum", "inverse_table", "fwht", "vector_hits", "first_unsorted_row",
            "affine_mod_triples"]
@@ -19,7 +19,6 @@ __all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MAX_FIELD", "MR_BASES", "mul_mod", "
 
 SMALL_MODULUS = 1 << 31   # below this, a * b with a, b < n fits in int64
 MAX_MODULUS = 1 << 62     # mul_mod needs 2 n < 2^63
-MAX_FIELD = 2 ** 31 - 1   # the oracles' fields: largest prime below 2^31 (a Mersenne prime)
 MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)  # Miller-Rabin: exact below 3.3e24
 
 

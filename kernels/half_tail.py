@@ -7,8 +7,9 @@ import math
 
 from numba import njit
 
-from .binomial import TINY, UNIT_ROUNDOFF, binom_logpmf, pmf_anchor, tail_rel_err
+from .binomial import TINY, binom_logpmf, pmf_anchor, tail_rel_err
 from .bintail import MAX_JUMP, sf_anchor
+from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["HALF_REL_MAX", "HALF_REL_MOVE", "PK_REL_MAX", "half_dec_order", "half_anchor",
            "half_refresh", "half_step", "half_order_down", "half_excess", "half_tail_below"]

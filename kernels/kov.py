@@ -3,7 +3,8 @@ import math
 
 from numba import njit
 
-from .binomial import TINY, UNIT_ROUNDOFF, binom_logpmf, binom_window, pmf_rel_err
+from .binomial import TINY, binom_logpmf, binom_window, pmf_rel_err
+from .numerics import SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["KOV_TOL", "ANCHOR_EVERY", "kov_log_delta_i"]
 
@@ -53,7 +54,7 @@ def kov_log_delta_i(k, eps, i):
                 w = math.exp(lp)
                 rel = max(rel, pmf_rel_err(l, k, pb, lp))
     total = total * (1.0 + rel) * (1.0 + 4.0 * (min(steps, ANCHOR_EVERY) + 8) * UNIT_ROUNDOFF)
-    total = min(1.0, total + outside + (steps + 1) * 2.0 ** -1074)
+    total = min(1.0, total + outside + (steps + 1) * SUBNORMAL_ULP)
     if total <= 0.0:
         return -math.inf
     lt = math.log(total)  # <= 0: shrinking it toward 0 rounds the bound up

@@ -17,7 +17,6 @@ from numba import njit
 
 from .binomial import (
     TINY,
-    UNIT_ROUNDOFF,
     binom_logpmf,
     binom_window,
     clone_tail_h,
@@ -27,7 +26,8 @@ from .binomial import (
     tail_move_t,
     tail_rel_err,
 )
-from .clones import DBL_MIN, clone_threshold, pair_coefficients, rr_split
+from .clones import clone_threshold, pair_coefficients, rr_split
+from .numerics import DBL_MIN, UNIT_ROUNDOFF
 
 __all__ = ["krr_probs", "blanket_tables", "blanket_delta", "blanket_delta_many"]
 

@@ -10,7 +10,6 @@ from numba import njit
 
 from .binomial import (
     TINY,
-    UNIT_ROUNDOFF,
     binom_logpmf,
     binom_window,
     pmf_anchor,
@@ -18,8 +17,9 @@ from .binomial import (
     tail_direct,
     tail_move_t,
 )
-from .clones import SUBNORMAL_ULP, rr_split
+from .clones import rr_split
 from .krr import krr_probs
+from .numerics import SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["binary_rr_table", "binary_rr_delta", "count_pair_delta", "krr_lower_delta"]
 

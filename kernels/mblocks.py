@@ -6,7 +6,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .binomial import TINY, UNIT_ROUNDOFF, binom_window, pmf_anchor
+from .binomial import TINY, binom_window, pmf_anchor
+from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["TAIL_ZONES", "MERGE_REL", "m_blocks"]
 

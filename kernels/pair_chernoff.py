@@ -5,7 +5,8 @@ import math
 
 from numba import njit
 
-from .binomial import UNIT_ROUNDOFF
+from .numerics import EXP_MAX, UNIT_ROUNDOFF
+
 
 __all__ = ["pair_log_mgf", "pair_chernoff_at", "pair_chernoff_log"]
 
@@ -34,7 +35,7 @@ def pair_chernoff_log(m, p11, p10, p00, e, r):
     E[(S)_+] <= E[e^(lam S)]/(e lam) = exp(m log E[e^(lam X)] - 1 - log lam); lam by
     golden-section search on log lam (the exponent is convex in lam, so unimodal in log lam);
     every probe's value, rounded up, is a bound, and the smallest is returned."""
-    a, b = math.log(1e-8), math.log(700.0 / (1.0 + e + r))
+    a, b = math.log(1e-8), math.log(EXP_MAX / (1.0 + e + r))
     g = (math.sqrt(5.0) - 1.0) / 2.0
     x1, x2 = b - g * (b - a), a + g * (b - a)
     f1, up1 = pair_chernoff_at(x1, m, p11, p10, p00, e, r)

@@ -25,7 +25,6 @@ from numba import njit
 
 from .binomial import (
     TINY,
-    UNIT_ROUNDOFF,
     binom_logpmf,
     binom_window,
     clone_tail_h,
@@ -40,16 +39,13 @@ from .bintail import first_above, pmf_step_down, sf_anchor, tight_window
 from .blanket_indep import indep_excess
 from .blanket_pair import pair_group_excess
 from .clones import (
-    CHERNOFF_EXP,
-    DBL_MIN,
-    EPS_CLAMP,
-    SUBNORMAL_ULP,
     clone_threshold,
     pair_coefficients,
     tail_negligible,
 )
 from .lower import count_pair_delta
 from .mblocks import TAIL_ZONES
+from .numerics import DBL_MIN, EXP_MAX, LOG_UNDERFLOW, SUBNORMAL_ULP, UNIT_ROUNDOFF
 from .pair_chernoff import pair_chernoff_log
 
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
@@ -228,7 +224,7 @@ def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, o
     """delta(eps) <= max(sum_i w_i H_i(P||Q), sum_i w_i H_i(Q||P)) + outside over the blocks
     i of N (smallest member ns[i], mass ws[i], x0s[i]; H is non-increasing in N,
     docs/theory.md §2.7); e^eps is formed at min(eps, 700), which only raises delta."""
-    ec = min(eps, EPS_CLAMP)
+    ec = min(eps, EXP_MAX)
     e = math.exp(ec)
     em1 = math.expm1(ec)
     t1 = 0.0
@@ -301,7 +297,7 @@ def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
     total = (total + allow) * (1.0 + 8.0 * (steps + 16) * _U) \
         * (1.0 + tail_rel_err(np.int64(0), max(hi, 1), 0.5))
     if skipped:
-        total += math.exp(-CHERNOFF_EXP)
+        total += math.exp(-EXP_MAX)
     return total + wt * out, steps
 
 
@@ -415,7 +411,7 @@ def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, t
                          q0_power, outside):
     """delta(eps) <= max over the directions of sum_i w_i H_i + outside (blocks of N, as in
     remove_clone_delta)."""
-    ec = min(eps, EPS_CLAMP)
+    ec = min(eps, EXP_MAX)
     e = math.exp(ec)
     em1 = math.expm1(ec)
     t1 = 0.0
@@ -619,7 +615,7 @@ def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
                 scale = gc * (1.0 + e) / m
                 f[end] = scale * (v + allow) * (1.0 + 8.0 * (st + 16) * _U) + gc * out
                 if under > 0.0:
-                    f[end] += math.exp(math.log(scale * under) - 745.0)
+                    f[end] += math.exp(math.log(scale * under) - LOG_UNDERFLOW)
             if s_hi == s_lo:
                 f[1] = f[0]
                 break
@@ -752,7 +748,7 @@ def poisson_count_attack_delta(n, g, gc, so, soc, u1, u1c, u2, u2c, remove, eps,
         Q(T, V) = W(T-1) (k / (1 - g)) [so b(V-1) + soc b(V)]              (add/remove).
 
     One window in T, the positive tails in V (count_pair_sums); T = 0 is dropped."""
-    ec = min(eps, EPS_CLAMP)
+    ec = min(eps, EXP_MAX)
     e = math.exp(ec)
     lo, hi, _ = tight_window(n - 1, g, gc, tol)
     h1 = 0.0

@@ -19,7 +19,7 @@ from numba import njit, prange
 from .aes import AES_NI, GROUP_WORDS, encrypt_group, expand_key, read_words
 from .field import sum_rows
 
-__all__ = ["SPAN", "rejection_limit", "unary_counts", "unary_bits", "bounded_draws",
+__all__ = ["SPAN", "UNIFORM_BITS", "UNIFORM_SCALE", "rejection_limit", "unary_counts", "unary_bits", "bounded_draws",
            "subset_counts", "subset_hits", "sphere_from_words", "sphere_words", "sphere_rows", "sphere_sum",
            "sphere_dots", "dot"]
 
@@ -40,6 +40,8 @@ def _chunk(n, nchunks, c):
 
 
 SPAN = 1024  # stream words generated at a time, then compared in one vectorised loop
+UNIFORM_BITS = 53  # uniforms are (w >> 11) 2^-53 (core.prg.UNIFORM_BITS, docs/theory.md §5.1)
+UNIFORM_SCALE = 2.0 ** -UNIFORM_BITS
 
 
 @njit(cache=True, parallel=True)
@@ -208,10 +210,9 @@ def sphere_from_words(words, out):
     Box-Muller on consecutive uniform pairs, divided by their Euclidean norm; e_0 when that
     norm is 0 (a hostile seed must not stop the server with a division by zero)."""
     d = out.size
-    scale = 2.0 ** -53
     for p in range((d + 1) // 2):
-        u1 = np.float64(words[2 * p] >> np.uint64(11)) * scale
-        u2 = np.float64(words[2 * p + 1] >> np.uint64(11)) * scale
+        u1 = np.float64(words[2 * p] >> np.uint64(11)) * UNIFORM_SCALE
+        u2 = np.float64(words[2 * p + 1] >> np.uint64(11)) * UNIFORM_SCALE
         r = math.sqrt(-2.0 * math.log1p(-u1))
         t = 2.0 * math.pi * u2
         out[2 * p] = r * math.cos(t)

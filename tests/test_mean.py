@@ -9,6 +9,7 @@ from scipy import special, stats
 
 from ldpcompress.compression import split as SP
 from ldpcompress.core.entropy import Entropy, deterministic_source
+from ldpcompress.core.numerics import EXP_MAX
 from ldpcompress.randomizers import privunit as PU
 from ldpcompress.randomizers.onebit import OneBitSphere
 
@@ -202,7 +203,7 @@ def test_privunit_over_the_eps_grid_works_or_names_the_range(d):
     # "parameter search exceeded eps (1.0004e-06 > 1e-06)" at eps = 1e-6; d = 10, eps = 100
     # gave m > 1 (a negative variance)
     lo, hi = PU.eps_range(d)
-    assert lo == PU.MIN_EPS and hi <= PU.MAX_EPS
+    assert lo == PU.MIN_EPS and hi <= EXP_MAX
     for eps in GRID_EPS:
         if eps > hi:
             with pytest.raises(ValueError) as err:

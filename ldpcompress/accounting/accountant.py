@@ -385,11 +385,12 @@ class Accountant:
 
     def _kov(self) -> tuple[float, float, int]:
         pairs = {event.approx_dp() for event, _ in self.events}
-        if None in pairs or len(pairs) != 1:
+        known = {pair for pair in pairs if pair is not None}
+        if len(known) != 1 or len(pairs) != 1:
             raise ValueError("KOV composition needs every event to be the same (eps, delta)-DP "
                              "event (PureDP, ApproxDP, or shuffled rounds of one eps0); use "
                              "method='pld'")
-        eps, delta = pairs.pop()
+        eps, delta = known.pop()
         return eps, delta, self.rounds
 
     def _check(self, method: str) -> str:
@@ -432,6 +433,7 @@ class Accountant:
         if method == "exact" and mu is None:
             raise ValueError("method 'exact' needs a ledger of Gaussian mechanisms only "
                              "(they compose to one Gaussian); use method='auto'")
+        methods: tuple[str, ...]
         if method == "auto" and not compare:
             methods = ("exact",) if mu is not None else ("rdp", "kov", "pld")
         elif method == "auto" or compare:
@@ -444,6 +446,7 @@ class Accountant:
         for m in methods:
             try:
                 if m == "exact":
+                    assert mu is not None  # "exact" is asked or chosen only with mu
                     exact_lower, values[m] = (G.epsilon_bracket(mu, arg) if query == "epsilon"
                                               else G.delta_bracket(mu, arg))
                 elif m == "pld":

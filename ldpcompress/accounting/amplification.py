@@ -19,9 +19,11 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Sequence
 
 from ..core import display as D
 from ..core import validate as V
+from ..core.numerics import EXP_MAX
 from ..kernels.clones import clone_delta_many
 from ..randomizers.scalar import ScalarStructure
 from . import blanket as BL
@@ -39,7 +41,8 @@ from .rounding import round_up
 from .scalar import ScalarBlanketProfile, ScalarLowerProfile
 from .solve import epsilon_for_delta, golden_min
 
-__all__ = ["NoSoundBound", "Bound", "AmplificationResult", "clone_pair_delta", "general_epsilon", "general_delta",
+__all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_pair_delta",
+           "general_epsilon", "general_delta",
            "CLOSED_FORM_LABEL", "closed_form_epsilon", "closed_form_delta", "krr_split_epsilon",
            "krr_split_delta", "krr_blanket_epsilon", "krr_blanket_delta", "lower_epsilon",
            "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "epsilon", "delta"]
@@ -160,7 +163,7 @@ def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = Non
 def _first_guess(n: int, eps0: float, delta: float) -> float:
     """Where the solver starts probing: Thm 3.1's formula (without its condition), a few times
     the numerical answer; the probe walks down from it."""
-    e0 = math.exp(min(eps0, 700.0))
+    e0 = math.exp(min(eps0, EXP_MAX))
     inner = (8.0 * math.sqrt(e0 * (math.log(4.0) - math.log(delta)) / n) + 8.0 * e0 / n)
     return min(eps0, math.log1p(inner))
 
@@ -334,7 +337,7 @@ APPROX_LABEL = "approximate-DP randomizer (FMT21 Thm 3.8)"
 
 
 def _approx_extra(n: int, eps0: float, delta0: float, eps: float) -> float:
-    if eps > 700.0:  # the term exceeds any delta < 1 unless delta0 = 0
+    if eps > EXP_MAX:  # the term exceeds any delta < 1 unless delta0 = 0
         return math.inf if delta0 > 0.0 else 0.0
     return (math.exp(eps) + 1.0) * (1.0 + 0.5 * math.exp(-eps0)) * n * delta0
 
@@ -380,9 +383,11 @@ def approx_epsilon(n, eps0, delta0, delta) -> Bound:
 # Combined queries
 # ----------------------------------------------------------------------------------------------
 
-def _best(bounds: list[Bound]) -> Bound:
-    ups = [b for b in bounds if b.upper and b.applicable]
-    return min(ups, key=lambda b: b.value)
+def best_upper(bounds: Sequence[Bound]) -> tuple[Bound, float]:
+    """The applicable upper bound of smallest value (the first of equal ones), with its value:
+    what a query reports. ValueError when none applies."""
+    ups = [(b, b.value) for b in bounds if b.upper and b.value is not None]
+    return min(ups, key=lambda bv: bv[1])
 
 
 def _params(n, eps0, k, delta0, **extra):
@@ -450,22 +455,22 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
                       low, "", True, dict(params, eps0=eps0))
     blanket = BL.BlanketProfile(n, st)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
-    uppers = [blanket]
-    if st.eps0 <= V.MAX_EPS0:
-        uppers.insert(0, GeneralProfile(n, st.eps0))
+    profiles: list[Profile] = [blanket]
+    if st.eps0 <= EXP_MAX:
+        profiles.insert(0, GeneralProfile(n, st.eps0))
     lower, note = None, ""
     if st.t3 is not None:
         lower = BL.OracleLowerProfile(n, st)
         lower.label = f"lower bound: {st.oracle} attack"
     else:
         note = f"no attack on {st.oracle} with fewer than 3 items"
-    return _Query(n, st.eps0, tuple(uppers), lower, note, st.eps0 <= V.MAX_EPS0, params)
+    return _Query(n, st.eps0, tuple(profiles), lower, note, st.eps0 <= EXP_MAX, params)
 
 
 def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
     """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, the generic
     bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
-    finite = st.eps0 <= V.MAX_EPS0
+    finite = st.eps0 <= EXP_MAX
     blanket = ScalarBlanketProfile(n, st)
     if not finite and blanket.unsupported() is not None:
         raise ValueError(f"{oracle.describe()}: {blanket.unsupported()}; Gaussian noise has no "
@@ -534,14 +539,14 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
         bounds = [closed_form_epsilon(q.n, q.eps0, delta)] if q.closed_form else []
         bounds += [_eps_bound(p, delta) for p in q.uppers]
         if lower and q.lower is not None:
-            best_up = _best(bounds).value
+            _, best_up = best_upper(bounds)
             lb = _eps_bound(q.lower, delta, eps_max=min(q.eps0, best_up))
             bounds.append(lb)
             low = lb.value
         elif lower:
             bounds.append(_no_lower(q))
-    best = _best(bounds)
-    return AmplificationResult("epsilon", best.value, best.name, low, tuple(bounds),
+    best, value = best_upper(bounds)
+    return AmplificationResult("epsilon", value, best.name, low, tuple(bounds),
                                dict(q.params, delta=delta), time.perf_counter() - start)
 
 
@@ -570,6 +575,6 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
             low = lb.value
         elif lower:
             bounds.append(_no_lower(q))
-    best = _best(bounds)
-    return AmplificationResult("delta", best.value, best.name, low, tuple(bounds),
+    best, value = best_upper(bounds)
+    return AmplificationResult("delta", value, best.name, low, tuple(bounds),
                                dict(q.params, eps=eps), time.perf_counter() - start)

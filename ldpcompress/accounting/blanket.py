@@ -37,6 +37,7 @@ import math
 from fractions import Fraction
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX
 from ..kernels.binomial import binom_window
 from ..kernels.blanket_attack import AttackLaw, TripleLaw, split_attack_delta, triple_attack_delta
 from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep_upper_delta
@@ -49,7 +50,7 @@ from ..randomizers.structure import ShuffleStructure
 from .profiles import Profile
 from .rounding import round_down
 
-__all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
+__all__ = ["BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
            "require_structure", "realised_eps0", "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
            "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
@@ -58,7 +59,6 @@ __all__ = ["EPS_CAP", "BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N1
 TRIPLE_MAX_WORK = 2e7  # atoms per evaluation of the natural-dataset attack (~0.3 s)
 TRIPLE_TOL = 1e-9       # its windows (at most; 1e-4 of the target delta): dropped mass
                         # only lowers a lower bound
-EPS_CAP = 700.0   # e^eps must stay finite; delta is non-increasing, so delta(700) bounds beyond
 BLOCK_FRAC = 0.125  # default block width in M': an eighth of its standard deviation
 BLOCK_REL = 5e-5    # ... or this fraction of the mean of M' if wider (large n: few blocks)
 BLOCK_REL_PAIR = 2e-4  # the same for correlated laws, whose per-block cost grows as sqrt(n)
@@ -66,7 +66,7 @@ J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta b
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
-def structure(oracle) -> ShuffleStructure | None:
+def structure(oracle) -> ShuffleStructure | ScalarStructure | None:
     """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
     derived from its realised parameters), or None when it states none (the generic bound at
     its replacement eps applies); TypeError for anything that is not a randomizer."""
@@ -88,11 +88,16 @@ def realised_eps0(oracle) -> float:
 
 
 def require_structure(oracle) -> ShuffleStructure:
-    """``structure(oracle)``, which must not be None (a blanket bound needs one)."""
+    """``structure(oracle)``, which must be a binary-support one (a blanket bound of this
+    module needs it; x + noise has its own, accounting/scalar.py)."""
     st = structure(oracle)
     if st is None:
         raise ValueError(f"{oracle.describe()} states no blanket structure "
                          "(shuffle_structure() is None): no privacy-blanket bound applies")
+    if not isinstance(st, ShuffleStructure):
+        raise ValueError(f"{oracle.describe()} states a scalar (x + noise) structure: the "
+                         "binary-support blanket does not apply (amplification.epsilon and "
+                         "delta use its own)")
     return st
 
 
@@ -155,7 +160,7 @@ class BlanketProfile(OracleProfile):
         self.j_frac = j_frac
         self.n11_groups = n11_groups
         self._tables: dict[float, tuple] = {}
-        self._indep = None
+        self._indep: tuple | None = None  # (the M' blocks, their tables)
         s = st
         if not s.kernel_ready:
             return
@@ -200,7 +205,7 @@ class BlanketProfile(OracleProfile):
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return self.structure.local_delta(eps)
-        eps = min(eps, EPS_CAP)
+        eps = min(eps, EXP_MAX)
         ms, ws, out = self.tables(tol)
         if self.structure.independent:
             return indep_upper_delta(ms, ws, out, self.indep_tables(tol), self._law, eps)
@@ -253,7 +258,7 @@ class OracleLowerProfile(OracleProfile):
     def _delta(self, eps, tol):
         if not self.structure.kernel_ready:
             return 0.0  # trivially a lower bound
-        eps = min(eps, EPS_CAP)
+        eps = min(eps, EXP_MAX)
         split = round_down(split_attack_delta(self.n, self._law, eps, max(tol, 1e-40)))
         if self._triple is None:
             return split

@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar, Protocol
 
 import numpy as np
 from scipy import special
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX, TOL_MIN, UNIT_ROUNDOFF
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
@@ -37,7 +38,7 @@ __all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffle
 # below the windows' outside mass, so a coarse tolerance leaves atoms of mass ~tol at large
 # losses, which dominate the Renyi curve from order ~ log(1/tol)/loss on: at 1e-40 the k-RR
 # round (n = 1e6, eps0 = 1, k = 100, 10 rounds) had RDP eps 0.0683; at 1e-300 it is 0.0093.
-DOTS_TOL = 1e-300
+DOTS_TOL = TOL_MIN
 BLANKET_DOTS_TOL = 1e-40
 
 
@@ -62,7 +63,7 @@ class Event:
     relation its parameters were stated for, e.g. a Gaussian's sensitivity).
     """
 
-    relation: ClassVar[str | None] = None
+    relation: str | None = None  # a class constant, or a field where the user gives it
 
     def pld(self, h: float, rounding: str) -> P.PLD | None:
         raise NotImplementedError
@@ -103,7 +104,7 @@ class ShuffledRound(Event):
     pld_method: str = "auto"
     points: int = 120
 
-    relation: ClassVar[str | None] = "substitution"
+    relation = "substitution"
     EXACT_ATOMS = 2e7
     EXACT_RDP_ATOMS = 2e6
     DOTS_RDP_EPS0_MAX = 15.0  # the profiles' float arithmetic is checked up to here
@@ -158,7 +159,16 @@ class _DotsRound(Event):
     (eps0, 0) (one report is eps0-DP, so is the shuffled output). Subclasses give n, eps0,
     points and _profile."""
 
-    relation: ClassVar[str | None] = "substitution"
+    relation = "substitution"
+    n: int
+    points: int
+
+    if TYPE_CHECKING:  # a field of some subclasses, a property of others
+        @property
+        def eps0(self) -> float: ...
+
+    def _profile(self) -> Callable[[float], float]:
+        raise NotImplementedError
 
     def pld(self, h, rounding):
         if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
@@ -219,37 +229,37 @@ class OracleShuffledRound(_DotsRound):
 
     def __post_init__(self):
         object.__setattr__(self, "n", V.shuffle_users(self.n))
-        st = BL.structure(self.oracle)
+        st = self.structure
         eps0 = self.oracle.replacement_eps if st is None else st.eps0
         if isinstance(st, ScalarStructure):  # x + noise: its own blanket (Gaussian: no eps0)
-            eps0 = min(eps0, V.MAX_EPS0)
-        if not eps0 <= V.MAX_EPS0:
+            eps0 = min(eps0, EXP_MAX)
+        if not eps0 <= EXP_MAX:
             raise ValueError(f"{self.oracle.describe()}: realised eps0 = {eps0:.4g} is above "
-                             f"the supported {V.MAX_EPS0:g}")
-        object.__setattr__(self, "_structure", st)  # derived, not a field: eq/hash by oracle
+                             f"the supported {EXP_MAX:g}")
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
-    @property
-    def structure(self) -> ShuffleStructure | None:
-        return self._structure
+    @functools.cached_property
+    def structure(self) -> ShuffleStructure | ScalarStructure | None:
+        """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
+        return BL.structure(self.oracle)
 
     @property
     def eps0(self) -> float:
         """The replacement eps0, or for Gaussian noise the eps up to which the dots are placed
         (delta beyond it goes to the infinity atom): where one report's delta is 1e-15."""
-        st = self._structure
+        st = self.structure
         if isinstance(st, ScalarStructure) and not math.isfinite(st.eps0):
             return SC.ScalarBlanketProfile(self.n, st).eps_max(1e-15)
         return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
 
     def approx_dp(self):
-        st = self._structure
+        st = self.structure
         if isinstance(st, ScalarStructure) and not math.isfinite(st.eps0):
             return None  # Gaussian noise: no pure eps0 for KOV
         return self.eps0, 0.0
 
     def _profile(self):
-        st = self._structure
+        st = self.structure
         if isinstance(st, ScalarStructure):  # docs/theory.md §2.11, profile at 1e-40 windows
             own = SC.ScalarBlanketProfile(self.n, st)
             if not math.isfinite(st.eps0):
@@ -365,24 +375,32 @@ class PairOfPmfs(Event):
         return P.from_pmfs(self.p, self.q, h, _up(rounding), _mean(rounding))
 
 
-EVENTS = {cls.__name__: cls for cls in (ShuffledRound, KRRShuffledRound, OracleShuffledRound,
+EVENTS: dict[str, type[Event]] = {cls.__name__: cls for cls in (ShuffledRound, KRRShuffledRound, OracleShuffledRound,
                                         Gaussian, Laplace, PureDP, ApproxDP, PairOfPmfs)}
 
 
+class _Profiled(Protocol):
+    """An event accounted from a privacy profile: eps -> an upper bound on delta."""
+
+    def _profile(self) -> Callable[[float], float]: ...
+
+    def __hash__(self) -> int: ...  # events are frozen dataclasses: the caches key on them
+
+
 @functools.lru_cache(maxsize=256)
-def _dots_atoms(event: Event, eps_max: float, points: int):
+def _dots_atoms(event: _Profiled, eps_max: float, points: int):
     """The connect-the-dots atoms of an event's profile (independent of the Renyi order, so
     computed once per event: the order refinement asks for many single orders)."""
     return P.profile_atoms(event._profile(), eps_max, points)
 
 
-def _dots_pld(event: Event, eps_max: float, points: int, h: float, rounding: str) -> P.PLD:
+def _dots_pld(event: _Profiled, eps_max: float, points: int, h: float, rounding: str) -> P.PLD:
     """Connect-the-dots PLD (Doroshenko et al. 2022) of the event's profile on the grid."""
     losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
     return P.symmetric_atoms(losses, masses, h, True, inf_mass, mean=_mean(rounding))
 
 
-def _dots_rdp(event: Event, eps_max: float, orders, points: int) -> np.ndarray:
+def _dots_rdp(event: _Profiled, eps_max: float, orders, points: int) -> np.ndarray:
     """Renyi curve of the event's connect-the-dots pair (see rdp.profile_rdp), capped by
     eps_max."""
     losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
@@ -410,9 +428,11 @@ class _PoissonSampled(Event):
     (NOISE, a SampledNoise class), the field holding its scale (SCALE) and have fields q and
     sensitivity."""
 
-    relation: ClassVar[str | None] = "add/remove"
+    relation = "add/remove"
     NOISE: ClassVar[type]
     SCALE: ClassVar[str]
+    sensitivity: float
+    q: float
     SCALE_RANGE: ClassVar[tuple] = (1e-6, 1e6)  # scale / sensitivity: grids and tails stay finite
 
     def __post_init__(self):
@@ -438,7 +458,7 @@ class _PoissonSampled(Event):
 
 def _scale(value: float, sensitivity: float) -> float:
     """Noise scale per unit sensitivity, rounded down (less noise is the pessimistic side)."""
-    return value / sensitivity * (1.0 - 4.0 * 2.0 ** -53)
+    return value / sensitivity * (1.0 - 4.0 * UNIT_ROUNDOFF)
 
 
 @functools.lru_cache(maxsize=64)
@@ -505,10 +525,10 @@ class PoissonSampledLaplace(_PoissonSampled):
         """(largest loss of either direction, rounded up, 0): remove's is
         log(1 - q + q e^(1/b)) = log1p(q expm1(1/b)), add's -log1p(q expm1(-1/b)), smaller."""
         b = _scale(self.scale, self.sensitivity)
-        if 1.0 / b > 700.0:
+        if 1.0 / b > EXP_MAX:
             return None  # e^(1/b) overflows; the PLD and RDP still answer
         eps = math.log1p(self.q * math.expm1(1.0 / b))
-        return min(eps * (1.0 + 8.0 * 2.0 ** -53) + 1e-300, V.MAX_EPS0), 0.0
+        return min(eps * (1.0 + 8.0 * UNIT_ROUNDOFF) + 1e-300, EXP_MAX), 0.0
 
     def to_dp_event(self, dp):
         return dp.PoissonSampledDpEvent(self.q, dp.LaplaceDpEvent(self.scale / self.sensitivity))
@@ -591,6 +611,19 @@ class _SampledRound(Event):
     Poisson add/remove has neither: the report count has an unbounded loss (every user
     reporting reveals user 1), so its Renyi divergences are infinite. Subclasses set
     ``_uppers()`` (the sampled upper profiles) and ``_eps0``."""
+
+    n: int
+    gamma: float | None
+    sample: int | None
+    relation: str
+    points: int
+
+    if TYPE_CHECKING:  # the randomizer's realised eps0 (a property of each subclass)
+        @property
+        def _eps0(self) -> float: ...
+
+    def _uppers(self) -> list:
+        raise NotImplementedError
 
     def _checked_sampling(self):
         s = PA.Sampling.of(self.n, self.gamma, self.sample, self.relation)
@@ -692,17 +725,21 @@ class SampledOracleShuffledRound(_SampledRound):
     points: int = 120
 
     def __post_init__(self):
-        st = BL.structure(self.oracle)
+        st = self.structure
         eps0 = self.oracle.replacement_eps if st is None else st.eps0
-        if not eps0 <= V.MAX_EPS0:
+        if not eps0 <= EXP_MAX:
             raise ValueError(f"{self.oracle.describe()}: realised eps0 = {eps0:.4g} is above "
-                             f"the supported {V.MAX_EPS0:g}")
-        object.__setattr__(self, "_structure", st)  # derived, not a field: eq/hash by oracle
+                             f"the supported {EXP_MAX:g}")
         self._checked_sampling()
+
+    @functools.cached_property
+    def structure(self) -> ShuffleStructure | ScalarStructure | None:
+        """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
+        return BL.structure(self.oracle)
 
     @property
     def _eps0(self) -> float:
-        st = self._structure
+        st = self.structure
         return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
 
     @property
@@ -711,9 +748,9 @@ class SampledOracleShuffledRound(_SampledRound):
         return self._eps0
 
     def _uppers(self):
-        if self._structure is None:
+        if self.structure is None:
             return PA.upper_profiles(self.n, self.sampling, eps0=self._eps0)
-        return PA.upper_profiles(self.n, self.sampling, st=self._structure)
+        return PA.upper_profiles(self.n, self.sampling, st=self.structure)
 
 
 EVENTS.update({cls.__name__: cls for cls in (SampledShuffledRound, SampledKRRShuffledRound,

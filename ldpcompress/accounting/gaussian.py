@@ -21,11 +21,11 @@ import math
 from scipy import special
 
 from ..core import validate as V
+from ..core.numerics import SUBNORMAL_ULP as _TINY
+from ..core.numerics import UNIT_ROUNDOFF as _U
 
 __all__ = ["compose_mu", "delta_bracket", "epsilon_bracket", "bisect"]
 
-_U = 2.0 ** -53
-_TINY = 2.0 ** -1074  # the smallest positive double
 
 
 def compose_mu(pairs) -> float:

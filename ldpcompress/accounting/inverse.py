@@ -11,19 +11,19 @@ import functools
 import math
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX
 from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
 from .solve import bisect_int, golden_min, largest_feasible, smallest_feasible_int
 
-__all__ = ["EPS0_CAP", "N_CAP", "MAX_PLATEAUS", "SAMPLING_KWARGS", "certified", "max_eps0",
+__all__ = ["N_CAP", "MAX_PLATEAUS", "SAMPLING_KWARGS", "certified", "max_eps0",
            "min_n"]
 
 
-EPS0_CAP = V.MAX_EPS0  # the forward query's eps0 range: the search never stops below eps
 N_CAP = V.MAX_SHUFFLE_N  # the forward query refuses larger n
 
 
-def certified(n: int, eps0: float, eps: float, delta: float, **forward) -> bool:
+def certified(n: int, eps0: float | None, eps: float, delta: float, **forward) -> bool:
     """True when the forward query ``amplification.epsilon(n, eps0, delta, **forward)`` gives a
     sound eps <= the target eps (False when it finds no sound eps at all)."""
     try:
@@ -62,9 +62,9 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
     """
     n, eps = V.shuffle_users(n), V.positive_finite(eps, "eps")
     delta = V.probability_open(delta, "delta")
-    if eps > EPS0_CAP:
-        raise ValueError(f"eps must be <= {EPS0_CAP:g} for max_eps0, got {eps!r}: the forward "
-                         f"query takes eps0 in (0, {EPS0_CAP:g}], and every such eps0 gives "
+    if eps > EXP_MAX:
+        raise ValueError(f"eps must be <= {EXP_MAX:g} for max_eps0, got {eps!r}: the forward "
+                         f"query takes eps0 in (0, {EXP_MAX:g}], and every such eps0 gives "
                          f"eps <= eps0 < {eps!r}")
     if oracle_factory is not None:
         if k is not None or delta0 != 0.0 or set(forward) - set(SAMPLING_KWARGS):
@@ -82,7 +82,7 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
                          f"term n delta0 (e^eps+1) too large")
     # eps0 = eps is certified (checked above), so the answer is never below eps; the search
     # runs up to the forward query's own eps0 range (no smaller internal cap)
-    return max(eps, largest_feasible(ok, eps, EPS0_CAP))
+    return max(eps, largest_feasible(ok, eps, EXP_MAX))
 
 
 def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
@@ -136,11 +136,11 @@ def _max_eps0_oracle(n: int, eps: float, delta: float, factory, **sampling) -> f
 
     # walk up the oracle's own discontinuities: a later plateau may be certified again
     for _ in range(MAX_PLATEAUS):
-        start = _next_plateau(plateau, best, EPS0_CAP)
+        start = _next_plateau(plateau, best, EXP_MAX)
         if start is None or not ok(start):
             break
-        end = _next_plateau(plateau, start, EPS0_CAP)
-        top = EPS0_CAP if end is None else math.nextafter(end, 0.0)
+        end = _next_plateau(plateau, start, EXP_MAX)
+        top = EXP_MAX if end is None else math.nextafter(end, 0.0)
         best = largest_feasible(ok, start, top) if end is None or not ok(top) else top
         # within [start, end) the law's discrete choices are fixed: certified up to a point
     return best
@@ -166,7 +166,7 @@ def _max_eps0_from_below(ok, eps: float, n: int, delta: float,
         if lo < 1e-9:
             raise ValueError(f"no {what} >= 1e-9 is certified for ({eps}, {delta})-DP with "
                              f"n = {n}")
-    return largest_feasible(ok, lo, EPS0_CAP)
+    return largest_feasible(ok, lo, EXP_MAX)
 
 
 def _next_plateau(plateau, x: float, cap: float) -> float | None:

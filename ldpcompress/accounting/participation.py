@@ -32,6 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
@@ -47,6 +48,7 @@ from ..kernels.participation import (
     subst_clone_delta,
 )
 from ..kernels.records import record
+from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
 from .profiles import Profile, window_tol
@@ -64,7 +66,6 @@ __all__ = ["RELATIONS", "N_BLOCK_FRAC", "C_BLOCK_FRAC", "GAMMA_MIN", "ATTACK_WOR
 RELATIONS = ("substitution", "add_remove")
 N_BLOCK_FRAC = 0.125  # blocks of N' (Poisson): an eighth of a standard deviation of the count
 C_BLOCK_FRAC = 0.0625  # blanket substitution: blocks of c a sixteenth of a standard deviation
-EPS_SEARCH_MAX = 700.0
 ATTACK_WORK = 3e6   # terms of one evaluation of the Poisson (T, V) attack; beyond, V alone
 BLANKET_WORK = 1e7  # terms of one evaluation of the blanket substitution sum; beyond, skipped
 
@@ -125,14 +126,28 @@ class Sampling:
         return self.gamma is not None
 
     @property
+    def rate(self) -> float:
+        """gamma, the probability that a user reports (Poisson participation only)."""
+        if self.gamma is None:
+            raise ValueError("fixed-size sampling has no participation probability gamma")
+        return self.gamma
+
+    @property
+    def size(self) -> int:
+        """m, the number of users that report (fixed-size sampling only)."""
+        if self.m is None:
+            raise ValueError("Poisson participation has no fixed sample size m")
+        return self.m
+
+    @property
     def remove(self) -> bool:
         return self.relation == "add_remove"
 
     def weights(self) -> tuple[float, float]:
         """(wt, 1 - wt): probability that user 1 reports, and its complement."""
         if self.poisson:
-            return self.gamma, 1.0 - self.gamma
-        return self.m / self.n, (self.n - self.m) / self.n
+            return self.rate, 1.0 - self.rate
+        return self.size / self.n, (self.n - self.size) / self.n
 
     def cap(self, eps0: float) -> float:
         """eps from which every bound of this round is 0 (docs/theory.md §2.7): a fixed-size
@@ -144,14 +159,14 @@ class Sampling:
         wt, wtc = self.weights()
         if self.poisson:
             return math.inf if self.remove else eps0
-        up = math.log1p(wt * math.expm1(eps0)) if eps0 < 700.0 else eps0 + math.log(wt)
-        up = math.nextafter(up * (1.0 + 8.0 * 2.0 ** -53), math.inf)
+        up = math.log1p(wt * math.expm1(eps0)) if eps0 < EXP_MAX else eps0 + math.log(wt)
+        up = math.nextafter(up * (1.0 + 8.0 * UNIT_ROUNDOFF), math.inf)
         if not self.remove:
             return up
-        return max(up, -math.log(wtc) * (1.0 + 8.0 * 2.0 ** -53))
+        return max(up, -math.log(wtc) * (1.0 + 8.0 * UNIT_ROUNDOFF))
 
     def describe(self) -> dict:
-        d = dict(relation=self.relation)
+        d: dict[str, object] = dict(relation=self.relation)
         if self.poisson:
             d["gamma"] = self.gamma
         else:
@@ -167,9 +182,9 @@ class Sampling:
         (1 - gamma + gamma q), x0 = N' + 1, x1 = -1; fixed size: N = m - 1, s = q,
         x0 = n - m, x1 = 0."""
         if not self.poisson:
-            return (np.array([self.m - 1], dtype=np.int64), np.ones(1),
-                    np.array([float(self.n - self.m)]), 0.0, q, qc, 1, 0.0)
-        g = self.gamma
+            return (np.array([self.size - 1], dtype=np.int64), np.ones(1),
+                    np.array([float(self.n - self.size)]), 0.0, q, qc, 1, 0.0)
+        g = self.rate
         sig_c = g * qc                     # 1 - sigma: reports, and is left-over
         sig = (1.0 - g) + g * q
         s, sc = g * q / sig, (1.0 - g) / sig
@@ -288,7 +303,8 @@ class SampledBlanketProfile(SampledProfile):
         if self.sampling.remove or not st.kernel_ready:
             return None
         wt, _ = self.sampling.weights()
-        count = (self.n - 1) * wt * st.gamma if self.sampling.poisson else self.sampling.m * st.gamma
+        count = (self.n - 1) * wt * st.gamma if self.sampling.poisson else \
+            self.sampling.size * st.gamma
         a = float(st.a)
         work = 2.0 * (18.0 / self.c_frac) * (20.0 * math.sqrt(count * a * (1.0 - a)) + 10.0)
         if not st.independent:
@@ -317,7 +333,7 @@ class SampledBlanketProfile(SampledProfile):
         if not st.kernel_ready:
             # joint convexity: H(P||Q) <= wt H(user 1's reports), at most wt
             return wt if self.sampling.remove else min(1.0, wt * st.local_delta(eps))
-        eps = min(eps, BL.EPS_CAP)
+        eps = min(eps, EXP_MAX)
         if self.sampling.remove:
             ns, ws, x0s, x1, s, sc, q0p, out = self.tables(tol)
             return remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, float(st.a),
@@ -356,7 +372,7 @@ class SampledCountLowerProfile(SampledProfile):
             coef = lambda u, uc: (wt * u, wtc + wt * uc)  # noqa: E731
             q_pair = (0.0, 1.0) if u2 is None else coef(u2, u2c)
         else:
-            big_n, s, sc = sampling.m - 1, so, soc
+            big_n, s, sc = sampling.size - 1, so, soc
             coef = lambda u, uc: (wtc * so + wt * u, wtc * soc + wt * uc)  # noqa: E731
             q_pair = (so, soc) if u2 is None else coef(u2, u2c)
         self._args = (big_n, s, sc) + coef(u1, u1c) + q_pair
@@ -379,17 +395,26 @@ class SampledCountLowerProfile(SampledProfile):
             return round_down(poisson_count_attack_delta(*self._poisson, eps, max(tol, 1e-40)))
         return round_down(count_attack_delta(*self._args, eps, max(tol, 1e-40)))
 
-    def class_count_only(self) -> Profile | None:
+    def class_count_only(self) -> SampledProfile | None:
         """Poisson: the same attack seen through the class count alone (a post-processing of
         its view, so a smaller lower bound), about 100x cheaper: it starts the search for this
         one's eps. None for fixed size (the class count is the whole view there)."""
         if self._poisson is None:
             return None
-        coarse = SampledProfile(self.n, self.eps0, self.sampling)
-        coarse.upper = False
-        coarse._delta = lambda eps, tol: round_down(count_attack_delta(*self._args, eps,
-                                                                       max(tol, 1e-40)))
-        return coarse
+        return _ClassCountProfile(self.n, self.eps0, self.sampling, self._args)
+
+
+class _ClassCountProfile(SampledProfile):
+    """The attack of a SampledCountLowerProfile seen through the class count alone."""
+
+    upper = False
+
+    def __init__(self, n: int, eps0: float, sampling: Sampling, args: tuple):
+        super().__init__(n, eps0, sampling)
+        self._args = args
+
+    def _delta(self, eps, tol):
+        return round_down(count_attack_delta(*self._args, eps, max(tol, 1e-40)))
 
 
 class SampledSplitLowerProfile(SampledProfile):
@@ -410,17 +435,17 @@ class SampledSplitLowerProfile(SampledProfile):
         self.label = f"lower bound: {st.oracle} attack, {_scheme_label(sampling)} (§2.7(e))"
         big_a, big_b, t = st.a1 / st.a, (1 - st.a1) / (1 - st.a), st.t3
         if sampling.poisson:
-            g = Fraction(sampling.gamma)
+            g = Fraction(sampling.rate)
             pj = 2 * g * big_b * t
             ro = (1 - g * (big_a + big_b) * t) / (1 - pj)
             self._c = st.expm1_eps0
             users = n
         else:
-            eta = Fraction(sampling.m, n)
+            eta = Fraction(sampling.size, n)
             pj = 2 * big_b * t
             ro = 1 - eta * (big_a - big_b) * t / (1 - pj)
             self._c = float(eta * (big_a - big_b) / big_b) if st.kernel_ready else math.inf
-            users = sampling.m
+            users = sampling.size
         self._users = users
         self._law = None
         if st.kernel_ready and math.isfinite(self._c):
@@ -431,7 +456,7 @@ class SampledSplitLowerProfile(SampledProfile):
     def _delta(self, eps, tol):
         if self._law is None:
             return 0.0  # trivially a lower bound
-        return round_down(split_attack_delta(self._users, self._law, min(eps, BL.EPS_CAP),
+        return round_down(split_attack_delta(self._users, self._law, min(eps, EXP_MAX),
                                              max(tol, 1e-40)))
 
 
@@ -448,11 +473,14 @@ def upper_profiles(n: int, sampling: Sampling, eps0: float | None = None, k: int
                    st: ShuffleStructure | None = None) -> list[SampledProfile]:
     """Every sound upper profile for a sampled round of: any eps0-LDP randomizer (eps0), k-RR
     (eps0 and k), or the oracle with structure st."""
-    if st is None and k is not None:
-        st = krr_structure(k, eps0)
+    if st is None:
+        if eps0 is None:
+            raise TypeError("upper_profiles needs eps0 (and k for k-RR) or st")
+        if k is not None:
+            st = krr_structure(k, eps0)
     out: list[SampledProfile] = []
-    e0 = eps0 if st is None else st.eps0
-    if e0 <= V.MAX_EPS0:
+    e0 = st.eps0 if st is not None else eps0
+    if e0 is not None and e0 <= EXP_MAX:
         out.append(SampledGeneralProfile(n, e0, sampling))
     if st is not None:
         out.append(SampledBlanketProfile(n, st, sampling))
@@ -464,13 +492,15 @@ def lower_profile(n: int, sampling: Sampling, eps0: float | None = None, k: int 
     """The exact attack for the same randomizer: binary RR for any eps0-LDP randomizer (and
     k = 2), the oracle's (k-RR's) class count under add/remove and its split attack under
     substitution; None when no attack applies (an oracle on fewer than 3 items, substitution)."""
-    if st is None and k is not None and k >= 3:
-        st = krr_structure(k, eps0)
     if st is None:
-        p, pc = rr_split(eps0)
-        if sampling.remove:
-            return SampledCountLowerProfile(n, eps0, sampling, pc, p, p, pc)
-        return SampledCountLowerProfile(n, eps0, sampling, pc, p, pc, p, p, pc)
+        if eps0 is None:
+            raise TypeError("lower_profile needs eps0 (and k for k-RR) or st")
+        if k is None or k < 3:
+            p, pc = rr_split(eps0)
+            if sampling.remove:
+                return SampledCountLowerProfile(n, eps0, sampling, pc, p, p, pc)
+            return SampledCountLowerProfile(n, eps0, sampling, pc, p, pc, p, p, pc)
+        st = krr_structure(k, eps0)
     if sampling.remove:
         big_a, big_b = st.a1 / st.a, (1 - st.a1) / (1 - st.a)
         so, u1 = big_b * st.p10, big_a * st.p10
@@ -500,8 +530,8 @@ def dots_grid(delta_fn, cap: float, eps0: float, sampling: Sampling, points: int
     from eps = 0) and a grid run on to eps = 700 overflowed the dots' e^eps. The infinity atom
     is the profile's value at e_hi whatever the rule, so the rule decides tightness only."""
     wt, _ = sampling.weights()
-    top = min(cap, 700.0)
-    scale = math.log1p(wt * math.expm1(min(eps0, 700.0)))
+    top = min(cap, EXP_MAX)
+    scale = math.log1p(wt * math.expm1(min(eps0, EXP_MAX)))
     e_hi = min(top, max(1e-9, scale / 64.0))
     value = delta_fn(e_hi)
     while e_hi < top and value > DOTS_FLOOR:
@@ -512,7 +542,7 @@ def dots_grid(delta_fn, cap: float, eps0: float, sampling: Sampling, points: int
         e_hi, value = nxt, after
     grid = np.linspace(0.0, e_hi, points)
     if math.isfinite(cap) and cap > e_hi:
-        grid = np.append(grid, min(cap, 700.0))
+        grid = np.append(grid, min(cap, EXP_MAX))
     return grid
 
 
@@ -527,19 +557,19 @@ class NoFiniteEpsilon(ValueError):
 
 def _eps_max(profile: SampledProfile, delta: float, tol: float) -> float:
     """An eps at which the profile is at most delta: its cap, or (Poisson add/remove) the first
-    of 2^i x (a rough scale) that qualifies; NoFiniteEpsilon when even eps = 700 does not."""
+    of 2^i x (a rough scale) that qualifies; NoFiniteEpsilon when even eps = EXP_MAX does not."""
     if math.isfinite(profile.cap):
         return profile.cap
     wt, _ = profile.sampling.weights()
-    e = max(1e-6, math.log1p(wt * math.expm1(min(profile.eps0, 700.0))))
+    e = max(1e-6, math.log1p(wt * math.expm1(min(profile.eps0, EXP_MAX))))
     while profile.delta(e, tol) > delta:
-        if e >= EPS_SEARCH_MAX:
+        if e >= EXP_MAX:
             raise NoFiniteEpsilon(
-                f"no eps <= {EPS_SEARCH_MAX:g} certifies delta={delta:g}: under add/remove "
+                f"no eps <= {EXP_MAX:g} certifies delta={delta:g}: under add/remove "
                 f"with Poisson participation the report count reveals user 1 with probability "
-                f"about gamma^n (every user reported); delta(700) = "
-                f"{profile.delta(EPS_SEARCH_MAX, tol):.3g}")
-        e = min(EPS_SEARCH_MAX, 4.0 * e)
+                f"about gamma^n (every user reported); delta({EXP_MAX:g}) = "
+                f"{profile.delta(EXP_MAX, tol):.3g}")
+        e = min(EXP_MAX, 4.0 * e)
     return e
 
 
@@ -561,6 +591,18 @@ def profile_epsilon(profile: SampledProfile, delta: float, eps_max: float | None
                              upper=profile.upper, guess=guess)
 
 
+def sampled_structure(oracle) -> ShuffleStructure | None:
+    """The blanket structure of a randomizer whose round is sampled (blanket.structure): a
+    binary-support one or None (the general bound); ValueError for x + noise, whose blanket
+    (accounting/scalar.py) is derived for every user reporting."""
+    st = BL.structure(oracle)
+    if isinstance(st, ScalarStructure):
+        raise ValueError(f"{oracle.describe()}: participation sampling (gamma=, sample=) of an "
+                         "x + noise randomizer is not accounted: its bounds are for every user "
+                         "reporting (account the round without gamma= or sample=)")
+    return st
+
+
 def _plan(n, eps0, k, oracle, gamma, sample, relation):
     """(sampling, eps0, k, structure, params) of a sampled query, validated."""
     sampling = Sampling.of(n, gamma, sample, relation)
@@ -569,7 +611,7 @@ def _plan(n, eps0, k, oracle, gamma, sample, relation):
         if eps0 is not None or k is not None:
             raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
                              "alone, without eps0 or k")
-        st = BL.structure(oracle)
+        st = sampled_structure(oracle)
         k_or = getattr(oracle, "k", None)
         if st is None:  # no blanket law stated: the general bound at its replacement eps
             eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
@@ -611,7 +653,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
     ``amplification.epsilon(..., gamma=/sample=)`` calls this). NoFiniteEpsilon (a ValueError)
     when no eps certifies delta (Poisson add/remove: the count reveals user 1 with probability
     gamma^n)."""
-    from .amplification import AmplificationResult, Bound
+    from .amplification import AmplificationResult, Bound, best_upper
 
     if delta is None:
         raise TypeError("epsilon() needs delta")
@@ -628,27 +670,26 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
             except NoFiniteEpsilon as err:
                 note = str(err)
         bounds.append(Bound(prof.name, prof.label, value, True, note, time.perf_counter() - t0))
-    ups = [b for b in bounds if b.applicable]
-    if not ups:
+    if not any(b.applicable for b in bounds):
         raise NoFiniteEpsilon(f"no sound eps at delta={delta:g}: " + "; ".join(
             b.note for b in bounds))
-    best = min(ups, key=lambda b: b.value)
+    best, value = best_upper(bounds)
 
     def solve(lp):
-        top = min(best.value, lp.cap)
+        top = min(value, lp.cap)
         coarse = lp.class_count_only() if isinstance(lp, SampledCountLowerProfile) else None
         guess = None if coarse is None else profile_epsilon(coarse, delta, eps_max=top)
         return profile_epsilon(lp, delta, eps_max=top, guess=guess)
 
     low = _lower(bounds, params, lower, solve, sampling, eps0, k, st)
-    return AmplificationResult("epsilon", best.value, best.name, low, tuple(bounds),
+    return AmplificationResult("epsilon", value, best.name, low, tuple(bounds),
                                dict(params, delta=delta), time.perf_counter() - start)
 
 
 def delta(n, eps0=None, eps=None, *, k=None, oracle=None, gamma=None, sample=None,
           relation=None, lower: bool = True):
     """Central delta at eps of one sampled shuffle round (see :func:`epsilon`)."""
-    from .amplification import AmplificationResult, Bound
+    from .amplification import AmplificationResult, Bound, best_upper
 
     if eps is None:
         raise TypeError("delta() needs eps")
@@ -662,7 +703,7 @@ def delta(n, eps0=None, eps=None, *, k=None, oracle=None, gamma=None, sample=Non
         value = None if why is not None else prof.delta_at(eps)
         bounds.append(Bound(prof.name, prof.label, value, True, why or "",
                             time.perf_counter() - t0))
-    best = min((b for b in bounds if b.applicable), key=lambda b: b.value)
+    best, value = best_upper(bounds)
     low = _lower(bounds, params, lower, lambda lp: lp.delta_at(eps), sampling, eps0, k, st)
-    return AmplificationResult("delta", best.value, best.name, low, tuple(bounds),
+    return AmplificationResult("delta", value, best.name, low, tuple(bounds),
                                dict(params, eps=eps), time.perf_counter() - start)

@@ -16,25 +16,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import fft as sfft
 from scipy import special
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
 from ..kernels.renyi import ROUND_DOWN, ROUND_MEAN, ROUND_UP, clone_pld_grid
 from .rounding import round_up
 from .profiles import general_split  # noqa: F401  (re-exported for callers of pld)
 
-__all__ = ["UNIT_ROUNDOFF", "TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
+__all__ = ["TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
            "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
            "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
            "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction",
            "profile_atoms_at"]
 
 
-UNIT_ROUNDOFF = 2.0 ** -53
 TAIL = 1e-30        # mass truncated from each tail after a convolution
 MAX_SIZE = 2 ** 20  # default cap on the length of a composed grid
 ALLOC_CAP = 2 ** 25  # cap on the points of a single mechanism's grid before trimming (256 MiB)
@@ -103,6 +104,7 @@ class PLD:
             t >>= 1
             if t:
                 power = power.compose(power, max_size)
+        assert result is not None  # times >= 1
         return result
 
     # -- queries -----------------------------------------------------------------------------
@@ -389,7 +391,7 @@ def _atom_bias(losses) -> float:
     return 2e-13 * (1.0 + (float(np.max(np.abs(finite))) if finite.size else 0.0))
 
 
-def from_pmfs(p: Sequence[float], q: Sequence[float], h: float = 1e-4,
+def from_pmfs(p: ArrayLike, q: ArrayLike, h: float = 1e-4,
               upper: bool = True, mean: bool = False) -> PLD:
     """PLD of an explicit pair of pmfs on a common finite support (both directions)."""
     h = check_grid(h)
@@ -550,18 +552,18 @@ def from_profile(delta_fn: Callable[[float], float], eps_max: float, h: float = 
 def profile_atoms(delta_fn: Callable[[float], float], eps_max: float, points: int = 200):
     """(losses, masses, inf_mass) of the connect-the-dots PLD of a symmetric profile, before
     any grid: atoms at the hull vertices eps_j in [-eps_max, eps_max] (see from_profile)."""
-    if not (math.isfinite(eps_max) and 0.0 < eps_max <= 700.0):
-        raise ValueError(f"eps_max must be in (0, 700], got {eps_max!r}")
+    if not (math.isfinite(eps_max) and 0.0 < eps_max <= EXP_MAX):
+        raise ValueError(f"eps_max must be in (0, {EXP_MAX:g}], got {eps_max!r}")
     return _atoms_at(delta_fn, eps_max * (np.linspace(0.0, 1.0, points) ** 2))
 
 
 def profile_atoms_at(delta_fn: Callable[[float], float], eps_points):
     """profile_atoms with the profile evaluated at the given points: increasing, from 0, at
-    most 700 (e.g. a grid fine where the profile varies, closed by a point where it is 0)."""
+    most EXP_MAX (e.g. a grid fine where the profile varies, closed by a point where it is 0)."""
     pos = np.asarray(eps_points, dtype=float)
     if pos.ndim != 1 or pos.size < 2 or pos[0] != 0.0 or not np.all(np.diff(pos) > 0) \
-            or not pos[-1] <= 700.0:
-        raise ValueError("eps_points must be increasing from 0 to at most 700")
+            or not pos[-1] <= EXP_MAX:
+        raise ValueError(f"eps_points must be increasing from 0 to at most {EXP_MAX:g}")
     return _atoms_at(delta_fn, pos)
 
 
@@ -583,11 +585,11 @@ def _dots_to_atoms(eps: np.ndarray, dl: np.ndarray):
     last = np.append(np.diff(x) > 0, True)
     x, dl, eps = x[last], dl[last], eps[last]
     # e^b - e^a = e^a expm1(b - a): the rounded e^eps near 1 (tiny eps) would cost the
-    # differences all their digits; past a gap of 700 (eps in [-700, 700]) expm1 would
+    # differences all their digits; past a gap of EXP_MAX (eps in [-EXP_MAX, EXP_MAX]) expm1 would
     # overflow, and e^b - e^a loses nothing
     def dx(a, b):
         gap = eps[b] - eps[a]
-        return x[a] * math.expm1(gap) if gap <= 700.0 else x[b] - x[a]
+        return x[a] * math.expm1(gap) if gap <= EXP_MAX else x[b] - x[a]
     hull: list[int] = []
     for i in range(x.size):  # monotone chain, lower hull
         while len(hull) >= 2:

@@ -11,23 +11,23 @@ import math
 import numpy as np
 
 from ..core import validate as V
+from ..core.numerics import TOL_MIN, UNIT_ROUNDOFF
 from ..kernels.binomial import binom_window
 from ..kernels.clones import clone_delta, rr_split
 from ..kernels.krr import blanket_delta, blanket_tables, krr_probs
 from ..kernels.lower import binary_rr_delta, binary_rr_table, krr_lower_delta
 from .rounding import round_down
 
-__all__ = ["TOL_FLOOR", "window_tol", "Profile", "general_pair", "general_split",
+__all__ = ["window_tol", "Profile", "general_pair", "general_split",
            "krr_split_pair", "GeneralProfile", "KRRSplitProfile", "KRRBlanketProfile",
            "BinaryLowerProfile", "KRRLowerProfile", "as_array_delta"]
 
 
-TOL_FLOOR = 1e-300
 
 
 def window_tol(target: float) -> float:
     """Mass a window may leave out when solving for delta = target: 1e-10 of it (docs/theory.md §2.1)."""
-    return max(target * 1e-10, TOL_FLOOR)
+    return max(target * 1e-10, TOL_MIN)
 
 
 class Profile:
@@ -116,7 +116,7 @@ class KRRSplitProfile(Profile):
     def _delta(self, eps, tol):
         scale, q, qc, p, pc = krr_split_pair(self.eps0, self.k)
         return min(1.0, scale * clone_delta(self.n, q, qc, p, pc, eps, tol)
-                   * (1.0 + 4.0 * 2.0 ** -53))
+                   * (1.0 + 4.0 * UNIT_ROUNDOFF))
 
 
 class KRRBlanketProfile(Profile):

@@ -35,12 +35,13 @@ import math
 import numpy as np
 from scipy import special
 
+from ..core.numerics import SUBNORMAL_ULP
+from ..core.numerics import UNIT_ROUNDOFF as _U
 from . import pld as P
 
 __all__ = ["TAIL", "SampledNoise", "GaussianNoise", "LaplaceNoise", "DIRECTIONS"]
 
 TAIL = 1e-30  # mass of each noise tail left out of the loss range (moved pessimistically)
-_U = 2.0 ** -53
 DIRECTIONS = ("remove", "add")
 
 
@@ -135,7 +136,7 @@ class SampledNoise:
         out = np.clip(np.nan_to_num(diff + rel * size, nan=1.0), 0.0, 1.0)
         # a non-empty set has loss > eps throughout, so delta > 0: an underflow is reported as
         # the smallest double (only an empty set, log P(set) = -inf, proves delta = 0)
-        return np.where(log_p > -np.inf, np.maximum(out, 2.0 ** -1074), out)
+        return np.where(log_p > -np.inf, np.maximum(out, SUBNORMAL_ULP), out)
 
     def survival(self, direction: str, eps, upper: bool) -> np.ndarray:
         """P(loss > eps) of the direction, rounded up (or down), accurate on both sides of the

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.fft as sfft
 
 from ..core import validate as V
+from ..core.numerics import UNIT_ROUNDOFF as U
 from ..kernels.scalar import (
     ATOMS,
     GAUSS_ATTACK,
@@ -44,7 +45,6 @@ __all__ = ["RESOLUTION", "WINDOW_SD", "LossLaw", "blanket_law", "attack_laws", "
            "upper_lattice", "lower_lattice", "positive_part", "blanket_delta", "attack_delta",
            "local_delta", "MAX_HALF_WIDTH", "ScalarBlanketProfile", "ScalarLowerProfile"]
 
-U = 2.0 ** -53
 RESOLUTION = 24      # lattice steps per standard deviation of one draw's loss
 WINDOW_SD = 11.0     # FFT window: this many standard deviations of the tilted sum each side
 LUMP_SLACK = 1e-9   # lump_cells rounds a lump mean within this many steps of a point
@@ -389,6 +389,7 @@ class _ScalarProfile(Profile):
     """A profile of a scalar randomizer's structure ``st`` (randomizers/scalar.py)."""
 
     rtol = 1e-6  # the solver's bracket (an upper bound returns its verified upper end)
+    law: LossLaw  # set by each subclass
 
     def __init__(self, n: int, st, resolution: int = RESOLUTION):
         n = V.shuffle_users(n)

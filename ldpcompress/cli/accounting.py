@@ -7,18 +7,22 @@ import time
 
 import numpy as np
 
-from ..accounting import accountant as A
-from ..accounting import events as E
-from ..accounting import noise as N
-from ..accounting import pld as P
-from ..accounting import state as S
-from ..accounting.participation import participation
 from ..core import validate as V
+from ..core.lazy import lazy_module
 from ..core.limits import check_bytes
 from ..randomizers.catalog import make_oracle, oracle_names
-from .util import JSON_HELP, count, emit_json, fmt, nonempty, number, print_table
+from .util import (JSON_HELP, add_sampling_options, count, emit_json, fmt, nonempty,
+                   number, print_table)
 
 __all__ = ["NOISE_EXACT_POINTS", "register"]
+
+# the accounting stack, imported when a command runs (not to build the parser)
+A = lazy_module("ldpcompress.accounting.accountant")
+E = lazy_module("ldpcompress.accounting.events")
+N = lazy_module("ldpcompress.accounting.noise")
+P = lazy_module("ldpcompress.accounting.pld")
+PA = lazy_module("ldpcompress.accounting.participation")
+S = lazy_module("ldpcompress.accounting.state")
 
 
 NOISE_EXACT_POINTS = 200001  # quadrature grid of noise.laplace_sum_exact_rdp
@@ -33,7 +37,7 @@ def _sampling(args, n: int) -> dict:
                          "(a fixed number of users report), not both")
     kw: dict = {}
     if args.gamma is not None:
-        kw["gamma"] = participation(args.gamma, "--gamma")
+        kw["gamma"] = PA.participation(args.gamma, "--gamma")
     if args.sample is not None:
         top = n - (args.relation == "add_remove")
         if top < 1:
@@ -246,16 +250,8 @@ def register(sub) -> None:
     c.add_argument("--oracle", choices=oracle_names(), default=None,
                    help="rounds of this frequency oracle on --k items, accounted at its own "
                         "level (its blanket bound beside the generic one)")
-    c.add_argument("--gamma", type=number, default=None,
-                   help="participation sampling: each user reports in a round with this "
-                        "probability, in (0, 1] (docs/theory.md §2.7)")
-    c.add_argument("--sample", type=number, default=None,
-                   help="participation sampling: a uniform sample of this many of the n users "
-                        "reports in each round")
-    c.add_argument("--relation", choices=("substitution", "add_remove"), default=None,
-                   help="neighbouring datasets with --gamma/--sample: user 1's value changes "
-                        "(substitution, the default) or user 1 is present or absent "
-                        "(add_remove)")
+    add_sampling_options(c, "participation sampling: a uniform sample of this many of the n "
+                            "users reports in each round")
     c.add_argument("--ledger", default=None, metavar="FILE",
                    help="a saved ledger: the rounds are appended to it (it is created if absent) "
                         "and the whole ledger is reported")

@@ -7,12 +7,9 @@ import functools
 import math
 import time
 
-from ..accounting import amplification as amp
-from ..accounting import inverse
-from ..accounting.participation import participation
 from ..core import validate as V
 from ..randomizers.catalog import make_oracle, oracle_names
-from .util import JSON_HELP, count, emit_json, fmt, number, print_table
+from .util import JSON_HELP, add_sampling_options, count, emit_json, fmt, number, print_table
 
 __all__ = ["register"]
 
@@ -68,6 +65,7 @@ def _amplify_forward(args) -> dict:
         kwargs, eps0 = dict(oracle=_oracle_factory(args)(args.eps0)), None
     kwargs.update(_sampling_kwargs(args))
     lower = not args.no_lower
+    from ..accounting import amplification as amp  # the accounting stack: when a query runs
     if args.eps is not None:
         res = amp.delta(args.n, eps0, args.eps, lower=lower, **kwargs)
     elif args.delta is not None:
@@ -88,6 +86,7 @@ def _amplify_inverse(args) -> dict:
                          "smallest n), not both: the other would be ignored")
     kwargs = _randomizer_kwargs(args)
     sampling = _sampling_kwargs(args)
+    from ..accounting import inverse
     start = time.perf_counter()
     if args.n is not None:
         if args.oracle is not None:
@@ -182,6 +181,7 @@ def _check_options(args) -> None:
     if args.delta0 is not None:
         args.delta0 = V.probability_closed_open(args.delta0, "--delta0")
     if args.gamma is not None:
+        from ..accounting.participation import participation
         args.gamma = participation(args.gamma, "--gamma")
     if args.sample is not None:
         top = V.MAX_N if args.n is None else args.n - (args.relation == "add_remove")
@@ -221,16 +221,8 @@ def register(sub) -> None:
                    help="skip the exact lower bound (an attack; costs time at large n)")
     a.add_argument("--delta0", type=number, default=None,
                    help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
-    a.add_argument("--gamma", type=number, default=None,
-                   help="participation sampling: each user reports with this probability, in "
-                        "(0, 1] (docs/theory.md §2.7)")
-    a.add_argument("--sample", type=number, default=None,
-                   help="participation sampling: a uniform sample of this many of the n users "
-                        "reports (at most n, or n - 1 under add/remove)")
-    a.add_argument("--relation", choices=("substitution", "add_remove"), default=None,
-                   help="neighbouring datasets with --gamma/--sample: user 1's value changes "
-                        "(substitution, the default) or user 1 is present or absent "
-                        "(add_remove)")
+    add_sampling_options(a, "participation sampling: a uniform sample of this many of the n "
+                            "users reports (at most n, or n - 1 under add/remove)")
     a.add_argument("--inverse", action="store_true",
                    help="with --n: largest eps0; with --eps0: smallest n (§2.10)")
     a.add_argument("--json", action="store_true", help=JSON_HELP)

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 from ..core import validate as V
-from ..estimation import demo
+from ..core.numerics import MAX_FIELD
 from ..randomizers.catalog import oracle_names
-from ..randomizers.pirappor import MAX_PRIME
 from .util import JSON_HELP, count, emit_json, number, positive, probability
 
 __all__ = ["register"]
@@ -12,10 +11,11 @@ __all__ = ["register"]
 
 
 def _cmd_demo(args) -> None:
-    params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_PRIME - 1),
+    params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_FIELD - 1),
                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
                   seed=count(args.seed, "--seed", 0, 2 ** 63 - 1))
+    from ..estimation import demo  # the accounting stack: when the command runs
     res = demo.run(**params, progress=True)  # bars and the compile notice go to stderr
     if args.json:
         results = {k: v for k, v in res.items()

@@ -57,4 +57,4 @@ def register(sub) -> None:
     d.add_argument("--path", action="store_true", help="print only the file's (or the "
                                                        "directory's) path")
     d.add_argument("--json", action="store_true", help=JSON_HELP)
-    d.set_defaults(func=_cmd_docs)
+    d.set_defaults(func=_cmd_docs, kernels=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 
 from ..core.limits import command_line
 from ..core.progress import JitClock
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 title="commands")
     for module in (amplify, accounting, demo, mean, scale, plot, randomizers, docs):
         module.register(sub)
-    parser.set_defaults(commands=sub.choices)
+    parser.set_defaults(commands=sub.choices, kernels=True)  # docs runs none: no Numba
     return parser
 
 
@@ -70,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = parser.parse_args(argv)
     try:
-        with command_line(), JitClock(announce=True):  # says once when kernels compile
-            args.func(args)
+        with command_line(), JitClock(announce=True) if args.kernels else nullcontext():
+            args.func(args)  # the clock says once when kernels compile
     except (ValueError, TypeError, ImportError, OSError) as err:
         print(f"ldpcompress: error: {one_line(str(err))}", file=sys.stderr)
         return 2

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
+from ..core.numerics import MAX_FIELD
 from ..randomizers.catalog import make_oracle, oracle_names
-from ..randomizers.pirappor import MAX_PRIME
 from .randomizers import add_plugin_option, load_plugins
 from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
                    read_domain)
@@ -23,7 +23,7 @@ def _amplification(args, plots, delta: float, params: dict) -> dict:
     points = count(args.points, "--points", 1, 200)
     ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
     eps0 = positive(args.eps0, "--eps0")
-    k = count(args.k, "--k", 2, MAX_PRIME - 1)
+    k = count(args.k, "--k", 2, MAX_FIELD - 1)
     oracle = None
     if args.oracle is not None:
         if k is None:
@@ -64,7 +64,7 @@ def _frequency_simulated(args, plots, delta: float, level: float, top: int, doma
     beside the true counts."""
     from ..estimation import demo
     n = count(args.n, "--n")
-    k = count(args.k, "--k", 2, MAX_PRIME - 1)
+    k = count(args.k, "--k", 2, MAX_FIELD - 1)
     if domain is not None and k is not None and domain.k != k:
         raise ValueError(f"--domain {args.domain} holds {domain.k} names, not --k {k}")
     k = k if k is not None else domain.k if domain is not None else 1000

@@ -16,6 +16,7 @@ import os
 import time
 
 from ..core import limits
+from ..core import validate as V
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
 from .util import JSON_HELP, count, emit_json, fmt, number, positive, print_table
@@ -46,6 +47,8 @@ def load_plugins(plugins) -> None:
                     raise ValueError(f"--plugin {plugin}: no such file")
                 name = f"ldpcompress_plugin_{len(_loaded)}"
                 spec = importlib.util.spec_from_file_location(name, plugin)
+                if spec is None or spec.loader is None:
+                    raise ValueError(f"--plugin {plugin}: not a Python source file")
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
             else:
@@ -100,7 +103,7 @@ def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
     cls = registry.lookup(args.oracle)
     given: dict[str, object] = {}
     if args.k is not None:
-        given["k"] = count(args.k, "--k", 2, 2 ** 31 - 1)
+        given["k"] = count(args.k, "--k", 2, V.MAX_K)
     if args.eps is not None:
         given["eps"] = positive(args.eps, "--eps")
     if getattr(args, "d", None) is not None:
@@ -135,11 +138,11 @@ def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
             randomizer = CompressedRandomizer(randomizer)
         except ValueError as err:
             raise ValueError(f"--compressed: {err}") from None
-        trials = math.exp(min(randomizer.inner.deletion_eps, 700.0))
+        trials = randomizer.expected_trials
         if trials > limits.MAX_EXPECTED_TRIALS:  # FT21 Alg. 1: e^eps_d trials per report
             raise ValueError(f"--compressed: {randomizer.inner.describe()} needs e^eps_d = "
                              f"{trials:.4g} expected trials per report (deletion eps_d = "
-                             f"{randomizer.inner.deletion_eps:.4g}), above the limit of "
+                             f"{randomizer.eps_d:.4g}), above the limit of "
                              f"{limits.MAX_EXPECTED_TRIALS:.4g}: use a smaller --eps")
     return randomizer
 

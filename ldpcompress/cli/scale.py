@@ -10,7 +10,6 @@ import numpy as np
 
 from ..estimation import postprocess as PP
 from ..randomizers.contract import LocalRandomizer
-from ..scale.manifest import MAX_SHARDS
 from . import randomizers as CR
 from .inputs import inputs_of, simulated
 from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
@@ -48,6 +47,7 @@ def _set_results(randomizer: LocalRandomizer, n: int, paths, out) -> dict:
 
 def _cmd_simulate(args) -> None:
     from ..scale import writer
+    from ..scale.manifest import MAX_SHARDS
     start = time.perf_counter()
     nonempty(args.out, "--out")
     n = count(args.n, "--n")
@@ -73,6 +73,7 @@ def _cmd_simulate(args) -> None:
 
 def _cmd_encode(args) -> None:
     from ..scale.items_csv import count_csv_items, count_csv_vectors, csv_items, csv_vectors
+    from ..scale.manifest import MAX_SHARDS
     from ..scale.writer import write_items
     start = time.perf_counter()
     nonempty(args.csv, "--csv")

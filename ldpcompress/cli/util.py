@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Sequence, overload
 
 from ..core import validate as V
 
 __all__ = ["JSON_HELP", "envelope", "emit_json", "dump_json", "number", "count", "positive", "probability", "nonempty", "read_domain", "fmt",
-           "print_table"]
+           "print_table", "add_sampling_options"]
 
 
 
@@ -62,6 +63,12 @@ def number(text: str) -> float | int:
         raise argparse.ArgumentTypeError(f"not a number: {V.shown(text)}") from None
 
 
+@overload
+def count(value: None, option: str, low: int = 1, high: int = V.MAX_N) -> None: ...
+@overload
+def count(value: int | float | str, option: str, low: int = 1, high: int = V.MAX_N) -> int: ...
+
+
 def count(value, option: str, low: int = 1, high: int = V.MAX_N) -> int | None:
     """An integer option in [low, high] given as 10000, 1e4, 10_000 or 3.0; 1.5, inf and nan
     are refused naming the option (None passes through: an option not given)."""
@@ -104,6 +111,17 @@ def read_domain(path, option: str = "--domain"):
         raise ValueError(f"{option} {err}") from None
 
 
+def add_sampling_options(parser: argparse.ArgumentParser, sample_help: str) -> None:
+    """--gamma, --sample and --relation: participation sampling (docs/theory.md §2.7)."""
+    parser.add_argument("--gamma", type=number, default=None,
+                        help="participation sampling: each user reports with this "
+                             "probability, in (0, 1] (docs/theory.md §2.7)")
+    parser.add_argument("--sample", type=number, default=None, help=sample_help)
+    parser.add_argument("--relation", choices=("substitution", "add_remove"), default=None,
+                        help="neighbouring datasets with --gamma/--sample: user 1's value "
+                             "changes (substitution, the default) or user 1 is present or "
+                             "absent (add_remove)")
+
 def fmt(value) -> str:
     if value is None:
         return "n/a"
@@ -112,9 +130,9 @@ def fmt(value) -> str:
     return f"{value:.6g}"
 
 
-def print_table(rows: list[tuple[str, ...]], head: tuple[str, ...], rule: bool = True) -> None:
+def print_table(rows: Sequence[Sequence[str]], head: Sequence[str], rule: bool = True) -> None:
     """Left-aligned columns as wide as their widest cell; a dashed rule under the head."""
-    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    widths = [max(len(r[i]) for r in [*rows, head]) for i in range(len(head))]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
     print(line)
     if rule:

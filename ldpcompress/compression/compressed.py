@@ -16,13 +16,13 @@ Thm 3.5, Lemma 3.7): an analyst who accepts that assumption accounts for the inn
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..core import validate as V
 from ..core.entropy import Entropy
+from ..core.limits import expected_trials
 from ..core.prg import SEED_BYTES
 from ..randomizers import registry
 from ..randomizers.contract import Column, LocalRandomizer, Privacy, SummarySpec, check_columns
@@ -64,9 +64,12 @@ class CompressedRandomizer(LocalRandomizer):
             raise ValueError(f"compress() does not take {randomizer.describe()}: {refusal}")
         self.inner = randomizer
         self.tv_target = V.probability_open(tv_target, "tv_target")
-        eps_d = float(randomizer.deletion_eps)
+        eps_d = randomizer.deletion_eps
+        if eps_d is None:  # compression_refusal() says why, above
+            raise ValueError(f"compress() does not take {randomizer.describe()}: no deletion eps")
+        self.eps_d = float(eps_d)
         self.privacy = Privacy.DELETION
-        self.eps = 2.0 * eps_d  # FT21 Lemma 3.6: deletion 2 eps_d-DP for any G
+        self.eps = 2.0 * self.eps_d  # FT21 Lemma 3.6: deletion 2 eps_d-DP for any G
         self.bits_per_report = 8 * wire.REPORT_BYTES
         self._clients: dict = {} if client is None else {id(None): (None, client)}
 
@@ -110,9 +113,9 @@ class CompressedRandomizer(LocalRandomizer):
                             f"{type(entropy).__name__}")
         key = id(entropy)
         if key not in self._clients:
-            kwargs = {} if entropy is None else {"entropy": entropy}
-            self._clients[key] = (entropy, PseudoRandomizer(self.inner, self.tv_target,
-                                                            **kwargs))
+            client = PseudoRandomizer(self.inner, self.tv_target) if entropy is None else \
+                PseudoRandomizer(self.inner, self.tv_target, entropy)
+            self._clients[key] = (entropy, client)
         return self._clients[key][1]
 
     def check_items(self, xs):
@@ -200,4 +203,4 @@ class CompressedRandomizer(LocalRandomizer):
     @property
     def expected_trials(self) -> float:
         """e^eps_d: expected trials per report of the client."""
-        return math.exp(min(self.inner.deletion_eps, 700.0))
+        return expected_trials(self.eps_d)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy, simulation_only
-from ..core.limits import check_trials
+from ..core.limits import check_trials, expected_trials
 from ..core.prg import SEED_BYTES
 from ..core.progress import track
 from ..randomizers.contract import LocalRandomizer
@@ -73,11 +73,12 @@ class PseudoRandomizer:
             raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
         self.randomizer = randomizer
         self.entropy = entropy
-        self.eps_d = randomizer.deletion_eps
-        if not (self.eps_d > 0 and math.isfinite(self.eps_d)):
-            raise ValueError(f"the randomizer's deletion eps must be finite and > 0, got {self.eps_d}")
+        eps_d = randomizer.deletion_eps
+        if eps_d is None or not (eps_d > 0 and math.isfinite(eps_d)):
+            raise ValueError(f"the randomizer's deletion eps must be finite and > 0, got {eps_d}")
+        self.eps_d: float = eps_d
         # e^eps_d expected trials per report (FT21 Alg. 1): refuse before any encode can hang
-        check_trials(math.exp(min(self.eps_d, 700.0)), self.eps_d, max_expected_trials, hint)
+        check_trials(expected_trials(eps_d), eps_d, max_expected_trials, hint)
         self.max_trials = trials_for(self.eps_d, tv_target)
         self._bound = math.exp(self.eps_d)
         self._floor = acceptance_floor(self.eps_d)
@@ -152,8 +153,8 @@ class PseudoRandomizer:
     def encode_many_simulated(self, xs, entropy: Entropy) -> np.ndarray:
         """SIMULATION ONLY: one compressed report per input as a (n, 17) uint8 array, by FT21
         Alg. 1 exactly (trial t of input i: a seed and a coin from ``entropy``, accepted when
-        coin < min(1, ratio / e^eps_d); the first accepted seed of the first T trials, else a
-        fresh one), with the ratios of many trials at once from ``ratios_from_seeds``.
+        coin < min(1, max(floor, ratio / e^eps_d)), floor = ``acceptance_floor(eps_d)``, as
+        the client; the first accepted seed of the first T trials, else a fresh one), with the ratios of many trials at once from ``ratios_from_seeds``.
 
         ``entropy`` must be a seeded simulation source (``Entropy.seeded_for_simulation``):
         its reports give no privacy, and the batch AES kernel may be the table one, whose

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy, simulation_only
-from ..core.limits import check_bytes, check_trials, resolve_max_trials
+from ..core.limits import check_bytes, check_trials, expected_trials, resolve_max_trials
 from ..core.progress import track
 from ..randomizers.privunit import (
     PrivUnit2,
@@ -136,7 +136,7 @@ def choose_split(d: int, eps: float, max_trials: float = 1000.0, name: str = "ep
     for k in range(max(1, math.ceil(eps / hi)), 1001):
         if eps / k < lo * (1 - 1e-12):
             break
-        if k * math.exp(min(PrivUnit2(d, eps / k).deletion_eps, 700.0)) <= max_trials:
+        if k * expected_trials(PrivUnit2(d, eps / k).deletion_eps) <= max_trials:
             return k
     raise ValueError(f"{name} = {eps:g}: no split K up to 1000 brings the expected trials "
                      f"K e^eps_d(eps/K) under {max_trials:g} in dimension d = {d}: use a smaller "

@@ -21,8 +21,10 @@ import math
 
 import numpy as np
 
-from ..kernels.coins import bytes_below, floyd_subsets
-from .prg import WordStream
+from .lazy import lazy_module
+from .prg import UNIFORM_BITS, WordStream
+
+_kernels = lazy_module("ldpcompress.kernels.coins")  # Numba: compiled at first use
 
 __all__ = ["CHUNK_BYTES", "TAIL_BITS", "HARDWARE_AES", "client_stream", "coin_threshold",
            "bernoulli_bits", "uniform_subsets"]
@@ -30,7 +32,6 @@ __all__ = ["CHUNK_BYTES", "TAIL_BITS", "HARDWARE_AES", "client_stream", "coin_th
 
 CHUNK_BYTES = 1 << 18  # stream bytes per kernel call (cache-resident), and the tie buffer's slots
 TAIL_BITS = 45         # 53-bit uniform = 8 bits of one byte, then 45 bits of a word's top
-_UNIFORM_BITS = 53
 
 
 def _hardware_aes() -> bool:
@@ -65,7 +66,7 @@ def coin_threshold(p: float) -> int:
     [0, 2^53), so the realised probability is c / 2^53 (p 2^53 is exact in floating point)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p!r}")
-    return math.ceil(p * 2.0 ** _UNIFORM_BITS)
+    return math.ceil(p * 2.0 ** UNIFORM_BITS)
 
 
 def bernoulli_bits(stream: WordStream, count: int, p: float) -> np.ndarray:
@@ -84,7 +85,7 @@ def bernoulli_bits(stream: WordStream, count: int, p: float) -> np.ndarray:
         size = min(CHUNK_BYTES, count - start)
         raw = stream.words((size + 7) // 8).view(np.uint8)[:size]
         block = out[start:start + size]
-        t = bytes_below(raw, hi, block, ties)
+        t = _kernels.bytes_below(raw, hi, block, ties)
         if t:
             tails = stream.words(t) >> np.uint64(64 - TAIL_BITS)
             block[ties[:t]] = tails < np.uint64(lo)
@@ -113,7 +114,7 @@ def uniform_subsets(stream: WordStream, xs: np.ndarray, k: int, d: int, include:
         draws_left = (n - int(state[0])) * d - int(state[1])
         want = min(chunk_words, draws_left + 16)  # rejections are rare: < k / 2^32 per draw
         words = stream.words((want + 1) // 2).view("<u4")
-        floyd_subsets(words, state, xs, include, k, d, taken, out, scan)
+        _kernels.floyd_subsets(words, state, xs, include, k, d, taken, out, scan)
     if not scan:
         out.sort(axis=1)
     return out

@@ -21,10 +21,10 @@ from collections.abc import Iterable
 import numpy as np
 
 from .regular_files import read_regular
+from .validate import MAX_K
 
-__all__ = ["ItemDomain", "MAX_ITEMS", "MAX_DOMAIN_FILE_BYTES"]
+__all__ = ["ItemDomain", "MAX_DOMAIN_FILE_BYTES"]
 
-MAX_ITEMS = 2 ** 31 - 1  # the oracles' largest k
 MAX_DOMAIN_FILE_BYTES = 2 ** 28  # 256 MiB: a public list of names, read whole into memory
 
 # Characters that render as nothing, as a line break or like another character: a name holding
@@ -82,8 +82,8 @@ class ItemDomain:
                                  "must be distinct and must not render alike")
             canonical[key] = i
             self._where[str(name)] = i
-        if not 2 <= len(seq) <= MAX_ITEMS:
-            raise ValueError(f"names must hold at least 2 items (at most {MAX_ITEMS}), got "
+        if not 2 <= len(seq) <= MAX_K:  # the oracles' largest k
+            raise ValueError(f"names must hold at least 2 items (at most {MAX_K}), got "
                              f"{len(seq)}")
         self._names = tuple(self._where)
 
@@ -121,7 +121,8 @@ class ItemDomain:
         lines = raw.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()  # the final newline ends the last line; it does not start a new one
-        names, seen = [], {}
+        names: list[str] = []
+        seen: dict[str, int] = {}  # NFC name -> its line
         for number, line in enumerate(lines, 1):
             try:
                 name = line.decode("utf-8").strip(" \t\r")

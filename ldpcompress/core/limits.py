@@ -14,9 +14,11 @@ import math
 
 import numpy as np
 
+from .numerics import EXP_MAX
+
 __all__ = ["command_line", "in_command_line", "MAX_BYTES", "MAX_EXPECTED_TRIALS", "format_bytes",
            "array_bytes", "resolve_max_bytes", "check_bytes", "resolve_max_trials",
-           "check_trials"]
+           "expected_trials", "check_trials"]
 
 
 # True while the command line runs: refusals then give the remedies its user has (options),
@@ -94,6 +96,12 @@ def resolve_max_trials(max_expected_trials) -> float:
     if math.isnan(value) or value < 1:
         raise ValueError(f"max_expected_trials must be >= 1, got {max_expected_trials!r}")
     return value
+
+
+def expected_trials(eps_d: float) -> float:
+    """e^eps_d, the expected trials per report of rejection sampling at deletion eps_d (FT21
+    Alg. 1), formed at min(eps_d, EXP_MAX) so that it stays finite (any limit refuses it)."""
+    return math.exp(min(eps_d, EXP_MAX))
 
 
 def check_trials(expected: float, eps_d: float, max_expected_trials=None,

@@ -19,15 +19,18 @@ import math
 import numpy as np
 from Crypto.Cipher import AES
 
-from ..kernels.aes import keystream_words, words_at
+from .lazy import lazy_module
 from .limits import array_bytes, check_bytes
 
-__all__ = ["SEED_BYTES", "MAX_WORD", "check_seed", "check_seed_rows", "keystream", "word_at",
-           "uniform_at", "uniform_limit", "stream_words", "stream_words_at", "WordStream", "PRG"]
+_aes = lazy_module("ldpcompress.kernels.aes")  # Numba: compiled at first use
+
+__all__ = ["SEED_BYTES", "UNIFORM_BITS", "MAX_WORD", "check_seed", "check_seed_rows", "keystream",
+           "word_at", "uniform_at", "uniform_limit", "stream_words", "stream_words_at", "WordStream", "PRG"]
 
 
 SEED_BYTES = 16
-_TWO53 = 2.0 ** -53
+UNIFORM_BITS = 53  # uniforms are (w >> 11) 2^-53: the top 53 bits of a word
+_UNIFORM_SCALE = 2.0 ** -UNIFORM_BITS
 
 
 def check_seed(seed) -> bytes:
@@ -55,7 +58,7 @@ def word_at(seed: bytes, index: int) -> int:
 
 def uniform_at(seed: bytes, index: int) -> float:
     """The uniform double number ``index`` of the stream (random access)."""
-    return (word_at(seed, index) >> 11) * _TWO53
+    return (word_at(seed, index) >> 11) * _UNIFORM_SCALE
 
 
 def uniform_limit(p: float) -> np.uint64:
@@ -98,7 +101,7 @@ def stream_words(seeds: np.ndarray, first: int, count: int) -> np.ndarray:
                          f"{first}, count = {count}")
     check_bytes(array_bytes((seeds.shape[0], count), np.uint64),
                 f"{count} words of {seeds.shape[0]} streams", "count or the number of seeds")
-    return keystream_words(seeds, first, count)
+    return _aes.keystream_words(seeds, first, count)
 
 
 def stream_words_at(seeds: np.ndarray, index) -> np.ndarray:
@@ -111,7 +114,7 @@ def stream_words_at(seeds: np.ndarray, index) -> np.ndarray:
     if index.size and (index.min() < 0 or index.max() > MAX_WORD):
         raise ValueError(f"index must be in [0, 2^63 - 1], got values in [{index.min()}, "
                          f"{index.max()}]")
-    return words_at(seeds, index.astype(np.int64))
+    return _aes.words_at(seeds, index.astype(np.int64))
 
 
 class WordStream:
@@ -123,7 +126,7 @@ class WordStream:
 
     def uniform(self, count: int) -> np.ndarray:
         """Uniform doubles in [0, 1) with 53 random bits."""
-        return (self.words(count) >> np.uint64(11)).astype(np.float64) * _TWO53
+        return (self.words(count) >> np.uint64(11)).astype(np.float64) * _UNIFORM_SCALE
 
     def integers(self, m: int, count: int) -> np.ndarray:
         """Uniform integers in [0, m): words at or above the largest multiple of m are rejected."""

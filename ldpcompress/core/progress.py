@@ -19,9 +19,10 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Iterable, Iterator, TextIO, TypeVar
+from typing import TYPE_CHECKING, Iterable, Iterator, TextIO, TypeVar
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = ["LOG_INTERVAL", "LOG_FORMAT", "COMPILE_NOTICE", "is_terminal", "notebook_bar", "bar",
            "track", "notice", "JitClock"]
@@ -78,6 +79,7 @@ def notebook_bar() -> type | None:
 
 def _tqdm(iterable, total: int | None, desc: str, enabled: bool, unit: str,
           file: TextIO | None) -> tqdm:
+    from tqdm import tqdm  # imported with the first bar
     stream = sys.stderr if file is None else file
     if not enabled:
         return tqdm(iterable, total=total, disable=True)
@@ -119,6 +121,7 @@ def track(iterable: Iterable[T], desc: str, enabled: bool = True, *, total: int 
 
 def notice(message: str, file: TextIO | None = None) -> None:
     """One line on stderr (``file``), written around any bar on a terminal."""
+    from tqdm import tqdm
     tqdm.write(message, file=sys.stderr if file is None else file)
 
 
@@ -177,12 +180,11 @@ class JitClock:
             event.register(kind, listener)
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:  # exceptions propagate
         from numba.core import event
         for kind, listener in self._listeners:
             event.unregister(kind, listener)
         self._listeners = []
-        return False
 
     def _announce(self) -> None:
         global _announced

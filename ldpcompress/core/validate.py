@@ -6,7 +6,9 @@ import numbers
 
 import numpy as np
 
-__all__ = ["shown", "real", "MAX_N", "MAX_K", "MAX_EPS0", "MAX_SHUFFLE_N", "positive_finite", "local_eps0", "tolerance",
+from .numerics import EXP_MAX, TOL_MIN
+
+__all__ = ["shown", "real", "MAX_N", "MAX_K", "MAX_SHUFFLE_N", "positive_finite", "local_eps0", "tolerance",
            "probability_in", "nonnegative", "probability_open", "probability_closed_open",
            "integer_at_least", "users", "shuffle_users", "blocks", "domain_size", "eps_array",
            "items"]
@@ -14,7 +16,6 @@ __all__ = ["shown", "real", "MAX_N", "MAX_K", "MAX_EPS0", "MAX_SHUFFLE_N", "posi
 
 MAX_N = 2 ** 53
 MAX_K = 2 ** 31 - 1  # the oracles' largest domain (int32 item indices)
-MAX_EPS0 = 700.0  # e^eps0 must stay a finite double with room for e^eps0 * (k - 1) etc.
 MAX_SHUFFLE_N = 10 ** 10  # amplification kernels cost O(sqrt(n)) per evaluation: ~1 s at 1e10
 
 
@@ -32,7 +33,7 @@ def _real(value, name: str) -> float:
     try:
         return float(value)
     except OverflowError:
-        return math.inf if value > 0 else -math.inf
+        return -math.inf if value < 0 else math.inf
 
 
 real = _real  # the public name (other modules' checks)
@@ -47,18 +48,18 @@ def positive_finite(value, name: str) -> float:
 
 
 def local_eps0(value, name: str = "eps0") -> float:
-    """A local epsilon in (0, MAX_EPS0] (beyond it e^eps0 leaves the double range)."""
+    """A local epsilon in (0, EXP_MAX] (beyond it e^eps0 leaves the double range)."""
     v = positive_finite(value, name)
-    if v > MAX_EPS0:
-        raise ValueError(f"{name} must be in (0, {MAX_EPS0:g}], got {shown(value)}")
+    if v > EXP_MAX:
+        raise ValueError(f"{name} must be in (0, {EXP_MAX:g}], got {shown(value)}")
     return v
 
 
 def tolerance(value, name: str = "tol") -> float:
-    """A window tolerance (mass a window may leave out) in [1e-300, 1)."""
+    """A window tolerance (mass a window may leave out) in [TOL_MIN, 1) = [1e-300, 1)."""
     v = _real(value, name)
-    if not (1e-300 <= v < 1.0):
-        raise ValueError(f"{name} must be in [1e-300, 1), got {shown(value)}")
+    if not (TOL_MIN <= v < 1.0):
+        raise ValueError(f"{name} must be in [{TOL_MIN:g}, 1), got {shown(value)}")
     return v
 
 

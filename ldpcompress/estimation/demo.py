@@ -14,6 +14,7 @@ from ..accounting.solve import largest_feasible
 from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
+from ..core.numerics import EXP_MAX
 from ..core.progress import JitClock, bar
 from ..randomizers.catalog import make_oracle, oracle_names
 
@@ -109,7 +110,7 @@ def _within_replacement_eps0(factory, eps0: float):
         lo /= 2.0
         if lo < 1e-9:
             raise ValueError(f"no parameter of this oracle has replacement eps0 <= {eps0}")
-    return factory(largest_feasible(ok, lo, V.MAX_EPS0))
+    return factory(largest_feasible(ok, lo, EXP_MAX))
 
 
 def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progress: bool,

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 
 from ..compression.split import CompressedPrivUnit2
 from ..core import validate as V
-from ..core.limits import array_bytes, check_bytes
+from ..core.limits import array_bytes, check_bytes, expected_trials
 from ..core.progress import track
 from ..randomizers.onebit import OneBitSphere
 from ..randomizers.privunit import MIN_EPS, PrivUnit2
@@ -46,8 +47,8 @@ def run(d: int, n: int, eps: float, split: int | None = None, progress: bool = F
     comp = CompressedPrivUnit2(d, eps, 1 if split is None else split)
     xs = simulate(d, n)
     truth = xs.mean(axis=0)
-    out = {}
-    methods = {
+    out: dict[str, Any] = {}
+    methods: dict[str, tuple[Any, int]] = {
         "privunit2": (PrivUnit2(d, eps), 8 * d),
         "privunit2-compressed": (comp, comp.bytes_per_report),
         "one-bit (Duchi et al.)": (OneBitSphere(d, eps), 8 * d),
@@ -80,7 +81,7 @@ def work_warning(d: int, n: int, eps: float, split: int, chosen: bool) -> str | 
     for k in range(split + 1, 1001):
         if eps / k < MIN_EPS * (1 - 1e-12):
             break
-        t = k * math.exp(min(PrivUnit2(d, eps / k).deletion_eps, 700.0))
+        t = k * expected_trials(PrivUnit2(d, eps / k).deletion_eps)
         if best is None or t < best[1]:
             best = (k, t)
         if n * t * per_trial <= WARN_SECONDS or k + 1 >= best[1]:  # K copies: >= K trials

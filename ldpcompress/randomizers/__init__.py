@@ -18,21 +18,45 @@ class                                            module    reports
 :class:`LaplaceScalar`, :class:`GaussianScalar`  scalar    a bounded value plus Laplace/Gaussian noise
 ===============================================  ========  ==================================
 """
-from .base import FrequencyOracle
-from .catalog import make_oracle, oracle_names
-from .contract import Column, LocalRandomizer, Privacy, SummarySpec
-from .hadamard import HadamardResponse
-from .krr import KRR
-from .olh import OLH
-from .onebit import OneBitSphere
-from .pirappor import FieldReports, PIRappor, VectorPIRappor
-from .privunit import PrivUnit2
-from .rappor import OUE, RAPPOR
-from .scalar import GaussianScalar, LaplaceScalar, ScalarStructure
-from .registry import register
-from .structure import ShuffleStructure
-from .subset import SubsetSelection
-from .vectors import VectorMeanEstimator
+from typing import TYPE_CHECKING
+
+from ..core.lazy import lazy_exports as _lazy_exports
+
+_EXPORTS = {
+    **dict.fromkeys(["LocalRandomizer", "Privacy", "Column", "SummarySpec"], "contract"),
+    "FrequencyOracle": "base",
+    "VectorMeanEstimator": "vectors",
+    "register": "registry",
+    "KRR": "krr",
+    **dict.fromkeys(["RAPPOR", "OUE"], "rappor"),
+    "SubsetSelection": "subset",
+    "OLH": "olh",
+    "HadamardResponse": "hadamard",
+    **dict.fromkeys(["PIRappor", "VectorPIRappor", "FieldReports"], "pirappor"),
+    "PrivUnit2": "privunit",
+    "OneBitSphere": "onebit",
+    **dict.fromkeys(["LaplaceScalar", "GaussianScalar", "ScalarStructure"], "scalar"),
+    "ShuffleStructure": "structure",
+    **dict.fromkeys(["oracle_names", "make_oracle"], "catalog"),
+}
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)  # imported at first use
+
+if TYPE_CHECKING:
+    from .base import FrequencyOracle
+    from .catalog import make_oracle, oracle_names
+    from .contract import Column, LocalRandomizer, Privacy, SummarySpec
+    from .hadamard import HadamardResponse
+    from .krr import KRR
+    from .olh import OLH
+    from .onebit import OneBitSphere
+    from .pirappor import FieldReports, PIRappor, VectorPIRappor
+    from .privunit import PrivUnit2
+    from .rappor import OUE, RAPPOR
+    from .registry import register
+    from .scalar import GaussianScalar, LaplaceScalar, ScalarStructure
+    from .structure import ShuffleStructure
+    from .subset import SubsetSelection
+    from .vectors import VectorMeanEstimator
 
 __all__ = ["LocalRandomizer", "Privacy", "Column", "SummarySpec", "FrequencyOracle",
            "VectorMeanEstimator", "register", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",

@@ -9,24 +9,25 @@ report validation and storage, and counts.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core import validate as V
 from ..core.limits import array_bytes, check_bytes
+from ..core.numerics import EXP_MAX
 from .contract import Column, LocalRandomizer, Privacy, SummarySpec, int_dtype
 from .estimator import BinaryEstimator, check_flag, integer_reports
 
-__all__ = ['FrequencyOracle', 'EPS_MAX', 'check_eps', 'check_flag', 'check_batch_bytes',
+__all__ = ['FrequencyOracle', 'check_eps', 'check_flag', 'check_batch_bytes',
            'chunks_for', 'num_threads', 'CHUNK_TABLE_BYTES']
-
-EPS_MAX = 700.0  # e^eps must stay a finite double
 
 
 def check_eps(eps) -> float:
-    """eps in (0, EPS_MAX]."""
+    """eps in (0, EXP_MAX] (e^eps must stay a finite double)."""
     v = V.positive_finite(eps, "eps")
-    if v > EPS_MAX:
-        raise ValueError(f"eps must be in (0, {EPS_MAX:g}] (e^eps must be finite), got {eps!r}")
+    if v > EXP_MAX:
+        raise ValueError(f"eps must be in (0, {EXP_MAX:g}] (e^eps must be finite), got {eps!r}")
     return v
 
 
@@ -115,7 +116,7 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
         r = self.check_reports(reports)
         return {"report": r.astype(self.report_columns()[0].dtype)}
 
-    def from_columns(self, columns) -> np.ndarray:
+    def from_columns(self, columns) -> Any:  # an array here; PIRappor's FieldReports
         from .contract import check_columns
         cols = check_columns(columns, self.report_columns())
         return self.check_reports(integer_reports(cols["report"], self.report_high,

@@ -4,6 +4,7 @@ registered oracle included."""
 from __future__ import annotations
 
 import inspect
+from typing import Callable, cast
 
 from .base import FrequencyOracle
 from .registry import lookup, names
@@ -35,4 +36,6 @@ def make_oracle(name: str, k: int, eps: float) -> FrequencyOracle:
     (replacement 2 eps); "oue" is the asymmetric RAPPOR."""
     if name not in oracle_names():
         raise ValueError(f"oracle must be one of {', '.join(oracle_names())}, got {name!r}")
-    return lookup(name)(k, eps)
+    # oracle_names() holds the FrequencyOracle classes that (k, eps) builds
+    build = cast(Callable[[int, float], FrequencyOracle], lookup(name))
+    return build(k, eps)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM
-from ..kernels.field import fwht
+from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps
 from .contract import Privacy
 from .registry import register
@@ -17,6 +17,8 @@ from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, independent_structure, kept
 
 __all__ = ['HadamardResponse']
+
+_field = lazy_module("ldpcompress.kernels.field")  # Numba: compiled at first use
 
 
 @register
@@ -79,6 +81,6 @@ class HadamardResponse(FrequencyOracle):
     def _count(self, reports):
         histogram_bytes(self.big_k, 2, what="the Hadamard histogram and transform")
         hist = np.bincount(reports, minlength=self.big_k)
-        signed = fwht(hist.astype(np.int64))  # sum_i (-1)^popcount(i & j) hist[i]
+        signed = _field.fwht(hist.astype(np.int64))  # sum_i (-1)^popcount(i & j) hist[i]
         n = len(reports)
         return ((n + signed[1: self.k + 1]) // 2).astype(np.int64)

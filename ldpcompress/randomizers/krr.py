@@ -10,7 +10,7 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.prg import word_at
-from ..kernels.seeds import bounded_draws
+from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps, chunks_for
 from .contract import Privacy, paired, seed_batch, seeds_array
 from .registry import register
@@ -18,6 +18,8 @@ from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, kept
 
 __all__ = ['KRR']
+
+_seeds = lazy_module("ldpcompress.kernels.seeds")  # Numba: compiled at first use
 
 
 @register
@@ -70,8 +72,8 @@ class KRR(FrequencyOracle):
     def decode_seeds(self, seeds) -> np.ndarray:
         """The items the seeds stand for (the first accepted word mod k): int64 (n,)."""
         seeds = seeds_array(seeds)
-        return bounded_draws(seeds, np.array([self.k], dtype=np.int64),
-                             chunks_for(len(seeds)))[:, 0]
+        return _seeds.bounded_draws(seeds, np.array([self.k], dtype=np.int64),
+                                    chunks_for(len(seeds)))[:, 0]
 
     @seed_batch
     def ratios_from_seeds(self, xs, seeds) -> np.ndarray:

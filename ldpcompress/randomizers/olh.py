@@ -9,7 +9,8 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM
-from ..kernels.field import affine_hist, affine_mod_triples, next_prime
+from ..core.lazy import lazy_module
+from ..core.numerics import MAX_FIELD
 from .base import FrequencyOracle, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype
 from .estimator import histogram_bytes, integer_reports
@@ -18,8 +19,9 @@ from .structure import ShuffleStructure, kept
 
 __all__ = ['OLH', 'OLH_MAX_EPS']
 
+_field = lazy_module("ldpcompress.kernels.field")  # Numba: compiled at first use
 
-MAX_FIELD = 2 ** 31 - 1  # hashes a (x+1) + b stay below 2^62 in int64
+
 
 OLH_MAX_EPS = 20.0       # g = round(e^eps + 1) buckets with 4 g < p < 2^31
 
@@ -44,7 +46,7 @@ class OLH(FrequencyOracle):
         start = max(self.k + 2, 4 * self.g)
         if start >= MAX_FIELD:
             raise ValueError(f"k must be below {MAX_FIELD - 2} for OLH (a field below 2^31), got {k!r}")
-        self.p = int(next_prime(start))
+        self.p = int(_field.next_prime(start))
         if self.p > MAX_FIELD:
             raise ValueError(f"no prime field below 2^31 serves OLH with k={k}, eps={eps}")
         e = math.exp(eps)
@@ -94,7 +96,7 @@ class OLH(FrequencyOracle):
         p11 = coll / g
         t3 = None
         if self.k >= 3 and p <= OLH_ATTACK_MAX_P:  # the count is O(p): skipped for huge fields
-            p3 = Fraction(int(affine_mod_triples(p, g)), p * p)
+            p3 = Fraction(int(_field.affine_mod_triples(p, g)), p * p)
             t3 = (1 - 2 * coll + p3) / g
         return ShuffleStructure("olh", (("k", self.k), ("p", p), ("g", g), ("a1", self.a1)),
                                 Fraction(1, g), kept(self.a1c), p11, Fraction(1, g) - p11, False, t3,
@@ -120,5 +122,6 @@ class OLH(FrequencyOracle):
     def _count(self, r):
         chunks = chunks_for(r.shape[0], self.k)
         histogram_bytes(self.k, chunks)
-        return affine_hist(np.ascontiguousarray(r[:, 0]), np.ascontiguousarray(r[:, 1]),
-                           np.ascontiguousarray(r[:, 2]), self.k, self.p, 0, self.g, chunks)
+        return _field.affine_hist(np.ascontiguousarray(r[:, 0]), np.ascontiguousarray(r[:, 1]),
+                                  np.ascontiguousarray(r[:, 2]), self.k, self.p, 0, self.g,
+                                  chunks)

@@ -5,17 +5,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
+from ..core.numerics import EXP_MAX
+from ..core.lazy import lazy_module
 from .contract import Privacy
 from .estimator import check_flag, normal_quantile
-from .privunit import MAX_EPS, MIN_EPS, check_dimension, round_to_sphere
+from .privunit import MIN_EPS, check_dimension, round_to_sphere
 from .registry import register
 from .vectors import VectorMeanEstimator
 
 __all__ = ['OneBitSphere']
+
+special = lazy_module("scipy.special")  # imported at first use
 
 
 @register
@@ -29,8 +32,8 @@ class OneBitSphere(VectorMeanEstimator):
     def __init__(self, d: int, eps: float):
         self.d = check_dimension(d)
         self.eps = V.positive_finite(eps, "eps")
-        if not MIN_EPS <= self.eps <= MAX_EPS:
-            raise ValueError(f"eps must be in [{MIN_EPS:g}, {MAX_EPS:g}] (e^eps finite, a "
+        if not MIN_EPS <= self.eps <= EXP_MAX:
+            raise ValueError(f"eps must be in [{MIN_EPS:g}, {EXP_MAX:g}] (e^eps finite, a "
                              f"finite variance), got {eps!r}")
         c_d = math.exp(special.gammaln(self.d / 2) - special.gammaln((self.d + 1) / 2)) \
             / math.sqrt(math.pi)

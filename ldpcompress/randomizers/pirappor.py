@@ -17,29 +17,22 @@ import numpy as np
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
-from ..kernels.field import (
-    MAX_FIELD,
-    affine_hist,
-    inverse_table,
-    next_prime,
-    pi_count_one,
-    pi_hist_enum,
-    prime,
-    vector_hits,
-)
+from ..core.numerics import EXP_MAX, MAX_FIELD
+from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_flag, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype
 from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, ap3_count, independent_structure, kept
 
-__all__ = ["MAX_PRIME", "MAX_EPS", "COUNT_WORK_LIMIT", "COUNT_WORK_PER_CALL", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
+__all__ = ["MAX_EPS", "COUNT_WORK_LIMIT", "COUNT_WORK_PER_CALL", "INVERSE_TABLE_MAX", "FieldReports", "choose_field",
            "PIRappor", "VectorPIRappor"]
 
+_field = lazy_module("ldpcompress.kernels.field")  # Numba: compiled at first use
 
-MAX_PRIME = MAX_FIELD  # 2^31 - 1: products a (x+1) + b stay below 2^62 in int64
-# the largest realisable eps: s = 1 in F_p with p = 2^31 - 1 gives log(p - 1) (a1 = 1/2)
-MAX_EPS = math.log(MAX_PRIME - 1)
+
+# the largest realisable eps: s = 1 in F_p with p = MAX_FIELD gives log(p - 1) (a1 = 1/2)
+MAX_EPS = math.log(MAX_FIELD - 1)
 COUNT_WORK_LIMIT = 10 ** 10    # steps of an explicitly chosen counting algorithm (~10 s)
 COUNT_WORK_PER_CALL = 2 ** 28  # steps per kernel call (~0.3 s): Ctrl-C is seen between calls
 INVERSE_TABLE_MAX = 1 << 24  # above this p, inverses come from Fermat per report
@@ -102,14 +95,14 @@ def choose_field(k: int, eps: float) -> tuple[int, int]:
     When rounding s up would reach s/p >= 1/2 (tiny eps: no privacy loss left to spend on the
     rounding), p grows to the next prime until 2 s < p."""
     def s_for(p):
-        return math.ceil(p / (math.exp(eps) + 1.0)) if eps < 700 else 1
+        return math.ceil(p / (math.exp(eps) + 1.0)) if eps < EXP_MAX else 1
 
-    target = math.ceil(100 * (math.exp(eps) + 1)) if eps < 30 else MAX_PRIME
-    p = next_prime(min(max(k + 1, target), MAX_PRIME), MAX_PRIME)
+    target = math.ceil(100 * (math.exp(eps) + 1)) if eps < 30 else MAX_FIELD
+    p = _field.next_prime(min(max(k + 1, target), MAX_FIELD), MAX_FIELD)
     while 2 * s_for(p) >= p:
-        if p >= MAX_PRIME:
+        if p >= MAX_FIELD:
             raise ValueError(f"no field below 2^31 serves k={k}, eps={eps}: eps is too small")
-        p = next_prime(min(max(p + 1, int(p * 1.1)), MAX_PRIME), MAX_PRIME)
+        p = _field.next_prime(min(max(p + 1, int(p * 1.1)), MAX_FIELD), MAX_FIELD)
     return p, s_for(p)
 
 
@@ -128,16 +121,16 @@ class PIRappor(FrequencyOracle):
         if requested > MAX_EPS:
             raise ValueError(f"eps must be in (0, {MAX_EPS:.4f}] for PI-RAPPOR (fields below 2^31 "
                              f"cannot realise more: s/p >= 1/(2^31 - 1)), got {eps!r}")
-        if self.k >= MAX_PRIME:
-            raise ValueError(f"k must be below {MAX_PRIME} for PI-RAPPOR (a field below 2^31), "
+        if self.k >= MAX_FIELD:
+            raise ValueError(f"k must be below {MAX_FIELD} for PI-RAPPOR (a field below 2^31), "
                              f"got {k!r}")
         if p is None:
             self.p, self.s = choose_field(self.k, requested)
         else:
-            self.p = V.integer_at_least(p, "p", self.k + 1, MAX_PRIME)
-            if not prime(self.p):
+            self.p = V.integer_at_least(p, "p", self.k + 1, MAX_FIELD)
+            if not _field.prime(self.p):
                 raise ValueError(f"p must be a prime > k, got {p}")
-            self.s = math.ceil(self.p / (math.exp(min(requested, 700.0)) + 1.0))
+            self.s = math.ceil(self.p / (math.exp(min(requested, EXP_MAX)) + 1.0))
             if 2 * self.s >= self.p:
                 raise ValueError(f"p={p} is too small for eps={eps}: s = ceil(p/(e^eps+1)) "
                                  f"must stay below p/2")
@@ -214,7 +207,7 @@ class PIRappor(FrequencyOracle):
         return reports
 
     def _count_one(self, reports, j):
-        return int(pi_count_one(reports.a, reports.b, j, self.p, self.s))
+        return int(_field.pi_count_one(reports.a, reports.b, j, self.p, self.s))
 
     def counts(self, reports, algorithm: str = "auto") -> np.ndarray:
         """Support counts of every item: 'direct' O(n k), 'enum' O(n s), 'auto' the cheaper.
@@ -253,13 +246,15 @@ class PIRappor(FrequencyOracle):
         chunks = chunks_for(a.shape[0], self.k)
         histogram_bytes(self.k, chunks)
         if algorithm == "direct":
-            return affine_hist(a, b, a, self.k, self.p, self.s, 0, chunks)
-        return pi_hist_enum(a, b, self.k, self.p, self.s, self._inverses, chunks)
+            return _field.affine_hist(a, b, a, self.k, self.p, self.s, 0, chunks)
+        return _field.pi_hist_enum(a, b, self.k, self.p, self.s, self._inverses, chunks)
 
     @functools.cached_property
     def _inverses(self) -> np.ndarray:
         """Inverses mod p, built once per oracle (empty above INVERSE_TABLE_MAX: Fermat)."""
-        return inverse_table(self.p) if self.p <= INVERSE_TABLE_MAX else np.zeros(0, np.int64)
+        if self.p > INVERSE_TABLE_MAX:
+            return np.zeros(0, np.int64)
+        return _field.inverse_table(self.p)
 
     # -- storage and wire format ------------------------------------------------------------
     def report_columns(self) -> tuple[Column, ...]:
@@ -306,11 +301,11 @@ class PIRappor(FrequencyOracle):
         if n == 0:
             return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), self.p)
         check_bytes(array_bytes((n, 2 * L), np.uint64) * 2, f"unpacking {n} reports", "n")
-        bits = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8))
-        if bits[n * 2 * L:].any():
-            raise ValueError(f"malformed report data: the {bits.size - n * 2 * L} padding bits "
+        raw = np.unpackbits(np.frombuffer(bytes(data), dtype=np.uint8))
+        if raw[n * 2 * L:].any():
+            raise ValueError(f"malformed report data: the {raw.size - n * 2 * L} padding bits "
                              "after the last report must be zero")
-        bits = bits[: n * 2 * L].reshape(n, 2 * L).astype(np.uint64)
+        bits = raw[: n * 2 * L].reshape(n, 2 * L).astype(np.uint64)
         weights = np.uint64(1) << np.arange(2 * L - 1, -1, -1, dtype=np.uint64)
         v = (bits * weights).sum(axis=1, dtype=np.uint64)
         a = (v >> np.uint64(L)).astype(np.int64)
@@ -329,8 +324,8 @@ class VectorPIRappor(FrequencyOracle):
         self.k = V.domain_size(k)
         requested = V.positive_finite(eps, "eps")
         symmetric = check_flag(symmetric, "symmetric")
-        self.q = V.integer_at_least(q, "q", 3, MAX_PRIME)
-        if not prime(self.q):
+        self.q = V.integer_at_least(q, "q", 3, MAX_FIELD)
+        if not _field.prime(self.q):
             raise ValueError(f"q must be prime, got {q}")
         need_t = max(1, math.ceil(math.log(self.k) / math.log(self.q) - 1e-12))
         while self.q ** need_t < self.k:
@@ -338,7 +333,7 @@ class VectorPIRappor(FrequencyOracle):
         self.t = need_t if t is None else V.integer_at_least(t, "t", need_t, 64)
         if self.q ** (self.t + 1) >= 2 ** 62:
             raise ValueError("q^(t+1) must stay below 2^62 (reports are packed in one int64)")
-        self.s = math.ceil(self.q / (math.exp(min(requested, 700.0)) + 1.0))
+        self.s = math.ceil(self.q / (math.exp(min(requested, EXP_MAX)) + 1.0))
         if 2 * self.s >= self.q:
             raise ValueError(f"q={q} is too small for eps={eps}: need s = ceil(q alpha0) < q/2")
         self.a0 = self.s / self.q
@@ -413,7 +408,8 @@ class VectorPIRappor(FrequencyOracle):
             code = code * self.q + rep[:, d]
         code = code * self.q + rep[:, self.t]
         codes, counts = np.unique(code, return_counts=True)
-        return vector_hits(codes, counts.astype(np.int64), self.items, self.q, self.t, self.s, self.k)
+        return _field.vector_hits(codes, counts.astype(np.int64), self.items, self.q, self.t,
+                                  self.s, self.k)
 
 
 def _field_structure(name: str, params: tuple, p: int, s: int, a1c: float,

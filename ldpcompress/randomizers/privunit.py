@@ -20,14 +20,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
+from ..core.numerics import EXP_MAX
 from ..core.prg import PRG
-from ..kernels.seeds import (dot, sphere_dots, sphere_from_words, sphere_rows, sphere_sum,
-                             sphere_words)
+from ..core.lazy import lazy_module
 from .base import check_flag, chunks_for
 from .contract import Privacy, paired, seed_batch, seeds_array
 from .registry import register
@@ -37,6 +36,11 @@ from .privunit_caps import cap_measure, orthogonal_cap_bound
 from .structure import ShuffleStructure, coin
 
 __all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'round_rows_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
+
+# imported at first use (Numba compiles the kernels then)
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
+_seeds = lazy_module("ldpcompress.kernels.seeds")
 
 
 def check_vector(x, d: int) -> np.ndarray:
@@ -72,10 +76,8 @@ def round_rows_to_sphere(xs: np.ndarray, entropy: Entropy = SYSTEM) -> np.ndarra
 # Supported parameters: every probability PrivUnit2 draws or compares against stays well inside
 # double precision. 1 - p0 >= Q0_MIN and the cap's half-width (1 - gamma)/2 >= X_MIN (rounding
 # then moves them by at most 2^-23 relative), P_cap >= CAP_MIN (a normal double with room for the
-# sampler's c * P_cap), eps <= MAX_EPS (e^eps finite). Together they give eps_range(d).
+# sampler's c * P_cap), eps <= EXP_MAX (e^eps finite). Together they give eps_range(d).
 MIN_EPS = 1e-9
-
-MAX_EPS = 700.0
 
 Q0_MIN = 2.0 ** -30
 
@@ -201,11 +203,11 @@ def _eps2_max(d: int) -> float:
 
 def eps_range(d: int) -> tuple[float, float]:
     """The replacement eps PrivUnit2 supports in dimension d: [MIN_EPS, EPS1_MAX + eps2_max(d)]
-    capped at MAX_EPS (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
+    capped at EXP_MAX (about 31.6 for d = 2, 41.6 for d = 3, 61 for d = 5, 110 for d = 10 and
     700 from d = 71 up). Beyond it 1 - p0, the cap's width or P_cap would leave double
     precision; below MIN_EPS the variance (about d / eps^2) is of no use."""
     d = check_dimension(d)
-    return MIN_EPS, min(MAX_EPS, EPS1_MAX + _eps2_max(d))
+    return MIN_EPS, min(EXP_MAX, EPS1_MAX + _eps2_max(d))
 
 def check_eps(d: int, eps, name: str = "eps") -> float:
     """eps (finite, > 0) inside eps_range(d); ValueError naming ``name`` and the range."""
@@ -261,6 +263,7 @@ class PrivUnit2(VectorMeanEstimator):
     with p0 (and gamma) given, their realised eps must not exceed ``eps``."""
 
     name, privacy = "privunit2", Privacy.REPLACEMENT
+    deletion_eps: float  # w.r.t. the uniform sphere (finite: PrivUnit2 always compresses)
 
     def __init__(self, d: int, eps: float, p0: float | None = None, gamma: float | None = None):
         if p0 is None and gamma is not None:
@@ -308,7 +311,7 @@ class PrivUnit2(VectorMeanEstimator):
         pairs, normalised (docs/theory.md §5.1), by the kernel the batch decoder runs, so one
         report and a batch decode to the same bits."""
         v = np.empty(self.d)
-        sphere_from_words(prg.words(sphere_words(self.d)), v)
+        _seeds.sphere_from_words(prg.words(_seeds.sphere_words(self.d)), v)
         return v
 
     def decode_seed(self, seed):
@@ -336,7 +339,7 @@ class PrivUnit2(VectorMeanEstimator):
     def _mixture_ratio(self, x, v) -> float:
         """The ratio of input x at report direction v (see :meth:`_projection_ratios`)."""
         norms, us = self._directions(self.check_item(x)[None])
-        t = np.array([dot(np.ascontiguousarray(v, dtype=float), us[0])])
+        t = np.array([_seeds.dot(np.ascontiguousarray(v, dtype=float), us[0])])
         return float(self._projection_ratios(t, norms)[0])
 
     def ratio(self, x, y):
@@ -353,21 +356,21 @@ class PrivUnit2(VectorMeanEstimator):
         seeds = seeds_array(seeds)
         check_bytes(batch_bytes(len(seeds), self.d), f"{len(seeds)} decoded vectors of "
                     f"dimension {self.d}", "the number of reports (decode in batches) or d")
-        return sphere_rows(seeds, self.d, self.par.m, chunks_for(len(seeds)))
+        return _seeds.sphere_rows(seeds, self.d, self.par.m, chunks_for(len(seeds)))
 
     @seed_batch
     def summarize_seeds(self, seeds) -> np.ndarray:
         """The sum of the decoded reports, without materialising them: float64[d]."""
         seeds = seeds_array(seeds)
-        return sphere_sum(seeds, self.d, self.par.m, chunks_for(len(seeds), 2 * self.d))
+        return _seeds.sphere_sum(seeds, self.d, self.par.m, chunks_for(len(seeds), 2 * self.d))
 
     @seed_batch
     def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
         xs, seeds = self.check_items(xs), seeds_array(seeds)
         paired(xs, seeds)
         norms, us = self._directions(xs)
-        return self._projection_ratios(sphere_dots(seeds, us, chunks_for(len(seeds), self.d)),
-                                       norms)
+        dots = _seeds.sphere_dots(seeds, us, chunks_for(len(seeds), self.d))
+        return self._projection_ratios(dots, norms)
 
     def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
         """Z = V/m with true randomness: t from the truncated Beta law, V = t u + sqrt(1-t^2) w."""

@@ -11,7 +11,7 @@ from ..core import validate as V
 from ..core.coins import bernoulli_bits, client_stream
 from ..core.entropy import SYSTEM
 from ..core.prg import stream_words_at, uniform_at, uniform_limit
-from ..kernels.seeds import unary_bits, unary_counts
+from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag, chunks_for
 from .contract import Column, Privacy, check_columns, paired, seed_batch, seeds_array
 from .registry import register
@@ -19,6 +19,8 @@ from .estimator import _as_array, integer_reports
 from .structure import ShuffleStructure, coin, independent_structure, kept
 
 __all__ = ['RAPPOR', 'OUE', 'SYMMETRIC_EPS_MAX']
+
+_seeds = lazy_module("ldpcompress.kernels.seeds")  # Numba: compiled at first use
 
 
 SYMMETRIC_EPS_MAX = 36.0  # 1/(e^eps+1) must stay above 2^-53 (float 1 - a0 < 1)
@@ -87,14 +89,15 @@ class RAPPOR(FrequencyOracle):
         """The k-bit rows the seeds stand for, bit j = [u_j < a0]: bool (n, k)."""
         seeds = seeds_array(seeds)
         check_batch_bytes(len(seeds), self.k, 1, "decoded RAPPOR bits")
-        return unary_bits(seeds, self.k, uniform_limit(self.a0), chunks_for(len(seeds)))
+        return _seeds.unary_bits(seeds, self.k, uniform_limit(self.a0),
+                                 chunks_for(len(seeds)))
 
     @seed_batch
     def summarize_seeds(self, seeds) -> np.ndarray:
         """The bit counts of the decoded rows, straight from the keystream: int64[k]."""
         seeds = seeds_array(seeds)
-        return unary_counts(seeds, self.k, uniform_limit(self.a0),
-                            chunks_for(len(seeds), 2 * self.k))
+        return _seeds.unary_counts(seeds, self.k, uniform_limit(self.a0),
+                                   chunks_for(len(seeds), 2 * self.k))
 
     @seed_batch
     def ratios_from_seeds(self, xs, seeds) -> np.ndarray:

@@ -4,20 +4,39 @@ randomizer and rebuild it (docs/guide.md, section 7).
 A saved ledger or a report set stores a randomizer as ``{"randomizer": name, "params": {...}}``
 and nothing else: the reader rebuilds it with :func:`build`, i.e. through the randomizer's own
 constructor, which validates every parameter, and the randomizer's own code derives its law.
-No law read from a file is trusted. The library's randomizers are registered when
-``ldpcompress.randomizers`` is imported; yours with :func:`register` (a class decorator), or
-through the entry-point group ``ldpcompress.randomizers`` of an installed package.
+No law read from a file is trusted. The library's randomizers are known by name
+(``BUILTIN``: name -> module) and their module is imported at the first lookup of one of its
+names; yours are registered with :func:`register` (a class decorator), or through the
+entry-point group ``ldpcompress.randomizers`` of an installed package.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any, Mapping
 
 from .contract import LocalRandomizer
 
-__all__ = ["ENTRY_POINTS", "register", "names", "lookup", "build", "spec", "check_spec"]
+__all__ = ["ENTRY_POINTS", "BUILTIN", "register", "names", "lookup", "build", "spec",
+           "check_spec"]
 
 ENTRY_POINTS = "ldpcompress.randomizers"
-_CLASSES: dict[str, type] = {}
+# the library's randomizers: registry name -> the module whose import registers it
+BUILTIN = {
+    "krr": "ldpcompress.randomizers.krr",
+    "rappor": "ldpcompress.randomizers.rappor",
+    "oue": "ldpcompress.randomizers.rappor",
+    "subset": "ldpcompress.randomizers.subset",
+    "olh": "ldpcompress.randomizers.olh",
+    "hadamard": "ldpcompress.randomizers.hadamard",
+    "pi-rappor": "ldpcompress.randomizers.pirappor",
+    "pi-rappor-vector": "ldpcompress.randomizers.pirappor",
+    "privunit2": "ldpcompress.randomizers.privunit",
+    "onebit-sphere": "ldpcompress.randomizers.onebit",
+    "laplace-scalar": "ldpcompress.randomizers.scalar",
+    "gaussian-scalar": "ldpcompress.randomizers.scalar",
+    "compressed": "ldpcompress.compression.compressed",
+}
+_CLASSES: dict[str, type[LocalRandomizer]] = {}
 _loaded_plugins = False
 
 
@@ -30,11 +49,19 @@ def register(cls: type) -> type:
     name = getattr(cls, "name", "")
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         raise ValueError(f"{cls.__name__}.name must be a non-empty name, got {name!r}")
+    if BUILTIN.get(name, cls.__module__) != cls.__module__:
+        _load_builtin(name)  # a library name stays the library's
     old = _CLASSES.get(name, cls)
     if old is not cls and old.__qualname__ != cls.__qualname__:
         raise ValueError(f"randomizer name {name!r} is taken by {_CLASSES[name].__name__}")
     _CLASSES[name] = cls
     return cls
+
+
+def _load_builtin(name: str) -> None:
+    """Import the library module that registers the randomizer ``name`` (once)."""
+    if name not in _CLASSES:
+        importlib.import_module(BUILTIN[name])
 
 
 def _load_plugins() -> None:
@@ -49,15 +76,17 @@ def _load_plugins() -> None:
 
 
 def names() -> list[str]:
-    """Every registered name, sorted."""
+    """Every registered name (the library's included, imported or not), sorted."""
     _load_plugins()
-    return sorted(_CLASSES)
+    return sorted(set(_CLASSES) | set(BUILTIN))
 
 
-def lookup(name: str) -> type:
+def lookup(name: str) -> type[LocalRandomizer]:
     """The class registered as ``name``; ValueError listing the known names."""
     if not isinstance(name, str):
         raise TypeError(f"a randomizer name must be a string, got {type(name).__name__}")
+    if name in BUILTIN:
+        _load_builtin(name)
     if name not in _CLASSES:
         _load_plugins()
     if name not in _CLASSES:

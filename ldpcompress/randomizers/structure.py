@@ -17,9 +17,11 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ..core.numerics import UNIT_ROUNDOFF
+from ..core.prg import UNIFORM_BITS  # client uniforms are j 2^-53 (WordStream.uniform)
+
 __all__ = ["ShuffleStructure", "independent_structure", "ap3_count", "coin", "kept"]
 
-UNIFORM_BITS = 53  # client uniforms are j 2^-53 (ldpcompress.prg.WordStream.uniform)
 
 
 def coin(p: float) -> Fraction:
@@ -143,7 +145,7 @@ class ShuffleStructure:
         if lb - la >= err:
             return 0.0
         gap = min(lb - la - err, 0.0)  # exp(la) (1 - e^(lb - la)) <= exp(la) (1 - e^gap)
-        return min(1.0, math.exp(la + err) * -math.expm1(gap) * (1 + 8 * 2.0 ** -53) + 1e-300)
+        return min(1.0, math.exp(la + err) * -math.expm1(gap) * (1 + 8 * UNIT_ROUNDOFF) + 1e-300)
 
     @property
     def p00(self) -> Fraction:
@@ -206,7 +208,7 @@ def _float_or_inf(x: Fraction) -> float:
         return math.inf
 
 
-_LOG_ERR = 4.0 * 2.0 ** -53  # |_log(x) - log x| <= _LOG_ERR (1 + |log x|)
+_LOG_ERR = 4.0 * UNIT_ROUNDOFF  # |_log(x) - log x| <= _LOG_ERR (1 + |log x|)
 
 
 def _log(x: Fraction) -> float:

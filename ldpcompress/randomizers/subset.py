@@ -11,9 +11,7 @@ from ..core import validate as V
 from ..core.coins import client_stream, uniform_subsets
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
-from ..kernels.field import first_unsorted_row
-from ..kernels.sample import partial_shuffles
-from ..kernels.seeds import bounded_draws, subset_counts, subset_hits
+from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype, paired, seed_batch, seeds_array
 from .estimator import _first_bad, histogram_bytes, integer_reports
@@ -21,6 +19,11 @@ from .registry import register
 from .structure import ShuffleStructure, kept
 
 __all__ = ['SubsetSelection']
+
+# imported at first use (Numba compiles the kernels then)
+_field = lazy_module("ldpcompress.kernels.field")
+_sample = lazy_module("ldpcompress.kernels.sample")
+_seeds = lazy_module("ldpcompress.kernels.seeds")
 
 
 @register
@@ -94,9 +97,9 @@ class SubsetSelection(FrequencyOracle):
         seeds = seeds_array(seeds)
         check_bytes(array_bytes((len(seeds), 2 * self.d)), f"{len(seeds)} decoded "
                     f"{self.d}-subsets", "the number of reports (decode in batches)")
-        draws = bounded_draws(seeds, np.arange(self.k, self.k - self.d, -1, dtype=np.int64),
-                              chunks_for(len(seeds)))
-        return np.sort(partial_shuffles(draws, self.k), axis=1)
+        draws = _seeds.bounded_draws(seeds, np.arange(self.k, self.k - self.d, -1,
+                                                      dtype=np.int64), chunks_for(len(seeds)))
+        return np.sort(_sample.partial_shuffles(draws, self.k), axis=1)
 
     @seed_batch
     def summarize_seeds(self, seeds) -> np.ndarray:
@@ -104,13 +107,13 @@ class SubsetSelection(FrequencyOracle):
         seeds = seeds_array(seeds)
         chunks = chunks_for(len(seeds), self.k)
         histogram_bytes(self.k, chunks)
-        return subset_counts(seeds, self.k, self.d, chunks)
+        return _seeds.subset_counts(seeds, self.k, self.d, chunks)
 
     @seed_batch
     def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
         xs, seeds = self.check_items(xs), seeds_array(seeds)
         paired(xs, seeds)
-        inside = subset_hits(seeds, xs, self.k, self.d, chunks_for(len(seeds), self.k))
+        inside = _seeds.subset_hits(seeds, xs, self.k, self.d, chunks_for(len(seeds), self.k))
         return np.where(inside, self.a1 * self.k / self.d, self.q1 * self.k / (self.k - self.d))
 
     def randomize_many(self, xs, entropy=SYSTEM):
@@ -132,7 +135,7 @@ class SubsetSelection(FrequencyOracle):
         repeated item would count one user several times)."""
         if (isinstance(reports, np.ndarray) and reports.dtype == np.int64
                 and reports.shape[1:] == (self.d,) and reports.ndim == 2 and reports.shape[0]
-                and first_unsorted_row(reports, self.k) < 0):
+                and _field.first_unsorted_row(reports, self.k) < 0):
             return reports  # the client's canonical form (sorted rows in [0, k)): one pass
         arr = integer_reports(reports, self.k, width=self.d, what="item")
         if self.d > 1 and arr.shape[0]:

@@ -74,7 +74,8 @@ def _walk(root: Path) -> list[tuple[Path, LocalRandomizer, list[Shard]]]:
     """Every report set (manifest, randomizer, shards) below root. Every ``*.parquet``
     file below must be listed by the manifest in its own directory, and no directory may be
     reached twice (symlinks)."""
-    manifests, seen = [], {}
+    manifests: list[tuple[Path, LocalRandomizer, list[Shard]]] = []
+    seen: dict[str, str] = {}  # real path -> the folder first reached
     for folder, dirs, files in os.walk(root, followlinks=True, onerror=_raise):
         real = os.path.realpath(folder)
         if real in seen:
@@ -161,7 +162,9 @@ def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
 
 
 def _no_duplicates(picked: list[tuple[str, Shard]]) -> None:
-    by_path, by_digest, by_id = {}, {}, {}
+    by_path: dict[Path, str] = {}
+    by_digest: dict[str, Path] = {}
+    by_id: dict[tuple[str, int], Path] = {}
     for given, s in picked:
         if s.path in by_path:
             raise ValueError(f"{s.path}: given twice (through {by_path[s.path]!r} and "
