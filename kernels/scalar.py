@@ -24,6 +24,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .numerics import LOG_UNDERFLOW, UNIT_ROUNDOFF
+
 __all__ = ["LAPLACE", "GAUSS_BLANKET", "GAUSS_ATTACK", "ATOMS", "LAPLACE_EDGE", "GAUSS_EDGE",
            "law_range", "law_tail",
            "end_atoms", "snap_width", "split_cells", "lump_cells", "power_spectrum"]
@@ -363,7 +365,7 @@ def power_spectrum(coef, n, e1, size):
     power itself (exp/log and the angle n arg(a)), summed with the Hermitian weights / size,
     plus the inverse transform's own rounding. Returns (powered, entry error bound)."""
     out = np.zeros(coef.size, dtype=np.complex128)
-    u = 2.0 ** -53
+    u = UNIT_ROUNDOFF
     err_sum, mod_sum = 0.0, 0.0
     last = coef.size - 1
     for j in range(coef.size):
@@ -374,7 +376,7 @@ def power_spectrum(coef, n, e1, size):
         if top <= 0.0:
             continue
         lt = math.log(top)
-        if (n - 1) * lt < -745.0:  # every term below is 0 in double precision
+        if (n - 1) * lt < -LOG_UNDERFLOW:  # every term below is 0 in double precision
             continue
         e_prop = n * e1 * math.exp((n - 1) * lt)
         e_pow = 0.0
