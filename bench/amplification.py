@@ -28,14 +28,13 @@ from ldpcompress.accounting import amplification as A
 from ldpcompress.accounting import blanket as BL
 from ldpcompress.accounting.profiles import window_tol
 from ldpcompress.core.numerics import EXP_MAX
-from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
-from ldpcompress.randomizers.krr import KRR as KRROracle
-from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.hadamard import HadamardResponse
+from ldpcompress.randomizers.krr import KRR
+from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.pirappor import PIRappor, VectorPIRappor
 from ldpcompress.randomizers.privunit import PrivUnit2
-from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
-from ldpcompress.randomizers.rappor import RAPPOR
-from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
+from ldpcompress.randomizers.rappor import OUE, RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection
 
 DELTA = 1e-6
 
@@ -80,14 +79,14 @@ def timed(fn, *args, repeat=3, **kw):
     return out, best
 
 
-ORACLE_ROWS = [("OUE (asymmetric RAPPOR)", lambda k, e: RAPPOROracle(k, e)),
+ORACLE_ROWS = [("OUE (asymmetric RAPPOR)", lambda k, e: OUE(k, e)),
                ("PI-RAPPOR (realised eps0)", lambda k, e: PIRappor(k, e)),
                ("PI-RAPPOR over F_997^2 (t = 2)", lambda k, e: VectorPIRappor(k, e, q=997)),
                ("symmetric RAPPOR (eps0/2 per bit)", lambda k, e: RAPPOR(k, e / 2, symmetric=True)),
-               ("Hadamard response", lambda k, e: HadamardOracle(k, e)),
-               ("OLH (product law, dominating)", lambda k, e: OLHOracle(k, e)),
-               ("subset selection (exact law)", lambda k, e: SubsetOracle(k, e)),
-               ("k-RR", lambda k, e: KRROracle(k, e)),
+               ("Hadamard response", lambda k, e: HadamardResponse(k, e)),
+               ("OLH (product law, dominating)", lambda k, e: OLH(k, e)),
+               ("subset selection (exact law)", lambda k, e: SubsetSelection(k, e)),
+               ("k-RR", lambda k, e: KRR(k, e)),
                ("PrivUnit2, d = 1000 (cap blanket)", lambda k, e: PrivUnit2(1000, e))]
 
 
@@ -152,7 +151,7 @@ def subset_blocking_section(ns) -> None:
     for n in ns:
         for k in (100, 1000):
             for e0 in (2.0, 4.0):
-                o = SubsetOracle(k, e0)
+                o = SubsetSelection(k, e0)
                 st = BL.structure(o)
                 exact, t_ex = timed(lambda: BL.profile_epsilon(
                     BL.BlanketProfile(n, st, j_frac=0.0, n11_groups=0), DELTA), repeat=1)
@@ -188,11 +187,11 @@ def scale_section(quick: bool) -> None:
     _monotone_rows(rows[:5])
 
 
-SCALE_ROWS = [("OUE", lambda: RAPPOROracle(1000, 2.0)), ("PI-RAPPOR", lambda: PIRappor(1000, 2.0)),
+SCALE_ROWS = [("OUE", lambda: OUE(1000, 2.0)), ("PI-RAPPOR", lambda: PIRappor(1000, 2.0)),
             ("symmetric RAPPOR", lambda: RAPPOR(1000, 1.0, symmetric=True)),
-            ("Hadamard", lambda: HadamardOracle(1000, 2.0)), ("OLH", lambda: OLHOracle(1000, 2.0)),
-            ("subset selection", lambda: SubsetOracle(1000, 2.0)),
-            ("k-RR", lambda: KRROracle(100, 2.0)), ("PrivUnit2 d = 1000", lambda: PrivUnit2(1000, 2.0))]
+            ("Hadamard", lambda: HadamardResponse(1000, 2.0)), ("OLH", lambda: OLH(1000, 2.0)),
+            ("subset selection", lambda: SubsetSelection(1000, 2.0)),
+            ("k-RR", lambda: KRR(100, 2.0)), ("PrivUnit2 d = 1000", lambda: PrivUnit2(1000, 2.0))]
 
 
 def _scale_rows(rows, ns) -> None:
@@ -236,12 +235,12 @@ def _monotone_rows(rows) -> None:
     for name, make in rows:
         worst = 0.0
         for e0 in (1.0, 4.0, 8.0):
-            o = make() if e0 == 2.0 else {"OUE": lambda: RAPPOROracle(1000, e0),
+            o = make() if e0 == 2.0 else {"OUE": lambda: OUE(1000, e0),
                                           "PI-RAPPOR": lambda: PIRappor(1000, e0),
                                           "symmetric RAPPOR": lambda: RAPPOR(1000, e0 / 2,
                                                                              symmetric=True),
-                                          "Hadamard": lambda: HadamardOracle(1000, e0),
-                                          "OLH": lambda: OLHOracle(1000, e0)}[name]()
+                                          "Hadamard": lambda: HadamardResponse(1000, e0),
+                                          "OLH": lambda: OLH(1000, e0)}[name]()
             vals = [L.epsilon(n, delta=DELTA, oracle=o, lower=False).value for n in grid]
             worst = max([worst] + [b / a - 1 for a, b in zip(vals, vals[1:])])
         print(f"  {name}: largest relative rise from one n to the next {worst:.1e} "
@@ -271,7 +270,7 @@ def natural_attack_section() -> None:
           "natural time |")
     print("|---|---|---|---|---|---|---|---|")
     for name, make in (("symmetric RAPPOR", lambda e: RAPPOR(1000, e / 2, symmetric=True)),
-                       ("OUE", lambda e: RAPPOROracle(1000, e))):
+                       ("OUE", lambda e: OUE(1000, e))):
         for n, e0 in ((10 ** 3, 6.0), (10 ** 4, 6.0)):
             o = make(e0)
             st = BL.structure(o)
@@ -287,7 +286,7 @@ def natural_attack_section() -> None:
 
 
 def oracle_section(quick: bool) -> None:
-    L.epsilon(1000, delta=DELTA, oracle=RAPPOROracle(100, 4.0))  # compile outside the timings
+    L.epsilon(1000, delta=DELTA, oracle=OUE(100, 4.0))  # compile outside the timings
     print("\n## Oracle accounting (privacy blanket): eps(1e-6) query, k = 1000, eps0 = 4")
     print("targets: <= 100 ms at n = 1e5, <= 1 s at n = 1e6; upper within 2% of the attack")
     for name, make in ORACLE_ROWS[:2]:
@@ -299,11 +298,11 @@ def oracle_section(quick: bool) -> None:
                   f"attack {low:.6f}; upper/lower - 1 = {res.value / low - 1:.4f}", flush=True)
     for name, n, k, e0 in (("subset selection", 10 ** 6, 1000, 4.0),
                            ("subset selection", 10 ** 5, 100, 2.0)):
-        res, t = timed(lambda: L.epsilon(n, delta=DELTA, oracle=SubsetOracle(k, e0),
+        res, t = timed(lambda: L.epsilon(n, delta=DELTA, oracle=SubsetSelection(k, e0),
                                          lower=False), repeat=1)
         print(f"{name:28s} n = {n:8g}, k = {k}, eps0 = {e0:g}: eps {res.value:.6f} in "
               f"{t * 1e3:7.1f} ms", flush=True)
-    for name, o in (("OUE", RAPPOROracle(1000, 4.0)), ("subset", SubsetOracle(1000, 4.0))):
+    for name, o in (("OUE", OUE(1000, 4.0)), ("subset", SubsetSelection(1000, 4.0))):
         for n in (10 ** 4, 10 ** 5):
             blk = BL.profile_epsilon(BL.blanket_profile(n, o), DELTA)
             full = BL.profile_epsilon(BL.blanket_profile(n, o, block_frac=0.0), DELTA)
@@ -318,7 +317,7 @@ def oracle_section(quick: bool) -> None:
     krr_scale_section()
 
     print("\n## FFT baseline (fixed grid h = 0.02, NumPy) vs ours at n = 1e4, OUE eps0 = 6, k = 1000")
-    o = RAPPOROracle(1000, 6.0)
+    o = OUE(1000, 6.0)
     st, n = BL.structure(o), 10 ** 4
     eps_star = L.epsilon(n, delta=DELTA, oracle=o, lower=False).value
     tol = window_tol(DELTA)

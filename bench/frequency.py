@@ -11,12 +11,12 @@ import time
 
 import numpy as np
 
-from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
-from ldpcompress.randomizers.krr import KRR as KRROracle
-from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.hadamard import HadamardResponse
+from ldpcompress.randomizers.krr import KRR
+from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.pirappor import PIRappor
-from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
-from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
+from ldpcompress.randomizers.rappor import OUE
+from ldpcompress.randomizers.subset import SubsetSelection
 
 CHUNK_BITS = 2 * 10 ** 8
 
@@ -70,8 +70,8 @@ def main():
                 print(f"  {'oracle':<16}{'bits':>6}{'client/s':>12}{'server s':>10}"
                       f"{'MSE':>16}{'var formula':>16}")
                 pi = PIRappor(k, eps)
-                oracles = [pi, RAPPOROracle(k, eps), KRROracle(k, eps), SubsetOracle(k, eps),
-                           OLHOracle(k, eps), HadamardOracle(k, eps)]
+                oracles = [pi, OUE(k, eps), KRR(k, eps), SubsetSelection(k, eps),
+                           OLH(k, eps), HadamardResponse(k, eps)]
                 for orc in oracles:
                     wide = orc.bits_per_report >= k / 4
                     if (wide and n * k > 2e9) or (orc.name == "olh" and n * k > 4e9):

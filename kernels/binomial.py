@@ -18,8 +18,9 @@ from .numerics import LOG_DBL_TRUE_MIN, UNIT_ROUNDOFF
 
 __all__ = ["LOG_2PI", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_anchor",
            "pmf_rel_err",
-           "tail_rel_err", "pmf_and_err", "binom_window", "half_pmf",
-           "tail_direct", "tail_dec_c", "tail_dec_t", "tail_inc_t", "tail_move_t", "clone_tail_h"]
+           "tail_rel_err", "binom_window", "half_pmf",
+           "tail_direct", "tail_dec_c", "tail_dec_t", "tail_inc_t", "tail_move_t", "clone_tail_h",
+           "upper_tail_bound", "lower_tail_bound"]
 
 
 LOG_2PI = math.log(2.0 * math.pi)
@@ -147,14 +148,7 @@ def tail_rel_err(t, m, p):
 
 
 @njit(cache=True)
-def pmf_and_err(x, n, p, q):
-    """(Pr[Bin(n, p) = x], a bound on its relative error: see pmf_rel_err)."""
-    lp = binom_logpmf(x, n, p, q)
-    return math.exp(lp), pmf_rel_err(x, n, p, lp)
-
-
-@njit(cache=True)
-def _upper_tail_bound(hi, n, p, q):
+def upper_tail_bound(hi, n, p, q):
     """Upper bound on Pr[Bin(n,p) > hi] for hi at or above the mode (ratio of pmfs decreases)."""
     if hi >= n:
         return 0.0
@@ -165,7 +159,7 @@ def _upper_tail_bound(hi, n, p, q):
 
 
 @njit(cache=True)
-def _lower_tail_bound(lo, n, p, q):
+def lower_tail_bound(lo, n, p, q):
     """Upper bound on Pr[Bin(n,p) < lo] for lo at or below the mode."""
     if lo <= 0:
         return 0.0
@@ -193,15 +187,15 @@ def binom_window(n, p, q, tol):
     k = math.sqrt(2.0 * max(-math.log(tol), 1.0)) + 2.0
     step = max(sd, 1.0)
     hi = min(n, mode + int(math.ceil(k * step)))
-    up = _upper_tail_bound(hi, n, p, q)
+    up = upper_tail_bound(hi, n, p, q)
     while up > 0.5 * tol and hi < n:
         hi = min(n, hi + int(math.ceil(step)) + 1)
-        up = _upper_tail_bound(hi, n, p, q)
+        up = upper_tail_bound(hi, n, p, q)
     lo = max(0, mode - int(math.ceil(k * step)))
-    down = _lower_tail_bound(lo, n, p, q)
+    down = lower_tail_bound(lo, n, p, q)
     while down > 0.5 * tol and lo > 0:
         lo = max(0, lo - int(math.ceil(step)) - 1)
-        down = _lower_tail_bound(lo, n, p, q)
+        down = lower_tail_bound(lo, n, p, q)
     return lo, hi, up + down
 
 

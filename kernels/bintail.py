@@ -13,12 +13,12 @@ from numba import njit
 
 from .binomial import (
     TINY,
-    _lower_tail_bound,
-    _upper_tail_bound,
     binom_logpmf,
     binom_window,
+    lower_tail_bound,
     pmf_anchor,
     tail_rel_err,
+    upper_tail_bound,
 )
 from .numerics import UNIT_ROUNDOFF
 
@@ -153,7 +153,7 @@ def tight_window(n, p, q, tol):
         a, b = mode, hi  # the bound at b is <= tol/2; find the smallest such point
         while b - a > 1:
             mid = (a + b) // 2
-            if _upper_tail_bound(mid, n, p, q) <= 0.5 * tol:
+            if upper_tail_bound(mid, n, p, q) <= 0.5 * tol:
                 b = mid
             else:
                 a = mid
@@ -162,13 +162,13 @@ def tight_window(n, p, q, tol):
         a, b = lo, mode
         while b - a > 1:
             mid = (a + b) // 2
-            if _lower_tail_bound(mid, n, p, q) <= 0.5 * tol:
+            if lower_tail_bound(mid, n, p, q) <= 0.5 * tol:
                 a = mid
             else:
                 b = mid
         lo = a
-    up = _upper_tail_bound(hi, n, p, q) if hi < n else 0.0
-    down = _lower_tail_bound(lo, n, p, q) if lo > 0 else 0.0
+    up = upper_tail_bound(hi, n, p, q) if hi < n else 0.0
+    down = lower_tail_bound(lo, n, p, q) if lo > 0 else 0.0
     return lo, hi, up + down
 
 

@@ -29,7 +29,7 @@ from .binomial import (
 from .clones import clone_threshold, pair_coefficients, rr_split
 from .numerics import DBL_MIN, UNIT_ROUNDOFF
 
-__all__ = ["krr_probs", "blanket_tables", "blanket_delta", "blanket_delta_many"]
+__all__ = ["krr_probs", "blanket_tables", "blanket_delta"]
 
 
 
@@ -162,11 +162,3 @@ def blanket_delta(tables, m_first, s_lo, k, eps0, eps, outside):
         * (1.0 + tail_rel_err(np.int64(0), s_hi, 0.5))
     return min(1.0, total + outside + steps * DBL_MIN)
 
-
-@njit(cache=True)
-def blanket_delta_many(tables, m_first, s_lo, k, eps0, eps, outside):
-    """blanket_delta at every entry of the array eps."""
-    out = np.empty(eps.shape[0])
-    for i in range(eps.shape[0]):
-        out[i] = blanket_delta(tables, m_first, s_lo, k, eps0, eps[i], outside)
-    return out

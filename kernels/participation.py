@@ -149,7 +149,7 @@ def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
 @njit(cache=True)
 def _state_excess(theta, t, m, a, b, u, pk, rel):
     """(E[(K - theta)_+], allowance) for K ~ Bin(m, a) from the state at t = first_above(theta):
-    (m a - theta) U + t b P (see ``excess`` in kernels/blanket.py), its rounding, and the state's
+    (m a - theta) U + t b P (see ``excess`` in kernels/bintail.py), its rounding, and the state's
     relative error rel (anchor and walk) on both of its terms."""
     if t > m:
         return 0.0, 0.0
@@ -434,7 +434,7 @@ def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, t
 @njit(cache=True)
 def _block_size(c, cw, mean, sd, merge):
     """Width of the block starting at c (a multiple of cw): wider in the far tails, aligned at
-    multiples of its own width (as m_blocks in kernels/blanket.py)."""
+    multiples of its own width (as m_blocks in kernels/mblocks.py)."""
     if merge and sd > 0.0:
         for zone in range(len(TAIL_ZONES)):
             z_min, factor = TAIL_ZONES[zone]

@@ -24,9 +24,11 @@ import math
 import numpy as np
 from numba import njit
 
+from .numerics import LOG_UNDERFLOW, UNIT_ROUNDOFF
+
 __all__ = ["LAPLACE", "GAUSS_BLANKET", "GAUSS_ATTACK", "ATOMS", "LAPLACE_EDGE", "GAUSS_EDGE",
            "law_range", "law_tail",
-           "end_atoms", "snap_width", "tails_at", "split_cells", "lump_cells", "power_spectrum"]
+           "end_atoms", "snap_width", "split_cells", "lump_cells", "power_spectrum"]
 
 LAPLACE = 0        # par = (a,): lo = -a, hi = a, base = Lap(0, 1) (the blanket law and R_mid)
 GAUSS_BLANKET = 1  # par = (d,): lo = -d/2, hi = d/2, base = the blanket law of N(., 1)
@@ -233,16 +235,6 @@ def law_tail(kind, par, e, v, upper):
 
 
 @njit(cache=True)
-def tails_at(kind, par, e, vs, upper):
-    """law_tail at every v of vs: (masses, moments)."""
-    g = np.empty(vs.size)
-    t = np.empty(vs.size)
-    for i in range(vs.size):
-        g[i], t[i] = law_tail(kind, par, e, vs[i], upper)
-    return g, t
-
-
-@njit(cache=True)
 def _cell(kind, par, e, lo_v, hi_v, split_v):
     """(mass, moment) of X in [lo_v, hi_v), from the tail on the side of split_v."""
     if lo_v >= split_v:
@@ -373,7 +365,7 @@ def power_spectrum(coef, n, e1, size):
     power itself (exp/log and the angle n arg(a)), summed with the Hermitian weights / size,
     plus the inverse transform's own rounding. Returns (powered, entry error bound)."""
     out = np.zeros(coef.size, dtype=np.complex128)
-    u = 2.0 ** -53
+    u = UNIT_ROUNDOFF
     err_sum, mod_sum = 0.0, 0.0
     last = coef.size - 1
     for j in range(coef.size):
@@ -384,7 +376,7 @@ def power_spectrum(coef, n, e1, size):
         if top <= 0.0:
             continue
         lt = math.log(top)
-        if (n - 1) * lt < -745.0:  # every term below is 0 in double precision
+        if (n - 1) * lt < -LOG_UNDERFLOW:  # every term below is 0 in double precision
             continue
         e_prop = n * e1 * math.exp((n - 1) * lt)
         e_pow = 0.0

@@ -97,7 +97,7 @@ def amplification_curves(eps0: float | None, ns, delta: float, k: int | None = N
         picks = {"closed_form": by.get("closed_form"), "general": by.get("general"),
                  "lower": lower}
         if own:
-            picks[own] = by.get("blanket", by.get("krr_blanket"))
+            picks[own] = _own_bound(res.bounds)
         for key, bound in picks.items():
             value = None if bound is None else bound.value
             out[key].append(value)
@@ -107,6 +107,20 @@ def amplification_curves(eps0: float | None, ns, delta: float, k: int | None = N
     out["na"] = {key: points for key, points in na.items() if points}
     out["eps0"] = res.params["eps0"] if res is not None else eps0
     return out
+
+
+GENERIC = ("closed_form", "general", "krr_split")  # bounds that do not use the blanket
+
+
+def _own_bound(bounds):
+    """The randomizer's own (blanket) upper bound at this n: the smallest applicable of its
+    kernels (k-RR: the blanket pair, or its pair kernel at large n; an oracle: its blanket,
+    a scalar randomizer's lattice blanket), else the first with its note; None if it has none."""
+    own = [b for b in bounds if b.upper and b.name not in GENERIC]
+    valued = [b for b in own if b.value is not None]
+    if valued:
+        return min(valued, key=lambda b: b.value)
+    return own[0] if own else None
 
 
 def _na_reason(note: str) -> str:

@@ -66,3 +66,24 @@ def compressed_cases(cases):
     from ldpcompress.compression import CompressedRandomizer
     return [(f"compressed {name}", (lambda make=make: CompressedRandomizer(make())), inputs)
             for name, make, inputs in cases if make().compression_refusal() is None]
+
+
+def frequency_cases(cases=None):
+    """The cases (of SHIPPED and EXAMPLES by default) whose randomizer is a frequency oracle."""
+    from ldpcompress.randomizers.base import FrequencyOracle
+    cases = SHIPPED + EXAMPLES if cases is None else cases
+    return [c for c in cases if isinstance(c[1](), FrequencyOracle)]
+
+
+def variant(randomizer) -> str:
+    """A randomizer's class, with the flag that makes another mechanism of the same class."""
+    name = type(randomizer).__name__
+    return f"{name}(symmetric)" if getattr(randomizer, "symmetric", False) else name
+
+
+def uncovered(randomizers, cases=None) -> list[str]:
+    """Ids of the cases (shipped frequency oracles by default) whose class (and symmetric
+    variant) none of ``randomizers`` has: a test keeping its own parameters covers them all."""
+    have = {variant(r) for r in randomizers}
+    cases = frequency_cases(SHIPPED) if cases is None else cases
+    return [name for name, make, _ in cases if variant(make()) not in have]

@@ -67,6 +67,18 @@ def test_blanket_bound_tight_at_scale():
     assert res.lower <= res.value <= res.lower * (1 + 1e-3)
 
 
+@pytest.mark.parametrize("n,k,eps0", [(4, 3, 1.5), (5, 4, 0.5), (6, 3, 1.0)])
+def test_krr_split_functions_dominate_brute_force_and_invert(n, k, eps0):
+    """The split-pair bound's public functions (docs/theory.md §2.4(a)): above the exact
+    worst case over all neighbouring datasets, and eps(delta) meets delta."""
+    grid = [0.0, 0.2, 0.5, 0.9]
+    for eps, exact in zip(grid, krr_worst_delta(n, k, eps0, grid)):
+        assert A.krr_split_delta(n, eps0, k, eps).value >= exact - 1e-14
+    for delta in (1e-2, 1e-4):
+        eps = A.krr_split_epsilon(n, eps0, k, delta).value
+        assert 0.0 <= eps and A.krr_split_delta(n, eps0, k, eps).value <= delta
+
+
 def test_blocking_is_sound_and_nearly_free():
     blocked = A.krr_blanket_epsilon(20_000, 2.0, 50, 1e-6).value  # 64 blocks
     exact = A.krr_blanket_epsilon(20_000, 2.0, 50, 1e-6, blocks=None).value

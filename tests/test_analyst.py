@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 from scipy.stats import beta as beta_law
+from shipped import EXAMPLES, SCALARS, SHIPPED, uncovered
 
 import ldpcompress as L
 from ldpcompress.core.entropy import SYSTEM, Entropy
@@ -61,6 +62,11 @@ def simulated(name, seed=2):
     f = np.bincount(xs, minlength=K)
     est = oracle.estimate(oracle.randomize_many(xs, entropy=L.simulation_entropy(seed)))
     return oracle, n, f, est
+
+
+def test_interval_cases_cover_every_shipped_oracle():
+    # their own parameters (k = 1000: the coverage check counts items), every shipped oracle
+    assert not uncovered([make() for make in ORACLES.values()])
 
 
 @pytest.mark.parametrize("name", list(ORACLES))
@@ -387,10 +393,7 @@ def test_item_domain_label_checks_the_length():
 
 # -- 4. seeded simulation ----------------------------------------------------------------------
 
-SIM_ORACLES = [lambda: KRR(50, 1.0), lambda: OUE(50, 1.0), lambda: RAPPOR(50, 1.0),
-               lambda: SubsetSelection(50, 1.0), lambda: OLH(50, 1.0),
-               lambda: HadamardResponse(50, 1.0), lambda: PIRappor(50, 1.0),
-               lambda: PIRappor(50, 1.0, symmetric=True), lambda: VectorPIRappor(50, 1.0, q=7)]
+EVERY = SHIPPED + SCALARS + EXAMPLES
 
 
 def as_array(reports):
@@ -399,10 +402,10 @@ def as_array(reports):
     return np.asarray(reports)
 
 
-@pytest.mark.parametrize("make", SIM_ORACLES)
-def test_same_seed_same_reports(make):
+@pytest.mark.parametrize("name,make,inputs", EVERY, ids=[c[0] for c in EVERY])
+def test_same_seed_same_reports(name, make, inputs):
     oracle = make()
-    xs = np.arange(200) % oracle.k
+    xs = inputs(200, np.random.default_rng(0))  # the users' data, not privacy coins
     first = as_array(oracle.randomize_many(xs, entropy=L.simulation_entropy(7)))
     again = as_array(oracle.randomize_many(xs, entropy=Entropy.seeded_for_simulation(7)))
     other = as_array(oracle.randomize_many(xs, entropy=L.simulation_entropy(8)))

@@ -10,15 +10,15 @@ from math import comb
 import mpmath as mp
 import numpy as np
 import pytest
+from shipped import uncovered
 
 from ldpcompress.accounting import blanket as BL
-from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
-from ldpcompress.randomizers.krr import KRR as KRROracle
-from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.hadamard import HadamardResponse
+from ldpcompress.randomizers.krr import KRR
+from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.pirappor import PIRappor, VectorPIRappor
-from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
-from ldpcompress.randomizers.rappor import RAPPOR
-from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
+from ldpcompress.randomizers.rappor import OUE, RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection
 
 TOL = 1e-30
 
@@ -147,12 +147,12 @@ def worst_case(C, k, n, eps_list):
 
 
 CASES = [
-    ("oue", lambda: RAPPOROracle(3, 1.2), law_rappor),
+    ("oue", lambda: OUE(3, 1.2), law_rappor),
     ("rappor-sym", lambda: RAPPOR(3, 0.6, symmetric=True), law_rappor),
-    ("krr", lambda: KRROracle(3, 1.5), law_krr),
-    ("subset", lambda: SubsetOracle(4, 1.0, d=2), law_subset),
-    ("olh", lambda: OLHOracle(3, 1.0), law_olh),
-    ("hadamard", lambda: HadamardOracle(4, 1.3), law_hadamard),
+    ("krr", lambda: KRR(3, 1.5), law_krr),
+    ("subset", lambda: SubsetSelection(4, 1.0, d=2), law_subset),
+    ("olh", lambda: OLH(3, 1.0), law_olh),
+    ("hadamard", lambda: HadamardResponse(4, 1.3), law_hadamard),
     ("pi-rappor", lambda: PIRappor(3, 1.0, p=11), law_pirappor),
     ("pi-rappor-sym", lambda: PIRappor(3, 0.8, symmetric=True, p=7), law_pirappor),
     ("pi-rappor-vector", lambda: VectorPIRappor(3, 1.0, q=5), law_vector_pirappor),
@@ -161,6 +161,11 @@ CASES = [
     ("pi-rappor-vector-t2-k5", lambda: VectorPIRappor(5, 1.3, q=3, t=2), law_vector_pirappor),
 ]
 EPS = [0.0, 0.05, 0.2, 0.5, 0.9]
+
+
+def test_brute_force_cases_cover_every_shipped_oracle():
+    # each case needs its own law (tiny k and p): the shipped list says which must be there
+    assert not uncovered([make() for _, make, _ in CASES])
 CASES_N4 = [c for c in CASES if c[0] != "pi-rappor-vector-t2-k5"]  # ~12 s at n = 4
 
 
@@ -210,10 +215,8 @@ def reduced_view_delta(o, law, n, eps_list, items):
     return [hockey(P, Q, e) for e in eps_list], [hockey(Pf, Qf, e) for e in eps_list]
 
 
-LOWER_CASES = CASES  # every oracle (k >= 3 items) has an attack
-
-
-@pytest.mark.parametrize("name,make,law", LOWER_CASES, ids=[c[0] for c in LOWER_CASES])
+# every oracle (k >= 3 items) has an attack
+@pytest.mark.parametrize("name,make,law", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_lower_bound_is_exact_delta_of_its_view(name, make, law, n):
     o = make()
@@ -265,10 +268,10 @@ def mp_blanket(n, st, eps):
     return total
 
 
-@pytest.mark.parametrize("make", [lambda: RAPPOROracle(50, 1.5),
-                                  lambda: SubsetOracle(20, 1.0, d=5),
-                                  lambda: OLHOracle(30, 2.0),
-                                  lambda: KRROracle(10, 2.0)],
+@pytest.mark.parametrize("make", [lambda: OUE(50, 1.5),
+                                  lambda: SubsetSelection(20, 1.0, d=5),
+                                  lambda: OLH(30, 2.0),
+                                  lambda: KRR(10, 2.0)],
                          ids=["oue", "subset", "olh", "krr"])
 @pytest.mark.parametrize("n", [1, 3, 12])
 def test_blanket_kernel_matches_mpmath(make, n):
@@ -349,9 +352,9 @@ def mp_blanket_large(n, st, eps_list, cut=mp.mpf(10) ** -30):
 
 @pytest.mark.slow  # > 20 s: mpmath at 40 digits over a large n
 @pytest.mark.parametrize("make,n,eps_list", [
-    (lambda: RAPPOROracle(50, 2.0), 3000, [0.06, 0.15]),
+    (lambda: OUE(50, 2.0), 3000, [0.06, 0.15]),
     (lambda: PIRappor(50, 2.0), 3000, [0.06, 0.15]),
-    (lambda: HadamardOracle(50, 2.0), 2000, [0.08, 0.19]),
+    (lambda: HadamardResponse(50, 2.0), 2000, [0.08, 0.19]),
     (lambda: RAPPOR(50, 1.0, symmetric=True), 3000, [0.07, 0.17]),
 ], ids=["oue", "pi-rappor", "hadamard", "rappor-sym"])
 def test_indep_kernel_matches_mpmath_large_n(make, n, eps_list):
@@ -374,9 +377,9 @@ def test_indep_kernel_matches_mpmath_large_n(make, n, eps_list):
         assert ex * (1 - 1e-15) <= coarse <= ex * 2.0  # sound; loose at such coarse cells
 
 
-@pytest.mark.parametrize("make", [lambda: RAPPOROracle(1000, 2.0),
+@pytest.mark.parametrize("make", [lambda: OUE(1000, 2.0),
                                   lambda: RAPPOR(1000, 2.0, symmetric=True),
-                                  lambda: HadamardOracle(1000, 6.0)],
+                                  lambda: HadamardResponse(1000, 6.0)],
                          ids=["oue", "rappor-sym", "hadamard"])
 def test_grouped_kernel_above_direct_sum_at_large_n(make):
     """At n = 1e7 with sd/16-wide K2 groups (>= 2 counts each): the grouped bound must stay
@@ -440,8 +443,8 @@ def mp_pair_large(n, st, eps_list, cut=mp.mpf(10) ** -30):
 
 
 @pytest.mark.slow  # > 20 s: mpmath at 40 digits over a large n
-@pytest.mark.parametrize("make,n", [(lambda: SubsetOracle(20, 2.0, d=5), 100),
-                                    (lambda: SubsetOracle(12, 2.0, d=3), 100)],
+@pytest.mark.parametrize("make,n", [(lambda: SubsetSelection(20, 2.0, d=5), 100),
+                                    (lambda: SubsetSelection(12, 2.0, d=3), 100)],
                          ids=["subset-k20", "subset-k12"])
 def test_pair_kernel_matches_mpmath(make, n):
     """The correlated-law kernel (exact pieces in N11, shared N11 laws over blocks of J, chords
@@ -489,11 +492,11 @@ def mp_lower(n, st, eps):
     return total / n
 
 
-@pytest.mark.parametrize("make", [lambda: RAPPOROracle(30, 1.5),
+@pytest.mark.parametrize("make", [lambda: OUE(30, 1.5),
                                   lambda: PIRappor(30, 2.0),
-                                  lambda: SubsetOracle(20, 1.0, d=5),
-                                  lambda: OLHOracle(30, 2.0),
-                                  lambda: HadamardOracle(30, 1.0)],
+                                  lambda: SubsetSelection(20, 1.0, d=5),
+                                  lambda: OLH(30, 2.0),
+                                  lambda: HadamardResponse(30, 1.0)],
                          ids=["oue", "pi-rappor", "subset", "olh", "hadamard"])
 @pytest.mark.parametrize("n", [1, 5, 20])
 def test_lower_kernel_matches_mpmath(make, n):
@@ -536,7 +539,7 @@ def mp_triple(n, st, eps):
     return total / n
 
 
-@pytest.mark.parametrize("make", [lambda: RAPPOROracle(30, 1.5),
+@pytest.mark.parametrize("make", [lambda: OUE(30, 1.5),
                                   lambda: RAPPOR(30, 1.0, symmetric=True),
                                   lambda: VectorPIRappor(1000, 2.0, q=31)],
                          ids=["oue", "rappor-sym", "pi-rappor-vector"])
@@ -565,7 +568,7 @@ def test_attack_triples_by_enumeration():
         count = sum(1 for h in hits if h[0] and not h[1] and not h[2])
         assert o.shuffle_structure().t3 == Fraction(count, p * p)
     for k, eps in ((3, 1.0), (7, 2.0), (20, 0.5)):
-        o = OLHOracle(k, eps)
+        o = OLH(k, eps)
         p, g = o.p, o.g
         x1, x2, x3 = o.shuffle_structure().attack_items
         count = 0
@@ -583,7 +586,7 @@ def test_attack_triples_by_enumeration():
 @pytest.mark.parametrize("eps0", [17.0, 20.0, 25.0, 30.0, 36.0, 40.0, 60.0])
 def test_large_eps0_single_user_exact(eps0):
     """n = 1: the bound is the local divergence of OUE, in closed form with mpmath."""
-    o = RAPPOROracle(10, eps0)
+    o = OUE(10, eps0)
     st = BL.structure(o)
     mp.mp.dps = 60
     a0 = mp.mpf(math.ceil(o.a0 * 2.0 ** 53)) / 2 ** 53  # the client's realised coin (53-bit uniforms)
@@ -616,7 +619,7 @@ def test_realised_coins():
         u = Entropy(lambda nb: words[: nb // 8].tobytes()).uniform(3)
         assert list(u < p) == [j >= 1, False, j >= 1]
         assert coin(p) == Fraction(j, 2 ** 53) and kept(p) == 1 - Fraction(j, 2 ** 53)
-    o = KRROracle(2, 30.0)  # 1 - a1 ~ 1e-13: drawn as the small complement, never rounded away
+    o = KRR(2, 30.0)  # 1 - a1 ~ 1e-13: drawn as the small complement, never rounded away
     st = BL.structure(o)
     assert st.a1 < 1 and 1 - st.a1 >= Fraction(o.a1c)
 
@@ -640,13 +643,13 @@ def test_unrealisable_randomizer_is_refused():
 
 def test_reference_figures():
     """Computed independently (delta = 1e-6, k = 1000)."""
-    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOROracle(1000, 4.0)), 1e-6)
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, OUE(1000, 4.0)), 1e-6)
     assert eps == pytest.approx(0.02357, abs=1e-5)
     eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOR(1000, 2.0, symmetric=True)), 1e-6)
     assert eps == pytest.approx(0.03019, abs=1e-5)
-    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, HadamardOracle(1000, 4.0)), 1e-6)
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, HadamardResponse(1000, 4.0)), 1e-6)
     assert eps == pytest.approx(0.02358, abs=1e-5)
-    o = RAPPOROracle(1000, 6.0)
+    o = OUE(1000, 6.0)
     eps = BL.profile_epsilon(BL.blanket_profile(10 ** 4, o, block_frac=0.0), 1e-6)
     assert eps == pytest.approx(0.8257, abs=1e-4)
     blocked = BL.profile_epsilon(BL.blanket_profile(10 ** 4, o), 1e-6)
@@ -658,7 +661,7 @@ def test_krr_close_to_exact_attack():
     """k-RR through the correlated-law kernel sits above the exact k-RR attack and within 1e-4 of it."""
     from ldpcompress.accounting.profiles import KRRLowerProfile
     for n, eps0, k, rel in [(50, 1.0, 5, 0.1), (2000, 3.0, 20, 2e-3)]:
-        o = KRROracle(k, eps0)
+        o = KRR(k, eps0)
         ours = BL.blanket_profile(n, o, block_frac=0.0)
         low = KRRLowerProfile(n, eps0, k)
         for eps in [0.05, 0.3]:
@@ -667,7 +670,7 @@ def test_krr_close_to_exact_attack():
 
 
 def test_structures_from_oracles():
-    o = RAPPOROracle(100, 3.0)
+    o = OUE(100, 3.0)
     st = BL.structure(o)
     e = math.exp(3.0)
     assert st.gamma == pytest.approx((e + 1) / (2 * e), rel=1e-14)
@@ -675,18 +678,18 @@ def test_structures_from_oracles():
     sym = BL.structure(RAPPOR(100, 1.5, symmetric=True))
     assert sym.eps0 == pytest.approx(3.0, rel=1e-13)
     assert sym.gamma == pytest.approx(math.exp(-1.5), rel=1e-13)
-    had = BL.structure(HadamardOracle(100, 2.0))
+    had = BL.structure(HadamardResponse(100, 2.0))
     assert had.gamma == pytest.approx(2 / (math.exp(2.0) + 1), rel=1e-13)
-    sub = BL.structure(SubsetOracle(50, 2.0, d=7))
+    sub = BL.structure(SubsetSelection(50, 2.0, d=7))
     assert sub.gamma == pytest.approx(1 / (1 + 7 / 50 * math.expm1(2.0)), rel=1e-13)
-    olh = BL.structure(OLHOracle(100, 3.0))
+    olh = BL.structure(OLH(100, 3.0))
     assert olh.p11 >= olh.a ** 2  # affine family mod g: collisions at least 1/g
     pi = PIRappor(100, 3.0)
     assert BL.structure(pi).eps0 == pytest.approx(pi.eps, rel=1e-13)
 
 
 def test_olh_product_law_dominates_exact_law():
-    o = OLHOracle(40, 2.5)
+    o = OLH(40, 2.5)
     st = BL.structure(o)
     assert not st.independent and st.p11 > st.a ** 2
     for n in (5, 300):
@@ -697,11 +700,11 @@ def test_olh_product_law_dominates_exact_law():
         for eps in (0.05, 0.3, 1.0):
             assert dom.delta(eps, TOL) >= exact.delta(eps, TOL)
     with pytest.raises(ValueError, match="negatively correlated"):
-        BL.structure(SubsetOracle(20, 1.0, d=5)).dominating_independent()
+        BL.structure(SubsetSelection(20, 1.0, d=5)).dominating_independent()
 
 
 def test_parameters_are_validated():
-    o = RAPPOROracle(10, 1.0)
+    o = OUE(10, 1.0)
     for bad in (0, -3, 2.5, "10"):
         with pytest.raises((ValueError, TypeError), match="n"):
             BL.blanket_profile(bad, o)
@@ -720,12 +723,12 @@ def test_parameters_are_validated():
 
 
 def test_oracle_mismatch_is_an_error():
-    prof = BL.blanket_profile(1000, RAPPOROracle(100, 2.0))
-    prof.check_oracle(RAPPOROracle(100, 2.0))
+    prof = BL.blanket_profile(1000, OUE(100, 2.0))
+    prof.check_oracle(OUE(100, 2.0))
     with pytest.raises(ValueError, match="derived for rappor"):
         prof.check_oracle(PIRappor(100, 2.0))
     with pytest.raises(ValueError, match="derived for rappor"):
-        prof.check_oracle(RAPPOROracle(100, 2.5))
+        prof.check_oracle(OUE(100, 2.5))
     with pytest.raises(TypeError):
         BL.structure("oue")
     with pytest.raises(ValueError, match="no oracle-specific attack"):

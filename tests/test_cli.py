@@ -151,9 +151,9 @@ def test_demo_refuses_an_eps_beyond_the_range_naming_the_option(capsys):
 
 
 def test_subset_selection_at_large_eps():
-    from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
+    from ldpcompress.randomizers.subset import SubsetSelection
     for eps in (37.0, 60.0, 700.0):
-        o = SubsetOracle(10, eps)
+        o = SubsetSelection(10, eps)
         assert o.q1 > 0 and o.a1 <= 1 and math.isfinite(o.deletion_eps)
         lo, hi = o.ratio_bounds()
         assert 0 < lo <= hi < math.inf

@@ -8,7 +8,7 @@ import pytest
 from Crypto.Cipher import AES
 from scipy import stats
 
-from ldpcompress.compression import wire as reports
+from ldpcompress.compression import wire
 from ldpcompress.compression.sampler import compress, trials_for
 from ldpcompress.core.entropy import Entropy, deterministic_source
 from ldpcompress.core.prg import PRG, keystream, uniform_at
@@ -83,7 +83,7 @@ def test_exact_law_and_dp_bounds_with_a_toy_prg():
     x, n = 2, 40_000
     seen = np.zeros(2 ** SEED_BITS)
     for _ in range(n):
-        seed = reports.unpack(pr.encode(x))
+        seed = wire.unpack(pr.encode(x))
         seen[rand.toy_seed_value(seed)] += 1
     expected = n * laws[x]
     # pool the law into the decoded outputs (cells with enough mass) for the chi-square
@@ -121,7 +121,7 @@ def test_decode_is_deterministic_across_processes():
             "import sys; pr = compress(RAPPOR(64, 2.0));"
             "sys.stdout.write(''.join('1' if b else '0' for b in pr.decode(bytes([1]) + bytes(range(16)))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    here = compress(RAPPOR(64, 2.0)).decode(reports.pack(seed))
+    here = compress(RAPPOR(64, 2.0)).decode(wire.pack(seed))
     assert out == "".join("1" if b else "0" for b in here)
     # and it is the documented sampler: bit j = [u_j < a0] on the AES-CTR stream
     u = PRG(seed).uniform(64)

@@ -101,3 +101,30 @@ def test_to_frame_without_pandas_names_it(monkeypatch, krr_result):
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas -> ImportError
     with pytest.raises(ImportError, match=r"pip install 'ldpcompress\[pandas\]'.*pandas"):
         krr_result.to_frame()
+
+
+def test_aggregation_is_a_result_object(tmp_path):
+    """aggregate() returns a dict that reads as an object: attributes, the randomizer's own
+    intervals, a repr naming what was counted, an HTML table and a DataFrame."""
+    pytest.importorskip("pyarrow")
+    from ldpcompress.cli.main import main
+    from ldpcompress.scale import distributed
+    out = str(tmp_path / "set")
+    assert main(["simulate", "--n", "2000", "--oracle", "krr", "--k", "12", "--eps", "2",
+                 "--out", out]) == 0
+    res = distributed.aggregate([out], scheduler="memory")
+    assert res.n == res["n"] == 2000 and res.method == "memory"
+    assert np.array_equal(res.estimate, res["estimate"])
+    low, high = res.intervals(0.9)
+    want = KRR(12, 2.0).intervals(res["estimate"], 2000, 0.9)
+    assert np.array_equal(low, want[0]) and np.array_equal(high, want[1])
+    text = repr(res)
+    assert text.startswith("Aggregation(krr(") and "n = 2,000 reports" in text
+    page = res._repr_html_()
+    assert "<table>" in page and "the 10 largest of 12 entries" in page
+    with pytest.raises(AttributeError):
+        res.no_such_key
+    pytest.importorskip("pandas")
+    frame = res.to_frame(0.9)
+    assert list(frame.columns) == ["estimate", "low", "high"] and len(frame) == 12
+    assert np.allclose(frame["low"], low)

@@ -6,15 +6,15 @@ import time
 
 import numpy as np
 import pytest
+from shipped import frequency_cases, uncovered
 
 from ldpcompress.core.entropy import Entropy, deterministic_source
-from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
-from ldpcompress.randomizers.krr import KRR as KRROracle
-from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.hadamard import HadamardResponse
+from ldpcompress.randomizers.krr import KRR
+from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.pirappor import FieldReports, PIRappor, VectorPIRappor
-from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
-from ldpcompress.randomizers.rappor import RAPPOR
-from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
+from ldpcompress.randomizers.rappor import OUE, RAPPOR
+from ldpcompress.randomizers.subset import SubsetSelection
 
 
 def exact_report_law(oracle, x):
@@ -65,10 +65,15 @@ def test_vector_pi_rappor_pairwise_independence():
 
 ORACLES = [
     lambda: PIRappor(64, 2.0), lambda: PIRappor(64, 1.0, symmetric=True),
-    lambda: VectorPIRappor(64, 1.5, q=11), lambda: KRROracle(64, 2.0),
-    lambda: RAPPOROracle(64, 2.0), lambda: RAPPOR(64, 2.0, symmetric=True),
-    lambda: SubsetOracle(64, 1.0), lambda: OLHOracle(64, 2.0), lambda: HadamardOracle(64, 2.0),
+    lambda: VectorPIRappor(64, 1.5, q=11), lambda: KRR(64, 2.0),
+    lambda: OUE(64, 2.0), lambda: RAPPOR(64, 2.0, symmetric=True),
+    lambda: SubsetSelection(64, 1.0), lambda: OLH(64, 2.0), lambda: HadamardResponse(64, 2.0),
 ]
+
+
+def test_the_variance_check_covers_every_shipped_oracle():
+    # its own parameters (k = 64: the variance check needs many items), every shipped oracle
+    assert not uncovered([make() for make in ORACLES])
 
 
 @pytest.mark.parametrize("make", ORACLES)
@@ -142,7 +147,7 @@ def test_field_choice_and_wire_format():
     (lambda: VectorPIRappor(10, 0.01, q=5), ValueError),
     (lambda: PIRappor(10, 0.01, p=13), ValueError),
     (lambda: VectorPIRappor(10, 1.0, q=5).counts(np.full((2, 3), 7)), ValueError),
-    (lambda: KRROracle(1, 1.0), ValueError),
+    (lambda: KRR(1, 1.0), ValueError),
 ])
 def test_bad_input(call, exc):
     with pytest.raises(exc):
@@ -159,17 +164,17 @@ def _error(call):
 
 def test_hadamard_out_of_range_report_is_refused_not_a_memory_error():
     # was: counts ~1e19, a segfault or "free(): invalid next size" (bincount longer than K)
-    msg = _error(lambda: HadamardOracle(10, 1.0).estimate(np.array([1, 16])))
+    msg = _error(lambda: HadamardResponse(10, 1.0).estimate(np.array([1, 16])))
     assert "report 1" in msg and "[0, 16)" in msg
 
 
 @pytest.mark.parametrize("make, bad, first", [
-    (lambda: KRROracle(10, 1.0), np.array([3, 10, 2]), 1),
-    (lambda: KRROracle(10, 1.0), np.array([3, 4, -1]), 2),
-    (lambda: RAPPOROracle(3, 1.0), np.array([[0, 1, 0], [0, 2, 0]]), 1),
-    (lambda: SubsetOracle(6, 1.0, d=2), np.array([[0, 1], [2, 6]]), 1),
-    (lambda: SubsetOracle(6, 1.0, d=2), np.array([[0, 1], [3, 3]]), 1),  # one user counted twice
-    (lambda: OLHOracle(6, 1.0), np.array([[1, 2, 0], [1, 2, 99]]), 1),
+    (lambda: KRR(10, 1.0), np.array([3, 10, 2]), 1),
+    (lambda: KRR(10, 1.0), np.array([3, 4, -1]), 2),
+    (lambda: OUE(3, 1.0), np.array([[0, 1, 0], [0, 2, 0]]), 1),
+    (lambda: SubsetSelection(6, 1.0, d=2), np.array([[0, 1], [2, 6]]), 1),
+    (lambda: SubsetSelection(6, 1.0, d=2), np.array([[0, 1], [3, 3]]), 1),  # one user counted twice
+    (lambda: OLH(6, 1.0), np.array([[1, 2, 0], [1, 2, 99]]), 1),
     (lambda: VectorPIRappor(10, 1.0, q=5), np.array([[0, 0, 0], [0, 5, 0]]), 1),
 ])
 def test_out_of_range_reports_name_the_first_bad_one(make, bad, first):
@@ -180,16 +185,16 @@ def test_out_of_range_reports_name_the_first_bad_one(make, bad, first):
 
 
 @pytest.mark.parametrize("make, bad", [
-    (lambda: KRROracle(10, 1.0), np.array([1.0, 2.0])),          # floats, even integral
-    (lambda: KRROracle(10, 1.0), np.array([1, np.nan])),
-    (lambda: KRROracle(10, 1.0), np.array([[1, 2]])),            # wrong rank
-    (lambda: KRROracle(10, 1.0), np.array([True, False])),
-    (lambda: RAPPOROracle(3, 1.0), np.ones((2, 4), dtype=bool)),  # wrong width
-    (lambda: RAPPOROracle(3, 1.0), np.ones(3, dtype=bool)),
-    (lambda: SubsetOracle(6, 1.0, d=2), np.array([[0, 1, 2]])),
-    (lambda: OLHOracle(6, 1.0), np.array([[1, 2]])),
-    (lambda: HadamardOracle(10, 1.0), np.array(["1"])),
-    (lambda: HadamardOracle(10, 1.0), [1, [2, 3]]),                # ragged
+    (lambda: KRR(10, 1.0), np.array([1.0, 2.0])),          # floats, even integral
+    (lambda: KRR(10, 1.0), np.array([1, np.nan])),
+    (lambda: KRR(10, 1.0), np.array([[1, 2]])),            # wrong rank
+    (lambda: KRR(10, 1.0), np.array([True, False])),
+    (lambda: OUE(3, 1.0), np.ones((2, 4), dtype=bool)),  # wrong width
+    (lambda: OUE(3, 1.0), np.ones(3, dtype=bool)),
+    (lambda: SubsetSelection(6, 1.0, d=2), np.array([[0, 1, 2]])),
+    (lambda: OLH(6, 1.0), np.array([[1, 2]])),
+    (lambda: HadamardResponse(10, 1.0), np.array(["1"])),
+    (lambda: HadamardResponse(10, 1.0), [1, [2, 3]]),                # ragged
 ])
 def test_malformed_report_batches_are_refused(make, bad):
     oracle = make()
@@ -198,14 +203,17 @@ def test_malformed_report_batches_are_refused(make, bad):
 
 def test_uint64_and_python_int_reports_do_not_wrap():
     # 2^64 - 1 would wrap to -1 in an int64 cast, 2^70 overflows: both must be refused
-    assert "report 1" in _error(lambda: KRROracle(10, 1.0).counts(
+    assert "report 1" in _error(lambda: KRR(10, 1.0).counts(
         np.array([1, 2 ** 64 - 1], dtype=np.uint64)))
-    assert "report 1" in _error(lambda: KRROracle(10, 1.0).counts([1, 2 ** 70]))
-    assert KRROracle(10, 1.0).counts(np.array([9, 9], dtype=np.uint8)).tolist() == [0] * 9 + [2]
+    assert "report 1" in _error(lambda: KRR(10, 1.0).counts([1, 2 ** 70]))
+    assert KRR(10, 1.0).counts(np.array([9, 9], dtype=np.uint8)).tolist() == [0] * 9 + [2]
 
 
-@pytest.mark.parametrize("make", ORACLES)
-def test_empty_batch_gives_zero_estimates(make):
+FREQUENCY = frequency_cases()
+
+
+@pytest.mark.parametrize("name,make,inputs", FREQUENCY, ids=[c[0] for c in FREQUENCY])
+def test_empty_batch_gives_zero_estimates(name, make, inputs):
     oracle = make()
     empty = (FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), oracle.p)
              if isinstance(oracle, PIRappor) else np.array([], dtype=np.int64))
@@ -214,8 +222,8 @@ def test_empty_batch_gives_zero_estimates(make):
     assert oracle.count_one(empty, 0) == 0
 
 
-@pytest.mark.parametrize("make", ORACLES)
-def test_count_one_checks_the_item(make):
+@pytest.mark.parametrize("name,make,inputs", FREQUENCY, ids=[c[0] for c in FREQUENCY])
+def test_count_one_checks_the_item(name, make, inputs):
     oracle = make()
     reps = oracle.randomize_many(np.arange(oracle.k))
     for j in (oracle.k, -1, 2.5, "0", True):
@@ -249,7 +257,7 @@ def test_large_eps_builds_fast_or_refuses(eps):
         reps = oracle.randomize_many(np.arange(16))
         assert oracle.counts(reps, "direct").tolist() == oracle.counts(reps, "enum").tolist()
     try:
-        OLHOracle(16, eps)
+        OLH(16, eps)
     except ValueError as err:
         assert "eps must be in (0, 20" in str(err)
     assert time.perf_counter() - start < 2.0
@@ -278,22 +286,22 @@ def test_miller_rabin_exact_above_2_31():
 @pytest.mark.parametrize("call", [
     lambda: RAPPOR(10, 1.0, symmetric="yes"),
     lambda: PIRappor(10, 1.0, symmetric=1),
-    lambda: KRROracle(2.7, 1.0), lambda: KRROracle(float("inf"), 1.0),
-    lambda: KRROracle(10, float("nan")), lambda: KRROracle(10, 1000.0),
-    lambda: SubsetOracle(10, 1.0, d=2.5), lambda: VectorPIRappor(10, 1.0, q=5, t=1.5),
-    lambda: HadamardOracle(10, float("inf")),
+    lambda: KRR(2.7, 1.0), lambda: KRR(float("inf"), 1.0),
+    lambda: KRR(10, float("nan")), lambda: KRR(10, 1000.0),
+    lambda: SubsetSelection(10, 1.0, d=2.5), lambda: VectorPIRappor(10, 1.0, q=5, t=1.5),
+    lambda: HadamardResponse(10, float("inf")),
 ])
 def test_constructor_parameters_refused(call):
     _error(call)
 
 
 def test_integral_floats_accepted():
-    assert KRROracle(1e3, 1.0).k == 1000 and SubsetOracle(10, 1.0, d=3.0).d == 3
+    assert KRR(1e3, 1.0).k == 1000 and SubsetSelection(10, 1.0, d=3.0).d == 3
 
 
 def test_server_memory_refused_with_the_figure():
     # k ~ 2^31 from a report file's metadata: the histogram alone is 16 GiB
-    msg = _error(lambda: KRROracle(2 ** 31 - 1, 1.0).counts(np.array([0])))
+    msg = _error(lambda: KRR(2 ** 31 - 1, 1.0).counts(np.array([0])))
     assert "16.0 GiB" in msg and "reduce k" in msg
-    msg = _error(lambda: RAPPOROracle(10 ** 6, 1.0).randomize_many(np.zeros(10 ** 4, np.int64)))
+    msg = _error(lambda: OUE(10 ** 6, 1.0).randomize_many(np.zeros(10 ** 4, np.int64)))
     assert "GiB" in msg and "n" in msg

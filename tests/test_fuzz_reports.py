@@ -14,18 +14,16 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shipped import uncovered
 
-from ldpcompress.compression import wire as wire
+from ldpcompress.compression import wire
 from ldpcompress.compression.sampler import compress
-from ldpcompress.randomizers.hadamard import HadamardResponse as HadamardOracle
+from ldpcompress.randomizers.hadamard import HadamardResponse
 from ldpcompress.randomizers.krr import KRR
-from ldpcompress.randomizers.krr import KRR as KRROracle
-from ldpcompress.randomizers.olh import OLH as OLHOracle
+from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.pirappor import FieldReports, PIRappor, VectorPIRappor
-from ldpcompress.randomizers.rappor import OUE as RAPPOROracle
-from ldpcompress.randomizers.rappor import RAPPOR
+from ldpcompress.randomizers.rappor import OUE, RAPPOR
 from ldpcompress.randomizers.subset import SubsetSelection
-from ldpcompress.randomizers.subset import SubsetSelection as SubsetOracle
 
 FUZZ = settings(max_examples=80, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -75,15 +73,15 @@ def reference_counts(o, rows, supports):
 
 # oracle, width of a report (None: scalar reports), bound of each column, bits allowed, rule
 CASES = {
-    "krr": (lambda: KRROracle(K, 1.0), None, lambda o: [o.k], krr_supports),
+    "krr": (lambda: KRR(K, 1.0), None, lambda o: [o.k], krr_supports),
     "krr-randomizer": (lambda: KRR(K, 1.0), None, lambda o: [o.k], krr_supports),
-    "rappor": (lambda: RAPPOROracle(K, 1.0), K, lambda o: [2] * o.k, rappor_supports),
+    "rappor": (lambda: OUE(K, 1.0), K, lambda o: [2] * o.k, rappor_supports),
     "rappor-sym": (lambda: RAPPOR(K, 1.0), K, lambda o: [2] * o.k, rappor_supports),
-    "subset": (lambda: SubsetOracle(K, 0.5, d=2), 2, lambda o: [o.k] * 2, subset_supports),
+    "subset": (lambda: SubsetSelection(K, 0.5, d=2), 2, lambda o: [o.k] * 2, subset_supports),
     "subset-randomizer": (lambda: SubsetSelection(K, 0.5, d=3), 3, lambda o: [o.k] * 3,
                           subset_supports),
-    "olh": (lambda: OLHOracle(K, 1.0), 3, lambda o: [o.p, o.p, o.g], olh_supports),
-    "hadamard": (lambda: HadamardOracle(K, 1.0), None, lambda o: [o.big_k], hadamard_supports),
+    "olh": (lambda: OLH(K, 1.0), 3, lambda o: [o.p, o.p, o.g], olh_supports),
+    "hadamard": (lambda: HadamardResponse(K, 1.0), None, lambda o: [o.big_k], hadamard_supports),
     "vector-pi-rappor": (lambda: VectorPIRappor(K, 1.0, q=3), 3, lambda o: [o.q] * 3,
                          vector_supports),
 }
@@ -219,6 +217,12 @@ def hostile_field_reports(draw, p):
     return FieldReports(arr(n), arr(m_b), field)
 
 
+def test_hostile_report_cases_cover_every_shipped_oracle():
+    # CASES (brute-force rules by class) and PI-RAPPOR (FieldReports, both variants) below
+    pi = [PIRappor(K, 1.0, symmetric=s, p=13) for s in (False, True)]
+    assert not uncovered(list(ORACLES.values()) + pi)
+
+
 @pytest.mark.parametrize("symmetric", [False, True])
 def test_pi_rappor_hostile_reports(symmetric):
     oracle = PIRappor(K, 1.0, symmetric=symmetric, p=13)
@@ -307,9 +311,9 @@ NUMBERS = st.one_of(st.integers(-5, 70), st.integers(-2 ** 70, 2 ** 70),
                     st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(
                         [0, 1, 2, 1e3, 2.7, 2 ** 31 - 1, 2 ** 31, 1e300, True, "3", None, 16.0]))
 CONSTRUCTORS = {
-    "krr": lambda k, e, x: KRROracle(k, e), "rappor": lambda k, e, x: RAPPOR(k, e, x),
-    "subset": lambda k, e, x: SubsetOracle(k, e, x), "olh": lambda k, e, x: OLHOracle(k, e),
-    "hadamard": lambda k, e, x: HadamardOracle(k, e),
+    "krr": lambda k, e, x: KRR(k, e), "rappor": lambda k, e, x: RAPPOR(k, e, x),
+    "subset": lambda k, e, x: SubsetSelection(k, e, x), "olh": lambda k, e, x: OLH(k, e),
+    "hadamard": lambda k, e, x: HadamardResponse(k, e),
     "pi-rappor": lambda k, e, x: PIRappor(k, e, x),
     "pi-rappor-p": lambda k, e, x: PIRappor(5, e, p=x),
     "vector": lambda k, e, x: VectorPIRappor(k, e, q=x),

@@ -310,3 +310,17 @@ def test_mean_cli_warns_before_a_long_run(capsys, monkeypatch):
 def test_mean_cli_small_run_has_no_warning(capsys):
     code, _, err = _mean_cli(["--d", "50", "--n", "200", "--eps", "4"], capsys)
     assert code == 0 and err == ""
+
+
+def test_split_hint_names_a_function_that_exists_and_runs():
+    # was: the hint named `mean.choose_split(...)`, which no module has
+    import importlib
+    with pytest.raises(ValueError) as err:
+        SP.CompressedPrivUnit2(100, 14.0, split=1)
+    found = re.search(r"([\w.]+)\.(\w+)\((\d+), ([\d.e+-]+)\) finds K", str(err.value))
+    assert found, str(err.value)
+    module, name, d, eps = found.groups()
+    fn = getattr(importlib.import_module(module), name)
+    k = fn(int(d), float(eps))
+    assert (int(d), float(eps)) == (100, 14.0)
+    assert SP.CompressedPrivUnit2(100, 14.0, split=k).expected_trials <= 1000.0

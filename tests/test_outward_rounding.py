@@ -162,3 +162,31 @@ def test_krr_attack_uses_eps0_rounded_down():
                     low = L.delta(n, eps=eps, oracle=oracle).lower
                     exact = mp_krr_attack_delta(n, k, e0, mp.mpf(eps))
                     assert mp.mpf(low) <= exact, (k, eps0, n, eps, low, exact)
+
+
+def test_underflowed_delta_is_the_smallest_double_not_zero():
+    """A Gaussian's delta is positive at every eps: its PLD's mass above the grid and the
+    closed form are reported as positive doubles when they underflow, and composed infinity
+    atoms keep tiny masses (P(either) = a + b (1 - a), not 1 - (1 - a)(1 - b) = 0)."""
+    from ldpcompress.accounting import gaussian as G
+    from ldpcompress.accounting import pld as P
+    assert P.gaussian(3e4, h=0.04).dirs[0].inf_mass > 0.0
+    assert G.delta_bracket(1.0 / 3e4, 5.0)[1] > 0.0
+    from ldpcompress.accounting.sampled import GaussianNoise  # its remove loss is unbounded
+    assert GaussianNoise(0.8, 0.01).delta("remove", 3000.0)[0] > 0.0
+    assert GaussianNoise(0.8, 0.01).delta("add", 0.5)[0] == 0.0  # add's loss <= -log(1 - q)
+    tiny = P.approx_dp(1.0, 1e-320, h=0.01)
+    assert tiny.compose(tiny).dirs[0].inf_mass >= 2e-320  # exact: 2e-320 - 1e-640
+    # pure DP at eps >= its total loss: delta is exactly 0, and so reported
+    assert Accountant().compose(PureDP(1.0), times=3).delta(3.0, method="kov").value == 0.0
+
+
+def test_dots_atoms_span_the_whole_eps_range():
+    """Connect-the-dots atoms of a profile evaluated from 0 to 700 (mirrored to -700): the
+    hull's e^b - e^a across a gap over 709 overflowed expm1. Profile 1/2 up to 700, then 0:
+    the atoms are 1/2 at loss 0 and 1/2 at 700 (each point's delta is then reproduced)."""
+    from ldpcompress.accounting import pld as P
+    losses, masses, inf_mass = P.profile_atoms_at(lambda e: 0.5 if e < 700 else 0.0,
+                                                  np.array([0.0, 1.0, 700.0]))
+    atoms = dict(zip(losses.tolist(), masses.tolist()))
+    assert inf_mass == 0.0 and atoms[0.0] == pytest.approx(0.5) and atoms[700.0] == 0.5

@@ -149,3 +149,20 @@ def test_cli_plot_amplification_of_an_oracle_and_frequency_options(tmp_path, cap
     ]:
         assert main(argv + ["--out", str(tmp_path / "x.png")]) == 2
         assert says in capsys.readouterr().err
+
+
+def test_own_curve_follows_the_randomizers_kernel_at_every_n():
+    """k-RR's own bound is its pair kernel above ~2e6 users and a scalar randomizer's is its
+    lattice blanket: the curve showed n/a ("not computed") there, though the query answered."""
+    data = plots.amplification_curves(4.0, [10 ** 6, 3 * 10 ** 6], 1e-6, k=100)
+    for i, n in enumerate(data["n"]):
+        res = L.epsilon(n, 4.0, 1e-6, k=100)
+        assert data["krr_blanket"][i] == res.value  # the smallest bound is k-RR's own
+        assert data["lower"][i] <= data["krr_blanket"][i]
+    assert "krr_blanket" not in data["na"]
+    from ldpcompress.randomizers import LaplaceScalar
+    lap = LaplaceScalar(0.0, 1.0, 2.0)
+    data = plots.amplification_curves(None, [10 ** 4], 1e-6, oracle=lap)
+    res = L.epsilon(10 ** 4, delta=1e-6, oracle=lap)
+    assert res.method == "blanket_scalar" and data["oracle"] == [res.value]
+    assert not data["na"]

@@ -45,7 +45,8 @@ __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_
            "general_epsilon", "general_delta",
            "CLOSED_FORM_LABEL", "closed_form_epsilon", "closed_form_delta", "krr_split_epsilon",
            "krr_split_delta", "krr_blanket_epsilon", "krr_blanket_delta", "lower_epsilon",
-           "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "epsilon", "delta"]
+           "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "approx_extra_delta",
+           "epsilon", "delta"]
 
 
 
@@ -237,6 +238,11 @@ def closed_form_epsilon(n, eps0, delta) -> Bound:
     """FMT21 Thm 3.1: log(1 + (e^eps0-1)/(e^eps0+1) (8 sqrt(e^eps0 L / n) + 8 e^eps0/n)),
     L = log(4/delta), valid only when eps0 <= log(n / (16 L)) (docs/theory.md §2.1-2.3)."""
     n, eps0, delta = V.users(n), V.local_eps0(eps0), V.probability_open(delta, "delta")
+    return _closed_form_epsilon(n, eps0, delta)
+
+
+def _closed_form_epsilon(n: int, eps0: float, delta: float) -> Bound:
+    """closed_form_epsilon of validated arguments (what :func:`epsilon` asks, once checked)."""
     start = time.perf_counter()
     log4d = math.log(4.0) - math.log(delta)
     if not _closed_form_condition(n, eps0, log4d):
@@ -254,6 +260,11 @@ def closed_form_epsilon(n, eps0, delta) -> Bound:
 def closed_form_delta(n, eps0, eps) -> Bound:
     """The smallest delta for which Thm 3.1 certifies eps (solved for L = log(4/delta))."""
     n, eps0, eps = V.users(n), V.local_eps0(eps0), V.nonnegative(eps, "eps")
+    return _closed_form_delta(n, eps0, eps)
+
+
+def _closed_form_delta(n: int, eps0: float, eps: float) -> Bound:
+    """closed_form_delta of validated arguments (what :func:`delta` asks, once checked)."""
     if eps >= eps0:
         return Bound("closed_form", CLOSED_FORM_LABEL, 0.0, note="eps >= eps0")
     e0 = math.exp(eps0)
@@ -336,7 +347,9 @@ def lower_delta(n, eps0, eps, k=None) -> Bound:
 APPROX_LABEL = "approximate-DP randomizer (FMT21 Thm 3.8)"
 
 
-def _approx_extra(n: int, eps0: float, delta0: float, eps: float) -> float:
+def approx_extra_delta(n: int, eps0: float, delta0: float, eps: float) -> float:
+    """The term FMT21 Thm 3.8 adds for delta0 > 0: (e^eps + 1)(1 + e^-eps0/2) n delta0 (inf when
+    e^eps leaves the double range and delta0 > 0). Arguments already validated."""
     if eps > EXP_MAX:  # the term exceeds any delta < 1 unless delta0 = 0
         return math.inf if delta0 > 0.0 else 0.0
     return (math.exp(eps) + 1.0) * (1.0 + 0.5 * math.exp(-eps0)) * n * delta0
@@ -347,9 +360,13 @@ def approx_delta(n, eps0, delta0, eps) -> Bound:
     at most delta0 once eps >= eps0 (one report is (eps0, delta0)-DP)."""
     n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     delta0 = V.probability_closed_open(delta0, "delta0")
-    eps = V.nonnegative(eps, "eps")
+    return _approx_delta(n, eps0, delta0, V.nonnegative(eps, "eps"))
+
+
+def _approx_delta(n: int, eps0: float, delta0: float, eps: float) -> Bound:
+    """approx_delta of validated arguments."""
     prof = GeneralProfile(n, eps0)
-    value = min(1.0, round_up(prof.delta_at(eps) + _approx_extra(n, eps0, delta0, eps)))
+    value = min(1.0, round_up(prof.delta_at(eps) + approx_extra_delta(n, eps0, delta0, eps)))
     if eps >= eps0:
         value = min(value, delta0)
     return Bound("approx", APPROX_LABEL, value)
@@ -360,11 +377,15 @@ def approx_epsilon(n, eps0, delta0, delta) -> Bound:
     is found first, then the decreasing branch is solved); eps0 if delta >= delta0 is smaller."""
     n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     delta0 = V.probability_closed_open(delta0, "delta0")
-    delta = V.probability_open(delta, "delta")
+    return _approx_epsilon(n, eps0, delta0, V.probability_open(delta, "delta"))
+
+
+def _approx_epsilon(n: int, eps0: float, delta0: float, delta: float) -> Bound:
+    """approx_epsilon of validated arguments."""
     start = time.perf_counter()
     prof = GeneralProfile(n, eps0)
     tol = window_tol(delta)
-    total = lambda e: prof.delta(e, tol) + _approx_extra(n, eps0, delta0, e)
+    total = lambda e: prof.delta(e, tol) + approx_extra_delta(n, eps0, delta0, e)
     x_min, _ = golden_min(total, 0.0, eps0)  # the minimiser of the convex total on [0, eps0]
     candidates = []
     if total(x_min) <= delta:
@@ -532,11 +553,11 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
     start = time.perf_counter()
     low = None
     if not q.uppers:  # approximate-DP randomizer
-        bounds = [approx_epsilon(q.n, q.eps0, q.params["delta0"], delta)]
+        bounds = [_approx_epsilon(q.n, q.eps0, q.params["delta0"], delta)]
         if not bounds[0].applicable:
             raise NoSoundBound(f"no sound eps at delta={delta}: {bounds[0].note}")
     else:
-        bounds = [closed_form_epsilon(q.n, q.eps0, delta)] if q.closed_form else []
+        bounds = [_closed_form_epsilon(q.n, q.eps0, delta)] if q.closed_form else []
         bounds += [_eps_bound(p, delta) for p in q.uppers]
         if lower and q.lower is not None:
             _, best_up = best_upper(bounds)
@@ -565,9 +586,9 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
     start = time.perf_counter()
     low = None
     if not q.uppers:
-        bounds = [approx_delta(q.n, q.eps0, q.params["delta0"], eps)]
+        bounds = [_approx_delta(q.n, q.eps0, q.params["delta0"], eps)]
     else:
-        bounds = [closed_form_delta(q.n, q.eps0, eps)] if q.closed_form else []
+        bounds = [_closed_form_delta(q.n, q.eps0, eps)] if q.closed_form else []
         bounds += [_delta_bound(p, eps) for p in q.uppers]
         if lower and q.lower is not None:
             lb = _delta_bound(q.lower, eps)

@@ -13,7 +13,7 @@ only needs the law of (b1, b2) = (b(Y, x1), b(Y, x1')) under w:
 
 ``structure(oracle)`` asks the oracle object for (a, a1, law), which it derives from itself as
 implemented (its realised a0/a1, field, hash family, buckets), exactly in rational arithmetic
-on the realised floats (``ldpcompress.structure``).
+on the realised floats (``ldpcompress.randomizers.structure``).
 
 API (what the accountant and amplification.epsilon call):
 
@@ -102,7 +102,7 @@ def require_structure(oracle) -> ShuffleStructure:
 
 
 # ---------------------------------------------------------------------------------------------
-# Profiles (same interface as ldpcompress.profiles.Profile).
+# Profiles (same interface as ldpcompress.accounting.profiles.Profile).
 # ---------------------------------------------------------------------------------------------
 
 class OracleProfile(Profile):
@@ -273,7 +273,7 @@ class OracleLowerProfile(OracleProfile):
 # ---------------------------------------------------------------------------------------------
 
 def profile_epsilon(profile: Profile, delta: float) -> float:
-    """eps(delta) of a profile by ldpcompress.solve (upper end for upper bounds)."""
+    """eps(delta) of a profile by ldpcompress.accounting.solve (upper end for upper bounds)."""
     from .profiles import window_tol
     from .solve import epsilon_for_delta
 

@@ -21,6 +21,7 @@ import math
 from scipy import special
 
 from ..core import validate as V
+from ..core.numerics import SUBNORMAL_ULP as _TINY
 from ..core.numerics import UNIT_ROUNDOFF as _U
 
 __all__ = ["compose_mu", "delta_bracket", "epsilon_bracket", "bisect"]
@@ -51,12 +52,16 @@ def _difference(log_a: float, log_b: float, up: bool) -> float:
     """A - B from log A, log B, rounded up (or down): A (-expm1(d)) with d = log B - log A moved
     by its own rounding, the exp and the product by 8 ulps."""
     if log_a == -math.inf or log_b >= log_a:
-        return 1e-300 if up and log_a > -math.inf else 0.0
+        return _TINY if up and log_a > -math.inf else 0.0
     d = log_b - log_a
     d = d - 2.0 * _U * abs(d) if up else d + 2.0 * _U * abs(d)
     value = math.exp(log_a) * -math.expm1(d)
-    value = value * (1.0 + 8.0 * _U) + 1e-300 if up else value * (1.0 - 8.0 * _U)
-    return min(1.0, max(0.0, value))
+    if not up:
+        return min(1.0, max(0.0, value * (1.0 - 8.0 * _U)))
+    # in the subnormal range exp and the product each lose up to one absolute ulp (2^-1074):
+    # 4 of them are added, so an underflowed difference is reported as a positive double,
+    # never 0 (the Gaussian's delta is positive at every finite eps)
+    return min(1.0, value * (1.0 + 8.0 * _U) + 4.0 * _TINY)
 
 
 def delta_bracket(mu: float, eps: float) -> tuple[float, float]:

@@ -200,7 +200,7 @@ def _thm38_floor(n: int, eps0: float, eps: float, delta: float, delta0: float) -
     search for n, and every returned n is verified by the forward query."""
     prof = GeneralProfile(n, eps0)
     tol = window_tol(delta)
-    total = lambda e: prof.delta(e, tol) + amp._approx_extra(n, eps0, delta0, e)  # noqa: E731
+    total = lambda e: prof.delta(e, tol) + amp.approx_extra_delta(n, eps0, delta0, e)  # noqa: E731
     _, low = golden_min(total, 0.0, min(eps, eps0), iterations=40)
     return min(low, total(0.0), total(min(eps, eps0)))
 
@@ -221,7 +221,7 @@ def _min_n_window(ok, eps0: float, eps: float, delta: float, delta0: float) -> i
         return 1
     per_user = 2.0 * (1.0 + 0.5 * math.exp(-eps0)) * delta0
     n_max = min(N_CAP, int(math.floor(delta / per_user)))
-    while n_max >= 1 and amp._approx_extra(n_max, eps0, delta0, 0.0) > delta:
+    while n_max >= 1 and amp.approx_extra_delta(n_max, eps0, delta0, 0.0) > delta:
         n_max -= 1
     if n_max < 2:
         raise ValueError(f"no n certifies ({eps}, {delta})-DP with delta0 = {delta0}: the Thm "

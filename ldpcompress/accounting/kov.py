@@ -9,6 +9,7 @@ import math
 from fractions import Fraction
 
 from ..core import validate as V
+from ..core.numerics import SUBNORMAL_ULP
 from ..kernels.kov import kov_log_delta_i
 
 __all__ = ["kov_point", "kov_delta", "kov_epsilon"]
@@ -30,7 +31,10 @@ def kov_point(eps: float, delta: float, k: int, i: int) -> tuple[float, float]:
         return _times_up(k - 2 * i, eps), 1.0
     tail = math.log1p(-math.exp(log_di)) if log_di > -math.inf else 0.0
     dg = -math.expm1(k * math.log1p(-delta) + tail)
-    return _times_up(k - 2 * i, eps), min(1.0, max(0.0, dg * (1.0 + 1e-12)))
+    dg = min(1.0, max(0.0, dg * (1.0 + 1e-12)))
+    if delta > 0.0 or log_di > -math.inf:  # delta_g > 0: an underflow is the smallest double
+        dg = max(dg, SUBNORMAL_ULP)
+    return _times_up(k - 2 * i, eps), dg
 
 
 def _times_up(m: int, eps: float) -> float:

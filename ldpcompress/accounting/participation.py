@@ -523,13 +523,23 @@ def dots_grid(delta_fn, cap: float, eps0: float, sampling: Sampling, points: int
     (pld.profile_atoms_at): ``points`` evenly spread on [0, e_hi], e_hi the first of s, 2 s,
     4 s, ... (s = log(1 + wt (e^eps0 - 1))/64) where the profile is at most DOTS_FLOOR, then
     the cap when it is finite and beyond (the profile is 0 there; the chord from e_hi to it
-    lies above the convex profile). Poisson add/remove has no cap: the profile at e_hi, at
-    most DOTS_FLOOR, becomes the infinity atom."""
+    lies above the convex profile). Poisson add/remove has no cap: the profile at e_hi becomes
+    the infinity atom, e_hi being where the profile is at most DOTS_FLOOR or, past the scale s 64,
+    where it no longer falls (to 1e-12 of itself over a doubling): the report count's infinite
+    loss has mass about gamma^n, so at small n the profile levels off at it (n = 1: at gamma,
+    from eps = 0) and a grid run on to eps = 700 overflowed the dots' e^eps. The infinity atom
+    is the profile's value at e_hi whatever the rule, so the rule decides tightness only."""
     wt, _ = sampling.weights()
     top = min(cap, EXP_MAX)
-    e_hi = min(top, max(1e-9, math.log1p(wt * math.expm1(min(eps0, EXP_MAX))) / 64.0))
-    while e_hi < top and delta_fn(e_hi) > DOTS_FLOOR:
-        e_hi = min(top, 2.0 * e_hi)
+    scale = math.log1p(wt * math.expm1(min(eps0, EXP_MAX)))
+    e_hi = min(top, max(1e-9, scale / 64.0))
+    value = delta_fn(e_hi)
+    while e_hi < top and value > DOTS_FLOOR:
+        nxt = min(top, 2.0 * e_hi)
+        after = delta_fn(nxt)
+        if not math.isfinite(cap) and e_hi >= scale and after >= value * (1.0 - 1e-12):
+            break  # level: the rest of the profile is (all but) its infinity atom
+        e_hi, value = nxt, after
     grid = np.linspace(0.0, e_hi, points)
     if math.isfinite(cap) and cap > e_hi:
         grid = np.append(grid, min(cap, EXP_MAX))

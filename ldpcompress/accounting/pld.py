@@ -251,7 +251,11 @@ def _fft_conv(a: np.ndarray, b: np.ndarray):
 
 def _convolve(x: Direction, y: Direction, upper: bool, max_size: int) -> Direction:
     pmf, err = _fft_conv(x.pmf, y.pmf)
-    inf_mass = 1.0 - (1.0 - x.inf_mass) * (1.0 - y.inf_mass)
+    # P(either infinite) = a + b (1 - a): unlike 1 - (1 - a)(1 - b), tiny masses survive;
+    # an upper grid rounds it up past the two roundings
+    inf_mass = x.inf_mass + y.inf_mass * (1.0 - x.inf_mass)
+    if upper and inf_mass > 0.0:
+        inf_mass = math.nextafter(inf_mass * (1.0 + 2.0 * UNIT_ROUNDOFF), math.inf)
     # Entries below the FFT error bound are noise: tails of that mass are cut too.
     lo, pmf, inf_mass, pushed = _trim(x.lo + y.lo, pmf, inf_mass, upper, max_size, max(TAIL, err))
     return Direction(lo, pmf, min(inf_mass, 1.0), x.err + y.err + err,
@@ -291,10 +295,6 @@ def _delta_at(d: Direction, sums, eps: np.ndarray, upper: bool) -> np.ndarray:
         factor = np.where(np.isfinite(top), np.exp(np.minimum(eps - top, 0.0)), 0.0)
     val = d.inf_mass + s1[i] - factor * r[i] + _slack(d, s1[i], upper)
     return np.clip(val, 0.0, 1.0)
-
-
-def _delta_dir(d: Direction, h: float, eps: np.ndarray, upper: bool) -> np.ndarray:
-    return _delta_at(d, _suffix_sums(d, h), eps, upper)
 
 
 def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> float:
@@ -498,7 +498,9 @@ def gaussian(sigma: float, sensitivity: float = 1.0, h: float = 1e-4, upper: boo
     cells[left] = (cdf[1:] - cdf[:-1])[left]
     below, above = cdf[0], upper_tail[-1]
     if upper:  # each cell's mass goes to its right end; beyond the range: bottom / infinity
-        losses, inf_mass = edges[1:], above
+        # the loss is unbounded: the mass above the grid is positive even when its float (and
+        # that of the cells next to it) underflows, so the atom is at least the next double up
+        losses, inf_mass = edges[1:], math.nextafter(float(above), math.inf)
         cells[0] += below
     else:
         losses, inf_mass = edges[:-1], 0.0
@@ -579,8 +581,11 @@ def _dots_to_atoms(eps: np.ndarray, dl: np.ndarray):
     last = np.append(np.diff(x) > 0, True)
     x, dl, eps = x[last], dl[last], eps[last]
     # e^b - e^a = e^a expm1(b - a): the rounded e^eps near 1 (tiny eps) would cost the
-    # differences all their digits
-    dx = lambda a, b: x[a] * math.expm1(eps[b] - eps[a])  # noqa: E731
+    # differences all their digits; past a gap of EXP_MAX (eps in [-EXP_MAX, EXP_MAX]) expm1 would
+    # overflow, and e^b - e^a loses nothing
+    def dx(a, b):
+        gap = eps[b] - eps[a]
+        return x[a] * math.expm1(gap) if gap <= EXP_MAX else x[b] - x[a]
     hull: list[int] = []
     for i in range(x.size):  # monotone chain, lower hull
         while len(hull) >= 2:

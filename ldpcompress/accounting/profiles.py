@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..core import validate as V
 from ..core.numerics import TOL_MIN, UNIT_ROUNDOFF
 from ..kernels.binomial import binom_window
@@ -20,7 +18,7 @@ from .rounding import round_down
 
 __all__ = ["window_tol", "Profile", "general_pair", "general_split",
            "krr_split_pair", "GeneralProfile", "KRRSplitProfile", "KRRBlanketProfile",
-           "BinaryLowerProfile", "KRRLowerProfile", "as_array_delta"]
+           "BinaryLowerProfile", "KRRLowerProfile"]
 
 
 
@@ -204,8 +202,3 @@ class KRRLowerProfile(Profile):
 
     def _delta(self, eps, tol):
         return round_down(krr_lower_delta(self.n, self.k, self.eps0, eps, max(tol, 1e-40)))
-
-
-def as_array_delta(profile: Profile, eps: np.ndarray) -> np.ndarray:
-    """profile.delta_at over an array of eps."""
-    return np.array([profile.delta_at(float(e)) for e in eps])

@@ -35,6 +35,7 @@ import math
 import numpy as np
 from scipy import special
 
+from ..core.numerics import SUBNORMAL_ULP
 from ..core.numerics import UNIT_ROUNDOFF as _U
 from . import pld as P
 
@@ -130,8 +131,12 @@ class SampledNoise:
             size = big_a + np.exp(np.minimum(log_b, 0.0))
         rel = 64.0 * _U * (1.0 + np.abs(np.nan_to_num(log_p, neginf=0.0))
                            + np.abs(np.nan_to_num(log_b, neginf=0.0)) + np.abs(eps))
-        out = diff + rel * size if upper else diff - rel * size
-        return np.clip(np.nan_to_num(out, nan=1.0 if upper else 0.0), 0.0, 1.0)
+        if not upper:
+            return np.clip(np.nan_to_num(diff - rel * size, nan=0.0), 0.0, 1.0)
+        out = np.clip(np.nan_to_num(diff + rel * size, nan=1.0), 0.0, 1.0)
+        # a non-empty set has loss > eps throughout, so delta > 0: an underflow is reported as
+        # the smallest double (only an empty set, log P(set) = -inf, proves delta = 0)
+        return np.where(log_p > -np.inf, np.maximum(out, SUBNORMAL_ULP), out)
 
     def survival(self, direction: str, eps, upper: bool) -> np.ndarray:
         """P(loss > eps) of the direction, rounded up (or down), accurate on both sides of the

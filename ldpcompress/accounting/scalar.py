@@ -24,6 +24,7 @@ import numpy as np
 import scipy.fft as sfft
 
 from ..core import validate as V
+from ..core.numerics import EXP_MAX
 from ..core.numerics import UNIT_ROUNDOFF as U
 from ..kernels.scalar import (
     ATOMS,
@@ -339,7 +340,7 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
         for lam in (0.25, 0.5, 1.0, 2.0, 4.0):
             mu = theta + lam * max(1.0 / sd, 1e-12)
             best = min(best, n * _log_mgf(p, ks, mu) - mu * k_tau + _geo_tail(mu, k_max + 1))
-        return min(out + math.exp(min(best, 700.0)) * g_err, trivial)
+        return min(out + math.exp(min(best, EXP_MAX)) * g_err, trivial)
     s = float(wk @ np.maximum(vals - e_p, 0.0)) * (1.0 - 2.0 * (k_max + 8) * U)
     # the circular wrap added the tilted mass at K <= k_tau - k_neg - 1 and K >= k_tau + N + 1
     alias = 0.0

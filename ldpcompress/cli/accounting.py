@@ -10,7 +10,7 @@ import numpy as np
 from ..core import validate as V
 from ..core.lazy import lazy_module
 from ..core.limits import check_bytes
-from ..randomizers.catalog import make_oracle, oracle_names
+from .randomizers import AccountedRandomizer, accounted, add_accounted_options
 from .util import (JSON_HELP, add_sampling_options, count, emit_json, fmt, nonempty,
                    number, print_table)
 
@@ -51,13 +51,13 @@ def _sampling(args, n: int) -> dict:
     return kw
 
 
-def _round_event(args):
+def _round_event(args, factory: AccountedRandomizer | None):
     """The event of one round named by the options, with its description and params: a
     shuffled round of any eps0-LDP randomizer, of k-RR (--k), or of an oracle (--oracle, --k),
     every user reporting or, with --gamma / --sample, only some of them (docs/theory.md §2.7).
     A new kind of round is one more branch here (and its options in register())."""
     n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
-    eps0 = V.local_eps0(args.eps0, "--eps0")
+    eps0 = None if args.eps0 is None else V.local_eps0(args.eps0, "--eps0")
     k = count(args.k, "--k", 2, V.MAX_K)
     sampling = _sampling(args, n)
     params = dict(n=n, eps0=eps0, k=k, oracle=args.oracle, **sampling)
@@ -68,14 +68,15 @@ def _round_event(args):
         who = f"; {sampling['sample']} of the {n} users report"
     if sampling:
         who += f" ({sampling.get('relation', 'substitution').replace('_', '/')})"
-    if args.oracle is not None:
-        if k is None:
-            raise ValueError(f"--oracle {args.oracle} needs --k (the number of items)")
-        oracle = make_oracle(args.oracle, k, eps0)
+    if factory is not None:
+        oracle = factory(eps0)
+        params.update(factory.params)
         event = (E.SampledOracleShuffledRound(n, oracle, **sampling) if sampling
                  else E.OracleShuffledRound(n, oracle))
-        return event, f"{args.oracle}(k={k}, eps={eps0:g}) reports (realised eps0 " \
-                      f"{event.eps0:.6g}){who}", params
+        realised = (f"realised eps0 {event.eps0:.6g}" if math.isfinite(oracle.replacement_eps)
+                    else "no finite eps0")
+        return event, f"{oracle.describe()} reports ({realised}){who}", params
+    assert eps0 is not None  # _cmd_compose asks for --eps0 without a randomizer
     if k is None:
         event = (E.SampledShuffledRound(n, eps0, **sampling) if sampling
                  else E.ShuffledRound(n, eps0))
@@ -112,9 +113,11 @@ def _cmd_compose(args) -> None:
     args.delta = V.probability_open(args.delta, "--delta")
     path = nonempty(args.ledger, "--ledger")
     h = None if args.h is None else P.check_grid(args.h)
-    given = [o for o in ("n", "eps0", "rounds") if getattr(args, o) is not None]
-    if given and len(given) < 3:
-        missing = sorted({"n", "eps0", "rounds"} - set(given))
+    factory = accounted(args)
+    needed = ("n", "eps0", "rounds") if factory is None or factory.takes_eps else ("n", "rounds")
+    given = [o for o in needed if getattr(args, o) is not None]
+    if given and len(given) < len(needed):
+        missing = sorted(set(needed) - set(given))
         raise ValueError(f"a round needs --n, --eps0 and --rounds (missing --{', --'.join(missing)})")
     if not given and any(v is not None for v in (args.k, args.oracle, args.gamma, args.sample,
                                                   args.relation)):
@@ -126,7 +129,7 @@ def _cmd_compose(args) -> None:
     rounds = 0
     if given:
         rounds = count(args.rounds, "--rounds", 1, A.MAX_ROUNDS)
-        event, what, params = _round_event(args)
+        event, what, params = _round_event(args, factory)
     acct, existed = _ledger(path, h)
     if event is not None:
         acct.compose(event, times=rounds)
@@ -234,7 +237,8 @@ def register(sub) -> None:
     c = sub.add_parser("compose", help="eps after many shuffled rounds, or of a saved ledger "
                                        "(docs/theory.md §3): the smallest sound bound, named",
                        description="eps after --rounds shuffled rounds of n eps0-LDP, k-RR (--k) "
-                       "or frequency-oracle (--oracle, --k) reports: the PLD, RDP and KOV bounds "
+                       "or any registered randomizer's reports (--oracle NAME with --k, --d, --param): "
+                       "the PLD, RDP and KOV bounds "
                        "of the composition, the smallest reported and named. With --ledger FILE "
                        "the rounds are appended to a saved ledger (created if absent, written "
                        "atomically) and the whole ledger is reported; --ledger alone reports it. "
@@ -247,9 +251,7 @@ def register(sub) -> None:
     c.add_argument("--delta", type=number, required=True, help="target delta")
     c.add_argument("--k", type=number, help="k-ary randomized response; with --oracle, the "
                                             "oracle's number of items")
-    c.add_argument("--oracle", choices=oracle_names(), default=None,
-                   help="rounds of this frequency oracle on --k items, accounted at its own "
-                        "level (its blanket bound beside the generic one)")
+    add_accounted_options(c)
     add_sampling_options(c, "participation sampling: a uniform sample of this many of the n "
                             "users reports in each round")
     c.add_argument("--ledger", default=None, metavar="FILE",

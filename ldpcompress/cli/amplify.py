@@ -3,12 +3,11 @@ oracle's own bounds (docs/theory.md §2)."""
 from __future__ import annotations
 
 import decimal
-import functools
 import math
 import time
 
 from ..core import validate as V
-from ..randomizers.catalog import make_oracle, oracle_names
+from .randomizers import accounted, add_accounted_options
 from .util import JSON_HELP, add_sampling_options, count, emit_json, fmt, number, print_table
 
 __all__ = ["register"]
@@ -20,8 +19,6 @@ def _randomizer_kwargs(args) -> dict:
         if args.delta0 is not None:
             raise ValueError("--oracle and --delta0 cannot be combined: every oracle is a pure "
                              "eps0-DP randomizer")
-        if args.k is None:
-            raise ValueError(f"--oracle {args.oracle} needs --k (the number of items)")
         return {}
     if args.k is not None and args.delta0 is not None:
         raise ValueError("--k and --delta0 cannot be combined: k-RR is a pure eps0-DP randomizer")
@@ -47,22 +44,17 @@ def _sampling_kwargs(args) -> dict:
     return kw
 
 
-def _oracle_factory(args):
-    """eps0 -> the oracle named by --oracle on --k items."""
-    k = count(args.k, "--k", 2, V.MAX_K)
-    return functools.partial(make_oracle, args.oracle, k)
-
-
 def _amplify_forward(args) -> dict:
-    if args.n is None or args.eps0 is None:
+    factory = accounted(args)
+    if args.n is None or (args.eps0 is None and (factory is None or factory.takes_eps)):
         raise ValueError("amplify needs --n and --eps0 (or --inverse to search for one of them)")
     if args.eps is not None and args.delta is not None:
         raise ValueError("give --delta (asks for eps) or --eps (asks for delta), not both; "
                          "--inverse takes both as the target")
     kwargs = _randomizer_kwargs(args)
     eps0 = args.eps0
-    if args.oracle is not None:  # the oracle states its own (realised) eps0
-        kwargs, eps0 = dict(oracle=_oracle_factory(args)(args.eps0)), None
+    if factory is not None:  # the randomizer states its own (realised) eps0
+        kwargs, eps0 = dict(oracle=factory(args.eps0)), None
     kwargs.update(_sampling_kwargs(args))
     lower = not args.no_lower
     from ..accounting import amplification as amp  # the accounting stack: when a query runs
@@ -88,19 +80,22 @@ def _amplify_inverse(args) -> dict:
     sampling = _sampling_kwargs(args)
     from ..accounting import inverse
     start = time.perf_counter()
+    factory = accounted(args)
     if args.n is not None:
-        if args.oracle is not None:
-            value = inverse.max_eps0(args.n, args.eps, args.delta, _oracle_factory(args),
-                                     **sampling)
-            kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2, V.MAX_K))
+        if factory is not None:
+            if not factory.takes_eps:
+                raise ValueError(f"--inverse --n finds the largest eps0, but --oracle "
+                                 f"{args.oracle} has no eps parameter")
+            value = inverse.max_eps0(args.n, args.eps, args.delta, factory, **sampling)
+            kwargs = dict(oracle=args.oracle, **factory.params)
         else:
             value = inverse.max_eps0(args.n, args.eps, args.delta, **kwargs, **sampling)
         what = "max_eps0"
-    elif args.eps0 is not None:
-        if args.oracle is not None:
-            oracle = _oracle_factory(args)(args.eps0)
-            value = inverse.min_n(None, args.eps, args.delta, oracle=oracle, **sampling)
-            kwargs = dict(oracle=args.oracle, k=count(args.k, "--k", 2, V.MAX_K))
+    elif args.eps0 is not None or (factory is not None and not factory.takes_eps):
+        if factory is not None:
+            value = inverse.min_n(None, args.eps, args.delta, oracle=factory(args.eps0),
+                                  **sampling)
+            kwargs = dict(oracle=args.oracle, **factory.params)
         else:
             value = inverse.min_n(args.eps0, args.eps, args.delta, **kwargs, **sampling)
         what = "min_n"
@@ -118,7 +113,8 @@ def _show_forward(res: dict) -> None:
     given = f"delta={p['delta']:g}" if what == "eps" else f"eps={p['eps']:g}"
     k = f", k={p['k']}" if p["k"] is not None else ""
     if p.get("oracle"):
-        print(f"Shuffled reports of {p['oracle']} (realised eps0 = {p['eps0']:.6g}), "
+        eps0 = "none: not pure LDP" if p.get("eps0") is None else f"{p['eps0']:.6g}"
+        print(f"Shuffled reports of {p['oracle']} (realised eps0 = {eps0}), "
               f"n={p['n']}, {given}")
     else:
         print(f"Shuffled eps0={p['eps0']:g}-LDP reports, n={p['n']}{k}, {given}")
@@ -155,13 +151,17 @@ def _show_inverse(res: dict) -> None:
     if p.get("relation"):
         extra += f", {p['relation'].replace('_', '/')}"
     if p.get("oracle"):
-        extra = f", oracle {p['oracle']}{extra}"
+        own = ", ".join(f"{key}={value}" for key, value in p.items() if key not in
+                        ("n", "eps0", "eps", "delta", "oracle", "k", "delta0", "gamma",
+                         "sample", "relation"))
+        extra = f", oracle {p['oracle']}{f' ({own})' if own else ''}{extra}"
     if res["query"] == "max_eps0":
         print(f"Largest local eps0 for central ({p['eps']:g}, {p['delta']:g})-DP with "
               f"n={p['n']}{extra}: {_floor_digits(res['value'])}")
     else:
+        eps0 = "" if p.get("eps0") is None else f"eps0={p['eps0']:g}"
         print(f"Smallest n for central ({p['eps']:g}, {p['delta']:g})-DP with "
-              f"eps0={p['eps0']:g}{extra}: {res['value']}")
+              f"{eps0}{extra}".replace("with , ", "with ") + f": {res['value']}")
     print(f"({res['seconds'] * 1e3:.1f} ms)")
 
 
@@ -205,18 +205,19 @@ def _cmd_amplify(args) -> None:
 def register(sub) -> None:
     a = sub.add_parser("amplify", help="central (eps, delta) of shuffled eps0-LDP reports (docs/theory.md §2)",
                        description="Central (eps, delta) of n shuffled reports: of any eps0-LDP "
-                       "randomizer, of k-ary randomized response (--k) or of a frequency oracle "
-                       "(--oracle), with every applicable bound, the smallest reported, and an "
+                       "randomizer, of k-ary randomized response (--k) or of any registered "
+                       "randomizer (--oracle NAME with its parameters, e.g. --oracle pi-rappor "
+                       "--k 1000, --oracle privunit2 --d 100, --oracle gaussian-scalar --param "
+                       "lo=0 --param hi=1 --param sigma=2), with every applicable bound, the smallest reported, and an "
                        "exact lower bound. --inverse asks for the largest eps0 or smallest n.")
     a.add_argument("--n", type=number, help="number of users")
-    a.add_argument("--eps0", type=number, help="local epsilon of each report")
+    a.add_argument("--eps0", type=number, help="local epsilon of each report (with --oracle: "
+                                              "its eps parameter)")
     a.add_argument("--delta", type=number, help="target delta (asks for eps)")
     a.add_argument("--eps", type=number, help="target eps (asks for delta; target for --inverse)")
     a.add_argument("--k", type=number, help="the randomizer is k-ary randomized response; with "
                                            "--oracle, the oracle's number of items")
-    a.add_argument("--oracle", choices=oracle_names(), default=None,
-                   help="account the shuffled reports of this frequency oracle (built with --k "
-                        "and --eps0) by its own privacy-blanket bound and exact attack")
+    add_accounted_options(a)
     a.add_argument("--no-lower", action="store_true",
                    help="skip the exact lower bound (an attack; costs time at large n)")
     a.add_argument("--delta0", type=number, default=None,

@@ -8,8 +8,7 @@ import time
 import numpy as np
 
 from ..core.numerics import MAX_FIELD
-from ..randomizers.catalog import make_oracle, oracle_names
-from .randomizers import add_plugin_option, load_plugins
+from .randomizers import accounted, add_accounted_options, add_plugin_option, load_plugins
 from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
                    read_domain)
 
@@ -24,13 +23,23 @@ def _amplification(args, plots, delta: float, params: dict) -> dict:
     ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
     eps0 = positive(args.eps0, "--eps0")
     k = count(args.k, "--k", 2, MAX_FIELD - 1)
-    oracle = None
-    if args.oracle is not None:
-        if k is None:
-            raise ValueError(f"--oracle {args.oracle} needs --k (the number of items)")
-        oracle = make_oracle(args.oracle, k, eps0)
+    factory, oracle = accounted(args), None
     params.update(eps0=eps0, n_range=[lo, hi], points=points, k=k, oracle=args.oracle)
+    if factory is not None:
+        if not factory.takes_eps:
+            raise ValueError(f"--oracle {args.oracle} has no eps parameter: plot amplification "
+                             "draws the central eps of a local eps0 (--eps0)")
+        oracle = factory(eps0)
+        params.update(factory.params)
     return plots.plot_amplification(eps0, ns, delta, args.out, None if oracle else k, oracle)
+
+
+def _no_randomizer_options(args) -> None:
+    """--d, --symmetric and --param build plot amplification's --oracle: refused elsewhere."""
+    if args.d is not None or args.symmetric or args.param:
+        raise ValueError("--d, --symmetric and --param describe plot amplification's --oracle "
+                         "(a report set names its randomizer; a simulated run takes --oracle "
+                         "and --k)")
 
 
 def _frequency_of_report_sets(args, plots, delta: float, level: float, top: int, domain):
@@ -43,6 +52,7 @@ def _frequency_of_report_sets(args, plots, delta: float, level: float, top: int,
     if args.oracle is not None:
         raise ValueError("--oracle is for simulated runs: report sets name their randomizer "
                          "in their manifest")
+    _no_randomizer_options(args)
     load_plugins(args.plugin)
     res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
     orc, n, est = res["randomizer"], res["n"], res["estimate"]
@@ -63,6 +73,8 @@ def _frequency_simulated(args, plots, delta: float, level: float, top: int, doma
     """The demo's run (simulated users, the largest local eps0 for the target central eps)
     beside the true counts."""
     from ..estimation import demo
+    _no_randomizer_options(args)
+    load_plugins(args.plugin)
     n = count(args.n, "--n")
     k = count(args.k, "--k", 2, MAX_FIELD - 1)
     if domain is not None and k is not None and domain.k != k:
@@ -138,9 +150,10 @@ def register(sub) -> None:
     p.add_argument("--k", type=number,
                    help="amplification: items of k-RR or of --oracle; simulated frequency: "
                         "items (default 1000, or --domain's size)")
-    p.add_argument("--oracle", choices=oracle_names(), default=None,
-                   help="amplification: add this frequency oracle's own bound (with --k); "
-                        "simulated frequency: the oracle the users run (default pi-rappor)")
+    add_accounted_options(p, plugin=False, oracle_help=(
+        "amplification: add this randomizer's own bound (any registered name, built with "
+        "--eps0, --k, --d, --symmetric, --param); simulated frequency: the frequency oracle "
+        "the users run (default pi-rappor)"))
     p.add_argument("--n", type=number, default=100_000,
                    help="simulated frequency: users (default 100,000)")
     p.add_argument("--eps", type=number, default=1.0,

@@ -22,6 +22,7 @@ from ..randomizers.contract import LocalRandomizer
 from .util import JSON_HELP, count, emit_json, fmt, number, positive, print_table
 
 __all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build_randomizer",
+           "check_parameters", "AccountedRandomizer", "accounted", "add_accounted_options",
            "add_plugin_option", "add_randomizer_options", "register"]
 
 # the values the listing builds each randomizer with, to state its privacy kind and
@@ -96,40 +97,35 @@ def _option(name: str) -> str:
     return _OPTIONS.get(name, f"--param {name}=VALUE")
 
 
+def _given_options(args, first: dict) -> dict:
+    """``first``, then --k, --d, --symmetric and each --param NAME=VALUE as constructor
+    parameters, checked under their own option names (a parameter given twice is refused)."""
+    given: dict[str, object] = dict(first)
+    if getattr(args, "k", None) is not None:
+        given["k"] = count(args.k, "--k", 2, V.MAX_K)
+    if getattr(args, "d", None) is not None:
+        given["d"] = count(args.d, "--d", 1, 1 << 20)
+    if getattr(args, "symmetric", False):
+        given["symmetric"] = True
+    for text in getattr(args, "param", None) or ():
+        name, value = parse_param(text)
+        if name in given:
+            raise ValueError(f"--param {name}: given twice (also as {_option(name)})")
+        given[name] = value
+    return given
+
+
 def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
     """The randomizer of ``--oracle`` with the parameters given (checked against its
     constructor: an unknown or missing one is named), wrapped by ``--compressed``."""
     load_plugins(getattr(args, "plugin", None))
     cls = registry.lookup(args.oracle)
-    given: dict[str, object] = {}
-    if args.k is not None:
-        given["k"] = count(args.k, "--k", 2, V.MAX_K)
-    if args.eps is not None:
-        given["eps"] = positive(args.eps, "--eps")
-    if getattr(args, "d", None) is not None:
-        given["d"] = count(args.d, "--d", 1, 1 << 20)
-    if args.symmetric:
-        given["symmetric"] = True
-    for text in args.param or ():
-        name, value = parse_param(text)
-        if name in given:
-            raise ValueError(f"--param {name}: given twice (also as {_option(name)})")
-        given[name] = value
+    given = _given_options(args, {} if args.eps is None else {"eps": positive(args.eps, "--eps")})
     params = parameters(cls)
-    if params is not None:
-        names = [p.name for p in params]
-        if "eps" not in given and "eps" in names and eps_default is not None:
-            given["eps"] = eps_default
-        for name in given:
-            if name not in names:
-                raise ValueError(f"{_option(name).split('=')[0]}: --oracle {args.oracle} takes "
-                                 f"no parameter {name!r} (its parameters: "
-                                 f"{', '.join(names) or 'none'})")
-        missing = [p.name for p in params if p.default is p.empty and p.name not in given]
-        if missing:
-            raise ValueError(f"--oracle {args.oracle} needs {', '.join(map(_option, missing))} "
-                             f"(its parameter{'s' if len(missing) > 1 else ''} "
-                             f"{', '.join(missing)})")
+    if params is not None and "eps" not in given and eps_default is not None \
+            and "eps" in [p.name for p in params]:
+        given["eps"] = eps_default
+    check_parameters(args.oracle, params, given)
     randomizer = registry.build(args.oracle, given, f"--oracle {args.oracle}")
     args.given_params = given  # as validated, for --json's params
     if getattr(args, "compressed", False):
@@ -145,6 +141,88 @@ def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
                              f"{randomizer.eps_d:.4g}), above the limit of "
                              f"{limits.MAX_EXPECTED_TRIALS:.4g}: use a smaller --eps")
     return randomizer
+
+
+def check_parameters(name: str, params: list[inspect.Parameter] | None, given: dict) -> None:
+    """Every given parameter is one of the constructor's and none it needs is missing (each
+    named with its option); ``params`` None: the constructor takes any keyword."""
+    if params is None:
+        return
+    names = [p.name for p in params]
+    for key in given:
+        if key not in names:
+            raise ValueError(f"{_option(key).split('=')[0]}: --oracle {name} takes no parameter "
+                             f"{key!r} (its parameters: {', '.join(names) or 'none'})")
+    missing = [p.name for p in params if p.default is p.empty and p.name not in given]
+    if missing:
+        raise ValueError(f"--oracle {name} needs {', '.join(map(_option, missing))} "
+                         f"(its parameter{'s' if len(missing) > 1 else ''} {', '.join(missing)})")
+
+
+class AccountedRandomizer:
+    """``eps0 -> randomizer`` for the accounting commands (amplify, compose, plot
+    amplification): ``--oracle NAME`` (any registered randomizer, ``--plugin`` ones included)
+    built with ``--k``, ``--d``, ``--symmetric`` and ``--param``, its ``eps`` parameter set to
+    ``--eps0``. ``takes_eps`` is False for a randomizer without one (gaussian-scalar: its
+    noise scale is a --param, and it has no eps0); ``params`` are the parameters as checked."""
+
+    def __init__(self, args):
+        load_plugins(getattr(args, "plugin", None))
+        self.name = args.oracle
+        self.cls = registry.lookup(args.oracle)
+        given = _given_options(args, {})
+        if "eps" in given:
+            raise ValueError("--param eps: the randomizer's eps is --eps0 here")
+        self.params = given
+        self._signature = parameters(self.cls)
+        self.takes_eps = self._signature is None or "eps" in [p.name for p in self._signature]
+
+    def __call__(self, eps0: float | None) -> LocalRandomizer:
+        given = dict(self.params)
+        if eps0 is not None:
+            if not self.takes_eps:
+                raise ValueError(f"--eps0: --oracle {self.name} has no eps parameter (its "
+                                 f"parameters: {', '.join(self._names())}); omit --eps0")
+            given["eps"] = eps0
+        elif self.takes_eps:
+            raise ValueError(f"--oracle {self.name} needs --eps0 (its eps parameter)")
+        check_parameters(self.name, self._signature, given)
+        return registry.build(self.name, given, f"--oracle {self.name}")
+
+    def _names(self) -> list[str]:
+        return [p.name for p in self._signature or ()]
+
+
+def accounted(args) -> AccountedRandomizer | None:
+    """The --oracle randomizer of an accounting command, or None without --oracle (then
+    --d, --symmetric and --param, which describe it, are refused rather than ignored)."""
+    if args.oracle is None:
+        stray = [opt for opt, given in (("--d", args.d is not None),
+                                        ("--symmetric", args.symmetric),
+                                        ("--param", bool(args.param))) if given]
+        if stray:
+            raise ValueError(f"{', '.join(stray)} describe{'s' if len(stray) == 1 else ''} "
+                             "the randomizer of --oracle: give --oracle NAME too")
+        return None
+    return AccountedRandomizer(args)
+
+
+def add_accounted_options(parser, plugin: bool = True, oracle_help: str | None = None) -> None:
+    """--oracle NAME with --d, --symmetric, --param (and --plugin unless the command has it)
+    for the accounting commands (--k and --eps0 are theirs already)."""
+    parser.add_argument("--oracle", default=None, metavar="NAME",
+                        help=oracle_help or "account the shuffled reports of this randomizer "
+                             "(any registered name, 'ldpcompress randomizers' lists them) by its "
+                             "own bound (its blanket) and exact attack, built with --eps0 as its "
+                             "eps and --k, --d, --symmetric, --param")
+    parser.add_argument("--d", type=number, help="with --oracle: its dimension (privunit2)")
+    parser.add_argument("--symmetric", action="store_true",
+                        help="with --oracle: its symmetric variant (pi-rappor)")
+    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
+                        help="with --oracle: any other constructor parameter (repeatable), "
+                             "e.g. lo=0, hi=1, sigma=2")
+    if plugin:
+        add_plugin_option(parser)
 
 
 def add_plugin_option(parser) -> None:

@@ -32,11 +32,23 @@ from ..core.progress import track
 from ..randomizers.contract import LocalRandomizer
 from . import wire as reports
 
-__all__ = ["RATIO_SLACK", "SIMULATION_TRIAL_BYTES", "trials_for", "PseudoRandomizer", "compress"]
+__all__ = ["RATIO_SLACK", "SIMULATION_TRIAL_BYTES", "acceptance_floor", "trials_for",
+           "PseudoRandomizer", "compress"]
 
 
 RATIO_SLACK = 1e-9  # relative rounding allowance before a ratio counts as exceeding e^eps_d
 SIMULATION_TRIAL_BYTES = 1 << 24  # the simulated encoder's inputs, seeds, coins per round
+
+
+def acceptance_floor(eps_d: float) -> float:
+    """The least acceptance threshold of a trial: a double at or above e^(-2 eps_d) (exp is
+    within an ulp; two ulps up). FT21 Lemma 3.6's deletion 2 eps_d for any PRG needs every
+    seed accepted with probability at least e^(-2 eps_d); ratio(x, y)/e^eps_d is that at least,
+    but its float may fall an ulp or two below, and the coin j 2^-53 < t accepts with
+    probability ceil(t 2^53) 2^-53, which is >= t but can be < e^(-2 eps_d) too. Thresholds are
+    raised to this floor, so the realised acceptance is never below e^(-2 eps_d) (the law moves
+    by at most 2^-53 per trial, where float rounding alone moves it anyway)."""
+    return math.nextafter(math.nextafter(math.exp(-2.0 * eps_d), math.inf), math.inf)
 
 
 def trials_for(eps_d: float, tv_target: float) -> int:
@@ -69,6 +81,7 @@ class PseudoRandomizer:
         check_trials(expected_trials(eps_d), eps_d, max_expected_trials, hint)
         self.max_trials = trials_for(self.eps_d, tv_target)
         self._bound = math.exp(self.eps_d)
+        self._floor = acceptance_floor(self.eps_d)
         bounds = randomizer.ratio_bounds()
         if bounds is not None and (bounds[1] > self._bound * (1 + RATIO_SLACK)
                                    or bounds[0] < (1 - RATIO_SLACK) / self._bound):
@@ -89,7 +102,7 @@ class PseudoRandomizer:
         if r > self._bound * (1.0 + RATIO_SLACK) or r < 0 or math.isnan(r):
             raise ValueError(f"the randomizer's ratio {r:.6g} exceeds e^eps_d = {self._bound:.6g}: "
                              "its declared deletion eps is wrong")
-        return min(1.0, r / self._bound)
+        return min(1.0, max(self._floor, r / self._bound))
 
     def encode(self, x) -> bytes:
         """One compressed report of item x."""
@@ -140,8 +153,8 @@ class PseudoRandomizer:
     def encode_many_simulated(self, xs, entropy: Entropy) -> np.ndarray:
         """SIMULATION ONLY: one compressed report per input as a (n, 17) uint8 array, by FT21
         Alg. 1 exactly (trial t of input i: a seed and a coin from ``entropy``, accepted when
-        coin < min(1, ratio / e^eps_d); the first accepted seed of the first T trials, else a
-        fresh one), with the ratios of many trials at once from ``ratios_from_seeds``.
+        coin < min(1, max(floor, ratio / e^eps_d)), floor = ``acceptance_floor(eps_d)``, as
+        the client; the first accepted seed of the first T trials, else a fresh one), with the ratios of many trials at once from ``ratios_from_seeds``.
 
         ``entropy`` must be a seeded simulation source (``Entropy.seeded_for_simulation``):
         its reports give no privacy, and the batch AES kernel may be the table one, whose
@@ -180,7 +193,8 @@ class PseudoRandomizer:
                 raise ValueError(f"the randomizer's ratio {float(ratios[~valid][0]):.6g} is not "
                                  f"in [0, e^eps_d = {self._bound:.6g}]: its declared deletion "
                                  "eps is wrong")
-            accept = (coins < np.minimum(1.0, ratios / self._bound)).reshape(pending.size, b)
+            accept = (coins < np.minimum(1.0, np.maximum(self._floor, ratios / self._bound))
+                      ).reshape(pending.size, b)
             hit = accept.any(axis=1)
             first = accept.argmax(axis=1)
             rows = np.flatnonzero(hit)

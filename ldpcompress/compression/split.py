@@ -12,7 +12,6 @@ from ..core.limits import check_bytes, check_trials, expected_trials, resolve_ma
 from ..core.progress import track
 from ..randomizers.privunit import (
     PrivUnit2,
-    _floor,
     batch_bytes,
     check_dimension,
     check_eps,
@@ -20,6 +19,7 @@ from ..randomizers.privunit import (
     eps_range,
     round_rows_to_sphere,
     round_to_sphere,
+    shown_upper_limit,
 )
 from .sampler import PseudoRandomizer
 from .wire import seed_rows
@@ -37,7 +37,7 @@ class CompressedPrivUnit2:
         eps = V.positive_finite(eps, "eps")
         d = check_dimension(d)
         check_split(d, eps, self.split)
-        hint = f"; with d = {d}, mean.choose_split({d}, {eps:g}) finds K"
+        hint = f"; with d = {d}, ldpcompress.compression.choose_split({d}, {eps!r}) finds K"
         self.inner = PrivUnit2(d, eps / self.split)
         self.pr = PseudoRandomizer(self.inner, tv_target, entropy, max_expected_trials, hint)
         # K copies: K e^eps_d(eps/K) trials per report in all
@@ -120,8 +120,8 @@ def check_split(d: int, eps: float, split: int, names: tuple[str, str] = ("eps",
         fix = (f"choose {names[1]} in [{first}, {last}]" if first <= last else
                f"{names[0]} = {eps:g} cannot be split into at most 1000 copies in range")
         raise ValueError(f"{names[0]}/{names[1]} = {eps / split:g} ({names[0]} = {eps:g}, "
-                         f"{names[1]} = {split}) must be in [{lo:g}, {_floor(hi):g}] for "
-                         f"PrivUnit2 in dimension d = {d}: {fix}")
+                         f"{names[1]} = {split}) must be in [{lo:g}, "
+                         f"{shown_upper_limit(hi):g}] for PrivUnit2 in dimension d = {d}: {fix}")
 
 def choose_split(d: int, eps: float, max_trials: float = 1000.0, name: str = "eps") -> int:
     """Smallest K whose expected trials K e^(eps_d(eps/K)) are at most max_trials (capped at

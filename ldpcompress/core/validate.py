@@ -8,7 +8,8 @@ import numpy as np
 
 from .numerics import EXP_MAX, TOL_MIN
 
-__all__ = ["shown", "real", "MAX_N", "MAX_K", "MAX_SHUFFLE_N", "positive_finite", "local_eps0", "tolerance",
+__all__ = ["shown", "real", "MAX_N", "MAX_K", "MAX_SHUFFLE_N", "positive_finite", "local_eps0",
+           "tolerance",
            "probability_in", "nonnegative", "probability_open", "probability_closed_open",
            "integer_at_least", "users", "shuffle_users", "blocks", "domain_size", "eps_array",
            "items"]
@@ -25,7 +26,7 @@ def shown(value, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit - 12]}...({len(text)} chars)"
 
 
-def _real(value, name: str) -> float:
+def real(value, name: str) -> float:
     """float(value) for a real number; an integer beyond the double range (>= 2^1024) is +-inf
     (then refused by the range checks with the parameter's name), not an OverflowError."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -36,12 +37,9 @@ def _real(value, name: str) -> float:
         return -math.inf if value < 0 else math.inf
 
 
-real = _real  # the public name (other modules' checks)
-
-
 def positive_finite(value, name: str) -> float:
     """A finite real > 0 (eps0, sigma, scale ...)."""
-    v = _real(value, name)
+    v = real(value, name)
     if not math.isfinite(v) or v <= 0.0:
         raise ValueError(f"{name} must be finite and > 0, got {shown(value)}")
     return v
@@ -57,7 +55,7 @@ def local_eps0(value, name: str = "eps0") -> float:
 
 def tolerance(value, name: str = "tol") -> float:
     """A window tolerance (mass a window may leave out) in [TOL_MIN, 1) = [1e-300, 1)."""
-    v = _real(value, name)
+    v = real(value, name)
     if not (TOL_MIN <= v < 1.0):
         raise ValueError(f"{name} must be in [{TOL_MIN:g}, 1), got {shown(value)}")
     return v
@@ -65,7 +63,7 @@ def tolerance(value, name: str = "tol") -> float:
 
 def probability_in(value, name: str, low: float, high: float, high_open: bool = False) -> float:
     """A real in [low, high] (or [low, high) when high_open)."""
-    v = _real(value, name)
+    v = real(value, name)
     ok = low <= v < high if high_open else low <= v <= high
     if not ok:
         raise ValueError(f"{name} must be in [{low:g}, {high:g}{')' if high_open else ']'}, "
@@ -75,7 +73,7 @@ def probability_in(value, name: str, low: float, high: float, high_open: bool = 
 
 def nonnegative(value, name: str) -> float:
     """A real >= 0 (an eps at which delta is asked; +inf allowed)."""
-    v = _real(value, name)
+    v = real(value, name)
     if math.isnan(v) or v < 0.0:
         raise ValueError(f"{name} must be >= 0, got {shown(value)}")
     return v
@@ -83,7 +81,7 @@ def nonnegative(value, name: str) -> float:
 
 def probability_open(value, name: str) -> float:
     """A real in the open interval (0, 1) (delta)."""
-    v = _real(value, name)
+    v = real(value, name)
     if not (0.0 < v < 1.0):
         raise ValueError(f"{name} must be in (0, 1), got {shown(value)}")
     return v
@@ -91,7 +89,7 @@ def probability_open(value, name: str) -> float:
 
 def probability_closed_open(value, name: str) -> float:
     """A real in [0, 1) (delta0 of an approximate-DP randomizer)."""
-    v = _real(value, name)
+    v = real(value, name)
     if not (0.0 <= v < 1.0):
         raise ValueError(f"{name} must be in [0, 1), got {shown(value)}")
     return v
@@ -100,7 +98,11 @@ def probability_closed_open(value, name: str) -> float:
 def integer_at_least(value, name: str, low: int, high: int = MAX_N) -> int:
     """An integer (or an integral float such as 1e6) in [low, high]; a Python or numpy integer
     is taken exactly (never through a float)."""
-    v = _real(value, name)
+    return _integer_in(value, real(value, name), name, low, high)
+
+
+def _integer_in(value, v: float, name: str, low: int, high: int) -> int:
+    """integer_at_least of value, whose float v = real(value, name) is already formed."""
     if isinstance(value, numbers.Integral):
         iv = int(value)
         if not (low <= iv <= high):
@@ -123,12 +125,12 @@ def shuffle_users(n, name: str = "n") -> int:
     """Number of users of a shuffled round, 1 <= n <= MAX_SHUFFLE_N (the amplification kernels
     sum a window of O(sqrt(n)) terms per evaluation; larger n is refused, not left to run).
     ``name`` is the parameter named in the error (``--n`` for the CLI)."""
-    v = _real(n, name)
+    v = real(n, name)
     if math.isfinite(v) and v == math.floor(v) and v > MAX_SHUFFLE_N:
         raise ValueError(f"{name} must be an integer in [1, {MAX_SHUFFLE_N}] for amplification "
                          f"bounds (the cost grows as sqrt(n)); got {shown(n)}. The bound at n = "
                          f"{MAX_SHUFFLE_N} is also sound for any larger n.")
-    return integer_at_least(n, name, 1, MAX_SHUFFLE_N)
+    return _integer_in(n, v, name, 1, MAX_SHUFFLE_N)
 
 
 def blocks(value) -> int | None:

@@ -47,16 +47,30 @@ class _Phases:
 def zipf_data(n: int, k: int, exponent: float, seed: int) -> np.ndarray:
     """Simulated users' items: Zipf(exponent) ranks truncated to [0, k) (numpy is fine here: this
     is test data, not privacy randomness)."""
-    parts = list(zipf_chunks(n, k, exponent, seed, chunk=max(n, 1)))
+    return _zipf_array(*_zipf_args(n, k, seed), exponent)
+
+
+def _zipf_args(n, k, seed) -> tuple[int, int, int]:
+    """(n, k, seed) of the simulated data, validated."""
+    return (V.integer_at_least(n, "n", 0), V.domain_size(k),
+            V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1))
+
+
+def _zipf_array(n: int, k: int, seed: int, exponent: float) -> np.ndarray:
+    """zipf_data of validated arguments (the demo's, checked where it starts)."""
+    parts = list(_zipf_items(n, k, seed, exponent, max(n, 1)))
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def zipf_chunks(n: int, k: int, exponent: float, seed: int, chunk: int = 1 << 20):
     """The same simulated items as :func:`zipf_data`, as arrays of at most ``chunk`` items
     (memory bounded by chunk + k whatever n; one chunk gives exactly zipf_data's items)."""
-    n = V.integer_at_least(n, "n", 0)
-    k = V.domain_size(k)
-    seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
+    n, k, seed = _zipf_args(n, k, seed)
+    yield from _zipf_items(n, k, seed, exponent, chunk)
+
+
+def _zipf_items(n: int, k: int, seed: int, exponent: float, chunk: int):
+    """zipf_chunks of validated arguments; the weights' memory is checked here."""
     check_bytes(array_bytes(2 * k, np.float64), f"the Zipf weights of k={k} items", "k")
     rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
     weights = 1.0 / np.arange(1, k + 1) ** exponent
@@ -154,7 +168,7 @@ def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progr
             generic = _within_replacement_eps0(factory, inverse.max_eps0(n, eps, delta))
         except ValueError:  # beyond the oracle's range: no comparison to show
             generic = None
-    xs = zipf_data(n, k, 1.1, seed)
+    xs = _zipf_array(n, k, seed, 1.1)  # n, k and seed were checked by run
     with phase("clients"), bar(n, "randomize", progress, unit="users") as clients:
         step = max(1, min(n, 2_000_000 // max(orc.bits_per_report // 8, 1) // 8 + 1, 50_000))
         parts = []

@@ -76,12 +76,6 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
             raise ValueError(f"x must be in [0, {self.k}), got {x}")
         return int(x)
 
-    def plateau(self) -> tuple:
-        """The discrete choices made from the eps parameter (bucket count, field, subset size
-        ...): the realised law jumps where they change, so its privacy is not monotone in the
-        parameter across them. () when there are none (the law is continuous in eps)."""
-        return ()
-
     # -- server ------------------------------------------------------------------------------
     estimate = BinaryEstimator.estimate    # validates once, then counts
     intervals = BinaryEstimator.intervals

@@ -338,6 +338,13 @@ class LocalRandomizer(abc.ABC):
         """The blanket law of a binary-support randomizer (randomizers.structure), or None."""
         return None
 
+    def plateau(self) -> tuple:
+        """The discrete choices made from the eps parameter (bucket count, field, subset size
+        ...): the realised law jumps where they change, so its privacy need not be monotone in
+        the parameter across them, and inverse queries (``max_eps0``) walk them. () when there
+        are none (the law is continuous in eps)."""
+        return ()
+
 
 def _freeze(value):
     if isinstance(value, Mapping):

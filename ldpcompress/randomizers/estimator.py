@@ -20,17 +20,20 @@ from ..core.validate import integer_at_least, probability_open, real
 
 __all__ = ["integer_reports", "histogram_bytes", "check_separated", "check_flag",
            "check_estimates", "normal_quantile", "binary_estimate", "binary_variance",
-           "plugin_variance", "binary_intervals", "BinaryEstimator"]
+           "plugin_variance", "binary_intervals", "BinaryEstimator", "first_flagged_row",
+           "rectangular_array"]
 
 
 
-def _first_bad(mask: np.ndarray) -> int:
+def first_flagged_row(mask: np.ndarray) -> int:
     """Index of the first report (row) flagged in mask (1-D or 2-D)."""
     rows = mask if mask.ndim == 1 else mask.any(axis=tuple(range(1, mask.ndim)))
     return int(np.flatnonzero(rows)[0])
 
 
-def _as_array(reports) -> np.ndarray:
+def rectangular_array(reports) -> np.ndarray:
+    """Untrusted reports as a numpy array (an array is returned as is); ValueError when nested
+    lists are ragged, before any dtype or range check."""
     if isinstance(reports, np.ndarray):
         return reports
     try:
@@ -46,7 +49,7 @@ def integer_reports(reports, high, width: int | None = None, what: str = "value"
     in [0, high[c]) (``high`` a scalar or one bound per column). An empty batch (size 0) is
     accepted and gives n = 0. Errors name the first bad report and the accepted range.
     """
-    arr = _as_array(reports)
+    arr = rectangular_array(reports)
     want = "(n,)" if width is None else f"(n, {width})"
     if arr.shape == (0,) or (width is not None and arr.shape == (0, width)):
         return np.zeros((0,) if width is None else (0, width), dtype=np.int64)
@@ -69,7 +72,7 @@ def integer_reports(reports, high, width: int | None = None, what: str = "value"
             with np.errstate(invalid="ignore"):
                 bad = ~np.isfinite(arr) | (arr != np.round(arr.real))
             if bad.any():
-                i = _first_bad(bad)
+                i = first_flagged_row(bad)
                 hint = f" (report {i} is {arr[i].tolist()})"
         raise TypeError(f"reports must be an integer array, got dtype {arr.dtype}{hint}")
     uniform = np.ndim(high) == 0 or len(set(np.ravel(high).tolist())) == 1
@@ -80,7 +83,7 @@ def integer_reports(reports, high, width: int | None = None, what: str = "value"
         out_of_range = np.any(arr.min(axis=0) < 0) or np.any(arr.max(axis=0) >= h)
     if out_of_range:
         bad = (arr < 0) | (arr >= h)
-        i = _first_bad(bad)
+        i = first_flagged_row(bad)
         row = arr[i]
         if width is None:
             raise ValueError(f"report {i}: {what} {row} is outside [0, {high}) "

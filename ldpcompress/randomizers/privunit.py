@@ -35,7 +35,7 @@ from .estimator import check_estimates, normal_quantile
 from .privunit_caps import cap_measure, orthogonal_cap_bound
 from .structure import ShuffleStructure, coin
 
-__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'round_rows_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment']
+__all__ = ['PrivUnit2', 'PrivUnitParams', 'params', 'optimal_params', 'eps_range', 'check_eps', 'check_vector', 'round_to_sphere', 'round_rows_to_sphere', 'p_cap', 'log_m', 'gamma_for_cap', 'check_dimension', 'batch_bytes', 'projection_second_moment', 'shown_upper_limit']
 
 # imported at first use (Numba compiles the kernels then)
 optimize = lazy_module("scipy.optimize")
@@ -191,7 +191,7 @@ def projection_second_moment(par: PrivUnitParams) -> float:
     off = (1 + float(special.betainc(1.5, a, g * g))) / (2 * d)
     return par.p0 * (on / par.cap) + (1 - par.p0) * (off / (1 - par.cap))
 
-def _floor(value: float, digits: int = 4) -> float:
+def shown_upper_limit(value: float, digits: int = 4) -> float:
     """value rounded down to `digits` significant digits (a shown upper limit stays accepted)."""
     scale = 10 ** (digits - 1 - math.floor(math.log10(value)))
     return math.floor(value * scale) / scale
@@ -214,8 +214,8 @@ def check_eps(d: int, eps, name: str = "eps") -> float:
     eps = V.positive_finite(eps, name)
     lo, hi = eps_range(d)
     if not lo * (1 - 1e-12) <= eps <= hi:  # eps/K may round a hair below MIN_EPS (soft limit)
-        raise ValueError(f"{name} must be in [{lo:g}, {_floor(hi):g}] for PrivUnit2 in dimension "
-                         f"d = {d} (beyond, its probabilities leave double precision), "
+        raise ValueError(f"{name} must be in [{lo:g}, {shown_upper_limit(hi):g}] for PrivUnit2 in "
+                         f"dimension d = {d} (beyond, its probabilities leave double precision), "
                          f"got {eps:g}")
     return eps
 

@@ -15,7 +15,7 @@ from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag, chunks_for
 from .contract import Column, Privacy, check_columns, paired, seed_batch, seeds_array
 from .registry import register
-from .estimator import _as_array, integer_reports
+from .estimator import integer_reports, rectangular_array
 from .structure import ShuffleStructure, coin, independent_structure, kept
 
 __all__ = ['RAPPOR', 'OUE', 'SYMMETRIC_EPS_MAX']
@@ -121,7 +121,7 @@ class RAPPOR(FrequencyOracle):
 
     def check_reports(self, reports) -> np.ndarray:
         """Reports are k-bit rows: shape (n, k), bool or integers in {0, 1}."""
-        arr = _as_array(reports)
+        arr = rectangular_array(reports)
         if arr.dtype == np.bool_:
             if arr.ndim == 2 and arr.shape[1] == self.k:
                 return arr

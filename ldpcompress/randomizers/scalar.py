@@ -26,6 +26,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
+from ..core.numerics import EXP_MAX
 from ..core.prg import PRG
 from .contract import Column, LocalRandomizer, Privacy, SummarySpec, check_columns
 from .estimator import check_estimates, normal_quantile
@@ -106,7 +107,7 @@ class ScalarRandomizer(LocalRandomizer):
     scale: float
 
     def _init_range(self, lo, hi):
-        lo, hi = V._real(lo, "lo"), V._real(hi, "hi")
+        lo, hi = V.real(lo, "lo"), V.real(hi, "hi")
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ValueError(f"the range [lo, hi] must be finite with lo < hi, got [{lo!r}, {hi!r}]")
         if not (hi - lo) < 1e300:
@@ -206,8 +207,8 @@ class LaplaceScalar(ScalarRandomizer):
     def __init__(self, lo: float, hi: float, eps: float):
         self._init_range(lo, hi)
         self.eps = V.positive_finite(eps, "eps")
-        if self.eps > 700.0:
-            raise ValueError(f"eps must be in (0, 700], got {eps!r}")
+        if self.eps > EXP_MAX:
+            raise ValueError(f"eps must be in (0, {EXP_MAX:g}], got {eps!r}")
         self.scale = (self.hi - self.lo) / self.eps
         if not (self.scale > 0.0 and math.isfinite(self.scale)):
             raise ValueError(f"the noise scale (hi - lo)/eps = {self.scale!r} must be finite "

@@ -14,7 +14,7 @@ from ..core.limits import array_bytes, check_bytes
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype, paired, seed_batch, seeds_array
-from .estimator import _first_bad, histogram_bytes, integer_reports
+from .estimator import first_flagged_row, histogram_bytes, integer_reports
 from .registry import register
 from .structure import ShuffleStructure, kept
 
@@ -142,7 +142,7 @@ class SubsetSelection(FrequencyOracle):
             srt = np.sort(arr, axis=1)  # only for rows not already sorted (the client sorts)
             dup = srt[:, 1:] == srt[:, :-1]
             if dup.any():
-                i = _first_bad(dup)
+                i = first_flagged_row(dup)
                 raise ValueError(f"report {i}: items {arr[i].tolist()} repeat an item (a "
                                  f"{self.d}-subset has distinct items)")
         return arr

@@ -63,7 +63,8 @@ def row_bytes(randomizer: LocalRandomizer) -> int:
 
 
 def describe_columns(randomizer: LocalRandomizer) -> str:
-    """'a uint16, b uint16' (fixed-size columns as 'bits uint8[128]')."""
+    """'a uint16, b uint16' (fixed-size columns as 'bits uint8[128]'): the layout column of
+    the bench's table of bytes per report on disk."""
     return ", ".join(f"{c.name} {c.dtype}" + (f"[{c.width}]" if c.width > 1 else "")
                      for c in randomizer.report_columns())
 

@@ -37,8 +37,9 @@ from ..randomizers.contract import LocalRandomizer
 from ..randomizers.estimator import check_flag
 from .manifest import Shard
 from .metadata import check_summary_memory
-from .reader import VERIFY_BLOCK, VERIFY_CACHE, _row_memory, check_batch_rows, collect, \
-    iter_shard, summarize_shard
+from .reader import VERIFY_BLOCK, VERIFY_CACHE, check_batch_rows, collect, iter_shard, \
+    row_memory, summarize_shard
+from .result import Aggregation
 from ..core.regular_files import open_regular
 
 __all__ = ["WORKER_TIMEOUT", "SCHEMES_SECURE", "SCHEMES_PLAIN", "DASK_START_SECONDS",
@@ -186,7 +187,7 @@ def dask_workers(rate: float, remaining_bytes: int, remaining_shards: int, cores
 def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, client=None, *,
               security=None, allow_insecure: bool = False, retries: int = 3,
               worker_timeout: float = WORKER_TIMEOUT, batch_rows: int | None = None,
-              progress: bool = False) -> dict:
+              progress: bool = False) -> Aggregation:
     """The summary and estimates of the reports in every report set/shard of ``paths`` (one
     randomizer, read from the manifests).
 
@@ -200,7 +201,8 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     worker is left), then ClusterError says so: a run never waits forever. A scheduler that
     cannot be reached is a ClusterError naming it. Each shard is read ``batch_rows`` reports at a time (default:
     ``reader.batch_rows_for``), here or on a worker. ``progress``: a bar of the reports on
-    stderr. Returns dict(summary, estimate, n, randomizer, shards, method, auto) with method
+    stderr. Returns an :class:`~ldpcompress.scale.result.Aggregation`, a dict (summary,
+    estimate, n, randomizer, shards, method, auto; each also an attribute) with method
     "memory", "dask" or "memory+dask" (auto moved the rest to a cluster) and auto the
     measurements auto decided by (dict(rate in bytes/s, parallelism, workers), or None).
     """
@@ -433,17 +435,19 @@ def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: in
         _dask()
     except ImportError:
         return 0
-    worker = (batch_rows * _row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK
+    worker = (batch_rows * row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK
               + check_summary_memory(randomizer, "aggregate"))
     return dask_workers(rate, sum(s.size for s in left), len(left), _usable_cores(),
                         _available_memory(), worker, parallelism)
 
 
-def _result(randomizer: LocalRandomizer, total, n, shards, method, plan=None) -> dict:
-    return dict(summary=total, n=n, randomizer=randomizer, shards=len(shards), method=method,
-                estimate=randomizer.estimate_from_summary(total, n), auto=plan)
+def _result(randomizer: LocalRandomizer, total, n, shards, method, plan=None) -> Aggregation:
+    return Aggregation(summary=total, n=n, randomizer=randomizer, shards=len(shards),
+                       method=method, estimate=randomizer.estimate_from_summary(total, n),
+                       auto=plan)
 
 
-def aggregate_in_memory(paths, batch_rows: int | None = None, progress: bool = False) -> dict:
+def aggregate_in_memory(paths, batch_rows: int | None = None,
+                        progress: bool = False) -> Aggregation:
     """The same result in this process, shard by shard, a batch of reports at a time."""
     return aggregate(paths, scheduler="memory", batch_rows=batch_rows, progress=progress)

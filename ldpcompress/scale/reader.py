@@ -37,7 +37,7 @@ from .metadata import (FORMAT, MAX_META_BYTES, META_KEY, RANDOMIZER_KEY, get_key
 
 __all__ = ["READ_BATCH_BYTES", "READ_BATCH_ROWS", "READ_BUFFER", "VERIFY_BLOCK",
            "VERIFY_CACHE", "collect", "iter_shard", "summarize_shard", "read_shard",
-           "batch_rows_for", "check_batch_rows"]
+           "batch_rows_for", "check_batch_rows", "row_memory"]
 
 
 READ_BATCH_BYTES = 64 << 20   # memory of one batch of reports being read, checked, summarized
@@ -47,7 +47,7 @@ VERIFY_BLOCK = 1 << 20        # shards are hashed block by block (see _VerifiedR
 VERIFY_CACHE = 8              # verified blocks kept while reading a shard
 
 
-def _row_memory(randomizer: LocalRandomizer) -> int:
+def row_memory(randomizer: LocalRandomizer) -> int:
     """Bytes one report takes while its batch is read, checked and summarized."""
     return max(1, C.row_bytes(randomizer)) * C.DECODE_FACTOR
 
@@ -55,7 +55,7 @@ def _row_memory(randomizer: LocalRandomizer) -> int:
 def batch_rows_for(randomizer: LocalRandomizer) -> int:
     """Reports per batch by default: READ_BATCH_BYTES of memory (``columns.DECODE_FACTOR``
     times the stored bytes of a report), at most READ_BATCH_ROWS."""
-    return max(1, min(READ_BATCH_ROWS, READ_BATCH_BYTES // _row_memory(randomizer)))
+    return max(1, min(READ_BATCH_ROWS, READ_BATCH_BYTES // row_memory(randomizer)))
 
 
 def _real(path) -> Path:
@@ -273,7 +273,7 @@ def check_batch_rows(batch_rows: int | None, randomizer: LocalRandomizer,
     if batch_rows is None:
         batch_rows = batch_rows_for(randomizer)
     batch_rows = V.integer_at_least(batch_rows, "batch_rows", 1, 1 << 40)
-    check_bytes(batch_rows * _row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK,
+    check_bytes(batch_rows * row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK,
                 f"reading {batch_rows} reports at a time", "batch_rows", max_bytes)
     return batch_rows
 
@@ -357,7 +357,7 @@ def read_shard(shard: Shard, randomizer: LocalRandomizer, max_bytes: float | Non
     """All reports of one shard in memory as one batch (every check of :func:`iter_shard`);
     the memory of the whole shard is estimated first and refused above ``max_bytes``.
     Aggregation does not use this: it summarizes batch by batch (:func:`summarize_shard`)."""
-    check_bytes(shard.rows * _row_memory(randomizer), f"{shard.path}: reading all {shard.rows} "
+    check_bytes(shard.rows * row_memory(randomizer), f"{shard.path}: reading all {shard.rows} "
                 "reports at once", "the shard size (or read it in batches: iter_shard)",
                 max_bytes)
     rows = max(1, min(shard.rows, batch_rows_for(randomizer)))
