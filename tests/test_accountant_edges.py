@@ -12,6 +12,7 @@ import pytest
 from reference import product_delta
 from scipy import stats
 
+from hang import no_hang
 from ldpcompress.accounting import accountant as A
 from ldpcompress.accounting import events as E
 from ldpcompress.accounting import kov as K
@@ -237,7 +238,6 @@ def test_certified_is_the_forward_query():
 # -- shuffled rounds: supported n, pure eps0-DP (KOV), strict JSON ----------------------------
 
 import json  # noqa: E402
-import time  # noqa: E402
 from fractions import Fraction  # noqa: E402
 
 from ldpcompress.cli import main  # noqa: E402
@@ -249,28 +249,26 @@ from ldpcompress.core import validate as VAL  # noqa: E402
 def test_shuffled_round_refuses_n_beyond_supported_range(make):
     """n = 2**53 was accepted and ran for minutes; now refused at construction, naming n and the
     range of the amplification kernels (the same limit as the forward query)."""
-    start = time.perf_counter()
     for n in (2 ** 53, 10 ** 12, VAL.MAX_SHUFFLE_N + 1):
-        with pytest.raises(ValueError, match=r"n must be an integer in \[1, 10000000000\]"):
+        with no_hang(f"a round of n = {n}"), \
+                pytest.raises(ValueError, match=r"n must be an integer in \[1, 10000000000\]"):
             make(n)
-    assert time.perf_counter() - start < 1.0
     make(VAL.MAX_SHUFFLE_N)  # the edge of the range is accepted
 
 
 def test_compose_cli_refuses_n_beyond_range_fast(capsys):
-    start = time.perf_counter()
-    assert main(["compose", "--n", "1e12", "--eps0", "1", "--rounds", "10", "--delta",
-                 "1e-6"]) == 2
-    assert time.perf_counter() - start < 5.0  # was 28 s
+    with no_hang("compose --n 1e12"):  # ran for 28 s before it failed
+        assert main(["compose", "--n", "1e12", "--eps0", "1", "--rounds", "10", "--delta",
+                     "1e-6"]) == 2
     assert "--n must be an integer in [1, 10000000000]" in capsys.readouterr().err
 
 
 def test_krr_round_at_the_largest_n_answers():
     """At n = 1e10 the k-RR blanket tables exceed their work limit: the event falls back to the
     general and split pairs (as the forward query does) instead of building them for minutes."""
-    start = time.perf_counter()
-    res = A.Accountant().compose(E.KRRShuffledRound(10 ** 10, 1.0, 100), times=10).epsilon(1e-6)
-    assert time.perf_counter() - start < 30.0
+    with no_hang("k-RR rounds at n = 1e10", 120):  # built tables for minutes before
+        res = A.Accountant().compose(E.KRRShuffledRound(10 ** 10, 1.0, 100),
+                                     times=10).epsilon(1e-6)
     assert 0.0 < res.value <= 10.0 and math.isfinite(res.value)
 
 

@@ -12,7 +12,7 @@ from fractions import Fraction as F
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import stats
 
 from ldpcompress.accounting import Accountant
 from ldpcompress.accounting import amplification as A

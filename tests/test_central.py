@@ -11,7 +11,6 @@ import pytest
 from ldpcompress.accounting import Accountant
 from ldpcompress.accounting import events as E
 from ldpcompress.accounting import gaussian as G
-from ldpcompress.accounting import pld as P
 from ldpcompress.accounting import sampled as SM
 
 mp.mp.dps = 50
@@ -248,7 +247,7 @@ def test_dp_event_tree_round_trip():
 
 
 def test_ledger_pld_exported_to_dp_accounting():
-    dp = pytest.importorskip("dp_accounting")
+    pytest.importorskip("dp_accounting")
     acct = Accountant().compose(E.PoissonSampledGaussian(1.0, 0.05), times=50)
     acct.compose(E.ShuffledRound(10_000, 1.0), times=5)
     pld = acct.pld(1e-3)

@@ -2,13 +2,13 @@
 validation before any kernel runs, and extreme but valid inputs (tiny eps0, denormal delta,
 huge n). Expected values come from mpmath at high precision, computed from eps0 itself."""
 import math
-import time
 import warnings
 
 import mpmath as mp
 import pytest
 from reference import mp_binary_rr_lower, mp_general_delta, mp_krr_attack_delta, mp_krr_worst_delta
 
+from hang import no_hang
 import ldpcompress as L
 from ldpcompress.accounting import amplification as A
 from ldpcompress.accounting.inverse import max_eps0
@@ -161,14 +161,13 @@ def test_issue_denormal_delta():
 
 def test_issue_huge_n_answers_or_refuses_fast():
     for n in (2 ** 53, 10 ** 12):
-        start = time.perf_counter()
         try:
-            res = L.epsilon(n, 1.0, 1e-6)
+            with no_hang(f"epsilon at n = {n}"):
+                res = L.epsilon(n, 1.0, 1e-6)
         except ValueError as err:
             assert "n" in str(err) and "10000000000" in str(err).replace(",", "")
         else:
             assert 0.0 < res.value < 1e-3
-        assert time.perf_counter() - start < 10.0
 
 
 # ----------------------------------------------------------------------------------------------

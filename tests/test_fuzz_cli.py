@@ -15,14 +15,11 @@ command line. Outcomes are tallied per command and printed at the end of the mod
 """
 import collections
 import contextlib
-import faulthandler
 import io
 import json
 import math
 import os
 import re
-import signal
-import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -36,6 +33,7 @@ pytest.importorskip("dask.distributed")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from hang import no_hang  # noqa: E402
 from ldpcompress.cli import main  # noqa: E402
 from ldpcompress.randomizers.pirappor import PIRappor  # noqa: E402
 from ldpcompress.scale import distributed as D  # noqa: E402
@@ -59,14 +57,6 @@ DELTA_WIDE = ["1e-300", "1e-100", "1e-12", "1e-6", "0.01", "0.5", "0.999999"]
 N_WIDE = ["1", "2", "3", "10", "1e3", "1e6", "1e9", "1e10", "1e11"]
 
 
-class Hang(BaseException):
-    """An example ran longer than TIMEOUT (BaseException: the CLI must not catch it)."""
-
-
-def _alarm(signum, frame):
-    raise Hang()
-
-
 def value(valid, hostile=()):
     """A small valid value (8 times in 10, so that whole command lines are often valid), a
     hostile one, or random text."""
@@ -83,33 +73,12 @@ def option(name, valid, hostile=()):
 ERROR_LINE = re.compile(r"^ldpcompress( [a-z]+)?: error: \S")
 
 
-@contextlib.contextmanager
-def time_limit(argv):
-    """Fail (naming the command line) when the example runs longer than TIMEOUT: SIGALRM raises
-    Hang in Python code; faulthandler ends the process (with every thread's stack) should a
-    compiled kernel never return to the interpreter."""
-    if not hasattr(signal, "setitimer"):  # pragma: no cover (not POSIX)
-        yield
-        return
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
-    faulthandler.dump_traceback_later(3 * TIMEOUT, exit=True, file=sys.__stderr__)
-    try:
-        yield
-    except Hang:
-        raise AssertionError(f"hang: {argv} ran longer than {TIMEOUT:g} s") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        faulthandler.cancel_dump_traceback_later()
-
-
 def run(argv):
     """(exit status, stdout, stderr) of the CLI; any other exception or warning fails."""
     out, err = io.StringIO(), io.StringIO()
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        with time_limit(argv), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with no_hang(argv, TIMEOUT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(argv)
             except SystemExit as exc:  # argparse: a missing or unparsable option

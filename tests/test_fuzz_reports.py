@@ -8,7 +8,6 @@ the definitions (which items a report supports), sharing no code with the librar
 Run with ``--hypothesis-show-statistics`` to see how many inputs each property tried.
 """
 import math
-import time
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shipped import uncovered
 
+from hang import no_hang
 from ldpcompress.compression import wire
 from ldpcompress.compression.sampler import compress
 from ldpcompress.randomizers.hadamard import HadamardResponse
@@ -330,14 +330,12 @@ def test_random_constructor_parameters(name):
            eps=st.one_of(st.floats(0.05, 25), NUMBERS),
            extra=st.one_of(st.booleans(), st.sampled_from([None, 3, 5, 7, 11]), NUMBERS))
     def check(k, eps, extra):
-        start = time.perf_counter()
         try:
-            o = CONSTRUCTORS[name](k, eps, extra)
+            with no_hang(f"{name}({k!r}, {eps!r}, {extra!r})"):
+                o = CONSTRUCTORS[name](k, eps, extra)
         except (ValueError, TypeError):
             COUNTED[(name + "-ctor", "refused")] = COUNTED.get((name + "-ctor", "refused"), 0) + 1
             return
-        finally:
-            assert time.perf_counter() - start < 2.0
         COUNTED[(name + "-ctor", "built")] = COUNTED.get((name + "-ctor", "built"), 0) + 1
         assert math.isfinite(o.eps) and 0 < o.eps <= float(eps) * (1 + 1e-12)
         if name != "pi-rappor-p":

@@ -15,7 +15,7 @@ import pytest
 
 import ldpcompress as L
 from ldpcompress import ItemDomain
-from ldpcompress.accounting import Accountant, Gaussian, PureDP
+from ldpcompress.accounting import Accountant, PureDP
 from ldpcompress.accounting import inverse as I
 from ldpcompress.accounting.blanket import structure
 from ldpcompress.cli import main

@@ -1,7 +1,6 @@
 """Closed forms without cancellation and outward rounding at the last step of every route:
 upper bounds never below the exact value, lower bounds never above it (exact arithmetic in
 mpmath / fractions)."""
-import math
 from fractions import Fraction
 
 import mpmath as mp

@@ -40,7 +40,7 @@ from ..kernels.scalar import (
     snap_width,
     split_cells,
 )
-from .profiles import Profile, window_tol
+from .profiles import Profile
 
 __all__ = ["RESOLUTION", "WINDOW_SD", "LossLaw", "blanket_law", "attack_laws", "atoms_law",
            "upper_lattice", "lower_lattice", "positive_part", "blanket_delta", "attack_delta",

@@ -19,15 +19,21 @@ from ..core.numerics import EXP_MAX
 from .contract import Column, LocalRandomizer, Privacy, SummarySpec, int_dtype
 from .estimator import BinaryEstimator, check_flag, integer_reports
 
-__all__ = ['FrequencyOracle', 'check_eps', 'check_flag', 'check_batch_bytes',
+__all__ = ['EPS_MIN', 'FrequencyOracle', 'check_eps', 'check_flag', 'check_batch_bytes',
            'chunks_for', 'num_threads', 'CHUNK_TABLE_BYTES']
 
 
+EPS_MIN = 1e-12  # below ~1e-16 the coins e^eps/(e^eps + c) round to their eps = 0 values
+
+
 def check_eps(eps) -> float:
-    """eps in (0, EXP_MAX] (e^eps must stay a finite double)."""
+    """eps in [EPS_MIN, EXP_MAX]: e^eps must stay a finite double, and the coins' probabilities
+    must differ from those of eps = 0 (HadamardResponse(2, 1e-17) had a1 == a0: reports with no
+    information and an estimator dividing by 0; subset selection's rounded a1 fell below a0)."""
     v = V.positive_finite(eps, "eps")
-    if v > EXP_MAX:
-        raise ValueError(f"eps must be in (0, {EXP_MAX:g}] (e^eps must be finite), got {eps!r}")
+    if not EPS_MIN <= v <= EXP_MAX:
+        raise ValueError(f"eps must be in [{EPS_MIN:g}, {EXP_MAX:g}] (below, the coins round to "
+                         f"those of eps = 0; above, e^eps is not finite), got {eps!r}")
     return v
 
 

@@ -11,7 +11,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
 from ..core.numerics import MAX_FIELD
-from .base import FrequencyOracle, chunks_for
+from .base import EPS_MIN, FrequencyOracle, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype
 from .estimator import histogram_bytes, integer_reports
 from .registry import register
@@ -38,9 +38,10 @@ class OLH(FrequencyOracle):
     def __init__(self, k: int, eps: float):
         self.k = V.domain_size(k)
         self.eps = V.positive_finite(eps, "eps")
-        if self.eps > OLH_MAX_EPS:
-            raise ValueError(f"eps must be in (0, {OLH_MAX_EPS}] for OLH (g = e^eps + 1 buckets "
-                             f"in a field below 2^31), got {eps!r}")
+        if not EPS_MIN <= self.eps <= OLH_MAX_EPS:
+            raise ValueError(f"eps must be in [{EPS_MIN:g}, {OLH_MAX_EPS}] for OLH (below, its "
+                             "coins round to those of eps = 0; above, g = e^eps + 1 buckets do "
+                             f"not fit a field below 2^31), got {eps!r}")
         eps = self.eps
         self.g = max(2, int(round(math.exp(eps) + 1)))
         start = max(self.k + 2, 4 * self.g)

@@ -18,7 +18,6 @@ that must agree to 1e-30 relative: the rationals handed to the kernels are then 
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 from ..core.optional import require
