@@ -28,7 +28,7 @@ from .numerics import DBL_MIN, LOG_UNDERFLOW, UNIT_ROUNDOFF
 from .pair_chernoff import pair_chernoff_log
 
 __all__ = ["J_BLOCK_MAX", "PairLaw", "n11_table", "group_sums", "j_grid", "j_groups",
-           "pair_group_excess", "pair_upper_delta"]
+           "pair_group_excess", "pair_block_term", "pair_upper_delta"]
 
 
 J_BLOCK_MAX = 4096  # widest block of J sharing one law of N11 (pair_group_excess)
@@ -326,6 +326,24 @@ def pair_group_excess(m, law, e, beta, shift, tol):
 
 
 @njit(cache=True)
+def pair_block_term(m, law, e, beta, rate, threshold, tol):
+    """One block's term g(m) = (gamma c (1+E)/m) E[(V - theta)_+] at the rounded threshold
+    ``threshold`` (= ``rate`` m: r m unshifted, the participation kernels shift it), or its
+    Chernoff bound (pair_chernoff_log at ``rate``) where that is already below tol; windows'
+    outside mass adds gamma c times itself, underflowed pieces their bound. Returns (g, steps)."""
+    p11, p10, p00 = law.pi * law.pjc, 0.5 * law.pj, law.pic * law.pjc
+    lc = pair_chernoff_log(m, p11, p10, p00, e, rate) + math.log(law.gc / m) + 1e-12
+    if lc < math.log(tol):
+        return math.exp(lc), 1
+    s, allow, out, st, under = pair_group_excess(m, law, e, beta, threshold, tol)
+    scale = law.gc * (1.0 + e) / m
+    g = scale * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) + law.gc * out
+    if under > 0.0:
+        g += math.exp(math.log(scale * under) - LOG_UNDERFLOW)
+    return g, st
+
+
+@njit(cache=True)
 def pair_upper_delta(ms, weights, outside_m, law, eps, tol):
     """Blanket upper bound for a symmetric correlated (b1, b2) law (subset selection; k-RR and
     OLH exactly): g(m) = (gamma c (1+E)/m) E[(V - theta)_+] (pair_group_excess), blocked in M'
@@ -335,30 +353,16 @@ def pair_upper_delta(ms, weights, outside_m, law, eps, tol):
     instead of the sum (the windows already leave out up to tol): far above the answer, e.g.
     a solver's first probes, the sum costs nothing. ``law`` is a PairLaw; (ms, weights,
     outside_m) are m_blocks' blocks of M'."""
-    pj, pjc, pi, pic = law.pj, law.pjc, law.pi, law.pic
-    gc, c, eps0 = law.gc, law.c, law.eps0
-    if eps >= eps0:
+    if eps >= law.eps0:
         return 0.0
     e = math.exp(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF)
     beta = math.expm1(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF)
-    r = beta / c * (1.0 - 4.0 * UNIT_ROUNDOFF)
+    r = beta / law.c * (1.0 - 4.0 * UNIT_ROUNDOFF)
     total = 0.0
     steps = 0
-    p11, p10, p00 = pi * pjc, 0.5 * pj, pic * pjc
     for i in range(ms.shape[0]):
-        m = ms[i]
-        # where the Chernoff bound is already below tol, it stands for the whole sum
-        lc = pair_chernoff_log(m, p11, p10, p00, e, r) + math.log(gc / m) + 1e-12
-        if lc < math.log(tol):
-            total += weights[i] * math.exp(lc)
-            steps += 1
-            continue
-        s, allow, out, st, under = pair_group_excess(m, law, e, beta, r * m, tol)
+        g, st = pair_block_term(ms[i], law, e, beta, r, r * ms[i], tol)
         steps += st
-        scale = gc * (1.0 + e) / m
-        g = scale * (s + allow) * (1.0 + 8.0 * (st + 16) * UNIT_ROUNDOFF) + gc * out
-        if under > 0.0:
-            g += math.exp(math.log(scale * under) - LOG_UNDERFLOW)
         total += weights[i] * min(g, 1.0)
     total *= 1.0 + 8.0 * (ms.shape[0] + 16) * UNIT_ROUNDOFF
     return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)

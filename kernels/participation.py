@@ -37,7 +37,7 @@ from .binomial import (
 )
 from .bintail import first_above, pmf_step_down, sf_anchor, tight_window
 from .blanket_indep import indep_excess
-from .blanket_pair import pair_group_excess
+from .blanket_pair import pair_block_term
 from .clones import (
     clone_threshold,
     pair_coefficients,
@@ -45,8 +45,7 @@ from .clones import (
 )
 from .lower import count_pair_delta
 from .mblocks import TAIL_ZONES
-from .numerics import DBL_MIN, EXP_MAX, LOG_UNDERFLOW, SUBNORMAL_ULP, UNIT_ROUNDOFF
-from .pair_chernoff import pair_chernoff_log
+from .numerics import DBL_MIN, EXP_MAX, SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
            "carried_state",
@@ -590,11 +589,9 @@ def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
     at the shifted thresholds, or its Chernoff bound where that is already below tol."""
     if eps >= eps_cap:
         return 0.0
-    pj, pjc, pi, pic, gc, c = law.pj, law.pjc, law.pi, law.pic, law.gc, law.c
     e = math.exp(eps) * (1.0 - 4.0 * _U)
     beta = math.expm1(eps) * (1.0 - 4.0 * _U)
-    r = beta / c * (1.0 - 4.0 * _U)
-    p11, p10, p00 = pi * pjc, 0.5 * pj, pic * pjc
+    r = beta / law.c * (1.0 - 4.0 * _U)
     total = 0.0
     steps = 0
     for jj in range(c_lo.shape[0]):
@@ -605,17 +602,8 @@ def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
         f = np.empty(2)
         for end in range(2):
             sf = s_lo if end == 0 else s_hi
-            lc = pair_chernoff_log(m, p11, p10, p00, e, r * sf / m) + math.log(gc / m) + 1e-12
-            if lc < math.log(tol):
-                f[end] = math.exp(lc)
-                steps += 1
-            else:
-                v, allow, out, st, under = pair_group_excess(m, law, e, beta, r * sf, tol)
-                steps += st
-                scale = gc * (1.0 + e) / m
-                f[end] = scale * (v + allow) * (1.0 + 8.0 * (st + 16) * _U) + gc * out
-                if under > 0.0:
-                    f[end] += math.exp(math.log(scale * under) - LOG_UNDERFLOW)
+            f[end], st = pair_block_term(m, law, e, beta, r * sf / m, r * sf, tol)
+            steps += st
             if s_hi == s_lo:
                 f[1] = f[0]
                 break
