@@ -15,6 +15,7 @@ from numba import njit
 
 from .binomial import TINY, pmf_anchor, tail_rel_err
 from .bintail import pmf_step_down, tight_window
+from .blanket_indep import blocks_total
 from .half_tail import (
     HALF_REL_MAX,
     HALF_REL_MOVE,
@@ -24,7 +25,7 @@ from .half_tail import (
     half_step,
     half_tail_below,
 )
-from .numerics import DBL_MIN, LOG_UNDERFLOW, UNIT_ROUNDOFF
+from .numerics import LOG_UNDERFLOW, UNIT_ROUNDOFF
 from .pair_chernoff import pair_chernoff_log
 
 __all__ = ["J_BLOCK_MAX", "PairLaw", "n11_table", "group_sums", "j_grid", "j_groups",
@@ -364,5 +365,4 @@ def pair_upper_delta(ms, weights, outside_m, law, eps, tol):
         g, st = pair_block_term(ms[i], law, e, beta, r, r * ms[i], tol)
         steps += st
         total += weights[i] * min(g, 1.0)
-    total *= 1.0 + 8.0 * (ms.shape[0] + 16) * UNIT_ROUNDOFF
-    return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
+    return blocks_total(total, ms.shape[0], outside_m, steps)

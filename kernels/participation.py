@@ -36,7 +36,7 @@ from .binomial import (
     tail_rel_err,
 )
 from .bintail import first_above, pmf_step_down, sf_anchor, tight_window
-from .blanket_indep import indep_excess
+from .blanket_indep import blocks_total, indep_excess
 from .blanket_pair import pair_block_term
 from .clones import (
     clone_threshold,
@@ -578,8 +578,7 @@ def subst_blanket_indep(c_lo, mass, tau, shift, a, ac, gc, a1, c, eps_cap, eps, 
                 f[1] = f[0]
                 break
         total += _block_sum(mass, tau, shift, jj, s_lo, s_hi, f[0], f[1])
-    total *= 1.0 + 8.0 * (mass.size + 16) * _U
-    return min(1.0, total + outside + (steps + 1) * DBL_MIN)
+    return blocks_total(total, mass.size, outside, steps)
 
 
 @njit(cache=True)
@@ -608,8 +607,7 @@ def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
                 f[1] = f[0]
                 break
         total += _block_sum(mass, tau, shift, jj, s_lo, s_hi, f[0], f[1])
-    total *= 1.0 + 8.0 * (mass.size + 16) * _U
-    return min(1.0, total + outside + (steps + 1) * DBL_MIN)
+    return blocks_total(total, mass.size, outside, steps)
 
 
 # ---------------------------------------------------------------------------------------------
