@@ -28,7 +28,7 @@ from ..randomizers import registry
 from ..randomizers.contract import Column, LocalRandomizer, Privacy, SummarySpec, check_columns
 from ..randomizers.estimator import integer_reports
 from . import wire
-from .sampler import PseudoRandomizer
+from .sampler import PseudoRandomizer, check_compressible
 
 __all__ = ["SEED_BATCH", "CompressedRandomizer"]
 
@@ -56,13 +56,7 @@ class CompressedRandomizer(LocalRandomizer):
                 randomizer.tv_target
         if isinstance(randomizer, Mapping):  # a spec read from a file: rebuilt, checked
             randomizer = registry.check_spec(dict(randomizer), "randomizer")
-        if not isinstance(randomizer, LocalRandomizer):
-            raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer (or a "
-                            f"compress() result), got {type(randomizer).__name__}")
-        refusal = randomizer.compression_refusal()
-        if refusal is not None:
-            raise ValueError(f"compress() does not take {randomizer.describe()}: {refusal}")
-        self.inner = randomizer
+        self.inner = randomizer = check_compressible(randomizer, " (or a compress() result)")
         self.tv_target = V.probability_open(tv_target, "tv_target")
         eps_d = randomizer.deletion_eps
         if eps_d is None:  # compression_refusal() says why, above

@@ -29,10 +29,10 @@ from ..core.entropy import SYSTEM, Entropy, simulation_only
 from ..core.limits import check_trials, expected_trials
 from ..core.prg import SEED_BYTES
 from ..core.progress import track
-from ..randomizers.contract import LocalRandomizer
+from ..randomizers.contract import LocalRandomizer, check_randomizer
 from . import wire as reports
 
-__all__ = ["RATIO_SLACK", "SIMULATION_TRIAL_BYTES", "acceptance_floor", "trials_for",
+__all__ = ["check_compressible", "RATIO_SLACK", "SIMULATION_TRIAL_BYTES", "acceptance_floor", "trials_for",
            "PseudoRandomizer", "compress"]
 
 
@@ -56,18 +56,23 @@ def trials_for(eps_d: float, tv_target: float) -> int:
     return max(1, math.ceil(math.log(tv_target) / math.log1p(-math.exp(-eps_d))))
 
 
+def check_compressible(randomizer, also: str = "") -> LocalRandomizer:
+    """``randomizer`` when it is a LocalRandomizer whose ``compression_refusal()`` is None:
+    TypeError (``check_randomizer``) or ValueError naming the randomizer and its reason."""
+    randomizer = check_randomizer(randomizer, also)
+    refusal = randomizer.compression_refusal()
+    if refusal is not None:
+        raise ValueError(f"compress() does not take {randomizer.describe()}: {refusal}")
+    return randomizer
+
+
 class PseudoRandomizer:
     """A randomizer that sends 17 bytes (version + seed) instead of its output."""
 
     def __init__(self, randomizer: LocalRandomizer, tv_target: float = 2.0 ** -40,
                  entropy: Entropy = SYSTEM, max_expected_trials: float | None = None,
                  hint: str = ""):
-        if not isinstance(randomizer, LocalRandomizer):
-            raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
-                            f"{type(randomizer).__name__}")
-        refusal = randomizer.compression_refusal()
-        if refusal is not None:
-            raise ValueError(f"compress() does not take {randomizer.describe()}: {refusal}")
+        check_compressible(randomizer)
         self.tv_target = V.probability_open(tv_target, "tv_target")
         if not isinstance(entropy, Entropy):
             raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")

@@ -38,8 +38,8 @@ import numpy as np
 from ..core.entropy import SYSTEM, Entropy
 from ..core.prg import PRG, check_seed, check_seed_rows
 
-__all__ = ["Privacy", "Column", "SummarySpec", "LocalRandomizer", "check_columns", "int_dtype",
-           "seeds_array", "paired", "seed_batch", "PER_SEED"]
+__all__ = ["Privacy", "Column", "SummarySpec", "LocalRandomizer", "check_randomizer",
+           "check_columns", "int_dtype", "seeds_array", "paired", "seed_batch", "PER_SEED"]
 
 
 class Privacy(enum.Enum):
@@ -344,6 +344,15 @@ class LocalRandomizer(abc.ABC):
         the parameter across them, and inverse queries (``max_eps0``) walk them. () when there
         are none (the law is continuous in eps)."""
         return ()
+
+
+def check_randomizer(obj, also: str = "") -> LocalRandomizer:
+    """``obj`` when it is a :class:`LocalRandomizer`, else TypeError naming what was given
+    (``also``: other accepted kinds, e.g. " (or a compress() result)")."""
+    if not isinstance(obj, LocalRandomizer):
+        raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer{also}, got "
+                        f"{type(obj).__name__}")
+    return obj
 
 
 def _freeze(value):

@@ -31,7 +31,7 @@ from ..core.limits import format_bytes
 from ..core.optional import require
 from ..core.progress import bar
 from ..randomizers import registry
-from ..randomizers.contract import LocalRandomizer, check_columns
+from ..randomizers.contract import LocalRandomizer, check_columns, check_randomizer
 from ..randomizers.estimator import check_flag
 from . import columns as C
 from .manifest import KIND, MANIFEST, MAX_SHARDS, plain_name, write_json_atomic
@@ -84,9 +84,7 @@ class ReportSetWriter:
 
     def __init__(self, out_dir: str | os.PathLike, randomizer: LocalRandomizer, shards: int,
                  overwrite: bool = False, prefix: str = "reports", files: Iterable[str] = ()):
-        if not isinstance(randomizer, LocalRandomizer):
-            raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
-                            f"{type(randomizer).__name__}")
+        check_randomizer(randomizer)
         self.spec = registry.spec(randomizer)  # refuses an unregistered randomizer
         # a set the server could not read is refused before anything is written
         check_summary_memory(randomizer, "report set")
@@ -249,9 +247,7 @@ def write_reports(out_dir: str | os.PathLike, randomizer: LocalRandomizer, repor
     """Write reports of ``randomizer`` (as its ``randomize_many`` returns them) as a report set
     of ``shards`` Parquet files in out_dir (which must be new or empty, unless ``overwrite``);
     returns the shards' paths. ``progress``: a bar of the reports written, on stderr."""
-    if not isinstance(randomizer, LocalRandomizer):
-        raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
-                        f"{type(randomizer).__name__}")
+    check_randomizer(randomizer)
     cols = check_columns(randomizer.to_columns(reports), randomizer.report_columns(),
                          f"{randomizer.describe()}.to_columns")  # validated once
     shards = V.integer_at_least(shards, "shards", 1, MAX_SHARDS)
@@ -309,9 +305,7 @@ def write_items(out_dir: str | os.PathLike, randomizer: LocalRandomizer,
     bytes, called once every shard is written (e.g. the true counts of simulated data; real
     users' inputs must never be stored). ``progress``: a bar of the reports written, on
     stderr. Returns the shards' paths."""
-    if not isinstance(randomizer, LocalRandomizer):
-        raise TypeError(f"randomizer must be an ldpcompress LocalRandomizer, got "
-                        f"{type(randomizer).__name__}")
+    check_randomizer(randomizer)
     n = V.integer_at_least(n, "n", 1)
     shards = V.integer_at_least(shards, "shards", 1, min(n, MAX_SHARDS))
     files = dict(files or {})
