@@ -29,18 +29,9 @@ from ldpcompress.accounting import participation as PA
 from ldpcompress.randomizers.pirappor import PIRappor
 from ldpcompress.randomizers.rappor import OUE
 
+from amplification import timed  # noqa: E402  (best of a few warm runs, the sibling bench's)
+
 N, EPS0, DELTA, GAMMA, M = 10 ** 6, 4.0, 1e-6, 0.01, 10 ** 4
-
-
-def timed(fn, *args, repeat=3, **kw):
-    """(result, best time of `repeat` warm runs)."""
-    fn(*args, **kw)
-    best = math.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn(*args, **kw)
-        best = min(best, time.perf_counter() - t)
-    return out, best
 
 
 # ---------------------------------------------------------------------------------------------
