@@ -646,6 +646,21 @@ def _lower(bounds: list, params: dict, wanted: bool, solve, sampling, eps0, k, s
     return low
 
 
+def _upper_bounds(profiles, evaluate) -> list:
+    """A timed Bound per upper profile: ``evaluate(prof)`` -> (value, note) where the profile
+    applies, else None with its reason."""
+    from .amplification import Bound
+
+    bounds = []
+    for prof in profiles:
+        t0 = time.perf_counter()
+        value, note = None, prof.unsupported()
+        if note is None:
+            value, note = evaluate(prof)
+        bounds.append(Bound(prof.name, prof.label, value, True, note, time.perf_counter() - t0))
+    return bounds
+
+
 def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample=None,
             relation=None, lower: bool = True):
     """Central eps at delta of one sampled shuffle round: the smallest sound upper bound, the
@@ -653,23 +668,21 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
     ``amplification.epsilon(..., gamma=/sample=)`` calls this). NoFiniteEpsilon (a ValueError)
     when no eps certifies delta (Poisson add/remove: the count reveals user 1 with probability
     gamma^n)."""
-    from .amplification import AmplificationResult, Bound, best_upper
+    from .amplification import AmplificationResult, best_upper
 
     if delta is None:
         raise TypeError("epsilon() needs delta")
     sampling, eps0, k, st, params = _plan(n, eps0, k, oracle, gamma, sample, relation)
     delta = V.probability_open(delta, "delta")
     start = time.perf_counter()
-    bounds = []
-    for prof in upper_profiles(sampling.n, sampling, eps0, k, st):
-        t0 = time.perf_counter()
-        value, note = None, prof.unsupported()
-        if note is None:
-            try:
-                value, note = profile_epsilon(prof, delta), ""
-            except NoFiniteEpsilon as err:
-                note = str(err)
-        bounds.append(Bound(prof.name, prof.label, value, True, note, time.perf_counter() - t0))
+
+    def solve_upper(prof):
+        try:
+            return profile_epsilon(prof, delta), ""
+        except NoFiniteEpsilon as err:
+            return None, str(err)
+
+    bounds = _upper_bounds(upper_profiles(sampling.n, sampling, eps0, k, st), solve_upper)
     if not any(b.applicable for b in bounds):
         raise NoFiniteEpsilon(f"no sound eps at delta={delta:g}: " + "; ".join(
             b.note for b in bounds))
@@ -689,20 +702,15 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
 def delta(n, eps0=None, eps=None, *, k=None, oracle=None, gamma=None, sample=None,
           relation=None, lower: bool = True):
     """Central delta at eps of one sampled shuffle round (see :func:`epsilon`)."""
-    from .amplification import AmplificationResult, Bound, best_upper
+    from .amplification import AmplificationResult, best_upper
 
     if eps is None:
         raise TypeError("delta() needs eps")
     sampling, eps0, k, st, params = _plan(n, eps0, k, oracle, gamma, sample, relation)
     eps = V.nonnegative(eps, "eps")
     start = time.perf_counter()
-    bounds = []
-    for prof in upper_profiles(sampling.n, sampling, eps0, k, st):
-        t0 = time.perf_counter()
-        why = prof.unsupported()
-        value = None if why is not None else prof.delta_at(eps)
-        bounds.append(Bound(prof.name, prof.label, value, True, why or "",
-                            time.perf_counter() - t0))
+    bounds = _upper_bounds(upper_profiles(sampling.n, sampling, eps0, k, st),
+                           lambda prof: (prof.delta_at(eps), ""))
     best, value = best_upper(bounds)
     low = _lower(bounds, params, lower, lambda lp: lp.delta_at(eps), sampling, eps0, k, st)
     return AmplificationResult("delta", value, best.name, low, tuple(bounds),
