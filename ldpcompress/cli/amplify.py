@@ -159,9 +159,10 @@ def _show_inverse(res: dict) -> None:
         print(f"Largest local eps0 for central ({p['eps']:g}, {p['delta']:g})-DP with "
               f"n={p['n']}{extra}: {_floor_digits(res['value'])}")
     else:
-        eps0 = "" if p.get("eps0") is None else f"eps0={p['eps0']:g}"
+        given = ([] if p.get("eps0") is None else [f"eps0={p['eps0']:g}"]) + \
+            ([extra[2:]] if extra else [])  # extra starts with ", "
         print(f"Smallest n for central ({p['eps']:g}, {p['delta']:g})-DP with "
-              f"{eps0}{extra}".replace("with , ", "with ") + f": {res['value']}")
+              f"{', '.join(given)}: {res['value']}")
     print(f"({res['seconds'] * 1e3:.1f} ms)")
 
 
