@@ -1,5 +1,8 @@
 """Independent reference implementations for the tests: mpmath sums and direct enumeration.
 
+The one home of the tests' brute-force references: this module holds the shared ones; a topic
+with several references gets its own module here (``from reference.allocation import ...``).
+
 Nothing here shares code with the library: they are written from the formulas of docs/theory.md directly.
 """
 import itertools
