@@ -33,7 +33,7 @@ __all__ = ["TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
            "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
            "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
            "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction",
-           "profile_atoms_at"]
+           "profile_atoms_at", "pair_atoms", "fft_convolve"]
 
 
 TAIL = 1e-30        # mass truncated from each tail after a convolution
@@ -249,6 +249,12 @@ def _fft_conv(a: np.ndarray, b: np.ndarray):
     return out, err
 
 
+def fft_convolve(a: np.ndarray, b: np.ndarray):
+    """Linear convolution of two non-negative arrays by zero-padded real FFT, and a bound on
+    the L1 norm of its rounding error."""
+    return _fft_conv(a, b)
+
+
 def _convolve(x: Direction, y: Direction, upper: bool, max_size: int) -> Direction:
     pmf, err = _fft_conv(x.pmf, y.pmf)
     # P(either infinite) = a + b (1 - a): unlike 1 - (1 - a)(1 - b), tiny masses survive;
@@ -418,6 +424,23 @@ def symmetric_atoms(losses, masses, h: float = 1e-4, upper: bool = True,
     losses = np.asarray(losses, float)
     return _make(h, rounding, (_bin_atoms(losses, np.asarray(masses, float), h, rounding,
                                           inf_mass),), _atom_bias(losses))
+
+
+def pair_atoms(p_losses, p_masses, q_losses, q_masses, h: float, rounding: str,
+               inf_masses=(0.0, 0.0), errs=(0.0, 0.0)) -> PLD:
+    """PLD of an asymmetric pair given each direction's loss atoms: log(P/Q) under P and
+    log(Q/P) under Q, their infinity masses and proven error bounds (added to every delta of
+    an upper grid, subtracted from a round-down one)."""
+    h = check_grid(h)
+    check_rounding(rounding)
+    dirs, bias = [], 0.0
+    for losses, masses, inf_mass, err in ((p_losses, p_masses, inf_masses[0], errs[0]),
+                                          (q_losses, q_masses, inf_masses[1], errs[1])):
+        losses = np.asarray(losses, float)
+        d = _bin_atoms(losses, np.asarray(masses, float), h, rounding, float(inf_mass))
+        dirs.append(replace(d, err=d.err + float(err)))
+        bias = max(bias, _atom_bias(losses))
+    return _make(h, rounding, tuple(dirs), bias)
 
 
 def pure_dp(eps: float, h: float = 1e-4, upper: bool = True, mean: bool = False) -> PLD:
