@@ -45,22 +45,36 @@ def split_up(w, c, cell, step, out):
 
 
 @njit(cache=True)
-def contract_down(w, c, step, out):
-    """Buckets of mean j step, built left to right from the atoms (w[k] at c[k], increasing
-    c); out[j] receives each bucket's mass. Returns the mass of the unfinished last bucket."""
+def contract_down(w, c, step, out, up):
+    """Buckets of mean j step, built left to right from the atoms (w[i] at c[i], increasing);
+    out[j] receives each bucket's mass. An atom within 1e-9 step of a lattice point counts as on
+    it. A bucket that cannot reach its lattice point (the next atom is on that point, or there
+    is none) goes to the lattice point above its mean when ``up``, below it otherwise: a law
+    larger (smaller) than the contraction, pointwise in the natural coupling."""
     m_b = 0.0  # mass of the open bucket
     f_b = 0.0  # its first moment
-    for k in range(w.size):
-        rem = w[k]
-        ck = c[k]
+    for i in range(w.size):
+        rem = w[i]
+        ck = c[i]
         while rem > 0.0:
+            near = math.floor(ck / step + 0.5)
+            on_lattice = abs(ck / step - near) <= 1e-9
             if m_b == 0.0:
+                if on_lattice:
+                    out[int(near)] += rem
+                    rem = 0.0
+                    break
                 m_b = rem
                 f_b = rem * ck
                 rem = 0.0
                 break
             t_index = math.floor(f_b / m_b / step) + 1.0
             t = t_index * step  # the first lattice point above the bucket's mean
+            if on_lattice and near == t_index:  # cannot reach t: close it rounded
+                out[int(t_index if up else t_index - 1.0)] += m_b
+                m_b = 0.0
+                f_b = 0.0
+                continue
             if ck <= t:
                 m_b += rem
                 f_b += rem * ck
@@ -74,10 +88,10 @@ def contract_down(w, c, step, out):
                 f_b += rem * ck
                 rem = 0.0
                 break
-            j = int(t_index)
-            if j < out.size:
-                out[j] += m_b + x
+            out[int(t_index)] += m_b + x
             rem -= x
             m_b = 0.0
             f_b = 0.0
-    return m_b
+    if m_b > 0.0:
+        t_index = math.floor(f_b / m_b / step) + 1.0
+        out[int(t_index if up else t_index - 1.0)] += m_b

@@ -52,7 +52,7 @@ KAPPA = 1.0 / 64.0        # lattice step D in units of the standard deviation of
 MAX_CELLS = 2 ** 21       # cells of one step's lattice law
 MAX_WINDOW = 2 ** 22      # points of the law of the sum (D is doubled until it fits)
 SUM_TAIL = 1e-30          # mass cut from each tail of a convolution
-STEP_TAIL = 1e-16         # T P(Z > top) and E[Z; Z > top] are at most this
+STEP_TAIL = 1e-14          # T P(Z > top) and E[Z; Z > top] are at most this
 LOSS_SLACK = 1e-11        # bound on the relative error of the cells' means (tests: mpmath)
 
 
@@ -87,7 +87,11 @@ class GaussianStep:
         x = max(-special.ndtri(STEP_TAIL / steps), self.c - special.ndtri(STEP_TAIL))
         return math.exp(self.c * x - 0.5 * self.c * self.c)
 
-    def atoms(self, step: float, k_cells: int):
+    def lattice(self, step: float, top: float):
+        """(origin z0, step, cells): the lattice {z0 + j step}, j <= cells, covering [0, top]."""
+        return 0.0, step, int(math.ceil(top / step)) + 1
+
+    def atoms(self, z0: float, step: float, k_cells: int):
         """(w, m, cell): mass and first moment of Z on each cell [j step, (j+1) step), j <
         k_cells: P(Z <= z) = Phi(x(z)) and E[Z; Z <= z] = Phi(x(z) - c), x(z) = (log z +
         c^2/2) / c, each from the accurate tail (the mass above the last cell is left out)."""
@@ -121,20 +125,25 @@ class LaplaceStep:
     def top(self, steps: int) -> float:
         return math.exp(1.0 / self.b)
 
-    def atoms(self, step: float, k_cells: int):
+    def lattice(self, step: float, top: float):
+        """The lattice from e^-a to e^a with a step at most `step`: both atoms on it."""
+        a = 1.0 / self.b
+        span = math.exp(a) - math.exp(-a)
+        cells = max(1, int(math.ceil(span / step)))
+        return math.exp(-a), span / cells, cells + 1
+
+    def atoms(self, z0: float, step: float, k_cells: int):
         """The continuous part's cells (mass (E_j - E_(j+1))/2, E_j = e^(-x_j/b), moment
         (G_(j+1) - G_j)/2, G_j = e^((x_j - 1)/b)) and the two atoms, in their cells."""
         b = self.b
         a = 1.0 / b
-        z = np.arange(k_cells + 1, dtype=float) * step
-        with np.errstate(divide="ignore"):
-            x = np.clip((1.0 + b * np.log(z)) / 2.0, 0.0, 1.0)
+        z = z0 + np.arange(k_cells + 1, dtype=float) * step
+        x = np.clip((1.0 + b * np.log(z)) / 2.0, 0.0, 1.0)
         e_lo = np.minimum.accumulate(np.exp(-x / b))
         g_hi = np.maximum.accumulate(np.exp((x - 1.0) / b))
         w = np.concatenate([(e_lo[:-1] - e_lo[1:]) / 2.0, [0.5, 0.5 * math.exp(-a)]])
         m = np.concatenate([(g_hi[1:] - g_hi[:-1]) / 2.0, [0.5 * math.exp(-a), 0.5]])
-        cells = np.concatenate([np.arange(k_cells), [min(int(math.exp(-a) / step), k_cells - 1),
-                                                     min(int(math.exp(a) / step), k_cells - 1)]])
+        cells = np.concatenate([np.arange(k_cells), [0, k_cells - 1]])
         return w, m, cells
 
     def single_pld(self, h: float, rounding: str) -> P.PLD:
@@ -196,9 +205,10 @@ def _power(pmf: np.ndarray, times: int) -> _Sum:
 
 @dataclass(frozen=True)
 class _Laws:
+    origin: float  # the lattice of one step is {origin + j step}; of the sum, T origin + i step
     step: float
     upper: _Sum
-    lower: _Sum
+    lower: tuple  # (for the remove direction: rounded down, for add: rounded up)
     shift: float  # the lower lattice sum exceeds the buckets' mean sum by at most this
 
 
@@ -208,26 +218,39 @@ def _laws(law, steps: int) -> _Laws:
     sd, top = law.sd(), law.top(steps)
     step = max(KAPPA * sd, top / MAX_CELLS, 26.0 * math.sqrt(steps) * sd / MAX_WINDOW)
     for _ in range(40):
-        k_cells = int(math.ceil(top / step)) + 1
-        w, m, cells = law.atoms(step, k_cells)
+        z0, step, k_cells = law.lattice(step, top)
+        w, m, cells = law.atoms(z0, step, k_cells)
         keep = w > 0.0
         w, m, cells = w[keep], m[keep], cells[keep].astype(np.int64)
-        c = m / w
+        c = m / w - z0  # lattice coordinates: the lattice points are j step
         order = np.argsort(c, kind="stable")
         w, c, cells = w[order], c[order], cells[order]
         up = np.zeros(k_cells + 2)
         split_up(w, c, cells, step, up)
-        low = np.zeros(k_cells + 2)
-        contract_down(w, np.maximum.accumulate(c), step, low)
-        low *= 1.0 - 8.0 * UNIT_ROUNDOFF  # below the exact contraction despite its roundings
+        lows = []
+        for rounded_up in (False, True):
+            low = np.zeros(k_cells + 2)
+            contract_down(w, np.maximum.accumulate(c), step, low, rounded_up)
+            low *= 1.0 - 8.0 * UNIT_ROUNDOFF  # below the exact contraction despite roundings
+            lows.append(low)
         try:
-            upper, lower = _power(up, steps), _power(low, steps)
+            upper = _power(up, steps)
+            lower = (_power(lows[0], steps), _power(lows[1], steps))
         except _TooWide:
             step *= 2.0
             continue
         # each bucket's mean is its lattice point to within a few roundings of numbers <= top
-        return _Laws(step, upper, lower, 64.0 * UNIT_ROUNDOFF * top * steps)
+        # (or 1e-9 step, for an atom taken as on the lattice)
+        return _Laws(z0, step, upper, lower,
+                     (64.0 * UNIT_ROUNDOFF * top + 1e-9 * step) * steps)
     raise P.GridTooLarge(MAX_WINDOW * 2.0, MAX_WINDOW, "the allocation's lattice law")
+
+
+def _lattice(laws: _Laws, s_sum: _Sum, steps: int):
+    """(T S, Q-mass) at the lattice points of positive S carrying mass."""
+    s = (s_sum.lo + np.arange(s_sum.pmf.size)) * laws.step + steps * laws.origin
+    keep = (s > 0.0) & (s_sum.pmf > 0.0)
+    return s[keep], s_sum.pmf[keep]
 
 
 def _allocation_pld(law, steps: int, h: float, rounding: str) -> P.PLD:
@@ -236,15 +259,10 @@ def _allocation_pld(law, steps: int, h: float, rounding: str) -> P.PLD:
     if steps == 1:
         return law.single_pld(h, rounding)
     laws = _laws(law, steps)
-    upper = rounding != "down"
-    s_sum = laws.upper if upper else laws.lower
-    idx = s_sum.lo + np.arange(s_sum.pmf.size)
-    keep = (idx > 0) & (s_sum.pmf > 0.0)
-    s = idx[keep] * laws.step
-    q = s_sum.pmf[keep]
-    if upper:
+    if rounding != "down":
+        s, q = _lattice(laws, laws.upper, steps)
         # L1 error of the Q-law: the FFTs', and 2u per step from the lattice law's additions
-        err = s_sum.err + 2.0 * UNIT_ROUNDOFF * steps
+        err = laws.upper.err + 2.0 * UNIT_ROUNDOFF * steps
         log_s = np.log(s / steps)
         p_masses = s / steps * q
         inf_p = max(0.0, 1.0 - math.fsum(p_masses)) + 8.0 * UNIT_ROUNDOFF
@@ -252,12 +270,16 @@ def _allocation_pld(law, steps: int, h: float, rounding: str) -> P.PLD:
         errs = (err * float(s.max()) / steps + 2.0 * LOSS_SLACK, err)
         return P.pair_atoms(log_s + LOSS_SLACK, p_masses, -log_s + LOSS_SLACK, q, h, rounding,
                             (inf_p, inf_q), errs)
-    lo_s = np.maximum(s - laws.shift, 0.0) / steps
-    hi_s = (s + laws.shift) / steps
+    # lower: remove from the law rounded down, S moved down by the buckets' mean error; add
+    # from the law rounded up, S moved up
+    s_rem, q_rem = _lattice(laws, laws.lower[0], steps)
+    s_add, q_add = _lattice(laws, laws.lower[1], steps)
+    lo_s = np.maximum(s_rem - laws.shift, 0.0) / steps
     pos = lo_s > 0.0
-    errs = (s_sum.err * float(hi_s.max()), s_sum.err)
-    return P.pair_atoms(np.log(lo_s[pos]) - LOSS_SLACK, lo_s[pos] * q[pos],
-                        -np.log(hi_s) - LOSS_SLACK, q, h, rounding, (0.0, 0.0), errs)
+    hi_s = (s_add + laws.shift) / steps
+    errs = (laws.lower[0].err * float(lo_s.max()), laws.lower[1].err)
+    return P.pair_atoms(np.log(lo_s[pos]) - LOSS_SLACK, lo_s[pos] * q_rem[pos],
+                        -np.log(hi_s) - LOSS_SLACK, q_add, h, rounding, (0.0, 0.0), errs)
 
 
 def allocation_pld(law, steps: int, per_record: int, epochs: int, h: float,
