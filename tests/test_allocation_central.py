@@ -129,3 +129,72 @@ def test_edited_ledger_is_refused(tmp_path):
     path.write_text(path.read_text().replace('"per_record": 1', '"per_record": 101'))
     with pytest.raises(ValueError, match=r"per_record .*\[1, 100\]"):
         Accountant.load(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# dp_accounting's RandomAllocationDpEvent (absent from 0.6.0: a stand-in with its fields)
+# ------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def dp_with_allocation(monkeypatch):
+    """dp_accounting with a stand-in RandomAllocationDpEvent mirroring the main branch's
+    fields (event, num_selected, num_steps) when the installed one lacks it."""
+    dp = pytest.importorskip("dp_accounting")
+    if not hasattr(dp, "RandomAllocationDpEvent"):
+        import dataclasses
+
+        @dataclasses.dataclass(frozen=True)
+        class RandomAllocationDpEvent(dp.DpEvent):
+            event: object
+            num_selected: int
+            num_steps: int
+        monkeypatch.setattr(dp, "RandomAllocationDpEvent", RandomAllocationDpEvent,
+                            raising=False)
+    return dp
+
+
+def test_dp_event_export_and_import(dp_with_allocation):
+    dp = dp_with_allocation
+    acct = Accountant()
+    acct.compose(AllocatedGaussian(4.0, steps=600, per_record=2, epochs=3))
+    acct.compose(AllocatedLaplace(2.0, steps=50))
+    tree = acct.to_dp_event()
+    first = tree.events[0]
+    assert isinstance(first, dp.SelfComposedDpEvent) and first.count == 3
+    assert isinstance(first.event, dp.RandomAllocationDpEvent)
+    assert (first.event.num_steps, first.event.num_selected) == (600, 2)
+    assert first.event.event == dp.GaussianDpEvent(4.0)
+    back = Accountant().compose_dp_event(tree)
+    assert back.events == [(AllocatedGaussian(4.0, steps=600, per_record=2), 3),
+                           (AllocatedLaplace(2.0, steps=50), 1)]
+    assert back.epsilon(1e-6).value == pytest.approx(acct.epsilon(1e-6).value, rel=1e-3)
+
+
+@pytest.mark.parametrize("fields,match", [
+    (dict(num_selected=5, num_steps=4), r"dp_event: per_record .*\[1, 4\]"),
+    (dict(num_selected=1, num_steps=0), r"dp_event: steps must be an integer in"),
+    (dict(num_selected=1.5, num_steps=4), r"dp_event.num_selected must be an integer"),
+])
+def test_dp_event_import_refuses_bad_fields(dp_with_allocation, fields, match):
+    dp = dp_with_allocation
+    node = dp.RandomAllocationDpEvent(event=dp.GaussianDpEvent(2.0), **fields)
+    with pytest.raises(ValueError, match=match):
+        Accountant().compose_dp_event(node)
+
+
+def test_dp_event_import_refuses_other_inner_events(dp_with_allocation):
+    dp = dp_with_allocation
+    node = dp.RandomAllocationDpEvent(event=dp.PoissonSampledDpEvent(0.5, dp.GaussianDpEvent(1.0)),
+                                      num_selected=1, num_steps=4)
+    with pytest.raises(ValueError, match=r"dp_event.event: RandomAllocationDpEvent of "
+                                         r"PoissonSampledDpEvent is not supported"):
+        Accountant().compose_dp_event(node)
+
+
+def test_export_without_the_event_says_which_dp_accounting(monkeypatch):
+    dp = pytest.importorskip("dp_accounting")
+    monkeypatch.delattr(dp, "RandomAllocationDpEvent", raising=False)
+    acct = Accountant().compose(AllocatedGaussian(4.0, steps=100))
+    with pytest.raises(ValueError, match=r"RandomAllocationDpEvent, which the installed "
+                                         r"dp_accounting .* lacks .*after release 0.6.0"):
+        acct.to_dp_event()

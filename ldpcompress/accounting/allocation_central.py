@@ -309,6 +309,7 @@ class _Allocated(Event):
     (``_law``) and the dp_accounting event of one step."""
 
     relation = "add/remove"
+    DP_EVENT: ClassVar[str] = "RandomAllocationDpEvent"  # dp_accounting after 0.6.0
     SCALE: ClassVar[str]
     SCALE_RANGE: ClassVar[tuple]
     steps: int
@@ -343,7 +344,7 @@ class _Allocated(Event):
     def to_dp_event(self, dp):
         """dp_accounting's RandomAllocationDpEvent (after 0.6.0), epochs as a
         SelfComposedDpEvent; None when the installed dp_accounting lacks it."""
-        cls = getattr(dp, "RandomAllocationDpEvent", None)
+        cls = getattr(dp, self.DP_EVENT, None)
         if cls is None:
             return None
         one = cls(event=self._step_dp_event(dp), num_selected=self.per_record,
