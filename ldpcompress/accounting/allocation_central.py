@@ -79,6 +79,12 @@ class GaussianStep:
 
     c: float
 
+    DP_EVENT: ClassVar[str] = "GaussianDpEvent"
+
+    @classmethod
+    def of(cls, sigma: float) -> "GaussianStep":
+        return cls(1.0 / sigma)
+
     def sd(self) -> float:
         return math.sqrt(math.expm1(self.c * self.c))
 
@@ -117,6 +123,12 @@ class LaplaceStep:
     x in (0, 1)."""
 
     b: float
+
+    DP_EVENT: ClassVar[str] = "LaplaceDpEvent"
+
+    @classmethod
+    def of(cls, scale: float) -> "LaplaceStep":
+        return cls(scale)
 
     def sd(self) -> float:
         a = 1.0 / self.b
@@ -170,12 +182,7 @@ class _Sum:
 
 def _trim(lo: int, pmf: np.ndarray, tail: float):
     """Drop the ends of mass <= tail (a pointwise smaller law)."""
-    cum = np.cumsum(pmf)
-    first = int(np.searchsorted(cum, tail, side="right"))
-    rev = np.cumsum(pmf[::-1])
-    last = pmf.size - 1 - int(np.searchsorted(rev, tail, side="right"))
-    first = min(first, pmf.size - 1)
-    last = max(last, first)
+    first, last = P.tail_window(pmf, tail)
     return lo + first, pmf[first:last + 1].copy()
 
 
@@ -305,13 +312,14 @@ def allocation_pld(law, steps: int, per_record: int, epochs: int, h: float,
 
 class _Allocated(Event):
     """Shared validation and accounting of the allocated noise events: subclasses name the
-    field holding the noise scale (SCALE), its range per unit sensitivity, the step law
-    (``_law``) and the dp_accounting event of one step."""
+    field holding the noise scale (SCALE), its range per unit sensitivity and the step law
+    (STEP, which names its dp_accounting event)."""
 
     relation = "add/remove"
     DP_EVENT: ClassVar[str] = "RandomAllocationDpEvent"  # dp_accounting after 0.6.0
     SCALE: ClassVar[str]
     SCALE_RANGE: ClassVar[tuple]
+    STEP: ClassVar[type]  # GaussianStep or LaplaceStep
     steps: int
     per_record: int
     epochs: int
@@ -332,10 +340,13 @@ class _Allocated(Event):
                            V.integer_at_least(self.epochs, "epochs", 1, MAX_EPOCHS))
 
     def _law(self):
-        raise NotImplementedError
+        """The step law at the noise per unit sensitivity, rounded down (less noise is the
+        pessimistic side)."""
+        scale = getattr(self, self.SCALE) / self.sensitivity
+        return self.STEP.of(scale * (1.0 - 4.0 * UNIT_ROUNDOFF))
 
     def _step_dp_event(self, dp):
-        raise NotImplementedError
+        return getattr(dp, self.STEP.DP_EVENT)(getattr(self, self.SCALE) / self.sensitivity)
 
     def pld(self, h, rounding):
         return allocation_pld(self._law(), self.steps, self.per_record, self.epochs, h,
@@ -367,12 +378,7 @@ class AllocatedGaussian(_Allocated):
 
     SCALE: ClassVar[str] = "sigma"
     SCALE_RANGE: ClassVar[tuple] = (0.25, 1e4)
-
-    def _law(self):
-        return GaussianStep(self.sensitivity / self.sigma * (1.0 + 4.0 * UNIT_ROUNDOFF))
-
-    def _step_dp_event(self, dp):
-        return dp.GaussianDpEvent(self.sigma / self.sensitivity)
+    STEP: ClassVar[type] = GaussianStep
 
 
 @dataclass(frozen=True)
@@ -387,12 +393,7 @@ class AllocatedLaplace(_Allocated):
 
     SCALE: ClassVar[str] = "scale"
     SCALE_RANGE: ClassVar[tuple] = (0.1, 1e4)
-
-    def _law(self):
-        return LaplaceStep(self.scale / self.sensitivity * (1.0 - 4.0 * UNIT_ROUNDOFF))
-
-    def _step_dp_event(self, dp):
-        return dp.LaplaceDpEvent(self.scale / self.sensitivity)
+    STEP: ClassVar[type] = LaplaceStep
 
 
 EVENTS.update({cls.__name__: cls for cls in (AllocatedGaussian, AllocatedLaplace)})

@@ -33,7 +33,8 @@ __all__ = ["TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
            "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
            "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
            "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction",
-           "profile_atoms_at", "pair_atoms", "fft_convolve"]
+           "profile_atoms_at", "pair_atoms", "fft_convolve",
+           "tail_window"]
 
 
 TAIL = 1e-30        # mass truncated from each tail after a convolution
@@ -213,6 +214,17 @@ def _check_compatible(a: PLD, b: PLD) -> None:
 # Grid operations
 # ----------------------------------------------------------------------------------------------
 
+def tail_window(pmf: np.ndarray, tail: float) -> tuple[int, int]:
+    """(first, last): the indices kept once the ends of a non-negative pmf, each of mass at most
+    tail, are cut (at least one entry is kept)."""
+    cum = np.cumsum(pmf)
+    first = int(np.searchsorted(cum, tail, side="right"))
+    rev = np.cumsum(pmf[::-1])
+    last = pmf.size - 1 - int(np.searchsorted(rev, tail, side="right"))
+    first = min(first, pmf.size - 1)
+    return first, max(last, first)
+
+
 def _trim(lo: int, pmf: np.ndarray, inf_mass: float, upper: bool, max_size: int,
           tail: float = TAIL, what: str = "the composed PLD"):
     """Cut tails of mass <= tail: upper tail to the infinity atom (upper) or dropped (lower);
@@ -220,12 +232,7 @@ def _trim(lo: int, pmf: np.ndarray, inf_mass: float, upper: bool, max_size: int,
     (lo, pmf, inf_mass, pushed) with pushed the mass moved. A kept support longer than
     max_size raises GridTooLarge: truncating it would report delta = 1 (eps = inf)."""
     pmf = np.maximum(pmf, 0.0)
-    cum = np.cumsum(pmf)
-    first = int(np.searchsorted(cum, tail, side="right"))
-    rev = np.cumsum(pmf[::-1])
-    last = pmf.size - 1 - int(np.searchsorted(rev, tail, side="right"))
-    first = min(first, pmf.size - 1)
-    last = max(last, first)
+    first, last = tail_window(pmf, tail)
     if last - first + 1 > max_size:
         raise GridTooLarge(last - first + 1, max_size, what)
     below = float(pmf[:first].sum())
