@@ -65,6 +65,16 @@ def test_one_step_is_the_mechanism():
     assert a == pytest.approx(b, rel=1e-12)
 
 
+def test_heavy_tail_falls_back_to_the_mechanism():
+    """sigma 0.3: the lattice would be coarser than Z's spread; the one-step Gaussian bounds
+    the allocation (joint convexity) and there is no round-down grid."""
+    event = AllocatedGaussian(0.3, steps=100)
+    assert event.pld(1e-3, "down") is None
+    alloc = Accountant(h=1e-3).compose(event).epsilon(1e-6).value
+    alone = Accountant(h=1e-3).compose(Gaussian(0.3)).epsilon(1e-6, method="pld").value
+    assert alone <= alloc <= alone * (1 + 1e-12)  # (its sigma rounded down by 4 ulps)
+
+
 def test_monte_carlo_sanity():
     """A seeded simulation of S (test-only randomness) lands between the grids' deltas, within
     5 standard errors: not a proof, a check that the law is the right one."""

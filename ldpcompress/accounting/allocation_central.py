@@ -53,6 +53,7 @@ MAX_CELLS = 2 ** 21       # cells of one step's lattice law
 MAX_WINDOW = 2 ** 22      # points of the law of the sum (D is doubled until it fits)
 SUM_TAIL = 1e-30          # mass cut from each tail of a convolution
 STEP_TAIL = 1e-14          # T P(Z > top) and E[Z; Z > top] are at most this
+COARSEST = 1.0           # beyond this lattice step (in sd(Z)) the one-step mechanism is used
 LOSS_SLACK = 1e-11        # bound on the relative error of the cells' means (tests: mpmath)
 
 
@@ -220,11 +221,12 @@ class _Laws:
 
 
 @functools.lru_cache(maxsize=16)
-def _laws(law, steps: int) -> _Laws:
-    """Upper (split) and lower (contracted) lattice laws of sum_t Z_t, t = 1..steps."""
+def _laws(law, steps: int) -> _Laws | None:
+    """Upper (split) and lower (contracted) lattice laws of sum_t Z_t, t = 1..steps; None when
+    the lattice step needed (for the cell or window caps) exceeds COARSEST x sd(Z)."""
     sd, top = law.sd(), law.top(steps)
     step = max(KAPPA * sd, top / MAX_CELLS, 26.0 * math.sqrt(steps) * sd / MAX_WINDOW)
-    for _ in range(40):
+    while step <= COARSEST * sd:
         z0, step, k_cells = law.lattice(step, top)
         w, m, cells = law.atoms(z0, step, k_cells)
         keep = w > 0.0
@@ -250,7 +252,7 @@ def _laws(law, steps: int) -> _Laws:
         # (or 1e-9 step, for an atom taken as on the lattice)
         return _Laws(z0, step, upper, lower,
                      (64.0 * UNIT_ROUNDOFF * top + 1e-9 * step) * steps)
-    raise P.GridTooLarge(MAX_WINDOW * 2.0, MAX_WINDOW, "the allocation's lattice law")
+    return None  # the lattice would be coarser than Z's spread: not worth building
 
 
 def _lattice(laws: _Laws, s_sum: _Sum, steps: int):
@@ -260,12 +262,15 @@ def _lattice(laws: _Laws, s_sum: _Sum, steps: int):
     return s[keep], s_sum.pmf[keep]
 
 
-def _allocation_pld(law, steps: int, h: float, rounding: str) -> P.PLD:
+def _allocation_pld(law, steps: int, h: float, rounding: str) -> P.PLD | None:
     """PLD of one allocation of a record to one of `steps` steps (both directions): atoms at
     the lattice points s of S, loss log s under P (mass s Q(S = s)) and -log s under Q."""
-    if steps == 1:
-        return law.single_pld(h, rounding)
-    laws = _laws(law, steps)
+    laws = None if steps == 1 else _laws(law, steps)
+    if laws is None:
+        # T = 1, or a step law too heavy-tailed for the lattice: the mechanism itself bounds
+        # the allocation (joint convexity over the record's step); its round-down grid is no
+        # lower estimate of the allocation, so none is offered
+        return law.single_pld(h, rounding) if steps == 1 or rounding != "down" else None
     if rounding != "down":
         s, q = _lattice(laws, laws.upper, steps)
         # L1 error of the Q-law: the FFTs', and 2u per step from the lattice law's additions
@@ -290,7 +295,7 @@ def _allocation_pld(law, steps: int, h: float, rounding: str) -> P.PLD:
 
 
 def allocation_pld(law, steps: int, per_record: int, epochs: int, h: float,
-                   rounding: str) -> P.PLD:
+                   rounding: str) -> P.PLD | None:
     """PLD of `epochs` epochs of allocating each record to `per_record` of `steps` steps: per
     epoch, the composition of per_record allocations of one step out of floor(T/k) or
     ceil(T/k) (module docstring)."""
@@ -300,7 +305,10 @@ def allocation_pld(law, steps: int, per_record: int, epochs: int, h: float,
     for size, times in parts:
         if times == 0:
             continue
-        one = _allocation_pld(law, size, h, rounding).self_compose(times)
+        part = _allocation_pld(law, size, h, rounding)
+        if part is None:
+            return None
+        one = part.self_compose(times)
         epoch = one if epoch is None else epoch.compose(one)
     assert epoch is not None
     return epoch if epochs == 1 else epoch.self_compose(epochs)
