@@ -151,6 +151,9 @@ class HadamardResponse(FrequencyOracle):
         else:
             self.a0 = 1.0 / (1 << self.t)
             self.a1, self.a1c = self._coins(self.t, self.eps)
+            if not self.a1 > self.a0:
+                raise ValueError(f"eps = {self.eps!r} is too small for t = {self.t}: the "
+                                 "coin a1 rounds to a0 = 2^-t (use a larger eps or t = 1)")
         self.bits_per_report = self.m
         self.report_high = self.big_k
         if variant == "general":  # deletion eps w.r.t. the uniform report (compression)
@@ -177,6 +180,9 @@ class HadamardResponse(FrequencyOracle):
             a1, _ = self._coins(t, self.eps)
             if a1 > 1.0 / (1 << t):
                 cands.append((float(binary_variance(1, 0.0, 1.0 / (1 << t), a1)), m, t))
+        if not cands:
+            raise ValueError(f"eps = {self.eps!r} is too small: every code's coin a1 rounds "
+                             "to its a0")
         least = min(c[0] for c in cands)
         return min((m, var, t) for var, m, t in cands if var <= least * BEST_T_SLACK)[2]
 
