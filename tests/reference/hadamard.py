@@ -59,15 +59,16 @@ def output_law(sets, big_k: int, a1: Fraction) -> list[list[Fraction]]:
             for c in sets]
 
 
-def pattern_law(law, sets, big_k):
-    """Outputs merged by their support pattern (which items they support): a sufficient
-    statistic, since R[x][y] depends on y only through y in C_x. law[x][pattern]."""
-    merged = [defaultdict(Fraction) for _ in law]
+def pattern_law(law, sets, big_k, items) -> dict:
+    """Outputs merged by their support pattern over ``items`` (which of them they support): a
+    sufficient statistic for datasets drawn from ``items``, since R[x][y] depends on y only
+    through y in C_x (all C_x have the same size). {x: {pattern: probability}} for x in items."""
+    merged = {x: defaultdict(Fraction) for x in items}
     for y in range(big_k):
-        key = tuple(int(y in c) for c in sets)
-        for x, row in enumerate(law):
-            merged[x][key] += row[y]
-    return [dict(row) for row in merged]
+        key = tuple(int(y in sets[x]) for x in items)
+        for x in items:
+            merged[x][key] += law[x][y]
+    return {x: dict(row) for x, row in merged.items()}
 
 
 def shuffled_law(plaw, xs) -> dict:
@@ -84,27 +85,34 @@ def shuffled_law(plaw, xs) -> dict:
 
 
 def hockey(P: dict, Q: dict, eps: float) -> mp.mpf:
-    """max(H_{e^eps}(P || Q), H_{e^eps}(Q || P)), 50 digits."""
+    """max(H_{e^eps}(P || Q), H_{e^eps}(Q || P)), 50 digits. Outcomes with the same exact
+    likelihood ratio P/Q are merged first (exact: H only sees (P, Q) through the ratio)."""
     mp.mp.dps = 50
     e = mp.e ** mp.mpf(eps)
-    keys = set(P) | set(Q)
-
-    def one(a, b):
-        return sum((max(mp.mpf(0), _mp(a.get(s, Fraction(0))) - e * _mp(b.get(s, Fraction(0))))
-                    for s in keys), mp.mpf(0))
-    return max(one(P, Q), one(Q, P))
+    by_ratio: dict = defaultdict(lambda: [Fraction(0), Fraction(0)])
+    for s in set(P) | set(Q):
+        p, q = P.get(s, Fraction(0)), Q.get(s, Fraction(0))
+        cell = by_ratio[p / q if q else None]
+        cell[0] += p
+        cell[1] += q
+    cells = [(_mp(p), _mp(q)) for p, q in by_ratio.values()]
+    return max(sum((max(mp.mpf(0), p - e * q) for p, q in cells), mp.mpf(0)),
+               sum((max(mp.mpf(0), q - e * p) for p, q in cells), mp.mpf(0)))
 
 
 def _mp(q: Fraction) -> mp.mpf:
     return mp.mpf(q.numerator) / q.denominator
 
 
-def worst_delta(plaw, n: int, eps_list) -> list:
-    """max over x1 != x1' and the other n - 1 users' values of the exact shuffled delta."""
-    k = len(plaw)
+def worst_delta(law, sets, big_k, n: int, eps_list) -> list:
+    """max over x1 != x1' and the other n - 1 users' values of the exact shuffled delta (the
+    others' values as multisets: the view is a multiset, so their order does not matter)."""
+    k = len(sets)
     worst = [mp.mpf(0)] * len(eps_list)
-    for x1, x2 in itertools.permutations(range(k), 2):
+    for x1, x2 in itertools.combinations(range(k), 2):  # hockey() is symmetric in the pair
         for z in itertools.combinations_with_replacement(range(k), n - 1):
+            items = tuple(sorted({x1, x2, *z}))
+            plaw = pattern_law(law, sets, big_k, items)
             P, Q = shuffled_law(plaw, (x1,) + z), shuffled_law(plaw, (x2,) + z)
             worst = [max(w, hockey(P, Q, e)) for w, e in zip(worst, eps_list)]
     return worst
