@@ -2,6 +2,7 @@
 an independent construction (tests/reference/hadamard.py), the client's law, the estimator's
 error against OUE's, compression, saved parameters, and the shuffle accounting against the
 exact shuffled output law at n <= 4."""
+import json
 import math
 from fractions import Fraction
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from reference import hadamard as REF
 
+from ldpcompress.accounting import Accountant, OracleShuffledRound
 from ldpcompress.accounting import blanket as BL
 from ldpcompress.core.entropy import Entropy, deterministic_source
 from ldpcompress.core.prg import PRG
@@ -144,6 +146,7 @@ def test_mse_within_1_5x_oue_at_k1000_eps4():
 def test_saved_parameters_without_variant_mean_the_basic_one():
     old = registry.build("hadamard", {"k": 100, "eps": 2.0})
     assert old.variant == "basic" and old == HadamardResponse(100, 2.0, variant="basic")
+    assert registry.spec(old) == OLD_SPEC
     assert old.big_k == 128 and old.a0 == 0.5 and old.a1 == 1.0 / (1.0 + math.exp(-2.0))
     st = old.shuffle_structure()
     assert st.identity == ("hadamard", (("k", 100), ("K", 128), ("a1", old.a1)))
@@ -155,6 +158,47 @@ def test_saved_parameters_without_variant_mean_the_basic_one():
         again = registry.build("hadamard", registry.spec(o)["params"])
         assert again == o and again.shuffle_structure() == o.shuffle_structure()
     assert HadamardResponse(100, 2.0) != old
+
+
+# what main wrote for HadamardResponse(100, 2.0) before the general variant (its params() was
+# {"k", "eps"}): ledgers and report-set manifests hold exactly this object
+OLD_SPEC = {"randomizer": "hadamard", "params": {"k": 100, "eps": 2.0}}
+
+
+def test_old_ledger_loads_as_the_basic_variant_with_the_same_epsilon():
+    """A ledger saved before the general variant names {"k", "eps"}: it must load as the basic
+    one, not the new default (whose law differs), and give the basic variant's epsilon."""
+    basic = HadamardResponse(100, 2.0, variant="basic")
+    acct = Accountant().compose(OracleShuffledRound(10 ** 4, basic), times=3)
+    state = json.loads(acct.to_json())
+    assert state["events"][0]["oracle"] == OLD_SPEC  # the basic one is still written so
+    back = Accountant.from_json(json.dumps(state))
+    assert back.events == acct.events
+    assert back.events[0][0].structure == basic.shuffle_structure()
+    assert back.events[0][0].structure != HadamardResponse(100, 2.0).shuffle_structure()
+    assert back.epsilon(1e-6).value == acct.epsilon(1e-6).value
+
+
+def test_old_manifest_loads_as_the_basic_variant(tmp_path):
+    """A report set's manifest stores the spec, and the reader refuses any spec that is not
+    exactly what a writer records for the randomizer it rebuilds: {"k", "eps"} must still be
+    the basic variant's, and its reports must estimate the same counts."""
+    from ldpcompress.scale.manifest import read_manifest
+    from ldpcompress.scale.writer import write_reports
+
+    basic = HadamardResponse(100, 2.0, variant="basic")
+    reports = basic.randomize_many(np.arange(400) % 100, Entropy(deterministic_source(4)))
+    write_reports(tmp_path / "set", basic, reports, shards=1)
+    doc = json.loads((tmp_path / "set" / "manifest.json").read_text())
+    assert doc["randomizer"] == OLD_SPEC
+    again, _ = read_manifest(tmp_path / "set" / "manifest.json")
+    assert again == basic and again.variant == "basic"
+    assert np.array_equal(again.estimate(reports), basic.estimate(reports))
+    doc["randomizer"] = {"randomizer": "hadamard", "params": {**OLD_SPEC["params"],
+                                                              "variant": "basic"}}
+    (tmp_path / "set" / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="not what a writer records"):
+        read_manifest(tmp_path / "set" / "manifest.json")
 
 
 @pytest.mark.parametrize("call, match", [

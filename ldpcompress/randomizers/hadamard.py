@@ -194,8 +194,10 @@ class HadamardResponse(FrequencyOracle):
         return super().from_params(params)  # type: ignore[return-value]
 
     def params(self) -> dict:
+        """The basic variant's are exactly those it saved before the general one existed, so
+        files written either way read back (scale.metadata compares the canonical spec)."""
         if self.variant == "basic":
-            return {"k": self.k, "eps": self.eps, "variant": "basic"}
+            return {"k": self.k, "eps": self.eps}
         return {"k": self.k, "eps": self.eps, "variant": "general", "t": self.t}
 
     def plateau(self) -> tuple:
