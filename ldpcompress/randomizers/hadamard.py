@@ -11,8 +11,9 @@ element of GF(2^m) and t | m, the lines of a Desarguesian spread. Any two items'
 are then independent Bern(2^-t) under a uniform report, so a0 = 2^-t exactly and the variance
 is OUE's up to the rounding of the density to a power of 2 (within 3%), with m <= log2 k + t +
 t - 1 bits per report and counts from one Walsh-Hadamard transform of the K-cell histogram.
-(The paper's own general construction, blocks of basic codes, needs log2 k + 2 bits but its
-variance stays near 2x OUE's: docs/theory.md §6.3.)
+(The paper's own general-privacy construction, blocks of basic codes, keeps reports near
+log2 k bits; a user measured an implementation of it at 2.9x OUE's error at k = 1000, eps = 4:
+docs/theory.md §6.3.)
 """
 from __future__ import annotations
 
