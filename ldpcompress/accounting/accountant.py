@@ -259,14 +259,30 @@ class Accountant:
     def from_json(cls, text: str) -> "Accountant":
         return S.loads(text, cls, EVENTS)
 
-    def save(self, path) -> None:
-        """Write the state to a file (atomic replace), for long-running accounting."""
-        S.save(self, path)
+    def save(self, path, lock_timeout: float = S.LOCK_TIMEOUT) -> None:
+        """Write the state to a file: through a symlink to its target, under the ledger's
+        lock, atomically, keeping the file's mode; a read-only file is refused (ValueError).
+        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write)."""
+        S.save(self, path, lock_timeout)
 
     @classmethod
     def load(cls, path) -> "Accountant":
         """Read a state written by save(); the file is checked as untrusted input."""
         return S.load(path, cls, EVENTS)
+
+    @classmethod
+    def ledger(cls, path, lock_timeout: float = S.LOCK_TIMEOUT, **settings):
+        """A saved ledger opened for change, as a context manager: the ledger's lock is held
+        for the block, which gets the accountant saved at ``path`` (a new
+        ``Accountant(**settings)`` when the file is absent); the ledger is written when the
+        block ends normally having added events, and left as it was when it raises.
+        Concurrent writers queue (at most ``lock_timeout`` seconds each), so none loses a round.
+
+        >>> with Accountant.ledger(path) as acct:           # doctest: +SKIP
+        ...     acct.compose(ShuffledRound(10**5, 2.0), times=7)
+        ...     eps = acct.epsilon(1e-6)      # should this raise, nothing is written
+        """
+        return S.ledger(path, cls, EVENTS, lock_timeout, **settings)
 
     # -- PLD -----------------------------------------------------------------------------------
     def _pld(self, h: float, rounding: str) -> P.PLD | None:
