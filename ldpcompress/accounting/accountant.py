@@ -31,6 +31,7 @@ from ..core import display as D
 from ..core import validate as V
 from . import gaussian as G
 from . import interop as I
+from . import plan as PL
 from . import pld as P
 from . import rdp as R
 from . import state as S
@@ -53,7 +54,8 @@ class AccountingResult:
     ``notes``). ``lower`` is the PLD method's optimistic estimate (round-down grid, or the GLW21
     lower estimate of a mean-rounded grid) of the law it accounts; None when there is none.
     For connect-the-dots events that law is the dominating dots pair, so ``lower`` estimates
-    the accounted bound rather than the true eps. ``h`` is the PLD grid step used.
+    the accounted bound rather than the true eps. ``h`` is the PLD grid step used. ``cost``
+    states the query's planned cost and limit (accounting/plan.py).
     """
 
     query: str
@@ -64,6 +66,7 @@ class AccountingResult:
     seconds: float = 0.0
     h: float | None = None
     notes: tuple = ()
+    cost: str = ""
 
     def __float__(self) -> float:
         return float(self.value)
@@ -113,11 +116,15 @@ class Accountant:
     """
 
     def __init__(self, h: float | None = None, max_size: int = P.MAX_SIZE,
-                 orders=R.DEFAULT_ORDERS, gap: float = 0.01):
+                 orders=R.DEFAULT_ORDERS, gap: float = 0.01,
+                 max_seconds: float | None = PL.MAX_SECONDS):
         self.h = None if h is None else P.check_grid(h)
         self.max_size = V.integer_at_least(max_size, "max_size", 2 ** 10, 2 ** 28)
         self.orders = R.check_orders(orders)
         self.gap = V.positive_finite(gap, "gap")
+        # a query's time limit (accounting/plan.py); this machine's, so not saved in a ledger
+        self.max_seconds = PL.check_seconds(max_seconds)
+        self._plan: PL.Plan | None = None  # what the query under way builds
         self.events: list[tuple[Event, int]] = []
         self._rounds = 0  # running total of the events' times: compose() is O(1), not O(events)
         self._composed: dict = {}  # composed PLDs by (h, rounding) until the next compose()
@@ -288,23 +295,27 @@ class Accountant:
     def _pld(self, h: float, rounding: str) -> P.PLD | None:
         """The composed PLD (kept for later queries); None when some event has no PLD with
         that rounding."""
-        key = (h, rounding)
+        key = (h, rounding, None if self._plan is None else self._plan.points)
         if key not in self._composed:
             self._composed[key] = self._compose_pld(h, rounding)
         return self._composed[key]
 
     def _merged(self) -> list[tuple[Event, int]]:
         """The events with every Gaussian folded into one Gaussian of mu = sqrt(sum t mu_i^2)
-        (rounded up): the same mechanism (docs/theory.md §3.5), one grid instead of many."""
-        gauss = [(e.gaussian_mu(), t) for e, t in self.events if e.gaussian_mu() is not None]
+        (rounded up): the same mechanism (docs/theory.md §3.5), one grid instead of many. Equal
+        events are merged (accounting/plan.py), or the query's plan says what to build."""
+        events = PL.group(self.events) if self._plan is None else self._plan.events
+        gauss = [(e.gaussian_mu(), t) for e, t in events if e.gaussian_mu() is not None]
         if len(gauss) + sum(t for _, t in gauss) <= 2:  # at most one, once: nothing to fold
-            return list(self.events)
-        rest = [(e, t) for e, t in self.events if e.gaussian_mu() is None]
+            return events
+        rest = [(e, t) for e, t in events if e.gaussian_mu() is None]
         return [(Gaussian(1.0, G.compose_mu(gauss)), 1)] + rest
 
     def _compose_pld(self, h: float, rounding: str) -> P.PLD | None:
         total = None
+        deadline = None if self._plan is None else self._plan.deadline
         for event, times in self._merged():
+            PL.check_deadline(deadline, "the PLD's composition")
             one = _event_pld(event, h, rounding)
             if one is None:
                 return None
@@ -355,6 +366,7 @@ class Accountant:
         last = None
         for _ in range(12):
             try:
+                self._check_pld_cost(h)
                 up, low = self._pld_at(h, fn)
             except P.GridTooLarge as err:
                 if auto and h >= H_MAX:
@@ -386,18 +398,28 @@ class Accountant:
             notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}")
         return up, low, h, notes
 
+    def _check_pld_cost(self, h: float) -> None:
+        """Count a PLD pass at step h against the query's limit, or refuse it (plan.py)."""
+        if self._plan is None or any(k[0] == h for k in self._composed):
+            return
+        grids = 2 if self._scheme() == "dual" else 1
+        self._plan.charge_pld(*PL.composition_seconds(self._merged(), h, self.max_size, grids))
+
     # -- RDP / KOV -----------------------------------------------------------------------------
     def _rdp(self, orders: np.ndarray | None = None) -> np.ndarray:
         """The composed RDP curve (sum over events) at the given orders (default: the grid)."""
         orders = self.orders if orders is None else orders
         curve = np.zeros(orders.size)
-        for event, times in self._merged():
+        deadline = None if self._plan is None else self._plan.deadline
+        merged = self._merged()
+        for event, times in merged:
+            PL.check_deadline(deadline, "the Renyi curve")
             r = _event_rdp(event, tuple(orders.tolist()))
             if r is None:
                 raise ValueError(f"{type(event).__name__} has no RDP curve; use method='pld'")
             curve = curve + times * r
         # a sum of E non-negative rounded terms is within E ulps (relative) of the exact one
-        return curve * (1.0 + (len(self.events) + 2) * 2.0 ** -52)
+        return curve * (1.0 + (len(merged) + 2) * 2.0 ** -52)
 
     def _kov(self) -> tuple[float, float, int]:
         pairs = {event.approx_dp() for event, _ in self.events}
@@ -445,6 +467,13 @@ class Accountant:
 
     def _query(self, query: str, arg: float, method: str, compare: bool) -> AccountingResult:
         start = time.perf_counter()
+        try:
+            return self._planned(query, arg, method, compare, start)
+        finally:
+            self._plan = None
+
+    def _planned(self, query: str, arg: float, method: str, compare: bool,
+                 start: float) -> AccountingResult:
         mu = self._exact_mu()
         if method == "exact" and mu is None:
             raise ValueError("method 'exact' needs a ledger of Gaussian mechanisms only "
@@ -457,7 +486,12 @@ class Accountant:
         else:
             methods = (method,)
         values: dict = {}
+        h_plan = self.h if self.h is not None else 1e-3
+        self._plan = PL.plan(self.events, methods, h_plan, self.orders.size, self.max_seconds,
+                             start)
         notes: list[str] = self._relations_note()
+        if self._plan.points is not None or not self._plan.refine_rdp:
+            notes.append(self._plan.note)  # the plan changed what is built
         lower, h, exact_lower = None, None, None
         for m in methods:
             try:
@@ -490,7 +524,7 @@ class Accountant:
             lower = value  # a tighter method beat the PLD's own optimistic estimate
         others = {m: v for m, v in values.items() if m != best}
         return AccountingResult(query, value, lower, best, others,
-                                time.perf_counter() - start, h, tuple(notes))
+                                time.perf_counter() - start, h, tuple(notes), self._plan.note)
 
     def _pld_by(self, query: str, arg: float, values: dict):
         finite = [v for v in values.values() if v is not None and math.isfinite(v)]
@@ -524,6 +558,9 @@ class Accountant:
         if method == "rdp":
             if query == "epsilon":
                 refine = lambda a: float(self._rdp(np.array([a]))[0])  # noqa: E731
+                if self._plan is not None and not self._plan.refine_rdp:
+                    # the grid's orders give a valid bound; refining them would cost too much
+                    return R.rdp_to_epsilon(self.orders, self._rdp(), arg)[0]
                 return R.rdp_to_epsilon(self.orders, self._rdp(), arg, refine)[0]
             return rdp_delta(self.orders, self._rdp(), arg)
         eps, d0, k = self._kov()

@@ -23,6 +23,7 @@ E = lazy_module("ldpcompress.accounting.events")
 N = lazy_module("ldpcompress.accounting.noise")
 P = lazy_module("ldpcompress.accounting.pld")
 PA = lazy_module("ldpcompress.accounting.participation")
+PL = lazy_module("ldpcompress.accounting.plan")
 S = lazy_module("ldpcompress.accounting.state")
 
 
@@ -87,12 +88,15 @@ def _round_event(args, factory: AccountedRandomizer | None):
     return event, f"{k}-RR reports, eps0={eps0:g}{who}", params
 
 
-def _answer(acct, delta: float, h: float | None):
+def _answer(acct, delta: float, h: float | None, limit):
     """eps(delta) of the accountant at this query's grid step h (the ledger keeps its own
-    setting); a query without a finite answer raises (and so leaves a ledger unwritten)."""
+    setting) and time limit (accounting/plan.py; None: the accountant's default); a query
+    without a finite answer raises (and so leaves a ledger unwritten)."""
     if not acct.events:
         raise ValueError("the ledger holds no events; add rounds with --n, --eps0 and --rounds")
     kept = acct.h
+    if limit is not None:
+        acct.max_seconds = limit
     if h is not None:
         acct.h = h
     try:
@@ -104,27 +108,27 @@ def _answer(acct, delta: float, h: float | None):
     return res
 
 
-def _run_query(path, event, rounds: int, delta: float, h, lock_timeout: float):
+def _run_query(path, event, rounds: int, delta: float, h, lock_timeout: float, limit):
     """(accountant, result, existed): the rounds composed into the ledger (or a new
     accountant) and the query answered. A ledger is written only after its query succeeded,
     under its lock, so that concurrent appends all land and a failed query (or a retry of one)
     records nothing (accounting/state.py)."""
     if path is None:
         acct = A.Accountant(h=h).compose(event, times=rounds)
-        return acct, _answer(acct, delta, h), False
+        return acct, _answer(acct, delta, h, limit), False
     if event is None:  # a read: the file is replaced atomically, so no lock is needed
         if not os.path.lexists(path):
             raise ValueError(f"--ledger {path}: no such ledger; add rounds with --n, --eps0 and "
                              "--rounds to create it")
         acct = A.Accountant.load(path)
         try:
-            return acct, _answer(acct, delta, h), True
+            return acct, _answer(acct, delta, h, limit), True
         except ValueError as err:
             raise ValueError(f"--ledger {path}: {err}") from None
     with S.ledger(path, A.Accountant, E.EVENTS, lock_timeout, "--lock-timeout", h=h) as acct:
         existed = os.path.lexists(path)
         acct.compose(event, times=rounds)
-        res = _answer(acct, delta, h)
+        res = _answer(acct, delta, h, limit)
     return acct, res, existed
 
 
@@ -166,7 +170,9 @@ def _cmd_compose(args) -> None:
         rounds = count(args.rounds, "--rounds", 1, A.MAX_ROUNDS)
         event, what, params = _round_event(args, factory)
     lock_timeout = V.nonnegative(args.lock_timeout, "--lock-timeout")
-    acct, res, existed = _run_query(path, event, rounds, args.delta, h, lock_timeout)
+    limit = None if args.max_seconds is None else PL.check_seconds(args.max_seconds,
+                                                                   "--max-seconds")
+    acct, res, existed = _run_query(path, event, rounds, args.delta, h, lock_timeout, limit)
     params.update(rounds=rounds, delta=args.delta, h=h, ledger=None if path is None else str(path))
     values = {res.method: res.value, **res.others}
     if args.json:
@@ -285,6 +291,11 @@ def register(sub) -> None:
     c.add_argument("--lock-timeout", type=number, default=LOCK_TIMEOUT, metavar="SECONDS",
                    help="with --ledger: how long to wait for another process appending to the "
                         "same ledger (default %(default)g s)")
+    c.add_argument("--max-seconds", type=number, default=None, metavar="SECONDS",
+                   help="time limit of the query (default 60; inf: none): its cost is "
+                        "estimated first; a ledger too costly for full constructions is "
+                        "answered with cheaper sound ones, or refused before any work, naming "
+                        "the cost")
     c.add_argument("--h", type=number, default=None,
                    help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
     c.add_argument("--json", action="store_true", help=JSON_HELP)
