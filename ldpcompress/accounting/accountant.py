@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,69 +36,13 @@ from . import rdp as R
 from . import state as S
 from .events import EVENTS, Event, Gaussian
 from .kov import kov_delta, kov_epsilon
+from .result import AccountingResult
 from .rounding import round_up
 
 __all__ = ["AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "MAX_ROUNDS", "Accountant",
            "rdp_delta"]
 
 MAX_ROUNDS = 10 ** 9  # composed rounds in all; beyond, integer sizes overflow int64 grids
-
-
-@dataclass(frozen=True)
-class AccountingResult:
-    """eps or delta of the composition.
-
-    ``value`` is the smallest sound upper bound over the methods evaluated and ``method`` names
-    it; ``others`` maps every method evaluated to its upper value (None: not applicable, see
-    ``notes``). ``lower`` is the PLD method's optimistic estimate (round-down grid, or the GLW21
-    lower estimate of a mean-rounded grid) of the law it accounts; None when there is none.
-    For connect-the-dots events that law is the dominating dots pair, so ``lower`` estimates
-    the accounted bound rather than the true eps. ``h`` is the PLD grid step used. ``cost``
-    states the query's planned cost and limit (accounting/plan.py).
-    """
-
-    query: str
-    value: float
-    lower: float | None
-    method: str
-    others: dict = field(default_factory=dict)
-    seconds: float = 0.0
-    h: float | None = None
-    notes: tuple = ()
-    cost: str = ""
-
-    def __float__(self) -> float:
-        return float(self.value)
-
-    # -- notebooks (core/display.py) ---------------------------------------------------------
-    def __repr__(self) -> str:
-        lower = "" if self.lower is None else f", lower {self.lower:.6g}"
-        others = ", ".join(f"{m} {D.number(v)}" for m, v in self.others.items() if m != self.method)
-        grid = "" if self.h is None else f", h = {self.h:.3g}"
-        return (f"AccountingResult({self.query} = {self.value:.6g} by {self.method}{lower}{grid}"
-                + (f"; others: {others}" if others else "") + ")")
-
-    def _repr_html_(self) -> str:
-        lower = "n/a" if self.lower is None else f"{self.lower:.6g}"
-        return D.html_table(f"{self.query} = {self.value:.6g} (smallest sound upper bound: "
-                            f"{self.method}); lower {lower}", ("method", "upper value"),
-                            self._methods().items(), [*self.notes])
-
-    def _methods(self) -> dict:
-        """Every method evaluated: the chosen one first, then ``others``."""
-        return {self.method: self.value, **self.others}
-
-    def to_frame(self):
-        """Every method evaluated and its upper value (the chosen one first) as a pandas
-        DataFrame (pandas is optional: ImportError names it)."""
-        pd = D.pandas()
-        methods = self._methods()
-        frame = pd.DataFrame({"value": list(methods.values()),
-                              "chosen": [m == self.method for m in methods]},
-                             index=pd.Index(list(methods), name="method"))
-        frame.attrs.update(query=self.query, value=self.value, lower=self.lower, h=self.h,
-                           notes=list(self.notes))
-        return frame
 
 
 METHODS = ("auto", "pld", "rdp", "kov", "exact")
