@@ -187,7 +187,7 @@ def _cmd_compose(args) -> None:
             methods[m] = v
         lower = res.lower if res.lower is not None and math.isfinite(res.lower) else None
         results = dict(eps=res.value, method=res.method, lower=lower, h=res.h, methods=methods,
-                       notes=notes)
+                       notes=notes, cost=res.cost)
         if path is not None:
             results.update(ledger=dict(created=not existed, rounds=acct.rounds,
                                        events=_ledger_rows(acct)))
