@@ -86,11 +86,14 @@ class Event:
         steps serve both (a profile's dots atoms). A query states its cost from these before
         spending it (accounting/plan.py). This default assumes a connect-the-dots event of
         ``points`` profile evaluations when it has them (a few profiles of n users), else a
-        grid over its losses; events with other costs override it."""
+        closed form binned on a grid over its largest loss; events with other costs override
+        it (a misjudged one is stopped at a multiple of the query's limit)."""
         points, n = getattr(self, "points", None), getattr(self, "n", None)
         if points is not None and n is not None:
-            return 3.0 * points * (15.0 * math.sqrt(n) + 3000.0), points, orders * points
-        return 0.0, 1e4 + 50.0 / h, 1e4 * orders
+            return points * (15.0 * math.sqrt(n) + 3e4), points, orders * points
+        pair = self.approx_dp()
+        loss = pair[0] if pair is not None else 10.0
+        return 0.0, 1e3 + 2.0 * loss / h, 10.0 * orders
 
 
 def _up(rounding: str) -> bool:
@@ -479,6 +482,14 @@ class _PoissonSampled(Event):
 
     def _noise(self) -> SM.SampledNoise:
         return self.NOISE(_scale(getattr(self, self.SCALE), self.sensitivity), self.q)
+
+    def work(self, h, orders):
+        """Losses up to about 12/s + 1/(2 s^2) (s = scale / sensitivity): a connect-the-dots
+        grid of step h (a profile value per point), the Renyi grid of step RDP_GRID_H at each
+        order."""
+        s = getattr(self, self.SCALE) / self.sensitivity
+        loss = min(12.0 / s + 0.5 / s ** 2, 1e6)
+        return 0.0, 100.0 * loss / h, 0.14 * loss / RDP_GRID_H * orders
 
     def pld(self, h, rounding):
         noise = _noise_of(self)
