@@ -3,12 +3,14 @@
 Long-running telemetry keeps one ledger per population: ``save``/``load`` write and read the
 recorded (event, times) pairs and the accountant's settings, so the next round's query
 composes everything spent so far. The file is untrusted on reading: its format name and
-version, every key, every event type (a closed list) and every parameter are checked, and the
-events are rebuilt through their own constructors (which validate their ranges). A randomizer
-(the oracle of a shuffled round) is stored as its registry name and parameters only,
-``{"randomizer": name, "params": {...}}``, and rebuilt through ``randomizers.registry``: its
-law always comes from its own code, never from the file (an edited law cannot under-report). Floats are
-written with full precision (JSON floats round-trip exactly); fractions as "p/q" strings.
+version, every key, every event type (a closed list) and every parameter are checked (every
+field of an event is written and required, defaults included: a deleted field is never read as
+its default, which could lower eps), and the events are rebuilt through their own constructors
+(which validate their ranges). A randomizer (the oracle of a shuffled round) is stored as its
+registry name and parameters only, ``{"randomizer": name, "params": {...}}``, and rebuilt
+through ``randomizers.registry``: its law always comes from its own code, never from the file
+(an edited law cannot under-report). Floats are written with full precision (JSON floats
+round-trip exactly); fractions as "p/q" strings.
 The accountant passes its class and its registry of event classes (``events.EVENTS``), so
 this module depends on nothing above it.
 
@@ -121,13 +123,12 @@ def _event(obj, where: str, events: dict, version: int = VERSION):
         raise ValueError(f"{where}: 'event' must be one of {sorted(events)}, got {got!r}")
     cls = events[obj["event"]]
     fields = dataclasses.fields(cls)
-    required = tuple(f.name for f in fields if f.default is dataclasses.MISSING)
-    optional = tuple(f.name for f in fields if f.default is not dataclasses.MISSING)
-    obj = _keys(obj, where, ("event", "times") + required, optional)
+    # every field, those with defaults too: both versions wrote them all, and a default read in
+    # place of a deleted field (epochs, per_record, a sensitivity) could lower eps
+    obj = _keys(obj, f"{where} ({obj['event']})",
+                ("event", "times") + tuple(f.name for f in fields))
     kwargs = {}
     for f in fields:
-        if f.name not in obj:
-            continue
         value = obj[f.name]
         if f.name == "oracle":
             if version == 1:
