@@ -133,5 +133,7 @@ def test_a_library_name_stays_the_librarys_before_its_module_is_imported():
                 "except ValueError as err:\n"
                 "    out['error'] = str(err)\n"
                 "out['krr'] = registry.lookup('krr').__module__\n")
-    assert out["error"] == "randomizer name 'krr' is taken by KRR"
+    assert out["error"] == ("randomizer name 'krr' is taken by the library's "
+                            "ldpcompress.randomizers.krr.KRR: __main__.Mine cannot replace it "
+                            "(register it under another name)")
     assert out["krr"] == "ldpcompress.randomizers.krr"
