@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..core import display as D
 from ..core import validate as V
+from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
 from ..core.progress import compute_time
 from ..kernels.clones import clone_delta_many
-from ..randomizers.scalar import ScalarStructure
-from . import blanket as BL
-from . import participation as PA
 from .profiles import (
     BinaryLowerProfile,
     GeneralProfile,
@@ -38,8 +36,15 @@ from .profiles import (
     window_tol,
 )
 from .rounding import round_up
-from .scalar import ScalarBlanketProfile, ScalarLowerProfile
 from .solve import epsilon_for_delta, golden_min
+
+if TYPE_CHECKING:
+    from ..randomizers.scalar import ScalarStructure
+
+# imported by the queries that need them (an oracle's blanket, participation sampling), not by
+# every query: each brings its kernels, whose loading a plain eps0 query need not pay
+BL = lazy_module("ldpcompress.accounting.blanket")
+PA = lazy_module("ldpcompress.accounting.participation")
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_pair_delta",
            "general_epsilon", "general_delta",
@@ -455,6 +460,7 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     if eps0 is not None or k is not None or delta0 != 0.0:
         raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
                          "alone, without eps0, k or delta0")
+    from ..randomizers.scalar import ScalarStructure  # an oracle's law: when one is given
     st = BL.structure(oracle)
     n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
@@ -491,6 +497,7 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
 def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
     """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, the generic
     bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
+    from .scalar import ScalarBlanketProfile, ScalarLowerProfile
     finite = st.eps0 <= EXP_MAX
     blanket = ScalarBlanketProfile(n, st)
     if not finite and blanket.unsupported() is not None:

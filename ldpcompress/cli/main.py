@@ -7,6 +7,7 @@ import io
 import sys
 import traceback
 from contextlib import nullcontext, redirect_stdout
+from typing import NoReturn
 
 from ..core.limits import command_line
 from ..core.progress import JitClock
@@ -51,7 +52,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse's parser whose usage errors are raised as :class:`UsageError` (the command
     parsers are of the same class: add_subparsers makes them so)."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(self, message)
 
 
