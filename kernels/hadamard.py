@@ -55,16 +55,19 @@ def gf_pow(a, e, m, poly):
 def spread_rows(k, t, m, poly):
     """rows[x, i] = g^(x + i N), N = (2^m - 1)/(2^t - 1), g = z a primitive element: the span of
     row x is g^x GF(2^t) (omega = g^N generates GF(2^t)^*, so 1, omega, .., omega^(t-1) is a
-    GF(2)-basis of the subfield), and the spans of x < N meet only in 0 (a Desarguesian spread)."""
+    GF(2)-basis of the subfield), and the spans of x < N meet only in 0 (a Desarguesian spread).
+    Column i starts at omega^i and steps by g = z: a shift and a reduction, O(k t)."""
     omega = gf_pow(2, ((1 << m) - 1) // ((1 << t) - 1), m, poly)
     rows = np.empty((k, t), dtype=np.int64)
-    a = 1
-    for x in range(k):
-        v = a
-        for i in range(t):
-            rows[x, i] = v
-            v = gf_mul(v, omega, m, poly)
-        a = gf_mul(a, 2, m, poly)
+    v = 1
+    for i in range(t):
+        a = v
+        for x in range(k):
+            rows[x, i] = a
+            a <<= 1
+            if (a >> m) & 1:
+                a ^= poly
+        v = gf_mul(v, omega, m, poly)
     return rows
 
 
@@ -88,7 +91,7 @@ def dual_rows(rows, m):
                 if work[j] > work[best]:
                     best = j
             work[i], work[best] = work[best], work[i]
-            p = 63
+            p = m - 1
             while p >= 0 and not (work[i] >> p) & 1:
                 p -= 1
             piv[i] = p

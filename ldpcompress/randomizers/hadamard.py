@@ -64,28 +64,6 @@ def _prime_factors(n: int) -> list[int]:
     return out + ([n] if n > 1 else [])
 
 
-def _mul(a: int, b: int, m: int, poly: int) -> int:
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        b >>= 1
-        a <<= 1
-        if (a >> m) & 1:
-            a ^= poly
-    return r
-
-
-def _pow(a: int, e: int, m: int, poly: int) -> int:
-    r = 1
-    while e:
-        if e & 1:
-            r = _mul(r, a, m, poly)
-        a = _mul(a, a, m, poly)
-        e >>= 1
-    return r
-
-
 @lru_cache(maxsize=None)
 def primitive_poly(m: int) -> int:
     """The numerically smallest polynomial of degree m (bit i = coefficient of z^i) in which z
@@ -95,8 +73,8 @@ def primitive_poly(m: int) -> int:
     factors = _prime_factors(order)
     for low in range(1, 1 << m, 2):
         poly = (1 << m) | low
-        if _pow(2, order, m, poly) == 1 and all(_pow(2, order // q, m, poly) != 1
-                                                for q in factors):
+        if _had.gf_pow(2, order, m, poly) == 1 and all(_had.gf_pow(2, order // q, m, poly) != 1
+                                                       for q in factors):
             return poly
     raise ValueError(f"no primitive polynomial of degree {m}")  # never: one exists for m >= 1
 
