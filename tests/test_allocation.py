@@ -324,3 +324,61 @@ def test_saved_campaign_edits_never_lower_the_bound(tmp_path):
             continue
         assert loaded.epsilon(1e-6).value >= base, edit
     assert refused >= len(edits) // 2
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI: compose and amplify with --allocation
+# ---------------------------------------------------------------------------------------------
+
+def _cli(argv, capsys):
+    import json
+    from ldpcompress.cli.main import main
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, (json.loads(out.out) if code == 0 and "--json" in argv else out.out), out.err
+
+
+def test_cli_compose_allocation_matches_the_api(capsys, tmp_path):
+    path = tmp_path / "ledger.json"
+    code, out, _ = _cli(["compose", "--n", "1e4", "--eps0", "2", "--k", "20", "--allocation",
+                         "6", "--per-device", "2", "--scheme", "blocks", "--delta", "1e-6",
+                         "--ledger", str(path), "--json"], capsys)
+    assert code == 0
+    ev = AL.AllocatedShuffledRounds(10**4, 6, 2, "blocks", eps0=2.0, k_rr=20)
+    assert Accountant.load(path).events == [(ev, 1)]
+    assert out["results"]["eps"] == Accountant().compose(ev).epsilon(1e-6).value
+    assert out["results"]["ledger"]["events"][0]["params"]["per_device"] == 2
+
+
+def test_cli_amplify_allocation_is_the_one_round_answer(capsys):
+    code, out, _ = _cli(["amplify", "--n", "1e4", "--eps0", "3", "--oracle", "pi-rappor",
+                         "--k", "100", "--allocation", "30", "--delta", "1e-6", "--json"], capsys)
+    assert code == 0
+    from ldpcompress.accounting import amplification as amp
+    one = amp.epsilon(10**4, delta=1e-6, oracle=PIRappor(100, 3.0))
+    assert (out["results"]["value"], out["results"]["lower"]) == (one.value, one.lower)
+    assert out["params"]["rounds"] == 30
+    code, out, _ = _cli(["amplify", "--inverse", "--n", "1e4", "--k", "20", "--allocation",
+                         "6", "--eps", "0.5", "--delta", "1e-6", "--json"], capsys)
+    assert code == 0 and out["results"]["value"] == AL.max_eps0(10**4, 6, 0.5, 1e-6, k_rr=20)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--allocation", "6", "--gamma", "0.1"], "--allocation and --gamma cannot be combined"),
+    (["--allocation", "6", "--sample", "10"], "--allocation and --sample cannot be combined"),
+    (["--allocation", "0"], r"--allocation must be an integer in \[1, 1000000000\]"),
+    (["--allocation", "6", "--per-device", "7"], r"--per-device must be an integer in \[1, 6\]"),
+    (["--allocation", "6", "--relation", "add_remove"], "reveals whether device 1 is present"),
+    (["--per-device", "2"], "give --allocation"),
+    (["--allocation", "6", "--per-device", "2", "--adaptive"], "scheme='blocks'"),
+])
+@pytest.mark.parametrize("command", ["compose", "amplify"])
+def test_cli_allocation_bad_input_exit_2(capsys, command, argv, match):
+    base = ["--n", "1e4", "--eps0", "2", "--delta", "1e-6"] + (["--rounds", "2"] if
+                                                                 "--allocation" not in argv
+                                                                 and command == "compose"
+                                                                 else [])
+    code, _, err = _cli([command] + base + argv, capsys)
+    assert code == 2
+    import re
+    assert re.search(match, err), err

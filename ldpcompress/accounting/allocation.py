@@ -252,7 +252,10 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
     out = acct.epsilon(arg) if query == "epsilon" else acct.delta(arg)
     label = ("generic bound at k eps0 (linked reports, §2.16)" if ev.linked else
              f"{ev.per_device}-fold composition ({out.method.upper()})")
-    bounds = [AMP.Bound("composition", label, out.value, seconds=out.seconds)]
+    note = ("distinct rounds: no composition bound is proved for them; a device reporting "
+            "in one round of each of k consecutive blocks (scheme 'blocks') is accounted as "
+            "the k-fold composition" if ev.linked else "")
+    bounds = [AMP.Bound("composition", label, out.value, note=note, seconds=out.seconds)]
     low = None
     if lower and ev.scheme == "blocks":
         one = _query(replace(ev, per_device=1), query, arg, True)
