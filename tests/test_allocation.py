@@ -60,6 +60,23 @@ def test_one_report_campaign_is_a_random_split_of_one_round(table, inputs, n_max
                 assert p == one[union] * split_factor(view)
 
 
+def test_fixed_size_batches_are_one_round_too():
+    """True shuffling then batches (an exchangeable assignment, not independent): the same
+    data-independent split of one round, exactly."""
+    for table, inputs in ((RR3, 2), (KRR3, 3)):
+        for values in itertools.combinations_with_replacement(range(inputs), 4):
+            law = campaign_law(values, 2, 1, "batches", [table] * 2)
+            one = one_round_law(table, values)
+            merged: dict = {}
+            for view, p in law.items():
+                union = tuple(sorted(y for outs in view for y in outs))
+                merged[union] = merged.get(union, 0) + p
+            assert merged == one
+        for e in ES:
+            assert (exact_worst(table, inputs, 4, 2, e, 1, "batches")
+                    == worst_delta(lambda v: one_round_law(table, v), inputs, 4, e))
+
+
 @pytest.mark.parametrize("T", [2, 3])
 def test_one_report_campaign_has_the_one_round_divergence(T):
     for e in ES:

@@ -6,7 +6,9 @@ n devices, T rounds; each device picks its rounds secretly and independently by 
 * ``"distinct"``: a uniform k-subset of the rounds;
 * ``"independent"``: k rounds drawn independently with replacement (two picks of one round
   are two reports in it);
-* ``"blocks"``: one uniform round in each of k consecutive blocks of T/k rounds.
+* ``"blocks"``: one uniform round in each of k consecutive blocks of T/k rounds;
+* ``"batches"``: the devices in a uniformly random order cut into T batches of n/T (not
+  independent across devices: true shuffling, then batches).
 
 Round t releases the multiset of the outputs of the reports in it, drawn from the round's
 randomizer, a table ``table[x][y]`` of Fractions. The randomizer of round t is
@@ -29,7 +31,7 @@ __all__ = ["SCHEMES", "device_rounds", "round_law", "campaign_law", "one_round_l
            "mapped_table", "eps0_of", "split_factor", "mp_clone_pair",
            "mp_product_delta"]
 
-SCHEMES = ("one", "distinct", "independent", "blocks")
+SCHEMES = ("one", "distinct", "independent", "blocks", "batches")
 
 
 def device_rounds(T: int, k: int, scheme: str) -> list[tuple[tuple[int, ...], Fraction]]:
@@ -55,6 +57,15 @@ def device_rounds(T: int, k: int, scheme: str) -> list[tuple[tuple[int, ...], Fr
 
 def _contents(values, T: int, k: int, scheme: str) -> dict:
     """Law of the rounds' contents: a tuple of T sorted tuples of values."""
+    if scheme == "batches":  # a uniform permutation of the devices cut into T equal batches
+        n = len(values)
+        assert n % T == 0
+        out: dict = {}
+        perms = list(itertools.permutations(values))
+        for perm in perms:
+            c = tuple(tuple(sorted(perm[j * n // T:(j + 1) * n // T])) for j in range(T))
+            out[c] = out.get(c, 0) + Fraction(1, len(perms))
+        return out
     law = {tuple(() for _ in range(T)): Fraction(1)}
     choices = device_rounds(T, k, scheme)
     for x in values:
