@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import decimal
 import math
-import time
 
 from ..core import validate as V
+from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
 from .randomizers import accounted, add_accounted_options
 from .util import JSON_HELP, add_sampling_options, count, emit_json, fmt, number, print_table
@@ -98,7 +98,7 @@ def _amplify_inverse(args) -> dict:
         return _campaign_inverse(args, kwargs, factory, campaign)
     sampling = _sampling_kwargs(args)
     from ..accounting import inverse
-    start = time.perf_counter()
+    start = compute_time()
     if args.n is not None:
         if factory is not None:
             if not factory.takes_eps:
@@ -122,7 +122,7 @@ def _amplify_inverse(args) -> dict:
     n = None if args.n is None else count(args.n, "--n")
     return dict(query=what, value=value, params=dict(n=n, eps0=args.eps0, eps=args.eps,
                                                      delta=args.delta, **kwargs, **sampling),
-                seconds=time.perf_counter() - start)
+                seconds=compute_time() - start)
 
 
 def _campaign_inverse(args, kwargs: dict, factory, campaign: dict) -> dict:
@@ -134,7 +134,7 @@ def _campaign_inverse(args, kwargs: dict, factory, campaign: dict) -> dict:
     if kwargs.get("delta0"):
         raise ValueError("--delta0 cannot be combined with --allocation: campaigns are "
                          "accounted for pure eps0-DP randomizers")
-    start = time.perf_counter()
+    start = compute_time()
     shown = dict(kwargs, **campaign) if factory is None else dict(
         oracle=args.oracle, **factory.params, **campaign)
     if args.n is not None:
@@ -165,7 +165,7 @@ def _campaign_inverse(args, kwargs: dict, factory, campaign: dict) -> dict:
     n = None if args.n is None else count(args.n, "--n")
     return dict(query=what, value=value, params=dict(n=n, eps0=args.eps0, eps=args.eps,
                                                      delta=args.delta, **shown),
-                seconds=time.perf_counter() - start)
+                seconds=compute_time() - start)
 
 
 def _show_forward(res: dict) -> None:
@@ -264,14 +264,20 @@ def _check_options(args) -> None:
 
 def _cmd_amplify(args) -> None:
     _check_options(args)
+    loading = kernel_seconds()
     res = _amplify_inverse(args) if args.inverse else _amplify_forward(args)
+    loading = kernel_seconds() - loading  # not in the query's timings
     if args.json:
         results = {key: v for key, v in res.items() if key not in ("params", "seconds")}
-        emit_json("amplify", res["params"], results, dict(total=res["seconds"]))
-    elif args.inverse:
+        emit_json("amplify", res["params"], results, dict(total=res["seconds"], kernels=loading))
+        return
+    if args.inverse:
         _show_inverse(res)
     else:
         _show_forward(res)
+    if loading >= 5e-4:
+        print(f"(and {loading * 1e3:.0f} ms compiling or loading the Numba kernels, once per "
+              "process: not in the timings above)")
 
 
 def register(sub) -> None:
