@@ -145,7 +145,7 @@ CHOICES = [
 @pytest.mark.parametrize("choose", range(len(CHOICES)))
 def test_adaptive_items_below_the_adaptive_bound(choose):
     """k-RR and an OUE-like oracle fed per-round items chosen from earlier rounds (some rounds
-    mapping x1 and x1' to one item): exact worst case <= the adaptive bounds."""
+    mapping x1 and x1' to one item): exact worst case <= the adaptive (generic) bound."""
     oue = OUE(3, 1.1)
     st = oue.shuffle_structure()
     for n, T, ev, table in (
@@ -155,10 +155,30 @@ def test_adaptive_items_below_the_adaptive_bound(choose):
              oue_like_table(st.a1, st.a))):
         policy = item_policy(table, CHOICES[choose])
         _bracket(ev, table, 3, n, T, policy)
-        # the check can fail: the exact value is above the bound of twice as many devices
+        # the check can fail: the exact value is above the (non-adaptive) one-round bound of
+        # twice as many devices
         e = ES[1]
-        assert float(exact_worst(policy, 3, n, T, e)) > AL.delta(replace(ev, n=2 * n),
-                                                                 below(e)).value
+        assert float(exact_worst(policy, 3, n, T, e)) > AL.delta(
+            replace(ev, n=2 * n, randomizers="same"), below(e)).value
+
+
+def test_adaptive_rounds_use_the_generic_pair_and_the_same_randomizer_attack():
+    """Adaptive rounds: the upper bound is the generic one at the realised eps0 (no blanket:
+    docs/theory.md §2.16); the lower bound the attack on the same randomizer in every round.
+    Fails before: the adaptive event used k-RR's and the oracles' blankets."""
+    from ldpcompress.accounting import amplification as amp
+    o = PIRappor(100, 3.0)
+    ev = AL.AllocatedShuffledRounds(10**4, 30, oracle=o, randomizers="adaptive")
+    res = AL.epsilon(ev, 1e-6)
+    eps0 = o.shuffle_structure().eps0
+    assert ev.round_event == ShuffledRound(10**4, eps0)
+    assert res.value == amp.epsilon(10**4, eps0, 1e-6, lower=False).value
+    same = amp.epsilon(10**4, delta=1e-6, oracle=o)
+    assert res.lower == same.lower and res.value > same.value
+    krr = AL.AllocatedShuffledRounds(10**4, 30, eps0=2.0, k_rr=50, randomizers="adaptive")
+    e0 = krr.round_event.eps0
+    assert 2.0 <= e0 <= 2.0 * (1 + 1e-12)  # k-RR's realised eps0, rounded up
+    assert AL.delta(krr, 0.5).value == amp.delta(10**4, e0, 0.5, lower=False).value
 
 
 @pytest.mark.parametrize("n", [2, 3])
@@ -385,6 +405,9 @@ def test_cli_amplify_allocation_is_the_one_round_answer(capsys):
     (["--allocation", "6", "--sample", "10"], "--allocation and --sample cannot be combined"),
     (["--allocation", "0"], r"--allocation must be an integer in \[1, 1000000000\]"),
     (["--allocation", "6", "--per-device", "7"], r"--per-device must be an integer in \[1, 6\]"),
+    (["--allocation", "6", "--per-device", "0"], r"--per-device must be an integer in \[1, 6\]"),
+    (["--allocation", "2.5"], r"--allocation must be an integer"),
+    (["--allocation", "6", "--n", "0"], r"--n must be an integer in \[1, "),
     (["--allocation", "6", "--relation", "add_remove"], "reveals whether device 1 is present"),
     (["--per-device", "2"], "give --allocation"),
     (["--allocation", "6", "--per-device", "2", "--adaptive"], "scheme='blocks'"),

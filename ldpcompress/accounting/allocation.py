@@ -12,9 +12,10 @@ What is proved (docs/theory.md §2.16) and used here:
   multiset is their union, so the campaign is exactly as private as ONE shuffled round of n
   devices, whatever T: every one-round bound and attack of the library is the campaign's.
 * **One report per device, adaptive rounds** (``randomizers="adaptive"``): the FMT21 clone
-  pair at n and the largest eps0 (any eps0-LDP randomizers, chosen from earlier rounds), and
-  for a binary-support oracle fed a per-round item chosen from earlier rounds its privacy
-  blanket at n; k-RR's split pair and the scalar randomizers' lattice blanket are not used.
+  pair at n and the largest eps0 (any eps0-LDP randomizers, or items fed to them, chosen from
+  earlier rounds, even items that merge two values); the privacy blankets are not used (their
+  proof needs one randomizer, or per-round relabellings of it, in every round), and the attack
+  is the one on the same randomizer in every round, one of the adaptive policies.
 * **k reports per device**: ``scheme="blocks"`` (one round in each of k consecutive blocks of
   rounds; adaptive allowed) and ``"independent"`` (k rounds drawn with replacement,
   non-adaptive) are the k-fold composition of the one-report campaign; ``"distinct"`` (a
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -40,24 +40,19 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.numerics import EXP_MAX
+from ..core.progress import compute_time
 from ..randomizers.contract import LocalRandomizer
-from ..randomizers.scalar import ScalarStructure
 from . import amplification as AMP
 from . import blanket as BL
-from . import pld as P
-from .events import (DOTS_TOL, BLANKET_DOTS_TOL, EVENTS, Event, KRRShuffledRound,
-                     OracleShuffledRound, ShuffledRound)
-from .profiles import GeneralProfile, KRRBlanketProfile
+from .events import EVENTS, Event, KRRShuffledRound, OracleShuffledRound, ShuffledRound
 from .solve import largest_feasible
 
 __all__ = ["SCHEMES", "RANDOMIZERS", "MAX_CAMPAIGN_ROUNDS", "AllocatedShuffledRounds",
-           "AdaptiveKRRRound", "check_relation", "epsilon", "delta", "max_eps0"]
+           "check_relation", "epsilon", "delta", "max_eps0"]
 
 SCHEMES = ("distinct", "blocks", "independent")
 RANDOMIZERS = ("same", "adaptive")
 MAX_CAMPAIGN_ROUNDS = 10 ** 9  # the accountant's limit on composed rounds
-# bounds of a one-round query that assume the same randomizer on the same input in every round
-NOT_ADAPTIVE = ("krr_split", "blanket_scalar")
 # fields whose default is more private than other values: a saved ledger must state them
 _IN_FILE = {"ledger": "required"}
 
@@ -73,21 +68,6 @@ def check_relation(relation) -> str:
                          "n - 1) reveals whether device 1 is present (add/remove has delta = 1 "
                          "at every eps)")
     raise ValueError(f"relation must be 'substitution', got {relation!r}")
-
-
-@dataclass(frozen=True)
-class AdaptiveKRRRound(KRRShuffledRound):
-    """k-RR rounds whose items are chosen from earlier rounds: the generic pair and k-RR's
-    privacy blanket (its §2.4(b) tables, or the pair kernel of §2.5 where they are too large),
-    without the split pair of §2.4(a) (docs/theory.md §2.16). An internal event: ledgers store
-    the campaign (:class:`AllocatedShuffledRounds`), never this."""
-
-    def _profile(self):
-        general = GeneralProfile(self.n, self.eps0)
-        table = KRRBlanketProfile(self.n, self.eps0, self.k)
-        own = table if table.unsupported() is None else BL.KRRPairProfile(self.n, self.eps0,
-                                                                           self.k)
-        return lambda e: min(general.delta(e, DOTS_TOL), own.delta(e, BLANKET_DOTS_TOL))
 
 
 @dataclass(frozen=True)
@@ -186,23 +166,19 @@ class AllocatedShuffledRounds(Event):
                                  f"as one round of a (k eps0 = {e0:.4g})-LDP randomizer, above "
                                  f"the supported {EXP_MAX:g}; use scheme='blocks'")
             return ShuffledRound(self.n, e0, points=self.points)
+        if self.adaptive:  # the generic pair at the largest eps0 (docs/theory.md §2.16)
+            if not self.local_eps0 <= EXP_MAX:
+                desc = "this randomizer" if self.oracle is None else self.oracle.describe()
+                raise ValueError(f"{desc} has no finite eps0: with randomizers='adaptive' only "
+                                 "the generic bound applies (the blankets and the scalar "
+                                 "randomizers' lattice assume one randomizer in every round)")
+            return ShuffledRound(self.n, V.local_eps0(self.local_eps0), points=self.points)
         if self.oracle is None:
             assert self.eps0 is not None
             if self.k_rr is None:
                 return ShuffledRound(self.n, self.eps0, points=self.points)
-            cls = AdaptiveKRRRound if self.adaptive else KRRShuffledRound
-            return cls(self.n, self.eps0, self.k_rr, points=self.points)
-        st = BL.structure(self.oracle)
-        if not self.adaptive or (st is not None and not isinstance(st, ScalarStructure)
-                                 and st.krr_k is None):
-            return OracleShuffledRound(self.n, self.oracle, points=self.points)
-        if st is not None and not isinstance(st, ScalarStructure):  # k-RR's structure
-            return AdaptiveKRRRound(self.n, st.eps0, st.krr_k, points=self.points)
-        if not self.local_eps0 <= EXP_MAX:
-            raise ValueError(f"{self.oracle.describe()} has no finite eps0: with "
-                             "randomizers='adaptive' only the generic bound applies (its "
-                             "lattice blanket assumes the same input in every round)")
-        return ShuffledRound(self.n, V.local_eps0(self.local_eps0), points=self.points)
+            return KRRShuffledRound(self.n, self.eps0, self.k_rr, points=self.points)
+        return OracleShuffledRound(self.n, self.oracle, points=self.points)
 
     # -- the Event interface ---------------------------------------------------------------
     def pld(self, h, rounding):
@@ -236,17 +212,25 @@ def _one_round_kwargs(ev: AllocatedShuffledRounds) -> dict:
 def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
     if not isinstance(ev, AllocatedShuffledRounds):
         raise TypeError(f"expected an AllocatedShuffledRounds event, got {type(ev).__name__}")
-    start = time.perf_counter()
+    start = compute_time()
     if ev.per_device == 1:
         fn = AMP.epsilon if query == "epsilon" else AMP.delta
         kw = _one_round_kwargs(ev)
-        res = fn(ev.n, kw.pop("eps0", None), arg, lower=lower, **kw)
         if not ev.adaptive:
+            res = fn(ev.n, kw.pop("eps0", None), arg, lower=lower, **kw)
             return replace(res, params=_campaign_params(ev, res.params))
-        bounds = tuple(b for b in res.bounds if b.name not in NOT_ADAPTIVE)
+        # adaptive: the generic bounds at the largest eps0; the attack on the same randomizer
+        # in every round (one of the adaptive policies) stays a lower bound
+        gen = fn(ev.n, ev.round_event.eps0, arg, lower=False)  # type: ignore[attr-defined]
+        bounds = tuple(b for b in gen.bounds if b.upper)
+        low, params = None, gen.params
+        if lower:
+            same = fn(ev.n, kw.pop("eps0", None), arg, lower=True, **kw)
+            bounds += tuple(b for b in same.bounds if not b.upper)
+            low, params = same.lower, same.params
         best, value = AMP.best_upper(bounds)
-        return AMP.AmplificationResult(query, value, best.name, res.lower, bounds,
-                                       _campaign_params(ev, res.params), res.seconds)
+        return AMP.AmplificationResult(query, value, best.name, low, bounds,
+                                       _campaign_params(ev, params), compute_time() - start)
     from .accountant import Accountant  # the accountant imports the events: not at load time
     acct = Accountant().compose(ev)
     out = acct.epsilon(arg) if query == "epsilon" else acct.delta(arg)
@@ -269,7 +253,7 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
     given = {"delta" if query == "epsilon" else "eps": arg}
     params = _campaign_params(ev, dict(n=ev.n, eps0=e0, k=ev.k_rr, delta0=0.0, **given))
     return AMP.AmplificationResult(query, out.value, "composition", low, tuple(bounds), params,
-                                   time.perf_counter() - start)
+                                   compute_time() - start)
 
 
 def _campaign_params(ev: AllocatedShuffledRounds, params: dict) -> dict:
