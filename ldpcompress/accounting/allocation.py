@@ -93,7 +93,7 @@ class AllocatedShuffledRounds(Event):
     k_rr: int | None = None
     oracle: LocalRandomizer | None = None
     randomizers: str = field(default="same", metadata=_IN_FILE)
-    relation: str = "substitution"  # type: ignore[assignment]  (a field here)
+    relation: str = "substitution"  # a field here (a class constant in most events)
     points: int = 120
 
     def __post_init__(self):
@@ -222,14 +222,15 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
         # adaptive: the generic bounds at the largest eps0; the attack on the same randomizer
         # in every round (one of the adaptive policies) stays a lower bound
         gen = fn(ev.n, ev.round_event.eps0, arg, lower=False)  # type: ignore[attr-defined]
-        bounds = tuple(b for b in gen.bounds if b.upper)
-        low, params = None, gen.params
+        ups = tuple(b for b in gen.bounds if b.upper)
+        lows: tuple = ()
+        attack, params = None, gen.params
         if lower:
             same = fn(ev.n, kw.pop("eps0", None), arg, lower=True, **kw)
-            bounds += tuple(b for b in same.bounds if not b.upper)
-            low, params = same.lower, same.params
-        best, value = AMP.best_upper(bounds)
-        return AMP.AmplificationResult(query, value, best.name, low, bounds,
+            lows = tuple(b for b in same.bounds if not b.upper)
+            attack, params = same.lower, same.params
+        best, value = AMP.best_upper(ups)
+        return AMP.AmplificationResult(query, value, best.name, attack, ups + lows,
                                        _campaign_params(ev, params), compute_time() - start)
     from .accountant import Accountant  # the accountant imports the events: not at load time
     acct = Accountant().compose(ev)
