@@ -172,7 +172,10 @@ class AllocatedShuffledRounds(Event):
                 raise ValueError(f"{desc} has no finite eps0: with randomizers='adaptive' only "
                                  "the generic bound applies (the blankets and the scalar "
                                  "randomizers' lattice assume one randomizer in every round)")
-            return ShuffledRound(self.n, V.local_eps0(self.local_eps0), points=self.points)
+            # k-RR at eps0 is eps0-LDP: its eps0 as given (the realised one is rounded up for
+            # its exact tables), so dropping k_rr from a ledger cannot lower the bound
+            e0 = self.eps0 if self.oracle is None else self.local_eps0
+            return ShuffledRound(self.n, V.local_eps0(e0), points=self.points)
         if self.oracle is None:
             assert self.eps0 is not None
             if self.k_rr is None:
