@@ -48,7 +48,7 @@ from .events import EVENTS, Event, KRRShuffledRound, OracleShuffledRound, Shuffl
 from .solve import largest_feasible
 
 __all__ = ["SCHEMES", "RANDOMIZERS", "MAX_CAMPAIGN_ROUNDS", "AllocatedShuffledRounds",
-           "check_relation", "epsilon", "delta", "max_eps0"]
+           "check_relation", "epsilon", "delta", "max_eps0", "union_count_delta"]
 
 SCHEMES = ("distinct", "blocks", "independent")
 RANDOMIZERS = ("same", "adaptive")
@@ -250,14 +250,62 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
         low = one.lower
         bounds.append(AMP.Bound("lower", "lower bound: the attack on one block (§2.16)",
                                 low, upper=False))
-    elif lower:
+    if lower and not ev.adaptive and ev.oracle is None:
+        union = _union_attack(ev, query, arg)
+        bounds.append(AMP.Bound("lower_union", "lower bound: the count of one value over all "
+                                "rounds (§2.16)", union, upper=False))
+        low = union if low is None else max(low, union)
+    elif lower and low is None:
         bounds.append(AMP.Bound("lower", "lower bound", None, upper=False,
-                                note=f"no attack for scheme {ev.scheme!r} with k > 1"))
+                                note=f"no attack for an oracle or adaptive rounds with scheme "
+                                     f"{ev.scheme!r} and k > 1"))
     e0 = ev.local_eps0 if math.isfinite(ev.local_eps0) else None
     given = {"delta" if query == "epsilon" else "eps": arg}
     params = _campaign_params(ev, dict(n=ev.n, eps0=e0, k=ev.k_rr, delta0=0.0, **given))
     return AMP.AmplificationResult(query, out.value, "composition", low, tuple(bounds), params,
                                    compute_time() - start)
+
+
+def union_count_delta(n: int, k: int, p: float, q: float, eps: float) -> float:
+    """Hockey-stick divergence, both directions, of Bin(k(n-1), q) + Bin(k, p) against
+    Bin(kn, q) at eps: the count of one output value over all rounds when device 1 (k reports,
+    each that value with probability p) differs from the others (probability q), a
+    post-processing of every campaign of one randomizer (docs/theory.md §2.16). Rounded down
+    past the log-pmfs' error (a lower bound); counts beyond 40 standard deviations dropped."""
+    from scipy.stats import binom
+    m = k * n
+    sd = math.sqrt(m * q * (1 - q)) + 1.0
+    lo, hi = max(0, int(m * q - 40 * sd) - k), min(m, int(m * q + 40 * sd) + k)
+    c = np.arange(lo, hi + 1)
+    log_q = binom.logpmf(c, m, q)
+    own = binom.pmf(np.arange(k + 1), k, p)
+    log_p = np.logaddexp.reduce(
+        [math.log(own[j]) + binom.logpmf(c - j, m - k, q) for j in range(k + 1) if own[j] > 0],
+        axis=0)
+    best = 0.0
+    for a, b in ((log_p, log_q), (log_q, log_p)):
+        gap = -np.expm1(b + eps - a)  # 1 - e^(eps + b - a), where positive
+        best = max(best, float(np.sum(np.exp(a) * np.clip(gap, 0.0, None))))
+    # each term's log-ratio is off by ~1e-12 at most: its error is below e^eps 1e-12 Q(c)
+    return max(0.0, best * (1 - 1e-9) - 1e-10 * (1.0 + math.exp(eps)))
+
+
+def _union_attack(ev: AllocatedShuffledRounds, query: str, arg: float) -> float:
+    """The union-count attack of :func:`union_count_delta` on binary RR (eps0 alone) or k-RR,
+    rounded down: delta at eps, or the largest eps whose delta it shows above the target."""
+    assert ev.eps0 is not None
+    e0 = ev.eps0
+    z = math.exp(-e0) * ((ev.k_rr or 2) - 1) + 1.0  # Z e^-eps0, Z = e^eps0 + K - 1
+    p, q = 1.0 / z, math.exp(-e0) / z
+    k = ev.per_device
+
+    def dl(e: float) -> float:
+        return union_count_delta(ev.n, k, p, q, e)
+    if query == "delta":
+        return dl(arg)
+    if not dl(0.0) > arg:
+        return 0.0
+    return largest_feasible(lambda e: dl(e) > arg, 0.0, k * e0, rtol=1e-6)
 
 
 def _campaign_params(ev: AllocatedShuffledRounds, params: dict) -> dict:
