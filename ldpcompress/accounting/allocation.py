@@ -174,7 +174,7 @@ class AllocatedShuffledRounds(Event):
                                  "randomizers' lattice assume one randomizer in every round)")
             # k-RR at eps0 is eps0-LDP: its eps0 as given (the realised one is rounded up for
             # its exact tables), so dropping k_rr from a ledger cannot lower the bound
-            e0 = self.eps0 if self.oracle is None else self.local_eps0
+            e0 = self.local_eps0 if self.eps0 is None else self.eps0
             return ShuffledRound(self.n, V.local_eps0(e0), points=self.points)
         if self.oracle is None:
             assert self.eps0 is not None
