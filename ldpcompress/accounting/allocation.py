@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -53,8 +53,6 @@ __all__ = ["SCHEMES", "RANDOMIZERS", "MAX_CAMPAIGN_ROUNDS", "AllocatedShuffledRo
 SCHEMES = ("distinct", "blocks", "independent")
 RANDOMIZERS = ("same", "adaptive")
 MAX_CAMPAIGN_ROUNDS = 10 ** 9  # the accountant's limit on composed rounds
-# fields whose default is more private than other values: a saved ledger must state them
-_IN_FILE = {"ledger": "required"}
 
 
 def check_relation(relation) -> str:
@@ -87,12 +85,12 @@ class AllocatedShuffledRounds(Event):
 
     n: int
     rounds: int
-    per_device: int = field(default=1, metadata=_IN_FILE)
-    scheme: str = field(default="distinct", metadata=_IN_FILE)
+    per_device: int = 1
+    scheme: str = "distinct"
     eps0: float | None = None
     k_rr: int | None = None
     oracle: LocalRandomizer | None = None
-    randomizers: str = field(default="same", metadata=_IN_FILE)
+    randomizers: str = "same"
     relation: str = "substitution"  # a field here (a class constant in most events)
     points: int = 120
 
@@ -184,6 +182,10 @@ class AllocatedShuffledRounds(Event):
         return OracleShuffledRound(self.n, self.oracle, points=self.points)
 
     # -- the Event interface ---------------------------------------------------------------
+    def work(self, h, orders):
+        """The one-round event's cost (its self-composition is a few FFTs more)."""
+        return self.round_event.work(h, orders)
+
     def pld(self, h, rounding):
         one = self.round_event.pld(h, rounding)
         return one if one is None or self.times == 1 else one.self_compose(self.times)
