@@ -26,6 +26,7 @@ from ..core import validate as V
 from ..core.numerics import EXP_MAX
 from ..kernels.clones import clone_delta_many
 from ..randomizers.scalar import ScalarStructure
+from ..randomizers.table_law import TableStructure
 from . import blanket as BL
 from . import participation as PA
 from .profiles import (
@@ -39,6 +40,7 @@ from .profiles import (
 )
 from .rounding import round_up
 from .scalar import ScalarBlanketProfile, ScalarLowerProfile
+from .table import table_bounds
 from .solve import epsilon_for_delta, golden_min
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_pair_delta",
@@ -459,6 +461,10 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
         return _scalar_plan(n, st, oracle)
+    if isinstance(st, TableStructure):  # docs/theory.md §2.15: its blanket and its attack
+        uppers, low = table_bounds(n, st)
+        return _Query(n, st.eps0, uppers, low, "", st.eps0 <= EXP_MAX,
+                      dict(n=n, eps0=st.eps0, k=st.k, delta0=0.0, oracle=oracle.describe()))
     if st is None:  # no blanket law stated: the generic bound at its replacement eps
         eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
         params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,
