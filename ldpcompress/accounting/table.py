@@ -42,14 +42,15 @@ __all__ = ["RESOLUTION", "ATTACK_RESOLUTION", "COARSE_RESOLUTION", "EXACT_TERMS"
 _kernel = lazy_module("ldpcompress.kernels.table")  # Numba: compiled at first use
 
 RESOLUTION = 24          # blanket lattice steps per standard deviation of one blanket draw
-ATTACK_RESOLUTION = 64   # attack lattice (lumping loses ~ h x the atoms' spacing of variance)
+ATTACK_RESOLUTION = 32   # attack lattice (lumping loses ~ h x the atoms' spacing of variance)
 COARSE_RESOLUTION = 6    # a cheaper (still sound) blanket lattice that rules pairs out
 EXACT_TERMS = 2e5        # multinomial terms summed exactly (small n)
 EXACT_MAX_N = 400        # ... for n up to this
 MAX_WORK = 2e6           # k (k - 1) m: pairs x outputs scanned per evaluation
 MAX_POINTS = 1 << 22     # lattice window above which the step is widened (upper) or raised
-ATTACK_TRIPLES = 2       # exact attacks per evaluation: the strongest by the normal proxy,
+ATTACK_TRIPLES = 3       # exact attacks per evaluation: the strongest by the normal proxy,
 CLOSE = 0.9              # ... the second only if its proxy is within this factor of the first
+EXACT_BUDGET = 2e6       # multinomial terms over all triples below which every one is summed
 _DYADIC = 1 << 200       # lumping rounds its pieces to multiples of 2^-200 (outward)
 
 
@@ -404,11 +405,19 @@ class TableLowerProfile(_TableProfile):
         return why
 
     def _delta(self, eps, tol):
-        scored = sorted(((law.proxy(eps, self.n), i) for i, law in enumerate(self.laws())),
+        laws = self.laws()
+        if sum(law.terms(self.n) for law in laws) <= EXACT_BUDGET:  # small n: every triple
+            return max(_lower_excess(law, self.n, eps, self.resolution) for law in laws)
+        scored = sorted(((law.proxy(eps, self.n), i) for i, law in enumerate(laws)),
                         reverse=True)
         top = scored[0][0]
-        chosen = [i for score, i in scored[:ATTACK_TRIPLES] if score >= CLOSE * top]
-        return max(_lower_excess(self.laws()[i], self.n, eps, self.resolution) for i in chosen)
+        best = _lower_excess(laws[scored[0][1]], self.n, eps, self.resolution)
+        for score, i in scored[1:ATTACK_TRIPLES]:
+            # a close second: its coarse lattice (a lower bound too) decides if it is worth more
+            if score >= CLOSE * top \
+                    and _lower_excess(laws[i], self.n, eps, COARSE_RESOLUTION) > best:
+                best = max(best, _lower_excess(laws[i], self.n, eps, self.resolution))
+        return best
 
 
 def table_bounds(n: int, st: TableStructure):

@@ -135,6 +135,11 @@ class TableRandomizer(LocalRandomizer):
                              "from its reports (it still has accounting and compression)")
         return self._inverse
 
+    def _variances(self) -> np.ndarray:
+        self._estimator()  # refuses a table without an estimator
+        assert self._vcoef is not None
+        return self._vcoef
+
     def estimate_from_summary(self, summary, n: int) -> np.ndarray:
         """Unbiased item counts L c from the output counts c of n reports (c sums to n)."""
         n = V.integer_at_least(n, "n", 0)
@@ -150,27 +155,27 @@ class TableRandomizer(LocalRandomizer):
     def variance(self, counts) -> np.ndarray:
         """Variance of each estimated item count when the true item counts are ``counts``
         (length k, >= 0): sum_x counts[x] (sum_y L[j, y]^2 P[x][y] - [j = x])."""
-        self._estimator()
+        vcoef = self._variances()
         c = check_estimates(counts, "counts", self.k)
         if np.any(c < 0):
             raise ValueError("counts must be >= 0")
-        return self._vcoef @ c
+        return vcoef @ c
 
     def intervals(self, est, n: int, level: float = 0.95,
                   conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """est +- z sqrt(variance), z the two-sided normal quantile of ``level``: at the plug-in
         counts (est clipped at 0, rescaled to sum n), or with ``conservative`` the worst case
         over all counts summing to n (the variance is linear: n max_x v[j, x])."""
-        self._estimator()
         est = check_estimates(est, "est", self.k)
         n = V.integer_at_least(n, "n", 0)
         z = normal_quantile(level)
+        vcoef = self._variances()
         if check_flag(conservative, "conservative"):
-            var = n * self._vcoef.max(axis=1)
+            var = n * vcoef.max(axis=1)
         else:
             c = np.maximum(est, 0.0)
             c = c * (n / c.sum()) if c.sum() > 0 else np.full(self.k, n / self.k)
-            var = self._vcoef @ c
+            var = vcoef @ c
         half = z * np.sqrt(np.maximum(var, 0.0))
         return est - half, est + half
 
@@ -195,13 +200,13 @@ class TableRandomizer(LocalRandomizer):
         w = realise([v / gamma for v in mins])
         # uniform first: on a tie (w uniform itself, as for k-RR) its sampler needs no coin
         cands = {"uniform": [1 << COIN_BITS] * self.m, "blanket": list(w.counts)}
-        best = None
+        best: tuple = ("", math.inf, [])
         for name, ref in cands.items():
             ratios = [[st.entry(x, y) * st.denominator / ref[y] for y in range(self.m)]
                       for x in range(self.k)]
             top = max(max(max(r), 1 / min(r)) for r in ratios)
             eps_d = log_up(top)
-            if best is None or eps_d < best[1]:
+            if eps_d < best[1]:
                 best = (name, eps_d, ratios)
         self.reference, self.deletion_eps, ratios = best
         self._ratio = np.array([[float(v) for v in row] for row in ratios])

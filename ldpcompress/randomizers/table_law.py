@@ -28,7 +28,7 @@ import numpy as np
 
 from ..core.numerics import UNIT_ROUNDOFF
 
-__all__ = ["ROW_TOL", "MIN_ENTRY", "MAX_CELLS", "COIN_BITS", "EPS0_MIN", "check_table",
+__all__ = ["ROW_TOL", "MIN_ENTRY", "MAX_CELLS", "COIN_BITS", "EPS0_MIN", "MAX_TEXT", "check_table",
            "AliasTable", "realise", "log_up", "log_down", "TableStructure"]
 
 ROW_TOL = 1e-9        # |sum of a row - 1| allowed (float rounding); the row is then normalised
@@ -36,6 +36,7 @@ MIN_ENTRY = 1e-12     # a positive entry at least this (the alias grid is 1/(m 2
 MAX_CELLS = 1 << 16   # k x m entries at most (e.g. 16 inputs x 4096 outputs)
 COIN_BITS = 62        # the alias coin: u uniform in [0, 2^62), one stream word each
 EPS0_MIN = 1e-12      # a table whose rows agree closer than this carries no information
+MAX_TEXT = 1000       # characters of an entry written as text ('p/q' or a decimal)
 _COIN = 1 << COIN_BITS
 _RATIONAL = re.compile(r"^[+-]?\d+(/\d+)?$")
 _DECIMAL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$")
@@ -56,9 +57,9 @@ def _entry(value, x: int, y: int) -> tuple[Fraction, object]:
         raise TypeError(f"{where} is {value!r}: entries must be numbers, not booleans")
     if isinstance(value, str):
         text = value.strip()
-        if len(text) > 100 or not (_RATIONAL.match(text) or _DECIMAL.match(text)):
+        if len(text) > MAX_TEXT or not (_RATIONAL.match(text) or _DECIMAL.match(text)):
             raise ValueError(f"{where} is {value[:40]!r}: not a number (write '1/3' or "
-                             "'0.25', at most 100 characters, exponents up to 999)")
+                             f"'0.25', at most {MAX_TEXT} characters, exponents up to 999)")
         try:
             exact = Fraction(text)
         except ZeroDivisionError:
@@ -104,12 +105,12 @@ def check_table(table) -> tuple[list[list[Fraction]], list[list]]:
         raise ValueError(f"table must have at least 2 rows (inputs), got {k}")
     if k > MAX_CELLS // 2:
         raise ValueError(f"table has {k} rows: at most {MAX_CELLS // 2} (and {MAX_CELLS} entries)")
-    m = None
+    m = 0
     for x, row in enumerate(rows):
         if isinstance(row, (str, bytes, dict)) or not hasattr(row, "__len__"):
             raise TypeError(f"table row {x} must be a list of probabilities, got "
                             f"{type(row).__name__}")
-        if m is None:
+        if x == 0:
             m = len(row)
             if m < 2:
                 raise ValueError(f"table must have at least 2 columns (outputs), got {m}")
@@ -119,7 +120,8 @@ def check_table(table) -> tuple[list[list[Fraction]], list[list]]:
         elif len(row) != m:
             raise ValueError(f"table row {x} has {len(row)} entries, row 0 has {m}: every row "
                              "needs one probability per output")
-    exact, canon = [], []
+    exact: list[list[Fraction]] = []
+    canon: list[list] = []
     for x, row in enumerate(rows):
         pairs = [_entry(v, x, y) for y, v in enumerate(row)]
         vals = [p[0] for p in pairs]
@@ -129,7 +131,7 @@ def check_table(table) -> tuple[list[list[Fraction]], list[list]]:
             if 0 < v < MIN_ENTRY:
                 raise ValueError(f"table[{x}][{y}] = {float(v):.3g} is positive but below "
                                  f"{MIN_ENTRY:g}: write 0 or at least {MIN_ENTRY:g}")
-        total = sum(vals)
+        total = sum(vals, Fraction(0))
         if abs(total - 1) > ROW_TOL:
             raise ValueError(f"table row {x} sums to {_show(total)}, not 1 (tolerance "
                              f"{ROW_TOL:g}): not a probability table")
@@ -141,7 +143,7 @@ def check_table(table) -> tuple[list[list[Fraction]], list[list]]:
             raise ValueError(f"table column {y} is 0 in every row: no input produces output "
                              f"{y} (remove the column)")
         if not all(column):
-            x0 = column.index(0)
+            x0 = column.index(Fraction(0))
             x1 = next(x for x, v in enumerate(column) if v > 0)
             raise ValueError(f"table[{x0}][{y}] = 0 while table[{x1}][{y}] = "
                              f"{float(column[x1]):.6g} > 0: output {y} identifies the input "

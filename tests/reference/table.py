@@ -116,3 +116,42 @@ def random_table(rng, k, m, spread):
         t = sum(w)
         rows.append([Fraction(v, t) for v in w])
     return rows
+
+
+def law_table(probability, inputs, outputs):
+    """[[probability(x, y) for y in outputs] for x in inputs] as strings of exact rationals
+    (what a user writes for TableRandomizer)."""
+    return [[str(Fraction(probability(x, y))) for y in outputs] for x in inputs]
+
+
+def yes_no_table(a1):
+    """Warner's randomized response keeping the answer w.p. a1 (exact)."""
+    return law_table(lambda x, y: a1 if x == y else 1 - a1, range(2), range(2))
+
+
+def krr_table(k, a1):
+    """k-RR reporting the true item w.p. a1, each other w.p. (1 - a1)/(k - 1)."""
+    return law_table(lambda x, y: a1 if x == y else (1 - a1) / (k - 1), range(k), range(k))
+
+
+def unary_table(k, a, a1):
+    """Unary encoding: bit x is 1 w.p. a1, every other bit w.p. a, independently; outputs are
+    the 2^k bit vectors."""
+    vectors = list(itertools.product((0, 1), repeat=k))
+
+    def pr(x, y):
+        out = Fraction(1)
+        for j, bit in enumerate(y):
+            q = a1 if j == x else a
+            out *= q if bit else 1 - q
+        return out
+    return law_table(pr, range(k), vectors)
+
+
+def subset_table(k, d, a1):
+    """Subset selection: a d-subset containing x w.p. a1, uniform among those that do (or do
+    not)."""
+    subsets = list(itertools.combinations(range(k), d))
+    inside, outside = math.comb(k - 1, d - 1), math.comb(k - 1, d)
+    return law_table(lambda x, s: a1 / inside if x in s else (1 - a1) / outside, range(k),
+                     subsets)
