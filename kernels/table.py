@@ -1,4 +1,5 @@
-"""The blanket sum of a finite randomizer, exactly, for small n (docs/theory.md §2.15).
+"""The blanket sum of a finite randomizer, exactly for small n, and a lower bound that counts
+one atom exactly (docs/theory.md §2.15).
 
 One draw Z takes the value vals[j] with mass masses[j] (j < r; a blanket draw's loss, or 0 for
 a user outside the blanket; the masses need not sum to 1: the product measure is meant). For n
@@ -9,9 +10,10 @@ here with every rounding bounded, so that the result is rounded up (``upper``) o
 import numpy as np
 from numba import njit
 
+from .binomial import binom_window, pmf_anchor
 from .numerics import SUBNORMAL_ULP, UNIT_ROUNDOFF
 
-__all__ = ["exact_excess"]
+__all__ = ["exact_excess", "jensen_excess"]
 
 
 @njit(cache=True)
@@ -70,3 +72,23 @@ def exact_excess(vals, masses, n, upper):
         cnt[i + 1] = last + 1
     grow = 2.0 * (terms + 4) * u    # the products prob * v and the sum of the terms
     return total * (1.0 + grow) if upper else total * (1.0 - grow)
+
+
+@njit(cache=True)
+def jensen_excess(v, q, mu, n, tol):
+    """sum_j Pr[Bin(n, q) = j] (j v + (n - j) mu)_+ over a window of Bin(n, q) (the mass outside
+    dropped), rounded down: E[(sum)_+] of n draws when one atom (value v, mass q) is counted and
+    the other draws are replaced by their conditional mean mu, a lower bound by Jensen given the
+    count (docs/theory.md §2.15). Each pmf carries its error bound (pmf_anchor), each value its
+    rounding."""
+    u = UNIT_ROUNDOFF
+    lo, hi, _ = binom_window(n, q, 1.0 - q, tol)
+    total = 0.0
+    for j in range(lo, hi + 1):
+        s = j * v + (n - j) * mu
+        s -= 4.0 * u * (abs(j * v) + abs((n - j) * mu))
+        if s <= 0.0:
+            continue
+        pmf, err = pmf_anchor(j, n, q, 1.0 - q)
+        total += pmf * (1.0 - err) * s
+    return total * (1.0 - 2.0 * (hi - lo + 4) * u)

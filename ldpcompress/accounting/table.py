@@ -36,7 +36,7 @@ from .profiles import GeneralProfile, Profile
 from .scalar import positive_part
 
 __all__ = ["RESOLUTION", "ATTACK_RESOLUTION", "COARSE_RESOLUTION", "EXACT_TERMS", "MAX_WORK",
-           "MAX_POINTS", "TableBlanketProfile", "TableLowerProfile", "table_bounds",
+           "MAX_POINTS", "MAX_SPAN", "TableBlanketProfile", "TableLowerProfile", "table_bounds",
            "split_lattice", "lump_lattice"]
 
 _kernel = lazy_module("ldpcompress.kernels.table")  # Numba: compiled at first use
@@ -47,7 +47,8 @@ COARSE_RESOLUTION = 6    # a cheaper (still sound) blanket lattice that rules pa
 EXACT_TERMS = 2e5        # multinomial terms summed exactly (small n)
 EXACT_MAX_N = 400        # ... for n up to this
 MAX_WORK = 2e6           # k (k - 1) m: pairs x outputs scanned per evaluation
-MAX_POINTS = 1 << 22     # lattice window above which the step is widened (upper) or raised
+MAX_POINTS = 1 << 22     # FFT window (lattice points) above which the step widens
+MAX_SPAN = 1 << 14       # lattice points one draw may span (a rare far atom: a coarser step)
 ATTACK_TRIPLES = 3       # exact attacks per evaluation: the strongest by the normal proxy,
 CLOSE = 0.9              # ... the second only if its proxy is within this factor of the first
 EXACT_BUDGET = 2e6       # multinomial terms over all triples below which every one is summed
@@ -225,6 +226,13 @@ def lump_lattice(vals: np.ndarray, masses: np.ndarray, h_target: float, n: int):
     return pmf, k0, float(h) * (1.0 - 2.0 * U), shift - 4.0 * U * (abs(shift) + 1.0)
 
 
+def _step(target: float, n: int, sd_all: float, span: float) -> float:
+    """The lattice step: ``target``, widened so that one draw spans at most MAX_SPAN points and
+    the FFT window (about 22 standard deviations of the sum) at most MAX_POINTS. Any step gives
+    a bound on its side; a wide one only a looser one."""
+    return max(target, 30.0 * math.sqrt(n) * sd_all / MAX_POINTS, span / MAX_SPAN, 1e-300)
+
+
 def _upper_excess(law: _Law, n: int, eps: float, resolution: int) -> float:
     """(1/n) E[(sum of n draws)_+], rounded up: exact for few terms, else the split lattice."""
     vals, masses = law.atoms(eps, True)
@@ -232,13 +240,17 @@ def _upper_excess(law: _Law, n: int, eps: float, resolution: int) -> float:
         return 0.0
     if law.terms(n) <= EXACT_TERMS:
         return _kernel.exact_excess(vals, masses, n, True) / n * (1.0 + 4.0 * U)
-    # the step: sd of a blanket draw / resolution, widened if the FFT window would be too large
+    # the step: sd of a blanket draw (without the zero atom) / resolution
     r = len(law.masses)
-    h = _sd(vals[:r], masses[:r]) / resolution
-    sd_all = math.sqrt(max(float(masses @ vals ** 2), 1e-300))
-    h = max(h, 30.0 * math.sqrt(n) * sd_all / MAX_POINTS, 1e-300)
-    p, k0 = split_lattice(vals, masses, h)
-    return h * positive_part(p, k0, n, upper=True) / n * (1.0 + 8.0 * U)
+    h = _step(_sd(vals[:r], masses[:r]) / resolution, n,
+              math.sqrt(max(float(masses @ vals ** 2), 1e-300)), float(vals.max() - vals.min()))
+    for _ in range(8):
+        p, k0 = split_lattice(vals, masses, h)
+        try:
+            return h * positive_part(p, k0, n, upper=True) / n * (1.0 + 8.0 * U)
+        except ValueError:  # the window would pass positive_part's limit: a coarser lattice
+            h *= 4.0
+    return 1.0
 
 
 def _lower_excess(law: _Law, n: int, eps: float, resolution: int) -> float:
@@ -249,12 +261,38 @@ def _lower_excess(law: _Law, n: int, eps: float, resolution: int) -> float:
     if law.terms(n) <= EXACT_TERMS:
         return _kernel.exact_excess(vals, masses, n, False) / n * (1.0 - 4.0 * U)
     sd = _sd(vals, masses)
-    h = max(sd / resolution, 30.0 * math.sqrt(n) * sd / MAX_POINTS)
-    if float(vals.max() - vals.min()) / h > MAX_POINTS:
-        return 0.0  # a lattice this long is not worth it: 0 is a lower bound
-    pmf, k0, h_f, shift = lump_lattice(vals, masses, h, n)
-    return max(0.0, h_f * positive_part(pmf, k0, n, upper=False, shift=shift) / n
-               * (1.0 - 8.0 * U))
+    h = _step(sd / resolution, n, sd, float(vals.max() - vals.min()))
+    lattice = 0.0
+    for _ in range(8):
+        pmf, k0, h_f, shift = lump_lattice(vals, masses, h, n)
+        try:
+            lattice = max(0.0, h_f * positive_part(pmf, k0, n, upper=False, shift=shift) / n
+                          * (1.0 - 8.0 * U))
+            break
+        except ValueError:  # the window would pass positive_part's limit: a coarser lattice
+            h *= 4.0
+    return max(lattice, _jensen(law, n, vals))
+
+
+def _jensen(law: _Law, n: int, vals: np.ndarray) -> float:
+    """(1/n) E[(J v + (n - J) mu)_+], J ~ Bin(n, q) the draws of the largest atom (v, q) and mu
+    the other atoms' mean: a lower bound by Jensen given J, non-decreasing in q and mu (v >= mu),
+    so q and mu are rounded down. It keeps a rare far atom that a lattice step cannot resolve
+    (a table entry near its 1e-12 floor)."""
+    masses = np.append(law.masses, law.rest) if law.rest > 0.0 else law.masses
+    top = int(np.argmax(vals))
+    err = 2.0 * law.mass_err
+    q = float(masses[top]) * (1.0 - err)
+    rest = np.delete(masses, top)
+    others = np.delete(vals, top)
+    if vals[top] <= 0.0 or not 0.0 < q < 1.0 or rest.size == 0:
+        return 0.0
+    num = float(rest @ others)
+    num -= (len(rest) + 4.0) * U * float(rest @ np.abs(others)) * (1.0 + err)
+    den = float(rest.sum()) * ((1.0 + err) if num < 0.0 else (1.0 - err))
+    mu = num / den
+    mu -= 2.0 * U * abs(mu)
+    return _kernel.jensen_excess(float(vals[top]), q, mu, n, 1e-30) / n * (1.0 - 4.0 * U)
 
 
 def _chernoff(law: _Law, n: int, eps: float) -> float:
@@ -356,6 +394,9 @@ class TableBlanketProfile(_TableProfile):
     def _delta(self, eps, tol):
         local = self.local(eps)
         laws = self.laws()
+        if self.n > EXACT_MAX_N and any(_jensen(law, self.n, law.atoms(eps, False)[0]) >= local
+                                        for law in laws):
+            return min(1.0, local)  # some pair's blanket is at least one report's divergence
         ranked = sorted(range(len(laws)), key=lambda i: -laws[i].proxy(eps, self.n))
         best = 0.0
         for i in ranked:
