@@ -87,11 +87,7 @@ class TableRandomizer(LocalRandomizer):
         return V.items(xs, self.k)
 
     def check_item(self, x) -> int:
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-            raise TypeError(f"x must be an integer input, got {type(x).__name__}")
-        if not 0 <= x < self.k:
-            raise ValueError(f"x must be in [0, {self.k}), got {x}")
-        return int(x)
+        return V.item(x, self.k, "input")
 
     def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
         """One output per input by the exact alias draw: column uniform in [0, m), coin uniform
