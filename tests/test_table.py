@@ -224,3 +224,21 @@ def test_storage_uses_the_smallest_integer_column():
     assert cols["report"].dtype == np.uint16
     with pytest.raises(ValueError, match="report 1: output 300 is outside"):
         r.from_columns({"report": np.array([0, 300], dtype=np.uint16)})
+
+
+# -- a saved ledger whose table was edited: read back through the same validation ---------------
+
+@pytest.mark.parametrize("bad, match", [
+    ([[0.75, 0.25], [0.25, 0.7]], "row 1 sums to 0.95, not 1"),
+    ([[1.0, 0.0], [0.25, 0.75]], "eps0 is infinite"),
+    ("abc", "list of rows"),
+    ([[0.5, 0.5], [0.5, 0.5]], "identical"),
+    ([[1e-300, 1.0], [0.5, 0.5]], "positive but below"),
+])
+def test_a_ledger_with_an_edited_table_is_refused_naming_the_event(bad, match):
+    acct = L.Accountant().compose(
+        L.OracleShuffledRound(1000, TableRandomizer([[0.75, 0.25], [0.25, 0.75]])), times=2)
+    saved = json.loads(acct.to_json())
+    saved["events"][0]["oracle"]["params"]["table"] = bad
+    with pytest.raises((ValueError, TypeError), match=r"events\[0\]\.oracle: .*" + match):
+        L.Accountant.from_json(json.dumps(saved))
