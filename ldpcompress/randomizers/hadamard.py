@@ -11,7 +11,8 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps
-from .contract import Privacy
+from . import cost as C
+from .contract import Cost, Privacy
 from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, independent_structure, kept
@@ -84,3 +85,18 @@ class HadamardResponse(FrequencyOracle):
         signed = _field.fwht(hist.astype(np.int64))  # sum_i (-1)^popcount(i & j) hist[i]
         n = len(reports)
         return ((n + signed[1: self.k + 1]) // 2).astype(np.int64)
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """Per report a check and a scattered update of the K-entry histogram; per call the
+        histogram, one Walsh-Hadamard transform (K log2 K butterflies) and the k counts;
+        memory the histogram, its int64 copy and the counts (never compressed: ``seeds``
+        takes the contract's default)."""
+        if seeds:
+            return super().summary_cost(n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        big, table = self.big_k, 8 * self.big_k
+        per_call = C.CALL + big * (C.BINCOUNT + C.SIMPLE) + big * math.log2(big) * C.FWHT \
+            + 4 * self.k * C.SIMPLE
+        return Cost(n * (4 * C.SIMPLE + C.scattered(C.BINCOUNT, table)) + calls * per_call,
+                    2 * table + 3 * 8 * self.k + 8 * b,
+                    f"n = {n} indices into K = {big} entries, {calls} transform(s)")
