@@ -7,9 +7,10 @@ cost says against what aggregation measures, and the hostile sets of issue 27.
 
 2. Stated against measured: for randomizers of every kind, compressed and not, the stated
    seconds (``Plan.seconds``: operations x ``core.limits.SECONDS_PER_OPERATION``, one core)
-   and the measured in-memory aggregation (this process, kernels warm, Numba's threads). The
-   ratio measured / stated must stay below 1 (the statement is conservative); the weights in
-   ``randomizers/cost.py`` were measured with the kernels' loops on one thread.
+   and the measured in-memory aggregation (this process, kernels warm): wall time and CPU
+   time (all threads). The ratio CPU / stated must stay below 1 (the statement is
+   conservative); wall time on a machine shared with other jobs can exceed it (the statement
+   counts work, not the machine's load).
 
 3. The hostile sets of issue 27, each written through the library's writer with a valid
    manifest (OLH k = 2^26 with 20,000 reports; PI-RAPPOR k = 2^26 with 20,000; compressed
@@ -104,6 +105,14 @@ def timed(fn):
     return value, time.perf_counter() - start
 
 
+def cpu_timed(fn):
+    """(wall seconds, CPU seconds of this process, all threads): the stated cost counts the
+    work of one core, which CPU time measures even on a machine shared with other jobs."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
 def baseline_section(tmp: Path) -> None:
     print("1. The cost estimate against the plain aggregation of a normal set (this process)")
     oracle = registry.build("pi-rappor", {"k": 1000, "eps": 4.0})
@@ -119,8 +128,8 @@ def baseline_section(tmp: Path) -> None:
 
 def stated_section(tmp: Path, quick: bool) -> None:
     print("\n2. Stated against measured (in-memory aggregation, this process, kernels warm)")
-    print(f"   {'randomizer':<58} {'n':>9} {'stated s':>9} {'measured':>9} {'ratio':>6} "
-          f"{'stated MiB':>10}")
+    print(f"   {'randomizer':<58} {'n':>9} {'stated s':>9} {'wall s':>7} {'cpu s':>7} "
+          f"{'cpu/stated':>10} {'stated MiB':>10}")
     for i, (name, params, n, compressed) in enumerate(CONFIGS[:QUICK] if quick else CONFIGS):
         small, big = tmp / f"w{i}", tmp / f"s{i}"
         write(small, name, params if "d" in params or "k" not in params
@@ -128,9 +137,9 @@ def stated_section(tmp: Path, quick: bool) -> None:
         r = write(big, name, params, n, compressed)
         D.aggregate([small], scheduler="memory")  # this kernel compiled or loaded
         plan = budget.plan([big]).check(float("inf"), float("inf"))
-        _, secs = timed(lambda: D.aggregate(plan, scheduler="memory"))
-        print(f"   {r.describe()[:58]:<58} {n:>9} {plan.seconds:>9.2f} {secs:>9.2f} "
-              f"{secs / plan.seconds:>6.2f} {plan.cost.peak_bytes / 2**20:>10.0f}")
+        wall, cpu = cpu_timed(lambda: D.aggregate(plan, scheduler="memory"))
+        print(f"   {r.describe()[:58]:<58} {n:>9} {plan.seconds:>9.2f} {wall:>7.2f} {cpu:>7.2f} "
+              f"{cpu / plan.seconds:>10.2f} {plan.cost.peak_bytes / 2**20:>10.0f}")
         shutil.rmtree(small)
         shutil.rmtree(big)
 

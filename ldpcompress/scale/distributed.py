@@ -43,7 +43,8 @@ from .reader import iter_shard, summarize_shard
 from .result import Aggregation
 from ..core.regular_files import open_regular
 
-__all__ = ["WORKER_TIMEOUT", "TASK_TIMEOUT", "CLOSE_TIMEOUT", "SCHEMES_SECURE", "SCHEMES_PLAIN", "DASK_START_SECONDS",
+__all__ = ["WORKER_TIMEOUT", "TASK_TIMEOUT", "CLOSE_TIMEOUT", "POLL_SECONDS", "SCHEMES_SECURE",
+           "SCHEMES_PLAIN", "DASK_START_SECONDS",
            "DASK_EFFICIENCY",
            "MEASURE_SECONDS", "WORKER_BASE_BYTES", "ClusterError", "shard_summary",
            "dask_workers", "check_scheduler", "check_dashboard", "tls_security", "aggregate",
@@ -54,6 +55,7 @@ __all__ = ["WORKER_TIMEOUT", "TASK_TIMEOUT", "CLOSE_TIMEOUT", "SCHEMES_SECURE", 
 WORKER_TIMEOUT = 60.0  # seconds a run may wait for a live worker, per try (retries apply)
 TASK_TIMEOUT = 120.0   # least wait for the next shard to finish (task_timeout_for)
 CLOSE_TIMEOUT = 20.0   # seconds a local cluster gets to shut down (a stuck worker: killed)
+POLL_SECONDS = 2.0     # how often a run waiting for shards looks at the workers' heartbeats
 SCHEMES_SECURE = ("tls", "wss")
 SCHEMES_PLAIN = ("tcp", "ws")
 # "auto" (see dask_workers); measured with bench/scale.py on 2 cores: a LocalCluster starts and
@@ -243,7 +245,8 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     else:
         plan = budget_plan(paths, expect, batch_rows).check(max_seconds, max_bytes)
     randomizer, shards, batch_rows = plan.randomizer, list(plan.shards), plan.batch_rows
-    wait = _Watch(retries, worker_timeout, task_timeout_for(plan, task_timeout))
+    wait = _Watch(retries, worker_timeout, task_timeout_for(plan, task_timeout),
+                  worker_timeout + 2.0 * plan.seconds)
     result = functools.partial(_result, randomizer, shards=shards, plan=plan)
     with bar(plan.n, "aggregate", progress, unit="reports") as counted:
         if client is not None:
@@ -303,7 +306,8 @@ def _new_cluster(randomizer, shards, scheduler, n_workers, security, wait: "_Wat
     cluster = None
     if scheduler == "local":
         import dask
-        routes = {} if dashboard is not None else {"distributed.scheduler.http.routes": []}
+        routes = {} if dashboard is not None else {"distributed.scheduler.http.routes": [],
+                                                   "distributed.worker.http.routes": []}
         with dask.config.set(routes):
             cluster = dist.LocalCluster(
                 n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -337,9 +341,26 @@ class _Watch:
     every worker does not get new ones each time). ``task_timeout``: the longest wait for the
     next shard to finish."""
 
-    def __init__(self, retries: int, timeout: float, task_timeout: float = math.inf):
+    def __init__(self, retries: int, timeout: float, task_timeout: float = math.inf,
+                 silence: float | None = None):
         self.retries, self.timeout, self.used = retries, timeout, 0
         self.task_timeout = task_timeout
+        # a worker holding a shard and silent (no heartbeat) this long is stopped or stuck
+        self.silence = timeout if silence is None else silence
+        self.heard: dict = {}  # worker -> (its last heartbeat as last seen, when it changed)
+
+    def silent(self, workers: dict) -> dict:
+        """Seconds each worker has been silent, measured on this clock: how long its
+        scheduler-side ``last_seen`` has not changed (no clock shared with the scheduler)."""
+        now = time.monotonic()
+        out = {}
+        for addr, info in workers.items():
+            beat = info.get("last_seen") if isinstance(info, dict) else None
+            old = self.heard.get(addr)
+            if old is None or old[0] != beat:
+                self.heard[addr] = (beat, now)
+            out[addr] = now - self.heard[addr][1]
+        return out
 
     def workers(self, dist, client) -> None:
         while True:
@@ -418,16 +439,44 @@ def _finished(dist, client, pending: dict, watch: _Watch, shards):
         if left <= 0:
             raise ClusterError(_stuck(client, pending, shards, watch.task_timeout))
         try:
-            dist.wait(list(pending), timeout=min(watch.timeout, left),
+            dist.wait(list(pending), timeout=min(watch.timeout, left, POLL_SECONDS),
                       return_when="FIRST_COMPLETED")
         except (TimeoutError, dist.TimeoutError):
-            if not client.scheduler_info().get("workers"):
+            workers = client.scheduler_info().get("workers")
+            if not workers:
                 watch.workers(dist, client)
                 last = time.monotonic()  # a worker came back: its tasks start over
+                continue
+            quiet = {a: t for a, t in watch.silent(workers).items() if t > watch.silence}
+            if quiet:
+                held = _held(client, pending, quiet)
+                if held:
+                    raise ClusterError(_silent(held, quiet, shards, watch)) from None
             continue
         last = time.monotonic()
         for fut in [f for f in pending if f.done()]:
             yield fut
+
+
+def _held(client, pending: dict, workers) -> dict:
+    """{worker: shard indices of ``pending`` it is processing} for the given workers."""
+    keys = {f.key: i for f, (i, _) in pending.items()}
+    try:
+        processing = client.processing(workers=list(workers))
+    except Exception:  # noqa: BLE001 (the scheduler may be the problem): nothing known held
+        return {}
+    held = {a: sorted(keys[k] for k in ks if k in keys) for a, ks in processing.items()}
+    return {a: v for a, v in held.items() if v}
+
+
+def _silent(held: dict, quiet: dict, shards, watch: _Watch) -> str:
+    """The message when workers holding shards stopped answering (SIGSTOP, a hung host)."""
+    addr = sorted(held)[0]
+    more = f" (and {len(held) - 1} other worker(s))" if len(held) > 1 else ""
+    return (f"{shards[held[addr][0]].path}: its worker {addr}{more} has sent no heartbeat for "
+            f"{quiet[addr]:.0f} s, more than the {watch.silence:.3g} s allowed (the worker "
+            f"timeout of {watch.timeout:g} s plus twice the stated time): it is stopped or "
+            "stuck; restart it, or raise --worker-timeout (worker_timeout=)")
 
 
 def _stuck(client, pending: dict, shards, timeout: float) -> str:
