@@ -306,8 +306,8 @@ def _new_cluster(randomizer, shards, scheduler, n_workers, security, wait: "_Wat
     cluster = None
     if scheduler == "local":
         import dask
-        routes = {} if dashboard is not None else {"distributed.scheduler.http.routes": [],
-                                                   "distributed.worker.http.routes": []}
+        routes: dict[str, list] = {} if dashboard is not None else {
+            "distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
         with dask.config.set(routes):
             cluster = dist.LocalCluster(
                 n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
