@@ -75,7 +75,7 @@ def test_the_local_cluster_is_loopback_without_http_routes(tmp_path, monkeypatch
                 _get(f"http://127.0.0.1:{port}{path}") for path in
                 ("/json/identity.json", "/info/main/workers.html", "/status")]))
 
-    monkeypatch.setattr(distributed, "LocalCluster", Probe)
+    monkeypatch.setattr(D._dask(), "LocalCluster", Probe)  # dask.distributed, as used
     with no_hang("a local cluster run"):
         res = D.aggregate([out], scheduler="local", n_workers=1)
     np.testing.assert_array_equal(res["summary"], r.summarize(reports))

@@ -356,6 +356,8 @@ class _Watch:
         out = {}
         for addr, info in workers.items():
             beat = info.get("last_seen") if isinstance(info, dict) else None
+            if beat is None:  # a scheduler that does not say: never called silent
+                continue
             old = self.heard.get(addr)
             if old is None or old[0] != beat:
                 self.heard[addr] = (beat, now)
