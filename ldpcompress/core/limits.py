@@ -51,7 +51,7 @@ MAX_SECONDS = 60.0
 # one operation of a stated cost (randomizers/cost.py) is about a nanosecond of one core of the
 # reference machine (2 cores shared with other jobs; the weights are measured ns rounded up):
 # seconds = operations x SECONDS_PER_OPERATION, 1.5 ns to leave room for a busier machine, no
-# parallelism assumed (bench/server_limits.py prints measured / stated, below 0.7 there)
+# parallelism assumed (bench/server_limits.py prints CPU / stated: 0.07-0.24 there)
 SECONDS_PER_OPERATION = 1.5e-9
 
 
