@@ -15,7 +15,8 @@ import pytest
 from hang import no_hang
 from ldpcompress.cli import main
 from ldpcompress.compression import CompressedRandomizer, wire
-from ldpcompress.randomizers import OLH, RAPPOR, KRR, PIRappor, PrivUnit2, registry
+from ldpcompress.randomizers import (KRR, OLH, RAPPOR, HadamardResponse, PIRappor, PrivUnit2,
+                                     registry)
 from ldpcompress.randomizers import cost as C
 from ldpcompress.scale import budget, reader
 from ldpcompress.scale import distributed as D
@@ -265,9 +266,11 @@ def _child(warm, target, fraction):
     (lambda: KRR(1 << 22, 1.0), 100_000),
     (lambda: CompressedRandomizer(RAPPOR(1 << 22, 1.0)), 300),
     (lambda: CompressedRandomizer(PrivUnit2(1 << 16, 1.0)), 500),
-    (lambda: CompressedRandomizer(KRR(1 << 22, 1.0)), 20_000)],
+    (lambda: CompressedRandomizer(KRR(1 << 22, 1.0)), 20_000),
+    (lambda: HadamardResponse(1 << 20, 4.0), 200_000),
+    (lambda: CompressedRandomizer(HadamardResponse(1 << 16, 4.0)), 20_000)],
     ids=["olh", "pi-rappor", "krr", "compressed rappor", "compressed privunit2",
-         "compressed krr"])
+         "compressed krr", "hadamard", "compressed hadamard"])
 def test_measured_peak_stays_within_the_stated_bound(tmp_path, make, n):
     """The aggregation runs under an address-space limit of what the process holds plus the
     stated peak: it must finish (a MemoryError means the statement was too low)."""
