@@ -28,7 +28,8 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.numerics import EXP_MAX
 from ..core.prg import PRG
-from .contract import Column, LocalRandomizer, Privacy, SummarySpec, check_columns
+from . import cost as C
+from .contract import Column, Cost, LocalRandomizer, Privacy, SummarySpec, check_columns
 from .estimator import check_estimates, normal_quantile
 from .registry import register
 
@@ -151,6 +152,14 @@ class ScalarRandomizer(LocalRandomizer):
     def summarize(self, reports) -> np.ndarray:
         """The sum of the reports (float64[1])."""
         return np.array([self.check_reports(reports).sum()])
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """A few checks and a sum per report; seeds (Laplace's ``decode_seeds``) are decoded
+        one at a time in Python, a PRG each. Memory: a few copies of the batch."""
+        n, b, calls = C.cost_args(n, batch)
+        per = 8 * C.SIMPLE + (C.PY_SEED if seeds else 0.0)
+        return Cost(n * per + calls * C.CALL, b * 8 * (6 if seeds else 4) + (b * 200 if seeds else 0),
+                    f"n = {n} values summed")
 
     def estimate_from_summary(self, summary, n: int) -> np.ndarray:
         """The mean of x: sum / n (unbiased: E[noise] = 0)."""
