@@ -49,32 +49,50 @@ def _geo_tail(mu: float, k0: int) -> float:
 LAMBDAS = (0.25, 0.5, 1.0, 2.0, 4.0, 16.0, 64.0)  # Chernoff exponents, in units of 1/sd
 
 
-def _beyond_log(p, ks, n, theta, sd, k_tau, k_max) -> float:
+class _Mgf:
+    """log G(t) = log sum p e^(t k) at the Chernoff exponents theta + sign lam/sd (lam in
+    LAMBDAS), each computed once: the window search asks for them at every edge it tries."""
+
+    def __init__(self, p, ks, theta, sd):
+        self.p, self.ks, self.theta, self.sd = p, ks, theta, sd
+        self._memo: dict[float, float] = {}
+
+    def exponent(self, lam: float, sign: float) -> float:
+        return self.theta + sign * lam * max(1.0 / self.sd, 1e-12)
+
+    def log(self, t: float) -> float:
+        if t not in self._memo:
+            self._memo[t] = _log_mgf(self.p, self.ks, t)
+        return self._memo[t]
+
+
+def _beyond_log(mgf: _Mgf, n, k_tau, k_max) -> float:
     """log of a bound on E[(K - tau); K > k_tau + k_max] <= G(mu)^n e^(-mu k_tau)
     sum_{m > k_max} m e^(-mu m), mu > theta (Markov), the best of a few mu."""
     best = math.inf
     for lam in LAMBDAS:
-        mu = theta + lam * max(1.0 / sd, 1e-12)
-        best = min(best, n * _log_mgf(p, ks, mu) - mu * k_tau + _geo_tail(mu, k_max + 1))
+        mu = mgf.exponent(lam, 1.0)
+        best = min(best, n * mgf.log(mu) - mu * k_tau + _geo_tail(mu, k_max + 1))
     return best
 
 
-def _wrap_log(p, ks, n, theta, log_g, sd, sign, edge) -> float:
+def _wrap_log(mgf: _Mgf, n, log_g, sign, edge) -> float:
     """log of a Chernoff bound on the tilted mass of K beyond ``edge`` (below it for sign
     -1, above for +1), the best of a few exponents."""
     best = math.inf
     for lam in LAMBDAS:
-        t = sign * lam / sd
-        best = min(best, n * (_log_mgf(p, ks, theta + t) - log_g) - t * edge)
+        t = mgf.exponent(lam, sign)
+        best = min(best, n * (mgf.log(t) - log_g) - (t - mgf.theta) * edge)
     return best
 
 
-def _window(p, ks, n, theta, log_g, mean_t, sd, tau, upper, max_fft) -> tuple[int, int]:
+def _window(mgf: _Mgf, n, log_g, mean_t, tau, upper, max_fft) -> tuple[int, int]:
     """(k_max, k_neg): the FFT window above and below tau. Every value when the sums span at
     most FULL_WINDOW points; else 11 tilted sd each side, widened (doubling, within max_fft)
     until the terms bounding what the window misses (the sum beyond it for an upper bound,
     the circular wrap for a lower one) are below 1e-4 of the sum's typical size, the tilted
     sd / 2.6 (or 1/(theta^2 sd) / 2.6 when the tilt is steep): heavy tails need wider ones."""
+    ks, theta, sd = mgf.ks, mgf.theta, mgf.sd
     k_tau = math.floor(tau)
     full_hi, full_lo = int(n * ks[-1] - k_tau) + 1, int(k_tau - n * ks[0]) + 1
     if full_hi + full_lo + 1 <= FULL_WINDOW:  # small sums: the window holds every value
@@ -85,15 +103,15 @@ def _window(p, ks, n, theta, log_g, mean_t, sd, tau, upper, max_fft) -> tuple[in
     if upper:
         log_s += n * log_g - theta * tau
         while (k_max < min(full_hi, max_fft - k_neg - 1)
-               and _beyond_log(p, ks, n, theta, sd, k_tau, k_max) > log_s):
+               and _beyond_log(mgf, n, k_tau, k_max) > log_s):
             k_max = min(2 * k_max, full_hi, max_fft - k_neg - 1)
         return k_max, k_neg
     log_s -= math.log(max(min(float(k_max), 1.0 / max(math.e * theta, 1e-300)), 1.0))
     while (k_neg < min(full_lo, max_fft - k_max - 1)
-           and _wrap_log(p, ks, n, theta, log_g, sd, -1.0, k_tau - k_neg - 1) > log_s):
+           and _wrap_log(mgf, n, log_g, -1.0, k_tau - k_neg - 1) > log_s):
         k_neg = min(2 * k_neg, full_lo, max_fft - k_max - 1)
     while (k_max < min(full_hi, max_fft - k_neg - 1)
-           and _wrap_log(p, ks, n, theta, log_g, sd, 1.0, k_tau + k_max + k_neg + 1) > log_s):
+           and _wrap_log(mgf, n, log_g, 1.0, k_tau + k_max + k_neg + 1) > log_s):
         k_max = min(2 * k_max, full_hi, max_fft - k_neg - 1)
     return k_max, k_neg
 
@@ -131,7 +149,8 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
     tau = -n * shift
     k_tau = math.floor(tau)
     phi = tau - k_tau
-    k_max, k_neg = _window(p, ks, n, theta, log_g, mean_t, sd, tau, upper, max_fft)
+    mgf = _Mgf(p, ks, theta, sd)
+    k_max, k_neg = _window(mgf, n, log_g, mean_t, tau, upper, max_fft)
     size = sfft.next_fast_len(k_max + k_neg + 1, real=True)
     if size > max_fft:
         raise LatticeTooLarge(size, max_fft)
@@ -153,7 +172,7 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
         # sum_{m > k_max} m e^(-mu m), mu > 0 (Markov)
         if k_tau + k_max >= n * ks[-1]:  # the window reaches the largest sum: nothing beyond
             return min(out, trivial)
-        best = _beyond_log(p, ks, n, theta, sd, k_tau, k_max)
+        best = _beyond_log(mgf, n, k_tau, k_max)
         return min(out + math.exp(min(best, EXP_MAX)) * g_err, trivial)
     s = float(wk @ np.maximum(vals - e_p, 0.0)) * (1.0 - 2.0 * (k_max + 8) * U)
     # the circular wrap added the tilted mass at K <= k_tau - k_neg - 1 and K >= k_tau + N + 1
@@ -161,6 +180,6 @@ def positive_part(p: np.ndarray, k0: int, n: int, upper: bool = True, shift: flo
     for sign, edge in ((-1.0, k_tau - k_neg - 1), (1.0, k_tau + size + 1)):
         if (sign < 0 and edge < n * ks[0]) or (sign > 0 and edge > n * ks[-1]):
             continue  # no sum lies there
-        alias += math.exp(min(_wrap_log(p, ks, n, theta, log_g, sd, sign, edge), 0.0))
+        alias += math.exp(min(_wrap_log(mgf, n, log_g, sign, edge), 0.0))
     s = max(s - alias * float(wk.max()), 0.0)
     return math.exp(log_scale + math.log(s)) / g_err if s > 0.0 else 0.0
