@@ -17,17 +17,15 @@ eps(delta) returns the upper end of a bracket of relative width 1e-10.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..core import display as D
 from ..core import validate as V
+from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
+from ..core.progress import compute_time
 from ..kernels.clones import clone_delta_many
-from ..randomizers.scalar import ScalarStructure
-from . import blanket as BL
-from . import participation as PA
 from .profiles import (
     BinaryLowerProfile,
     GeneralProfile,
@@ -38,8 +36,15 @@ from .profiles import (
     window_tol,
 )
 from .rounding import round_up
-from .scalar import ScalarBlanketProfile, ScalarLocalProfile, ScalarLowerProfile
 from .solve import epsilon_for_delta, golden_min
+
+if TYPE_CHECKING:
+    from ..randomizers.scalar import ScalarStructure
+
+# imported by the queries that need them (an oracle's blanket, participation sampling), not by
+# every query: each brings its kernels, whose loading a plain eps0 query need not pay
+BL = lazy_module("ldpcompress.accounting.blanket")
+PA = lazy_module("ldpcompress.accounting.participation")
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_pair_delta",
            "general_epsilon", "general_delta",
@@ -138,9 +143,9 @@ class AmplificationResult:
 # ----------------------------------------------------------------------------------------------
 
 def _timed(fn, *args):
-    start = time.perf_counter()
+    start = compute_time()
     value = fn(*args)
-    return value, time.perf_counter() - start
+    return value, compute_time() - start
 
 
 def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = None) -> float:
@@ -243,18 +248,18 @@ def closed_form_epsilon(n, eps0, delta) -> Bound:
 
 def _closed_form_epsilon(n: int, eps0: float, delta: float) -> Bound:
     """closed_form_epsilon of validated arguments (what :func:`epsilon` asks, once checked)."""
-    start = time.perf_counter()
+    start = compute_time()
     log4d = math.log(4.0) - math.log(delta)
     if not _closed_form_condition(n, eps0, log4d):
         return Bound("closed_form", CLOSED_FORM_LABEL, None,
                      note=f"needs eps0 <= log(n/(16 log(4/delta))) = "
                           f"{math.log(n) - math.log(16.0 * log4d):.4g}",
-                     seconds=time.perf_counter() - start)
+                     seconds=compute_time() - start)
     e0 = math.exp(eps0)
     # (e^eps0 - 1)/(e^eps0 + 1) = tanh(eps0/2): no cancellation at tiny eps0
     inner = math.tanh(0.5 * eps0) * (8.0 * math.sqrt(e0 * log4d / n) + 8.0 * e0 / n)
     value = min(eps0, round_up(math.log1p(inner)))
-    return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=time.perf_counter() - start)
+    return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=compute_time() - start)
 
 
 def closed_form_delta(n, eps0, eps) -> Bound:
@@ -382,7 +387,7 @@ def approx_epsilon(n, eps0, delta0, delta) -> Bound:
 
 def _approx_epsilon(n: int, eps0: float, delta0: float, delta: float) -> Bound:
     """approx_epsilon of validated arguments."""
-    start = time.perf_counter()
+    start = compute_time()
     prof = GeneralProfile(n, eps0)
     tol = window_tol(delta)
     total = lambda e: prof.delta(e, tol) + approx_extra_delta(n, eps0, delta0, e)
@@ -392,7 +397,7 @@ def _approx_epsilon(n: int, eps0: float, delta0: float, delta: float) -> Bound:
         candidates.append(epsilon_for_delta(total, delta, x_min, upper=True))
     if delta >= delta0:
         candidates.append(eps0)
-    secs = time.perf_counter() - start
+    secs = compute_time() - start
     if not candidates:
         return Bound("approx", APPROX_LABEL, None, seconds=secs,
                      note="delta is below delta0 and below the Thm 3.8 floor "
@@ -455,6 +460,7 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     if eps0 is not None or k is not None or delta0 != 0.0:
         raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
                          "alone, without eps0, k or delta0")
+    from ..randomizers.scalar import ScalarStructure  # an oracle's law: when one is given
     st = BL.structure(oracle)
     n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
@@ -492,6 +498,7 @@ def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
     """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, one report's
     divergence, the generic bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no
     finite eps0), its attack."""
+    from .scalar import ScalarBlanketProfile, ScalarLocalProfile, ScalarLowerProfile
     finite = st.eps0 <= EXP_MAX
     uppers = (((GeneralProfile(n, st.eps0),) if finite else ())
               + (ScalarLocalProfile(n, st), ScalarBlanketProfile(n, st)))
@@ -548,7 +555,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
         return res
     q = _plan(n, eps0, k, delta0, oracle, blocks)
     delta = V.probability_open(delta, "delta")
-    start = time.perf_counter()
+    start = compute_time()
     low = None
     if not q.uppers:  # approximate-DP randomizer
         bounds = [_approx_epsilon(q.n, q.eps0, q.params["delta0"], delta)]
@@ -566,7 +573,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
             bounds.append(_no_lower(q))
     best, value = best_upper(bounds)
     return AmplificationResult("epsilon", value, best.name, low, tuple(bounds),
-                               dict(q.params, delta=delta), time.perf_counter() - start)
+                               dict(q.params, delta=delta), compute_time() - start)
 
 
 def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
@@ -581,7 +588,7 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
         return res
     q = _plan(n, eps0, k, delta0, oracle, blocks)
     eps = V.nonnegative(eps, "eps")
-    start = time.perf_counter()
+    start = compute_time()
     low = None
     if not q.uppers:
         bounds = [_approx_delta(q.n, q.eps0, q.params["delta0"], eps)]
@@ -596,4 +603,4 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
             bounds.append(_no_lower(q))
     best, value = best_upper(bounds)
     return AmplificationResult("delta", value, best.name, low, tuple(bounds),
-                               dict(q.params, eps=eps), time.perf_counter() - start)
+                               dict(q.params, eps=eps), compute_time() - start)

@@ -8,11 +8,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.fft as sfft
 
+from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
 from ..core.numerics import UNIT_ROUNDOFF as U
 from ..kernels.scalar import log_mgf, power_spectrum, tilt
+
+sfft = lazy_module("scipy.fft")  # imported by the first lattice sum, not by every query
 
 __all__ = ["WINDOW_SD", "FULL_WINDOW", "MAX_FFT", "LatticeTooLarge", "positive_part"]
 

@@ -33,7 +33,8 @@ __all__ = ["TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
            "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
            "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
            "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction",
-           "profile_atoms_at"]
+           "profile_atoms_at", "pair_atoms", "fft_convolve",
+           "tail_window"]
 
 
 TAIL = 1e-30        # mass truncated from each tail after a convolution
@@ -213,6 +214,17 @@ def _check_compatible(a: PLD, b: PLD) -> None:
 # Grid operations
 # ----------------------------------------------------------------------------------------------
 
+def tail_window(pmf: np.ndarray, tail: float) -> tuple[int, int]:
+    """(first, last): the indices kept once the ends of a non-negative pmf, each of mass at most
+    tail, are cut (at least one entry is kept)."""
+    cum = np.cumsum(pmf)
+    first = int(np.searchsorted(cum, tail, side="right"))
+    rev = np.cumsum(pmf[::-1])
+    last = pmf.size - 1 - int(np.searchsorted(rev, tail, side="right"))
+    first = min(first, pmf.size - 1)
+    return first, max(last, first)
+
+
 def _trim(lo: int, pmf: np.ndarray, inf_mass: float, upper: bool, max_size: int,
           tail: float = TAIL, what: str = "the composed PLD"):
     """Cut tails of mass <= tail: upper tail to the infinity atom (upper) or dropped (lower);
@@ -220,12 +232,7 @@ def _trim(lo: int, pmf: np.ndarray, inf_mass: float, upper: bool, max_size: int,
     (lo, pmf, inf_mass, pushed) with pushed the mass moved. A kept support longer than
     max_size raises GridTooLarge: truncating it would report delta = 1 (eps = inf)."""
     pmf = np.maximum(pmf, 0.0)
-    cum = np.cumsum(pmf)
-    first = int(np.searchsorted(cum, tail, side="right"))
-    rev = np.cumsum(pmf[::-1])
-    last = pmf.size - 1 - int(np.searchsorted(rev, tail, side="right"))
-    first = min(first, pmf.size - 1)
-    last = max(last, first)
+    first, last = tail_window(pmf, tail)
     if last - first + 1 > max_size:
         raise GridTooLarge(last - first + 1, max_size, what)
     below = float(pmf[:first].sum())
@@ -247,6 +254,12 @@ def _fft_conv(a: np.ndarray, b: np.ndarray):
     err = 2.0 * math.sqrt(nfft) * 5.0 * UNIT_ROUNDOFF * math.log2(nfft) * \
         math.sqrt(float(np.sum(a * a)) * float(np.sum(b * b)))  # (no BLAS: threads thrash)
     return out, err
+
+
+def fft_convolve(a: np.ndarray, b: np.ndarray):
+    """Linear convolution of two non-negative arrays by zero-padded real FFT, and a bound on
+    the L1 norm of its rounding error."""
+    return _fft_conv(a, b)
 
 
 def _convolve(x: Direction, y: Direction, upper: bool, max_size: int) -> Direction:
@@ -298,6 +311,10 @@ def _delta_at(d: Direction, sums, eps: np.ndarray, upper: bool) -> np.ndarray:
 
 
 def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> float:
+    """Smallest eps >= 0 with delta(eps) <= target for one direction's grid law, rounded up
+    (``upper``) or down past its float error. delta is solved in closed form on the interval
+    between the two grid losses that bracket the answer (below the first atom every atom
+    counts); an upper bound may stop at the interval's right end, a lower one at its left."""
     sums = _suffix_sums(d, h) if sums is None else sums
     losses, s1, r = sums
     if _delta_at(d, sums, np.array([0.0]), upper)[0] <= target:
@@ -309,14 +326,21 @@ def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> f
     if at_grid[-1] > target:
         return math.inf
     i = int(np.argmax(at_grid <= target))  # first grid point where delta <= target
-    if i == 0:
-        return max(0.0, float(losses[0]))
-    # On (L_{i-1}, L_i] only atoms j >= i count: delta = inf + S1[i] - e^(eps - L_i) R[i] + slack.
+    # On (L_(i-1), L_i] -- for i = 0 on [0, L_0], below every atom (delta(0) > target puts
+    # L_0 above 0) -- only atoms j >= i count: delta = inf + S1[i] - e^(eps - L_i) R[i] +
+    # slack. Its ends: delta(L_i) <= target (a verified upper end) and delta > target at
+    # L_(i-1) or 0 (a verified lower end).
+    right = float(losses[i])
+    left = float(losses[i - 1]) if i else 0.0
     num = d.inf_mass + s1[i] + _slack(d, s1[i], upper) - target
-    eps = float(losses[i]) + math.log(num / r[i]) if num > 0.0 and r[i] > 0.0 else float(losses[i])
-    eps = min(max(eps, float(losses[i - 1])), float(losses[i]))
-    eps = np.nextafter(eps, math.inf) if upper else eps
-    return max(0.0, float(eps))
+    if not (num > 0.0 and r[i] > 0.0):
+        return right if upper else left
+    lg = math.log(num / r[i])
+    # the quotient, the log and the sum each err by an ulp or so: 8 ulps of the terms cover it
+    err = 8.0 * UNIT_ROUNDOFF * (1.0 + abs(right) + abs(lg))
+    if upper:
+        return max(left, min(right + lg + err, right))
+    return max(left, right + lg - err)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -418,6 +442,23 @@ def symmetric_atoms(losses, masses, h: float = 1e-4, upper: bool = True,
     losses = np.asarray(losses, float)
     return _make(h, rounding, (_bin_atoms(losses, np.asarray(masses, float), h, rounding,
                                           inf_mass),), _atom_bias(losses))
+
+
+def pair_atoms(p_losses, p_masses, q_losses, q_masses, h: float, rounding: str,
+               inf_masses=(0.0, 0.0), errs=(0.0, 0.0)) -> PLD:
+    """PLD of an asymmetric pair given each direction's loss atoms: log(P/Q) under P and
+    log(Q/P) under Q, their infinity masses and proven error bounds (added to every delta of
+    an upper grid, subtracted from a round-down one)."""
+    h = check_grid(h)
+    check_rounding(rounding)
+    dirs, bias = [], 0.0
+    for losses, masses, inf_mass, err in ((p_losses, p_masses, inf_masses[0], errs[0]),
+                                          (q_losses, q_masses, inf_masses[1], errs[1])):
+        losses = np.asarray(losses, float)
+        d = _bin_atoms(losses, np.asarray(masses, float), h, rounding, float(inf_mass))
+        dirs.append(replace(d, err=d.err + float(err)))
+        bias = max(bias, _atom_bias(losses))
+    return _make(h, rounding, tuple(dirs), bias)
 
 
 def pure_dp(eps: float, h: float = 1e-4, upper: bool = True, mean: bool = False) -> PLD:
