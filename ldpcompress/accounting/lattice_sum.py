@@ -55,7 +55,7 @@ class _Mgf:
     """log G(t) = log sum p e^(t k) at the Chernoff exponents theta + sign lam/sd (lam in
     LAMBDAS), each computed once: the window search asks for them at every edge it tries."""
 
-    def __init__(self, p, ks, theta, sd):
+    def __init__(self, p, ks, theta, sd) -> None:
         self.p, self.ks, self.theta, self.sd = p, ks, theta, sd
         self._memo: dict[float, float] = {}
 

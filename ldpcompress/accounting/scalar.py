@@ -9,7 +9,7 @@ X = (R_lo(Y) - e^eps R_hi(Y)) / w(Y), Y ~ w the blanket law, gamma its weight. L
 (the attack on datasets (lo, z, ..., z) vs (hi, z, ..., z)): the same functional with
 every B_i = 1 and the loss taken against R_z, divided by n.
 
-The draws are first clipped to levels chosen for the n-fold sum (``clip_levels``): where one
+The draws are first clipped to levels chosen for the n-fold sum (``_upper_levels``; ``lower_lattice`` only the exact ones): where one
 side of X is bounded, clipping the other side at n - 1 times that bound changes the positive
 part exactly (plus a known excess per draw); the upper bound also clips where the other draws'
 sum almost never reaches. ``upper_lattice`` and ``lower_lattice`` then put the clipped X on a
@@ -200,7 +200,7 @@ def upper_lattice(law: LossLaw, e: float, tol: float, resolution: int = RESOLUTI
     """(pmf, k0, h, extra): a lattice law X' on the points (k0 + i) h with X <=_icx X' up to
     ``extra`` per draw (the excess above the top clip, rounding of the cell moments): so
     E[(sum of X)_+] <= E[(sum of X')_+] + E[number of draws] extra. Without n the clips are
-    the tail cuts at ``tol`` (the excess above is <= tol); with n those of clip_levels."""
+    the tail cuts at ``tol`` (the excess above is <= tol); with n those of _upper_levels."""
     par = law.array
     x_min, x_max, _ = law_range(law.kind, par, e)
     lo_v, hi_v = _upper_levels(law, par, e, tol, n)
@@ -222,7 +222,7 @@ def lower_lattice(law: LossLaw, e: float, tol: float, resolution: int = RESOLUTI
                   sub: int | None = None, n: int | None = None, min_step: float = 0.0):
     """(pmf, k0, h, c0, err): a lattice law X'' <=_cx X on the points c0 + k h (conditional
     means lumped onto lattice points; the mass beyond the tail cuts moved down, which only
-    lowers), up to ``err`` per draw to subtract. With n, the exact levels of clip_levels: the
+    lowers), up to ``err`` per draw to subtract. With n, the exact levels of _upper_levels: the
     draws below lo_v sit at lo_v (a lattice point) and those above hi_v at hi_v, whose excess
     is returned to the sum as a negative part of ``err``. Both bounded ends are lattice
     points (Laplace's atoms there lump exactly); the lumps sweep toward a far tail or an end
@@ -233,7 +233,7 @@ def lower_lattice(law: LossLaw, e: float, tol: float, resolution: int = RESOLUTI
     lo_v, hi_v = _tail_cuts(law, par, e, tol)
     # the top: x_max, or (n - 1)(-x_min) (exact: its excess returned), or the cut (moved down)
     lowered = n is not None and x_min < 0.0 and (n - 1) * -x_min < min(x_max, hi_v)
-    if lowered:
+    if lowered and n is not None:
         hi_v = (n - 1) * -x_min
     top = hi_v if lowered or math.isfinite(x_max) else math.inf
     # the bottom: -(n - 1) hi_v (every draw is <= hi_v now: exact), or x_min, or the cut
