@@ -36,7 +36,7 @@ def run(root: str, sigma: float, timeout: float) -> tuple[str, float, float]:
     """(answer, wall seconds, peak MB) of one query in a fresh process importing ``root``."""
     env = dict(os.environ, PYTHONPATH=root)
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", QUERY.format(sigma=sigma)], env=env,
+    proc = subprocess.Popen([sys.executable, "-c", QUERY.format(sigma=sigma)], env=env, cwd=root,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             preexec_fn=lambda: resource.setrlimit(
                                 resource.RLIMIT_AS, (8 << 30, 8 << 30)))
