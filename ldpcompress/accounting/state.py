@@ -130,7 +130,7 @@ def _event(obj, where: str, events: dict, version: int = VERSION):
     kwargs = {}
     for f in fields:
         value = obj[f.name]
-        if f.name == "oracle":
+        if f.name == "oracle" and value is not None:
             if version == 1:
                 raise ValueError(f"{where}.oracle: a version 1 ledger stored the oracle's law, "
                                  "which is no longer read from a file (a law edited in the file "
