@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..core.numerics import UNIT_ROUNDOFF
+from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
 from ..kernels.binary_count import (
     ROWS,
     CountLaw,
@@ -388,7 +388,7 @@ class GenericLowerProfile(Profile):
             exact.MAX_WORK = KRR_EXACT_WORK
             prof: Profile | None = exact
             if exact.unsupported() is not None:
-                z = math.exp(min(self.eps0, 700.0)) + k - 1.0
+                z = math.exp(min(self.eps0, EXP_MAX)) + k - 1.0
                 prof = (BL.KRRAttackProfile(self.n, self.eps0, k)
                         if self.n * 2.0 / z <= KRR_ATTACK_COUNT else None)
             self._krr[k] = prof
