@@ -42,7 +42,7 @@ from .rounding import round_down, round_up
 from .solve import epsilon_for_delta
 
 __all__ = ["EPS0_MAX", "RTOL", "ALL_SINGLES", "BinaryLaw", "BinaryCount", "BinaryCountProfile",
-           "BinaryCountLowerProfile", "GenericLowerProfile", "K_MAX"]
+           "BinaryCountLowerProfile", "GenericLowerProfile", "K_MAX", "dots_profile"]
 
 EPS0_MAX = 100.0   # e^eps0 (the odds of a report) must stay well inside the double range
 RTOL = 1e-3        # the block search stops when its bound is within this of the best exact eps
@@ -413,3 +413,19 @@ class GenericLowerProfile(Profile):
                       f"lower bound: k-RR with k = {k_best}, the most vulnerable k found "
                       "(§2.6(b))")
         return best
+
+
+def dots_profile(n: int, law: BinaryLaw, eps_max: float, points: int, tol: float):
+    """eps -> an upper bound on delta(eps) of the worst dataset, precomputed on the grid
+    eps_max (j / (points - 1))^2 that connect-the-dots PLDs read (pld.profile_atoms; one cover
+    of the datasets, every block's tables built once), the block search elsewhere."""
+    eng = BinaryCount(n, law)
+    grid = eps_max * np.linspace(0.0, 1.0, points) ** 2
+    values = dict(zip(grid.tolist(), round_up(eng.grid_upper(grid, tol)).tolist()))
+
+    def profile(eps: float) -> float:
+        if eps >= law.eps0:
+            return 0.0
+        v = values.get(float(eps))
+        return v if v is not None else round_up(eng.delta_upper(eps, tol))
+    return profile

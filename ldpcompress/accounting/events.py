@@ -26,6 +26,8 @@ from . import pld as P
 from . import rdp as R
 from . import participation as PA
 from . import sampled as SM
+from .binary import EPS0_MAX as BINARY_EPS0_MAX
+from .binary import BinaryLaw, dots_profile
 from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
 
 __all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffledRound",
@@ -198,7 +200,8 @@ class KRRShuffledRound(_DotsRound):
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
     def _profile(self):
-        """min(general, split pair, blanket pair): each is an upper bound on the k-RR profile.
+        """min(general, split pair, blanket pair, and for k = 2 the exact count over every
+        dataset, docs/theory.md §2.14): each is an upper bound on the k-RR profile.
         The blanket pair is skipped where its tables exceed their work limit (large n), as in
         ``amplification.epsilon``, so the event answers at every supported n."""
         profiles = [(GeneralProfile(self.n, self.eps0), DOTS_TOL),
@@ -208,8 +211,11 @@ class KRRShuffledRound(_DotsRound):
             # its tables grow as log(1/tol): 1e-40 there, while the cheap general and split
             # pairs take the deep tail (far in the tail the min is theirs)
             profiles.append((blanket, BLANKET_DOTS_TOL))
-        return lambda e: min(p.delta(e, tol) for p, tol in profiles)
-
+        fns = [functools.partial(p.delta, tol=tol) for p, tol in profiles]
+        if self.k == 2 and self.eps0 <= BINARY_EPS0_MAX:
+            fns.append(dots_profile(self.n, BinaryLaw.rr(self.eps0), self.eps0, self.points,
+                                    BLANKET_DOTS_TOL))
+        return lambda e: min(f(e) for f in fns)
 
 
 @dataclass(frozen=True)
@@ -270,7 +276,7 @@ class OracleShuffledRound(_DotsRound):
         if st is None:
             return lambda e: general.delta(e, DOTS_TOL)
         if st.krr_k is not None:  # the law of k-RR: its own bounds
-            return KRRShuffledRound(self.n, st.eps0, st.krr_k)._profile()
+            return KRRShuffledRound(self.n, st.eps0, st.krr_k, self.points)._profile()
         # M'-blocks of half a standard deviation (sound, see blanket.py): 4x fewer terms for
         # the profile evaluations of the dots, at about 0.3% of delta
         own = BL.BlanketProfile(self.n, st, block_frac=0.5)
