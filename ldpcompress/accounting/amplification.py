@@ -26,9 +26,10 @@ from ..core import validate as V
 from ..core.numerics import EXP_MAX
 from ..kernels.clones import clone_delta_many
 from ..randomizers.scalar import ScalarStructure
+from ..randomizers.structure import BinaryStructure
 from . import blanket as BL
 from . import participation as PA
-from .binary import BinaryCountLowerProfile, BinaryCountProfile, GenericLowerProfile
+from .binary import BinaryCountLowerProfile, BinaryCountProfile, BinaryLaw, GenericLowerProfile
 from .profiles import (
     BinaryLowerProfile,
     GeneralProfile,
@@ -478,6 +479,8 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
         return _scalar_plan(n, st, oracle)
+    if isinstance(st, BinaryStructure):
+        return _binary_plan(n, st)
     if st is None:  # no blanket law stated: the generic bound at its replacement eps
         eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
         params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,
@@ -519,6 +522,22 @@ def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
     params = dict(n=n, eps0=st.eps0 if finite else None, k=None, delta0=0.0,
                   oracle=oracle.describe())
     return _Query(n, st.eps0, uppers, ScalarLowerProfile(n, st), "", finite, params)
+
+
+def _binary_plan(n: int, st: BinaryStructure) -> _Query:
+    """A binary randomizer stated by its two probabilities (docs/theory.md §2.14): the exact
+    count over every dataset (probabilities rounded toward the more revealing randomizer), the
+    generic bound at its replacement eps0, the worst dataset found as the attack (rounded the
+    other way)."""
+    up_law, low_law = BinaryLaw.of(st.p1, st.q0), BinaryLaw.of(st.p1, st.q0, upper=False)
+    eps0 = V.local_eps0(st.eps0, "the randomizer's replacement eps0")
+    exact = BinaryCountProfile(n, eps0, up_law)
+    uppers = (GeneralProfile(n, eps0), exact) if exact.unsupported() is None else \
+        (GeneralProfile(n, eps0),)
+    lower = BinaryCountLowerProfile(n, eps0, low_law, partner=exact.engine)
+    params = dict(n=n, eps0=eps0, k=2, delta0=0.0, oracle=st.describe())
+    return _Query(n, eps0, uppers, lower if lower.unsupported() is None else None,
+                  "eps0 above the exact count's range", True, params)
 
 
 def _no_lower(q: _Query) -> Bound:

@@ -73,17 +73,26 @@ class BinaryLaw:
         return cls(p, pc, pc, p, True)
 
     @classmethod
-    def of(cls, p1, q0) -> "BinaryLaw":
+    def of(cls, p1, q0, upper: bool = True) -> "BinaryLaw":
         """Pr[1 | 1] = p1, Pr[1 | 0] = q0 (exact rationals or floats taken as exact; p1 != q0).
-        Reports are relabelled so that a > b; each probability is rounded outward, toward the
-        more revealing randomizer (a up, b down), whose shuffled output the true one's is a
-        post-processing of (docs/theory.md §2.14)."""
+        Reports are relabelled so that a > b; each probability is rounded toward the more
+        revealing randomizer (a up, b down; ``upper``), whose shuffled output the true one's is
+        a post-processing of (docs/theory.md §2.14), or toward the less revealing one (for an
+        attack, ``upper=False``)."""
         p1, q0 = Fraction(p1), Fraction(q0)
         if not (0 < p1 < 1 and 0 < q0 < 1) or p1 == q0:
             raise ValueError(f"need 0 < Pr[1|1], Pr[1|0] < 1 and Pr[1|1] != Pr[1|0], got "
                              f"{float(p1)!r}, {float(q0)!r}")
         a, b = (p1, q0) if p1 > q0 else (1 - p1, 1 - q0)
-        return cls(_up(a), _down(1 - a), _down(b), _up(1 - b), a + b == 1)
+        if a + b == 1:  # randomized response: round so that it stays randomized response
+            big, small = (_up(a), _down(1 - a)) if upper else (_down(a), _up(1 - a))
+            return cls(big, small, small, big, True)
+        if upper:
+            return cls(_up(a), _down(1 - a), _down(b), _up(1 - b), False)
+        lo = cls(_down(a), _up(1 - a), _up(b), _down(1 - b), False)
+        if not lo.a > lo.b:
+            raise ValueError("Pr[1|1] and Pr[1|0] are a rounding apart: no attack to compute")
+        return lo
 
     @property
     def eps0(self) -> float:
@@ -306,7 +315,7 @@ class BinaryCountProfile(Profile):
     """Binary randomized response (or any binary randomizer ``law``), every dataset of the
     other users: the block search of docs/theory.md §2.14 (an upper bound)."""
 
-    name, label = "binary_exact", "binary RR, exact over datasets (§2.14)"
+    name, label = "binary_exact", "binary randomizer, exact over datasets (§2.14)"
 
     def __init__(self, n: int, eps0: float, law: BinaryLaw | None = None,
                  engine: BinaryCount | None = None):
@@ -333,7 +342,8 @@ class BinaryCountLowerProfile(Profile):
     """The largest exact delta of the datasets the search evaluated alone (an attack: each is a
     concrete pair of neighbouring datasets), docs/theory.md §2.14."""
 
-    name, label, upper = "lower_binary", "lower bound: binary RR, worst dataset found (§2.14)", False
+    name, upper = "lower_binary", False
+    label = "lower bound: binary randomizer, worst dataset found (§2.14)"
 
     def __init__(self, n: int, eps0: float, law: BinaryLaw | None = None,
                  partner: BinaryCount | None = None):

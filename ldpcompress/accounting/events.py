@@ -18,7 +18,7 @@ from ..core import validate as V
 from ..core.numerics import EXP_MAX, TOL_MIN, UNIT_ROUNDOFF
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
-from ..randomizers.structure import ShuffleStructure
+from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from . import blanket as BL
 from . import gaussian as G
 from . import scalar as SC
@@ -245,7 +245,7 @@ class OracleShuffledRound(_DotsRound):
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
     @functools.cached_property
-    def structure(self) -> ShuffleStructure | ScalarStructure | None:
+    def structure(self) -> ShuffleStructure | ScalarStructure | BinaryStructure | None:
         """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
         return BL.structure(self.oracle)
 
@@ -275,6 +275,12 @@ class OracleShuffledRound(_DotsRound):
         general = GeneralProfile(self.n, self.eps0)
         if st is None:
             return lambda e: general.delta(e, DOTS_TOL)
+        if isinstance(st, BinaryStructure):  # the exact count over datasets (§2.14)
+            if st.eps0 > BINARY_EPS0_MAX:
+                return lambda e: general.delta(e, DOTS_TOL)
+            exact = dots_profile(self.n, BinaryLaw.of(st.p1, st.q0), self.eps0, self.points,
+                                 BLANKET_DOTS_TOL)
+            return lambda e: min(general.delta(e, DOTS_TOL), exact(e))
         if st.krr_k is not None:  # the law of k-RR: its own bounds
             return KRRShuffledRound(self.n, st.eps0, st.krr_k, self.points)._profile()
         # M'-blocks of half a standard deviation (sound, see blanket.py): 4x fewer terms for
@@ -739,7 +745,7 @@ class SampledOracleShuffledRound(_SampledRound):
         self._checked_sampling()
 
     @functools.cached_property
-    def structure(self) -> ShuffleStructure | ScalarStructure | None:
+    def structure(self) -> ShuffleStructure | ScalarStructure | BinaryStructure | None:
         """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
         return BL.structure(self.oracle)
 

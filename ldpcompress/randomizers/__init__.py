@@ -36,7 +36,7 @@ _EXPORTS = {
     "PrivUnit2": "privunit",
     "OneBitSphere": "onebit",
     **dict.fromkeys(["LaplaceScalar", "GaussianScalar", "ScalarStructure"], "scalar"),
-    "ShuffleStructure": "structure",
+    **dict.fromkeys(["ShuffleStructure", "BinaryStructure"], "structure"),
     **dict.fromkeys(["oracle_names", "make_oracle"], "catalog"),
 }
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)  # imported at first use
@@ -54,11 +54,12 @@ if TYPE_CHECKING:
     from .rappor import OUE, RAPPOR
     from .registry import register
     from .scalar import GaussianScalar, LaplaceScalar, ScalarStructure
-    from .structure import ShuffleStructure
+    from .structure import BinaryStructure, ShuffleStructure
     from .subset import SubsetSelection
     from .vectors import VectorMeanEstimator
 
 __all__ = ["LocalRandomizer", "Privacy", "Column", "SummarySpec", "FrequencyOracle",
            "VectorMeanEstimator", "register", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
-           "OneBitSphere", "LaplaceScalar", "GaussianScalar", "ScalarStructure", "ShuffleStructure", "oracle_names", "make_oracle"]
+           "OneBitSphere", "LaplaceScalar", "GaussianScalar", "ScalarStructure", "ShuffleStructure", "BinaryStructure",
+           "oracle_names", "make_oracle"]
