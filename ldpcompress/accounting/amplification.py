@@ -152,7 +152,7 @@ def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = Non
     fraction of a percent of the answer, so the search starts just below it.
     """
     solve = getattr(profile, "solve_epsilon", None)
-    if solve is not None and eps_max is None:  # a profile with its own eps search
+    if solve is not None:  # a profile with its own eps search
         return solve(delta)
     tol = window_tol(delta)
     if eps_max is None:

@@ -370,8 +370,9 @@ class BinaryCountLowerProfile(Profile):
 # ----------------------------------------------------------------------------------------------
 
 K_MAX = 64          # k-RR sizes scanned at most (the values fall with k from 3 on: measured)
-KRR_EXACT_WORK = 2e6   # the exact §2.6(b) sum up to this many terms, else the class attack
-KRR_ATTACK_COUNT = 4e7  # the class attack while n (2/Z) is at most this (its cost grows with it)
+KRR_EXACT_N = 20_000   # the exact §2.6(b) sum up to this n (its cost grows as n), else the
+                       # class attack of §2.6(c)
+KRR_ATTACK_COUNT = 6e8  # the class attack while n (2/Z) is at most this (its cost grows with it)
 
 
 class GenericLowerProfile(Profile):
@@ -394,13 +395,12 @@ class GenericLowerProfile(Profile):
     def krr_profile(self, k: int) -> Profile | None:
         """k-RR's exact attack at (n, eps0), None where it would cost too much."""
         if k not in self._krr:
-            exact = KRRLowerProfile(self.n, self.eps0, k)
-            exact.MAX_WORK = KRR_EXACT_WORK
-            prof: Profile | None = exact
-            if exact.unsupported() is not None:
-                z = math.exp(min(self.eps0, EXP_MAX)) + k - 1.0
-                prof = (BL.KRRAttackProfile(self.n, self.eps0, k)
-                        if self.n * 2.0 / z <= KRR_ATTACK_COUNT else None)
+            z = math.exp(min(self.eps0, EXP_MAX)) + k - 1.0
+            prof: Profile | None = None
+            if self.n <= KRR_EXACT_N:
+                prof = KRRLowerProfile(self.n, self.eps0, k)
+            elif self.n * 2.0 / z <= KRR_ATTACK_COUNT:
+                prof = BL.KRRAttackProfile(self.n, self.eps0, k)
             self._krr[k] = prof
         return self._krr[k]
 
@@ -418,10 +418,39 @@ class GenericLowerProfile(Profile):
             prev = d
             if d > best:
                 best, k_best = d, k
+        self._name(k_best)
+        return best
+
+    def _name(self, k_best: int) -> None:
         self.k_best = k_best
         self.label = ("lower bound: binary RR, worst dataset found (§2.14)" if k_best == 2 else
                       f"lower bound: k-RR with k = {k_best}, the most vulnerable k found "
                       "(§2.6(b))")
+
+    def solve_epsilon(self, delta: float) -> float:
+        """eps(delta), lower end: binary RR's first, then k = 3, 4, ... each solved only when
+        its delta at the best eps so far exceeds the target (it can then only be larger);
+        the scan stops at the first k that cannot (one evaluation)."""
+        tol = window_tol(delta)
+
+        def solve(prof, start):
+            # bracket upward from the eps so far: far above the answer the attacks' tails are
+            # slow to sum, so eps0 (delta = 0 there) is only the last resort
+            hi = min(self.eps0, 1.25 * start)
+            while hi < self.eps0 and prof.delta(hi, tol) > delta:
+                hi = min(self.eps0, 1.5 * hi)
+            return epsilon_for_delta(lambda e: prof.delta(e, tol), delta, hi, upper=False,
+                                     guess=start)
+
+        best = epsilon_for_delta(lambda e: self.binary.delta(e, tol), delta, self.eps0,
+                                 upper=False)
+        k_best = 2
+        for k in range(3, K_MAX + 1):
+            prof = self.krr_profile(k)
+            if prof is None or best >= self.eps0 or prof.delta(best, tol) <= delta:
+                break
+            best, k_best = solve(prof, best), k
+        self._name(k_best)
         return best
 
 
