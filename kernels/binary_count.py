@@ -350,22 +350,34 @@ def _term(r, i, buf):
 @njit(cache=True)
 def _sums(w, buf):
     """Checkpoints of the running sums (row 6 + r, entry c): suffix sums from c CHUNK on
-    (r = 0-3), prefix sums below c CHUNK (r = 4-7), c = 0 .. ceil(w / CHUNK)."""
+    (r = 0-3), prefix sums below c CHUNK (r = 4-7), c = 0 .. ceil(w / CHUNK). One pass per
+    direction, the row of each term fixed (so that each _term call folds to its formula)."""
     nc = (w + CHUNK - 1) // CHUNK
+    s0 = s1 = s2 = s3 = 0.0
     for r in range(4):
-        acc = 0.0
         buf[6 + r, nc] = 0.0
-        for c in range(nc - 1, -1, -1):
-            for i in range(min((c + 1) * CHUNK, w) - 1, c * CHUNK - 1, -1):
-                acc += _term(r, i, buf)
-            buf[6 + r, c] = acc
-    for r in range(4, 8):
-        acc = 0.0
-        buf[6 + r, 0] = 0.0
-        for c in range(nc):
-            for i in range(c * CHUNK, min((c + 1) * CHUNK, w)):
-                acc += _term(r, i, buf)
-            buf[6 + r, c + 1] = acc
+        buf[10 + r, 0] = 0.0
+    for c in range(nc - 1, -1, -1):
+        for i in range(min((c + 1) * CHUNK, w) - 1, c * CHUNK - 1, -1):
+            s0 += _term(0, i, buf)
+            s1 += _term(1, i, buf)
+            s2 += _term(2, i, buf)
+            s3 += _term(3, i, buf)
+        buf[6, c] = s0
+        buf[7, c] = s1
+        buf[8, c] = s2
+        buf[9, c] = s3
+    s0 = s1 = s2 = s3 = 0.0
+    for c in range(nc):
+        for i in range(c * CHUNK, min((c + 1) * CHUNK, w)):
+            s0 += _term(4, i, buf)
+            s1 += _term(5, i, buf)
+            s2 += _term(6, i, buf)
+            s3 += _term(7, i, buf)
+        buf[10, c + 1] = s0
+        buf[11, c + 1] = s1
+        buf[12, c + 1] = s2
+        buf[13, c + 1] = s3
 
 
 @njit(cache=True)

@@ -236,6 +236,32 @@ def test_asymmetric_checks_both_ends_of_the_datasets():
     assert lo <= up
 
 
+@pytest.mark.parametrize("p1,q0", [(Fraction(9, 10), Fraction(1, 5)),
+                                   (Fraction(1, 2), Fraction(1, 100)),
+                                   (Fraction(99, 100), Fraction(1, 2))])
+def test_asymmetric_search_covers_every_dataset(p1, q0):
+    """The blocks widen where the count's variance is large (far from the worst dataset): the
+    upper eps still certifies delta at the datasets m (mpmath: both ends, every block's ends
+    and a spread), n = 120."""
+    law = BinaryLaw.of(p1, q0)
+    n, delta = 120, 1e-6
+    eng = BinaryCount(n, law)
+    up, lo = eng.solve_epsilon(delta)
+    assert lo <= up <= lo * (1 + 2e-3)
+    assert len(eng.last_blocks) < n // 3  # blocks, not every dataset alone
+    ms = {m for block in eng.last_blocks for m in block} | set(range(0, n, 30))
+    for m in sorted(ms)[:: max(1, len(ms) // 12)] + [1, n - 2]:
+        d = float(mp_pair_delta(m, n - 1 - m, law.a, law.ac, law.b, law.bc, up, dps=25))
+        assert d <= delta * (1 + 1e-9)
+
+
+def test_asymmetric_gap_at_huge_n():
+    """n = 1e9, Pr[1|1] = 9/10, Pr[1|0] = 1/5: the upper eps within 1% of the attack (blocks of
+    one width everywhere left 1.05%; fails before blocks followed the count's variance)."""
+    up, lo = BinaryCount(10**9, BinaryLaw.of(Fraction(9, 10), Fraction(1, 5))).solve_epsilon(1e-6)
+    assert lo <= up <= lo * 1.005
+
+
 # ---------------------------------------------------------------------------------------------
 # The generic bracket
 # ---------------------------------------------------------------------------------------------

@@ -48,6 +48,9 @@ EPS0_MAX = 100.0   # e^eps0 (the odds of a report) must stay well inside the dou
 RTOL = 1e-3        # the block search stops when its bound is within this of the best exact eps
 ALL_SINGLES = 64   # up to this many datasets (m values), every one is evaluated exactly
 MAX_TABLES = 4000  # table builds per search; beyond, the remaining blocks keep their bounds
+MAX_WORK = 3e7     # table entries per search (~1 s); beyond, likewise
+BLOCK_COST = 0.9   # a block of w datasets costs about (a - b) w / (BLOCK_COST n) of eps (RR)
+HEADROOM = 0.5     # share of a dataset's eps deficit to the worst one its block may spend
 SWEEP_SD = 3000.0   # blocks of a count whose sd exceeds this skip the recurrence sweeps
 WORK = 1e7       # kernel steps (table entries) one search may spend on its initial blocks
 REL_EXACT = 1e-6   # relative gap of the carried pmf bounds that triggers a direct anchor: one
@@ -140,20 +143,27 @@ class BinaryCount:
         # the datasets to cover: m in [0, top] (the mirror images m -> n - 1 - m are the same
         # pairs with the directions exchanged for randomized response)
         self.top = self.big_n // 2 if law.symmetric else self.big_n
-        # a block of w datasets costs about (a - b) w of the 2 n users' worth of eps: blocks of
-        # `cap` keep that within rtol, unless that takes more than WORK kernel steps in all
-        # (huge n), where the tolerance widens to what the work allows
-        ab = max(law.a - law.b, 1e-3)
-        self.cap = max(1, int(1.6 * rtol * n / ab))
-        sd = math.sqrt(max(n * law.a * law.ac, n * law.b * law.bc, 1.0))
-        self.sd = sd
-        budget = max(16, int(WORK / (21.0 * sd + 64.0)))
-        if self.top / self.cap > budget:
-            self.cap = int(math.ceil(self.top / budget))
-        self.rtol = max(rtol, ab * self.cap / (1.6 * n))
+        # a block of w datasets from m on loses about w gain of the count's variance V(m), the
+        # smaller end's (§2.14), and its eps is about V^(-1/2): blocks of width
+        # BLOCK_COST r V(m) / gain keep it within r, r = rtol where V is smallest (the worst
+        # datasets) and more where the eps is smaller anyway; unless that takes more than WORK
+        # table entries in all (huge n): then r grows to what the work allows
+        self.var0 = self.big_n * law.b * law.bc  # V(0), and V grows by `slope` per holder of 1
+        self.slope = law.a * law.ac - law.b * law.bc
+        ends = (self.var0, self.var0 + self.slope * self.top)
+        self.var_min = max(min(ends), 1e-300)
+        self.gain = (law.a - law.b) * min(law.a * law.b, law.ac * law.bc)
+        self.sd = math.sqrt(max(max(ends), 1.0))
+        budget = max(16, int(WORK / (21.0 * self.sd + 64.0)))
+        self._initial = self._blocks(rtol, budget)
+        while self._initial is None:
+            rtol *= 1.2
+            self._initial = self._blocks(rtol, budget)
+        self.rtol = rtol
         self._buf = np.zeros((ROWS, 0))
         self._exact: dict[int, _Tables] = {}  # exact pairs evaluated so far, by m
         self.tables_built = 0
+        self.work = 0  # table entries built so far
         self.last_blocks: list[tuple[int, int]] = []
 
     # -- one pair -----------------------------------------------------------------------------
@@ -165,6 +175,7 @@ class BinaryCount:
             self._buf = np.zeros((ROWS, int(cap * 1.25) + 16))
         k0, w, left, right = count_tables(law, self._buf)
         self.tables_built += 1
+        self.work += w
         return _Tables(k0, w, left, right, self._buf, extra, tol)
 
     def _keep(self, t: _Tables) -> _Tables:
@@ -213,17 +224,32 @@ class BinaryCount:
         return self._build(m1 + j1, self.big_n - m2 + j0, tol, extra, self.sd < SWEEP_SD,
                            REL_BLOCK)
 
+    def _spent(self) -> bool:
+        """Whether the search has used its work: the remaining blocks keep their bounds."""
+        return self.tables_built > MAX_TABLES or self.work > MAX_WORK
+
     # -- the searches -------------------------------------------------------------------------
-    def _partition(self) -> list[tuple[int, int]]:
-        """Initial blocks: every dataset alone when there are few; else the dataset(s) at the
-        end(s) alone and blocks of ``self.cap`` datasets between (failing blocks are halved)."""
+    def _blocks(self, rtol: float, budget: int) -> list[tuple[int, int]] | None:
+        """Initial cover: every dataset alone when there are few; else the dataset(s) at the
+        end(s) alone, first (the worst dataset is usually there: it sets the target of the
+        blocks), then blocks of the widths above between (failing blocks are halved); None
+        when that takes more than ``budget`` blocks."""
         top = self.top
         if top + 1 <= ALL_SINGLES:
             return [(m, m) for m in range(top + 1)]
         last = top if self.law.symmetric else top - 1
-        out = [(0, 0)] + [(m, min(m + self.cap - 1, last))
-                          for m in range(1, last + 1, self.cap)]
-        return out if self.law.symmetric else out + [(top, top)]
+        out = [(0, 0)] if self.law.symmetric else [(0, 0), (top, top)]
+        m = 1
+        while m <= last:
+            if len(out) > budget:
+                return None
+            var = self.var0 + self.slope * m
+            r = rtol + HEADROOM * (math.sqrt(var / self.var_min) - 1.0)
+            w = int(min(BLOCK_COST * r * var / max(self.gain, 1e-300), last - m + 1.0))
+            m2 = m + max(w, 1) - 1
+            out.append((m, m2))
+            m = m2 + 1
+        return out
 
     def solve_epsilon(self, delta: float) -> tuple[float, float]:
         """(upper, lower) eps at delta over every dataset: the block search (module docstring).
@@ -234,7 +260,7 @@ class BinaryCount:
         up_best = 0.0
         lo_best = 0.0
         accepted: list[tuple[int, int]] = []
-        stack = list(reversed(self._partition()))
+        stack = list(reversed(self._initial))
         guess = None
         while stack:
             m1, m2 = stack.pop()
@@ -251,7 +277,7 @@ class BinaryCount:
                 continue
             target = max(up_best, lo_best * (1.0 + self.rtol))
             t = self.block(m1, m2, tol)
-            if self._value(t, target, True) <= delta or self.tables_built > MAX_TABLES:
+            if self._value(t, target, True) <= delta or self._spent():
                 eps_b = epsilon_for_delta(lambda e: self._value(t, e, True), delta, eps0,
                                           upper=True, guess=target)
                 up_best = max(up_best, eps_b)
@@ -268,7 +294,7 @@ class BinaryCount:
         tolerance 10 rtol on delta, about rtol on eps at delta = 1e-6)."""
         best_lo = 0.0
         up_best = 0.0
-        stack = list(reversed(self._partition()))
+        stack = list(reversed(self._initial))
         rtol_d = 10.0 * self.rtol
         while stack:
             m1, m2 = stack.pop()
@@ -279,7 +305,7 @@ class BinaryCount:
                 continue
             t = self.block(m1, m2, tol)
             v = self._value(t, eps, True)
-            if v <= max(up_best, best_lo * (1.0 + rtol_d)) or self.tables_built > MAX_TABLES:
+            if v <= max(up_best, best_lo * (1.0 + rtol_d)) or self._spent():
                 up_best = max(up_best, v)
                 continue
             mid = (m1 + m2) // 2
