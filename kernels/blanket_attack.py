@@ -44,7 +44,7 @@ def attack_excess(m, pj, pjc, e, aj, shift, tol):
     steps = 0
     j = jhi
     wj, rel_j = pmf_anchor(j, m, pj, pjc)
-    since_j = 0
+    since_j = np.int64(0)  # typed: pmf_step_down compiles once, for int64
     t = np.int64(-1)  # typed, not the literal -1: callees compile once, for int64
     u = 0.0
     pk = 0.0

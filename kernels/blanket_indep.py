@@ -119,7 +119,7 @@ def indep_upper_delta_direct(ms, weights, outside_m, law, eps, tol):
         return 0.0
     e, r = e_and_r_down(eps, c)
     total = 0.0
-    steps = 0
+    steps = np.int64(0)  # typed, not the literal 0: blocks_total compiles once, for int64
     for i in range(ms.shape[0]):
         m = ms[i]
         s, allow, out, st = indep_excess(m, a, b, e, r * m, tol)
@@ -329,7 +329,7 @@ def indep_upper_delta(ms, weights, outside_m, tab, law, eps):
         return 0.0
     e, r = e_and_r_down(eps, c)
     total = 0.0
-    steps = 0
+    steps = np.int64(0)
     for i in range(ms.shape[0]):
         m = ms[i]
         s, allow, st = indep_grouped_excess(i, tab, e, r * m)

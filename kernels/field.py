@@ -2,14 +2,16 @@
 
 PI-RAPPOR reports (a_i, b_i) in F_p^2 support item j (the field element j + 1) when
 (a_i (j+1) + b_i) mod p < s. All products stay below p^2 < 2^62 (p < 2^31), so int64 is exact.
-Histograms run in parallel over report chunks, each chunk with its own count row.
+Histograms are serial kernels that release the GIL: the caller runs report chunks on threads,
+each chunk with its own count row (``randomizers.base.chunked_counts``); Numba's parallel=True
+cost about 3 s more to compile, on the first run of every installation.
 The kernels trust their inputs: the Python side validates every report (range, dtype, shape)
 first, so no array is indexed by an unchecked value. Inside kernels, products mod n >= 2^31 go
 through ``mul_mod`` (double-and-add, no int64 overflow). Primality (Miller-Rabin, exact for every
 n < 2^62) runs in plain Python: it is cheap, and compiling it cost the first run about a second.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 __all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MR_BASES", "mul_mod", "pow_mod",
            "is_prime", "next_prime", "prime", "pi_count_one", "sum_rows", "affine_hist",
@@ -131,63 +133,50 @@ def sum_rows(rows):
     return out
 
 
-@njit(cache=True, parallel=True)
-def affine_hist(a, b, y, k, p, s, g, nchunks):
-    """Counts of every item by evaluating v = (a_i (j+1) + b_i) mod p at every j: O(n k).
+@njit(cache=True, nogil=True)
+def affine_hist(a, b, y, k, p, s, g, out):
+    """Adds to out[j] the reports supporting item j, by evaluating v = (a_i (j+1) + b_i) mod p
+    at every j: O(n k). Serial, without the GIL: the caller runs report chunks on threads, each
+    into its own row.
 
     g = 0: PI-RAPPOR, report i supports j when v < s. g > 0: optimized local hashing, report i
     supports j when v mod g == y_i.
     """
-    n = a.shape[0]
-    rows = np.zeros((nchunks, k), dtype=np.int64)
-    for c in prange(nchunks):
-        lo = c * n // nchunks
-        hi = (c + 1) * n // nchunks
-        for i in range(lo, hi):
-            ai = a[i]
-            v = (ai + b[i]) % p  # h_i(1); h_i(x + 1) = h_i(x) + a_i
-            yi = y[i] if g > 0 else 0
-            for j in range(k):
-                if (v < s) if g == 0 else (v % g == yi):
-                    rows[c, j] += 1
-                v += ai
-                if v >= p:
-                    v -= p
-    return sum_rows(rows)
+    for i in range(a.shape[0]):
+        ai = a[i]
+        v = (ai + b[i]) % p  # h_i(1); h_i(x + 1) = h_i(x) + a_i
+        yi = y[i] if g > 0 else 0
+        for j in range(k):
+            if (v < s) if g == 0 else (v % g == yi):
+                out[j] += 1
+            v += ai
+            if v >= p:
+                v -= p
 
 
-@njit(cache=True, parallel=True)
-def pi_hist_enum(a, b, k, p, s, inv, nchunks):
-    """Counts of every item by enumerating each report's hits: j + 1 = c r + d (mod p) for
-    r < s with c = a^-1, d = -c b; a = 0 hits every j when b < s. O(n s). ``inv`` is the table of
-    inverses mod p (or empty: Fermat per report)."""
-    n = a.shape[0]
-    rows = np.zeros((nchunks, k), dtype=np.int64)
-    zero_hits = np.zeros(nchunks, dtype=np.int64)
-    for ch in prange(nchunks):
-        lo = ch * n // nchunks
-        hi = (ch + 1) * n // nchunks
-        for i in range(lo, hi):
-            ai = a[i]
-            if ai == 0:
-                if b[i] < s:
-                    zero_hits[ch] += 1
-                continue
-            c = inv[ai] if inv.shape[0] > 0 else pow_mod(ai, p - 2, p)
-            x = (p - c * b[i] % p) % p  # r = 0
-            for r in range(s):
-                if 1 <= x <= k:
-                    rows[ch, x - 1] += 1
-                x += c
-                if x >= p:
-                    x -= p
-    out = sum_rows(rows)
+@njit(cache=True, nogil=True)
+def pi_hist_enum(a, b, k, p, s, inv, out):
+    """Adds to out[j] the reports supporting item j by enumerating each report's hits:
+    j + 1 = c r + d (mod p) for r < s with c = a^-1, d = -c b; a = 0 hits every j when b < s.
+    O(n s). ``inv`` is the table of inverses mod p (or empty: Fermat per report). Serial,
+    without the GIL, as affine_hist."""
     zeros = 0
-    for ch in range(nchunks):
-        zeros += zero_hits[ch]
+    for i in range(a.shape[0]):
+        ai = a[i]
+        if ai == 0:
+            if b[i] < s:
+                zeros += 1
+            continue
+        c = inv[ai] if inv.shape[0] > 0 else pow_mod(ai, p - 2, p)
+        x = (p - c * b[i] % p) % p  # r = 0
+        for r in range(s):
+            if 1 <= x <= k:
+                out[x - 1] += 1
+            x += c
+            if x >= p:
+                x -= p
     for j in range(k):
         out[j] += zeros
-    return out
 
 
 @njit(cache=True)

@@ -1,6 +1,7 @@
 """The command line as a product: one --json schema for every command (stdout holds only the
 JSON), help text on every option, --version, python -m ldpcompress."""
 import argparse
+import importlib
 import json
 import subprocess
 import sys
@@ -155,7 +156,7 @@ def test_inverse_text_prints_integers(capsys):
     (["noise", "--n", "2.5", "--scale", "1"], "--n must be an integer in [1,"),
     (["noise", "--n", "10", "--scale", "1", "--orders", "nan", "2"], "--orders must be"),
     (["noise", "--n", "10", "--scale", "1", "--orders", "1e308"], "--orders must be"),
-    (["noise", "--n", "2000", "--scale", "1"], "--no-exact"),
+    (["noise", "--n", "1e7", "--scale", "1"], "--no-exact"),
 ])
 def test_errors_name_the_option_and_its_range(capsys, argv, message):
     """Found by the issue-13 audit: errors said 'n' for --n, gave no range for --rounds 1.5,
@@ -163,8 +164,11 @@ def test_errors_name_the_option_and_its_range(capsys, argv, message):
     --rounds 9e15 ended in an OverflowError traceback."""
     assert main(argv) == 2
     captured = capsys.readouterr()
-    assert message in captured.err and captured.out == ""
-    assert len(captured.err.splitlines()) == 1
+    assert message in captured.err and len(captured.err.splitlines()) == 1
+    if "--json" in argv:  # stdout: the error as the one JSON object
+        assert message in json.loads(captured.out)["error"]["message"]
+    else:
+        assert captured.out == ""
 
 
 def test_noise_without_the_exact_column_answers_at_large_n(capsys):
@@ -242,3 +246,77 @@ def test_no_lower_skips_the_attack(capsys):
     res = doc["results"]
     assert res["lower"] is None and not any(b["name"].startswith("lower") for b in res["bounds"])
     assert res["value"] == L.epsilon(10_000, 4.0, 1e-6, k=10).value
+
+
+# one refused input per command (each passes the parser, fails the command's own checks)
+REFUSED = {
+    "amplify": ["--n", "1.5", "--eps0", "1", "--delta", "1e-6"],
+    "compose": ["--n", "1e4", "--eps0", "2", "--rounds", "1.5", "--delta", "1e-6"],
+    "noise": ["--n", "2.5", "--scale", "1"],
+    "demo": ["--n", "0"],
+    "mean": ["--d", "0", "--n", "10"],
+    "simulate": ["--n", "10", "--k", "1", "--out", "unused"],
+    "encode": ["--csv", "no-such.csv", "--k", "4", "--eps", "1", "--out", "unused"],
+    "aggregate": ["no-such-set"],
+    "plot": ["frequency", "no-such-set", "--out", "unused.png"],
+    "randomizers": ["--plugin", "no-such-plugin.py"],
+    "docs": ["theory", "--section", "99.99"],
+}
+
+
+def _json_error(argv, capsys, code: int) -> dict:
+    """main(argv) fails with ``code`` and stdout holds exactly one JSON object: the usual
+    envelope plus ``error`` (its message also on stderr's last line)."""
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)  # one object, nothing else on stdout
+    assert sorted(doc) == sorted(KEYS + ["error"])
+    assert doc["version"] == L.__version__ and doc["params"] == doc["results"] == {}
+    assert sorted(doc["error"]) == ["exit_code", "message", "type"]
+    assert doc["error"]["exit_code"] == code and doc["error"]["message"]
+    assert doc["error"]["message"] in captured.err.splitlines()[-1]
+    return doc
+
+
+def test_every_command_reports_errors_as_json_under_json(tmp_path, capsys, monkeypatch):
+    """--json printed nothing on stdout on error (only the text line on stderr): a script
+    reading stdout got no JSON. Every command, every kind of failure: a bad argument (the
+    parser's), a refused input (exit 2) and an unexpected exception (exit 1, its trace on
+    stderr)."""
+    monkeypatch.chdir(tmp_path)
+    commands = _subparsers(build_parser())
+    assert sorted(REFUSED) == sorted(commands)  # a new command gets its case here
+    for name in commands:
+        doc = _json_error([name, *REFUSED[name], "--no-such-option", "--json"], capsys, 2)
+        assert doc["command"] == name and doc["error"]["type"] == "usage"
+        assert "unrecognized arguments: --no-such-option" in doc["error"]["message"]
+        doc = _json_error([name, *REFUSED[name], "--json"], capsys, 2)
+        assert doc["command"] == name and doc["error"]["type"] in ("ValueError", "usage")
+    doc = _json_error(["no-such-command", "--json"], capsys, 2)
+    assert doc["command"] == "ldpcompress" and "invalid choice" in doc["error"]["message"]
+
+    cli_main = importlib.import_module("ldpcompress.cli.main")
+
+    def bug():
+        raise KeyError("a bug")
+    monkeypatch.setattr(cli_main, "command_line", bug)  # fails inside every command's run
+    for name in commands:
+        doc = _json_error([name, *REFUSED[name], "--json"], capsys, 1)
+        assert doc["error"] == dict(message="KeyError: 'a bug' (unexpected: please report it "
+                                    "with the trace above)", exit_code=1, type="KeyError")
+    monkeypatch.undo()
+    with pytest.raises(KeyError, match="a bug"):  # without --json: Python's own traceback
+        monkeypatch.setattr(cli_main, "command_line", bug)
+        main(["amplify", "--n", "10", "--eps0", "1", "--delta", "1e-6"])
+
+
+def test_json_stdout_holds_no_partial_output_of_a_failed_command(capsys, monkeypatch):
+    from ldpcompress.accounting import amplification
+
+    def half_done(*args, **kwargs):
+        print("a line a command printed before failing")
+        raise ValueError("refused late")
+    monkeypatch.setattr(amplification, "epsilon", half_done)
+    doc = _json_error(["amplify", "--n", "1e4", "--eps0", "1", "--delta", "1e-6", "--json"],
+                      capsys, 2)
+    assert doc["error"]["message"] == "refused late"

@@ -402,3 +402,39 @@ def test_without_constant_time_aes_real_clients_draw_from_the_source(monkeypatch
     served.clear()
     oracle.randomize_many(xs, Entropy(source))
     assert served == [16]  # the key; every coin from its AES-CTR stream
+
+
+@pytest.mark.parametrize("layout, hardware", [
+    ({"_raw_aesni_lib": object(), "_raw_aes_lib": object()}, True),   # pycryptodome 3.x, AES-NI
+    ({"_raw_aesni_lib": None, "_raw_aes_lib": object()}, False),      # 3.x without AES-NI
+    ({"_raw_aes_hw": (object(), object()), "_raw_aes_lib": object()}, True),  # 4.x
+    ({"_raw_aes_hw": None, "_raw_aes_lib": object()}, False),         # 4.x, table AES only
+    ({"_raw_aes_lib": object()}, False),                              # an unknown layout
+])
+def test_hardware_aes_is_read_for_every_allowed_pycryptodome(monkeypatch, layout, hardware):
+    """HARDWARE_AES read the attribute only pycryptodome 4.x has (_raw_aes_hw): under 3.x
+    (allowed by the range >= 3.15; its AES module keeps the AES-NI library as _raw_aesni_lib)
+    it was False on an AES-NI machine, and clients took the slower path. A stand-in module
+    with each version's layout (as AES.py of 3.15-3.24 and 4.x define it)."""
+    import types
+
+    import Crypto.Cipher
+    fake = types.ModuleType("Crypto.Cipher.AES")
+    fake.__dict__.update(layout)
+    monkeypatch.setattr(Crypto.Cipher, "AES", fake)
+    assert coins._hardware_aes() is hardware
+
+
+def _cpu_flags() -> set:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((set(line.split(":", 1)[1].split()) for line in f
+                         if line.startswith("flags")), set())
+    except OSError:
+        return set()
+
+
+@pytest.mark.skipif("aes" not in _cpu_flags(), reason="no AES-NI flag in /proc/cpuinfo")
+def test_hardware_aes_on_an_aes_ni_machine():
+    """The processor says it has AES-NI: the installed pycryptodome must be seen using it."""
+    assert coins.HARDWARE_AES is True

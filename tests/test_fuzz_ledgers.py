@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from reference import json_paths
 
 from ldpcompress import ItemDomain, PIRappor, SubsetSelection
-from ldpcompress.accounting import (Accountant, Gaussian, KRRShuffledRound, Laplace,
-                                    OracleShuffledRound, PureDP, ShuffledRound)
+from ldpcompress.accounting import (Accountant, AllocatedGaussian, AllocatedLaplace, Gaussian,
+                                    KRRShuffledRound, Laplace, OracleShuffledRound, PureDP,
+                                    ShuffledRound)
 
 SCALE = int(os.environ.get("LDPC_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(max_examples=SCALE or 60, deadline=None, derandomize=not SCALE,
@@ -55,6 +56,8 @@ def ledger(tmp_path_factory):
     acct.compose(KRRShuffledRound(n=1000, eps0=1.0, k=5))
     acct.compose(OracleShuffledRound(1000, SubsetSelection(8, 2.0)))
     acct.compose(OracleShuffledRound(1000, PIRappor(8, 2.0)))
+    acct.compose(AllocatedGaussian(2.0, steps=200))
+    acct.compose(AllocatedLaplace(3.0, steps=20))
     path = tmp_path_factory.mktemp("ledger") / "ledger.json"
     acct.save(path)
     return path.read_text(), acct.epsilon(DELTA).value

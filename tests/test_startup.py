@@ -133,5 +133,43 @@ def test_a_library_name_stays_the_librarys_before_its_module_is_imported():
                 "except ValueError as err:\n"
                 "    out['error'] = str(err)\n"
                 "out['krr'] = registry.lookup('krr').__module__\n")
-    assert out["error"] == "randomizer name 'krr' is taken by KRR"
+    assert out["error"] == ("randomizer name 'krr' is taken by the library's "
+                            "ldpcompress.randomizers.krr.KRR: __main__.Mine cannot replace it "
+                            "(register it under another name)")
     assert out["krr"] == "ldpcompress.randomizers.krr"
+
+
+def test_version_loads_no_heavy_dependency_and_no_randomizer():
+    """`ldpcompress --version` (and building the parser) imports neither Numba nor SciPy, and no
+    randomizer module: demo's --oracle listed its choices at start-up, importing every
+    randomizer and every installed plug-in (one broken plug-in broke --version)."""
+    out = fresh("from ldpcompress.cli import main\n"
+                "import contextlib, io\n"
+                "with contextlib.redirect_stdout(io.StringIO()):\n"
+                "    try:\n"
+                "        main(['--version'])\n"
+                "    except SystemExit as stop:\n"
+                "        out['rc'] = stop.code\n"
+                "from ldpcompress.randomizers import registry\n"
+                "out['plugins'] = registry.plugin_errors() or registry._loaded_plugins\n")
+    assert out["rc"] == 0 and out["heavy"] == [] and out["plugins"] is False
+    assert not set(out["ours"]) & set(registry.BUILTIN.values())
+    assert not [m for m in out["ours"] if m.split(".")[1] in ("accounting", "compression")]
+
+
+def test_a_plain_amplify_query_loads_only_its_own_kernels():
+    """`amplify --n --eps0 --delta` (any eps0-LDP randomizer) needs the clone-pair and lower-bound
+    kernels only: not SciPy's FFT and special functions (the scalar blanket's), nor the
+    oracles' blanket, participation sampling or scalar accounting and their kernels."""
+    out = fresh("from ldpcompress.cli import main\n"
+                "import contextlib, io\n"
+                "with contextlib.redirect_stdout(io.StringIO()):\n"
+                "    out['rc'] = main(['amplify', '--n', '1e4', '--eps0', '2', '--delta', '1e-6'])\n"
+                "out['scipy'] = sorted(m for m in ('scipy.fft', 'scipy.special', 'scipy.stats', "
+                "'scipy.optimize') if m in sys.modules)\n")
+    assert out["rc"] == 0 and out["scipy"] == []
+    loaded = set(out["ours"])
+    for module in ("accounting.blanket", "accounting.participation", "accounting.scalar",
+                   "kernels.blanket_indep", "kernels.participation", "kernels.scalar",
+                   "randomizers.scalar"):
+        assert f"ldpcompress.{module}" not in loaded, module

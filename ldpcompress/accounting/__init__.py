@@ -18,6 +18,7 @@ _EXPORTS = {
                      "Laplace", "PureDP", "ApproxDP", "PairOfPmfs", "PoissonSampledGaussian",
                      "PoissonSampledLaplace", "ShuffledSGDPass", "SampledShuffledRound",
                      "SampledKRRShuffledRound", "SampledOracleShuffledRound"], "events"),
+    **dict.fromkeys(["AllocatedGaussian", "AllocatedLaplace"], "allocation_central"),
 }
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)  # imported at first use
 
@@ -28,10 +29,12 @@ if TYPE_CHECKING:
                          PairOfPmfs, PoissonSampledGaussian, PoissonSampledLaplace, PureDP,
                          SampledKRRShuffledRound, SampledOracleShuffledRound,
                          SampledShuffledRound, ShuffledRound, ShuffledSGDPass)
+    from .allocation_central import AllocatedGaussian, AllocatedLaplace
     from .inverse import max_eps0, min_n
 
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
            "Bound", "Accountant", "AccountingResult", "ShuffledRound", "KRRShuffledRound",
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
            "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass",
-           "SampledShuffledRound", "SampledKRRShuffledRound", "SampledOracleShuffledRound"]
+           "SampledShuffledRound", "SampledKRRShuffledRound", "SampledOracleShuffledRound",
+           "AllocatedGaussian", "AllocatedLaplace"]

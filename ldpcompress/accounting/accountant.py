@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..core import display as D
 from ..core import validate as V
+from ..core.progress import compute_time
 from . import gaussian as G
 from . import interop as I
 from . import pld as P
@@ -428,7 +428,7 @@ class Accountant:
                 "relation states"]
 
     def _query(self, query: str, arg: float, method: str, compare: bool) -> AccountingResult:
-        start = time.perf_counter()
+        start = compute_time()
         mu = self._exact_mu()
         if method == "exact" and mu is None:
             raise ValueError("method 'exact' needs a ledger of Gaussian mechanisms only "
@@ -474,7 +474,7 @@ class Accountant:
             lower = value  # a tighter method beat the PLD's own optimistic estimate
         others = {m: v for m, v in values.items() if m != best}
         return AccountingResult(query, value, lower, best, others,
-                                time.perf_counter() - start, h, tuple(notes))
+                                compute_time() - start, h, tuple(notes))
 
     def _pld_by(self, query: str, arg: float, values: dict):
         finite = [v for v in values.values() if v is not None and math.isfinite(v)]

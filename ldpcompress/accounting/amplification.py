@@ -17,19 +17,15 @@ eps(delta) returns the upper end of a bracket of relative width 1e-10.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..core import display as D
 from ..core import validate as V
+from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
+from ..core.progress import compute_time
 from ..kernels.clones import clone_delta_many
-from ..randomizers.scalar import ScalarStructure
-from ..randomizers.structure import BinaryStructure
-from . import blanket as BL
-from . import participation as PA
-from .binary import BinaryCountLowerProfile, BinaryCountProfile, BinaryLaw, GenericLowerProfile
 from .profiles import (
     BinaryLowerProfile,
     GeneralProfile,
@@ -40,8 +36,17 @@ from .profiles import (
     window_tol,
 )
 from .rounding import round_up
-from .scalar import ScalarBlanketProfile, ScalarLowerProfile
 from .solve import epsilon_for_delta, golden_min
+
+if TYPE_CHECKING:
+    from ..randomizers.scalar import ScalarStructure
+    from ..randomizers.structure import BinaryStructure
+
+# imported by the queries that need them (an oracle's blanket, participation sampling), not by
+# every query: each brings its kernels, whose loading a plain eps0 query need not pay
+BL = lazy_module("ldpcompress.accounting.blanket")
+PA = lazy_module("ldpcompress.accounting.participation")
+BI = lazy_module("ldpcompress.accounting.binary")
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_pair_delta",
            "general_epsilon", "general_delta",
@@ -140,9 +145,9 @@ class AmplificationResult:
 # ----------------------------------------------------------------------------------------------
 
 def _timed(fn, *args):
-    start = time.perf_counter()
+    start = compute_time()
     value = fn(*args)
-    return value, time.perf_counter() - start
+    return value, compute_time() - start
 
 
 def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = None) -> float:
@@ -248,18 +253,18 @@ def closed_form_epsilon(n, eps0, delta) -> Bound:
 
 def _closed_form_epsilon(n: int, eps0: float, delta: float) -> Bound:
     """closed_form_epsilon of validated arguments (what :func:`epsilon` asks, once checked)."""
-    start = time.perf_counter()
+    start = compute_time()
     log4d = math.log(4.0) - math.log(delta)
     if not _closed_form_condition(n, eps0, log4d):
         return Bound("closed_form", CLOSED_FORM_LABEL, None,
                      note=f"needs eps0 <= log(n/(16 log(4/delta))) = "
                           f"{math.log(n) - math.log(16.0 * log4d):.4g}",
-                     seconds=time.perf_counter() - start)
+                     seconds=compute_time() - start)
     e0 = math.exp(eps0)
     # (e^eps0 - 1)/(e^eps0 + 1) = tanh(eps0/2): no cancellation at tiny eps0
     inner = math.tanh(0.5 * eps0) * (8.0 * math.sqrt(e0 * log4d / n) + 8.0 * e0 / n)
     value = min(eps0, round_up(math.log1p(inner)))
-    return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=time.perf_counter() - start)
+    return Bound("closed_form", CLOSED_FORM_LABEL, value, seconds=compute_time() - start)
 
 
 def closed_form_delta(n, eps0, eps) -> Bound:
@@ -295,7 +300,7 @@ def _krr_profiles(n, eps0, k, blocks):
     own = table if table.unsupported() is None else BL.KRRPairProfile(n, eps0, k)
     out = [GeneralProfile(n, eps0), KRRSplitProfile(n, eps0, k), own]
     if k == 2:
-        out.append(BinaryCountProfile(n, eps0))
+        out.append(BI.BinaryCountProfile(n, eps0))
     return out
 
 
@@ -304,10 +309,10 @@ def _lower_profile(n, eps0, k, uppers=()) -> Profile:
     ``uppers`` evaluated), k-RR's §2.6(b), or for any eps0-LDP randomizer (k None) the most
     vulnerable k-RR found (docs/theory.md §2.14)."""
     if k is None:
-        return GenericLowerProfile(n, eps0)
+        return BI.GenericLowerProfile(n, eps0)
     if k == 2:
-        binary = BinaryCountLowerProfile(n, eps0, partner=next(
-            (p.engine for p in uppers if isinstance(p, BinaryCountProfile)), None))
+        binary = BI.BinaryCountLowerProfile(n, eps0, partner=next(
+            (p.engine for p in uppers if isinstance(p, BI.BinaryCountProfile)), None))
         return binary if binary.unsupported() is None else BinaryLowerProfile(n, eps0)
     if k < 3:
         return BinaryLowerProfile(n, eps0)
@@ -402,7 +407,7 @@ def approx_epsilon(n, eps0, delta0, delta) -> Bound:
 
 def _approx_epsilon(n: int, eps0: float, delta0: float, delta: float) -> Bound:
     """approx_epsilon of validated arguments."""
-    start = time.perf_counter()
+    start = compute_time()
     prof = GeneralProfile(n, eps0)
     tol = window_tol(delta)
     total = lambda e: prof.delta(e, tol) + approx_extra_delta(n, eps0, delta0, e)
@@ -412,7 +417,7 @@ def _approx_epsilon(n: int, eps0: float, delta0: float, delta: float) -> Bound:
         candidates.append(epsilon_for_delta(total, delta, x_min, upper=True))
     if delta >= delta0:
         candidates.append(eps0)
-    secs = time.perf_counter() - start
+    secs = compute_time() - start
     if not candidates:
         return Bound("approx", APPROX_LABEL, None, seconds=secs,
                      note="delta is below delta0 and below the Thm 3.8 floor "
@@ -475,6 +480,8 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     if eps0 is not None or k is not None or delta0 != 0.0:
         raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
                          "alone, without eps0, k or delta0")
+    from ..randomizers.scalar import ScalarStructure  # an oracle's law: when one is given
+    from ..randomizers.structure import BinaryStructure
     st = BL.structure(oracle)
     n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
@@ -513,6 +520,7 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
 def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
     """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, the generic
     bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
+    from .scalar import ScalarBlanketProfile, ScalarLowerProfile
     finite = st.eps0 <= EXP_MAX
     blanket = ScalarBlanketProfile(n, st)
     if not finite and blanket.unsupported() is not None:
@@ -529,12 +537,12 @@ def _binary_plan(n: int, st: BinaryStructure) -> _Query:
     count over every dataset (probabilities rounded toward the more revealing randomizer), the
     generic bound at its replacement eps0, the worst dataset found as the attack (rounded the
     other way)."""
-    up_law, low_law = BinaryLaw.of(st.p1, st.q0), BinaryLaw.of(st.p1, st.q0, upper=False)
+    up_law, low_law = BI.BinaryLaw.of(st.p1, st.q0), BI.BinaryLaw.of(st.p1, st.q0, upper=False)
     eps0 = V.local_eps0(st.eps0, "the randomizer's replacement eps0")
-    exact = BinaryCountProfile(n, eps0, up_law)
+    exact = BI.BinaryCountProfile(n, eps0, up_law)
     uppers = (GeneralProfile(n, eps0), exact) if exact.unsupported() is None else \
         (GeneralProfile(n, eps0),)
-    lower = BinaryCountLowerProfile(n, eps0, low_law, partner=exact.engine)
+    lower = BI.BinaryCountLowerProfile(n, eps0, low_law, partner=exact.engine)
     params = dict(n=n, eps0=eps0, k=2, delta0=0.0, oracle=st.describe())
     return _Query(n, eps0, uppers, lower if lower.unsupported() is None else None,
                   "eps0 above the exact count's range", True, params)
@@ -588,7 +596,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
         return res
     q = _plan(n, eps0, k, delta0, oracle, blocks)
     delta = V.probability_open(delta, "delta")
-    start = time.perf_counter()
+    start = compute_time()
     low = None
     if not q.uppers:  # approximate-DP randomizer
         bounds = [_approx_epsilon(q.n, q.eps0, q.params["delta0"], delta)]
@@ -606,7 +614,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
             bounds.append(_no_lower(q))
     best, value = best_upper(bounds)
     return AmplificationResult("epsilon", value, best.name, low, tuple(bounds),
-                               dict(q.params, delta=delta), time.perf_counter() - start)
+                               dict(q.params, delta=delta), compute_time() - start)
 
 
 def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
@@ -621,7 +629,7 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
         return res
     q = _plan(n, eps0, k, delta0, oracle, blocks)
     eps = V.nonnegative(eps, "eps")
-    start = time.perf_counter()
+    start = compute_time()
     low = None
     if not q.uppers:
         bounds = [_approx_delta(q.n, q.eps0, q.params["delta0"], eps)]
@@ -636,4 +644,4 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
             bounds.append(_no_lower(q))
     best, value = best_upper(bounds)
     return AmplificationResult("delta", value, best.name, low, tuple(bounds),
-                               dict(q.params, eps=eps), time.perf_counter() - start)
+                               dict(q.params, eps=eps), compute_time() - start)

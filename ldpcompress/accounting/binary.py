@@ -25,6 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
 from ..kernels.binary_count import (
     ROWS,
@@ -36,10 +37,12 @@ from ..kernels.binary_count import (
 )
 from ..kernels.binomial import binom_window, lower_tail_bound
 from ..kernels.clones import rr_split
-from . import blanket as BL
 from .profiles import BinaryLowerProfile, KRRLowerProfile, Profile, window_tol
 from .rounding import round_down, round_up
 from .solve import epsilon_for_delta
+
+# the class attack of k-RR at large n (with the oracles' blanket kernels): loaded when used
+BL = lazy_module("ldpcompress.accounting.blanket")
 
 __all__ = ["EPS0_MAX", "RTOL", "ALL_SINGLES", "BinaryLaw", "BinaryCount", "BinaryCountProfile",
            "BinaryCountLowerProfile", "GenericLowerProfile", "K_MAX", "dots_profile"]

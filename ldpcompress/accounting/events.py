@@ -776,3 +776,7 @@ def _sampled_atoms(event: _SampledRound):
     profile = event._profile()
     grid = PA.dots_grid(profile, event._cap(), event._eps0, event.sampling, event.points)
     return P.profile_atoms_at(profile, grid)
+
+# Central mechanisms under random allocation (balls and bins, docs/theory.md §3.8): the module
+# registers its events in EVENTS when imported
+from . import allocation_central  # noqa: E402,F401

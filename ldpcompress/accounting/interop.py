@@ -5,6 +5,10 @@
   PoissonSampledDpEvent forms (add/remove neighbours, as dp_accounting's default), NoOp, and
   SelfComposedDpEvent / ComposedDpEvent at any depth (walked with an explicit stack, never by
   recursion). Anything else is refused naming the event and where it sits in the tree.
+  ``RandomAllocationDpEvent`` (a Gaussian or Laplace step, k of T steps, add/remove) is read
+  as :class:`AllocatedGaussian` / :class:`AllocatedLaplace` when the installed dp_accounting
+  has it: it landed on dp_accounting's main branch after release 0.6.0, which lacks it (then
+  such events are simply unknown to it, and exporting one says so).
 * :func:`to_dp_event`: a ledger back as a DpEvent tree, where every event has one.
 * :func:`to_dp_accounting`: a composed PLD as dp_accounting's PrivacyLossDistribution.
 """
@@ -13,10 +17,20 @@ from __future__ import annotations
 from ..core.optional import require
 from .pld import PLD
 
-__all__ = ["MAX_NODES", "events_from_dp_event", "to_dp_event", "to_dp_accounting"]
+__all__ = ["MAX_NODES", "RANDOM_ALLOCATION", "events_from_dp_event", "to_dp_event",
+           "to_dp_accounting"]
 
 MAX_NODES = 10 ** 6  # DpEvent nodes visited in one import (a shared subtree counts each time)
 _MAX_TIMES = 10 ** 9  # the accountant's own limit on composed rounds
+RANDOM_ALLOCATION = "RandomAllocationDpEvent"  # not in dp_accounting 0.6.0 (main branch after it)
+
+
+def _version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("dp-accounting")
+    except metadata.PackageNotFoundError:  # imported from a source tree
+        return "(version unknown)"
 
 
 def _count(value, where: str) -> int:
@@ -69,6 +83,26 @@ def _sampled(dp, node, where: str, events: dict):
     return events["PoissonSampledLaplace"](scale=plain.scale, q=float(q))
 
 
+def _allocated(dp, node, where: str, events: dict):
+    """A RandomAllocationDpEvent (fields event, num_selected, num_steps) as an allocated event."""
+    inner, inner_where = node.event, f"{where}.event"
+    if not isinstance(inner, (dp.GaussianDpEvent, dp.LaplaceDpEvent)):
+        raise ValueError(f"{inner_where}: {RANDOM_ALLOCATION} of {type(inner).__name__} is not "
+                         "supported (only of GaussianDpEvent or LaplaceDpEvent)")
+    for name in ("num_steps", "num_selected"):
+        value = getattr(node, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{where}.{name} must be an integer, got {value!r}")
+    plain = _leaf(dp, inner, inner_where, events)
+    kind, scale = (("AllocatedGaussian", "sigma") if isinstance(inner, dp.GaussianDpEvent)
+                   else ("AllocatedLaplace", "scale"))
+    try:
+        return events[kind](getattr(plain, scale), steps=node.num_steps,
+                            per_record=node.num_selected)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+
+
 def events_from_dp_event(dp_event, events: dict) -> list:
     """(event, times) pairs equivalent to a dp_accounting DpEvent tree, equal events merged
     (composition is commutative) in the order first met. Raises ValueError naming the
@@ -76,6 +110,7 @@ def events_from_dp_event(dp_event, events: dict) -> list:
     dp = require("dp-accounting", "dp_accounting")
     if not isinstance(dp_event, dp.DpEvent):
         raise TypeError(f"dp_event must be a dp_accounting DpEvent, got {type(dp_event).__name__}")
+    allocation = getattr(dp, RANDOM_ALLOCATION, None)  # absent from dp_accounting 0.6.0
     totals: dict = {}
     stack = [(dp_event, 1, "dp_event")]
     visited = 0
@@ -105,6 +140,8 @@ def events_from_dp_event(dp_event, events: dict) -> list:
             continue
         if isinstance(node, dp.PoissonSampledDpEvent):
             event = _sampled(dp, node, where, events)
+        elif allocation is not None and isinstance(node, allocation):
+            event = _allocated(dp, node, where, events)
         elif isinstance(node, (dp.GaussianDpEvent, dp.LaplaceDpEvent)):
             event = _leaf(dp, node, where, events)
         elif isinstance(node, dp.NonPrivateDpEvent):
@@ -112,8 +149,9 @@ def events_from_dp_event(dp_event, events: dict) -> list:
                              "infinite): nothing can be accounted")
         else:
             raise ValueError(f"{where}: {type(node).__name__} is not supported by this accountant "
-                             "(it models Gaussian, Laplace, their PoissonSampledDpEvent forms and "
-                             "their compositions); account it with dp_accounting itself")
+                             "(it models Gaussian, Laplace, their PoissonSampledDpEvent and "
+                             f"{RANDOM_ALLOCATION} forms and their compositions); account it with "
+                             "dp_accounting itself")
         if event is not None:
             totals[event] = totals.get(event, 0) + times
     return list(totals.items())
@@ -127,6 +165,12 @@ def to_dp_event(pairs):
     parts = []
     for i, (event, times) in enumerate(pairs):
         one = event.to_dp_event(dp)
+        if one is None and getattr(event, "DP_EVENT", None) == RANDOM_ALLOCATION:
+            raise ValueError(f"events[{i}] ({type(event).__name__}) is a {RANDOM_ALLOCATION}, "
+                             f"which the installed dp_accounting {_version()} lacks (it was "
+                             "added on dp_accounting's main branch after release 0.6.0): "
+                             "install a later dp_accounting, or export the ledger's PLD "
+                             "(Accountant.to_dp_accounting)")
         if one is None:
             raise ValueError(f"events[{i}] ({type(event).__name__}) has no dp_accounting DpEvent: "
                              "export the ledger's PLD instead (Accountant.to_dp_accounting)")

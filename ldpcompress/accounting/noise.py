@@ -8,14 +8,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, special
+from scipy import integrate
 
 from ..core import validate as V
 from ..core.limits import array_bytes, check_bytes
+from ..kernels import laplace_sum as _ls
 from .rdp import check_orders, gaussian_rdp, laplace_rdp
 
 __all__ = ["gaussian_sum_rdp", "laplace_sum_rdp", "shift_rdp", "shift_reduction_rdp",
-           "LOGPDF_ARRAYS", "laplace_sum_bytes", "laplace_sum_logpdf", "laplace_sum_exact_rdp"]
+           "EXACT_ARRAYS", "MAX_EXACT_TERMS", "laplace_sum_bytes", "laplace_sum_terms",
+           "check_laplace_sum_cost", "laplace_sum_logpdf", "laplace_sum_exact_rdp"]
 
 
 
@@ -54,41 +56,63 @@ def shift_reduction_rdp(dist, n: int, orders, sensitivity: float = 1.0) -> np.nd
     return n * shift_rdp(dist, sensitivity / n, orders)
 
 
-LOGPDF_ARRAYS = 2  # float64 arrays of shape (points, n) alive at once in laplace_sum_logpdf
+EXACT_ARRAYS = 5  # float64 arrays of ``points`` alive at once: grid (+ its temporary), lp, lq
+MAX_EXACT_TERMS = 4e9  # terms of the exact Laplace-sum densities one query may sum (~10 s)
 
 
-def laplace_sum_bytes(points: int, n: int) -> int:
-    """Peak bytes of laplace_sum_logpdf on ``points`` abscissae: a (points, n) table of terms."""
-    return LOGPDF_ARRAYS * array_bytes((points, n), np.float64)
+def laplace_sum_bytes(points: int) -> int:
+    """Peak bytes of laplace_sum_exact_rdp on ``points`` abscissae: the grid (and the temporary
+    it is built from) and the two log-densities; the densities are summed in a kernel, term by
+    term, whatever n."""
+    return EXACT_ARRAYS * array_bytes(points, np.float64)
+
+
+def laplace_sum_terms(points: int, n: int) -> int:
+    """At most how many terms laplace_sum_exact_rdp sums: two densities on ``points``
+    abscissae, each at most min(n, 29 sqrt(n) + 4) terms (``kernels.laplace_sum``)."""
+    per_point = min(n, _ls.MAX_TERMS_PER_SQRT_N * math.isqrt(n) + _ls.MAX_TERMS_PER_SQRT_N + 4)
+    return 2 * points * per_point
+
+
+def check_laplace_sum_cost(points: int, n: int, max_bytes=None,
+                           max_terms: float = MAX_EXACT_TERMS) -> None:
+    """Refuse (ValueError with the figures, naming n) an exact Laplace-sum query whose memory
+    or number of terms exceeds the limits, before anything is allocated."""
+    what = f"the exact Laplace-sum column ({points} points x n = {n} noises)"
+    check_bytes(laplace_sum_bytes(points), what, "points", max_bytes)
+    terms = laplace_sum_terms(points, n)
+    if terms > max_terms:
+        raise ValueError(f"{what} would sum up to {terms:.3g} density terms, above the limit of "
+                         f"{max_terms:.3g} (about 10 s): reduce n (the shift-reduction bound "
+                         "needs no such sum)")
 
 
 def laplace_sum_logpdf(x: np.ndarray, n: int, scale: float, max_bytes=None) -> np.ndarray:
     """log density of the sum of n iid Laplace(scale) (a difference of two Gamma(n, scale)):
-    e^(-|x|/b) / (b 2^(2n-1) (n-1)!) sum_j (2n-2-j)! / (j! (n-1-j)!) (2|x|/b)^j.
-    Needs a (len(x), n) table: refused (ValueError with the size) above ``max_bytes``
-    (default ``limits.MAX_BYTES``)."""
+    e^(-|x|/b) / (b 2^(2n-1) (n-1)!) sum_j (2n-2-j)! / (j! (n-1-j)!) (2|x|/b)^j, summed from its
+    largest term outwards in ``kernels.laplace_sum`` (O(sqrt(n)) terms per point, no table).
+    Memory: x as float64 and the result (refused above ``max_bytes``, default
+    ``limits.MAX_BYTES``)."""
     n = V.users(n)
     scale = V.positive_finite(scale, "scale")
-    x = np.asarray(x, dtype=float)
-    check_bytes(laplace_sum_bytes(x.size, n), f"the exact Laplace-sum density ({x.size} points "
-                f"x n = {n} terms)", "n (or points)", max_bytes)
-    ax = np.abs(x) / scale
-    j = np.arange(n)
-    log_coef = special.gammaln(2 * n - 1 - j) - special.gammaln(j + 1) - special.gammaln(n - j)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = log_coef[None, :] + j[None, :] * np.log(2 * ax)[:, None]
-    terms[:, 0] = log_coef[0]  # (2|x|/b)^0 = 1, also at x = 0
-    norm = math.log(scale) + (2 * n - 1) * math.log(2) + special.gammaln(n)
-    return special.logsumexp(terms, axis=1) - ax - norm
+    check_bytes(2 * array_bytes(np.size(x), np.float64), f"the exact Laplace-sum density "
+                f"({np.size(x)} points)", "the number of points", max_bytes)
+    x = np.ascontiguousarray(x, dtype=float)
+    out = np.empty(x.shape, dtype=float)
+    _ls.laplace_sum_logpdf_into(x.reshape(-1), 0.0, scale, n, out.reshape(-1))
+    return out
 
 
 def laplace_sum_exact_rdp(n: int, scale: float, orders, sensitivity: float = 1.0,
-                          points: int = 200001, max_bytes=None) -> np.ndarray:
+                          points: int = 200001, max_bytes=None,
+                          max_terms: float = MAX_EXACT_TERMS) -> np.ndarray:
     """D_alpha(S + s || S) for S the sum of n Laplace(scale) noises, by quadrature on a grid.
 
     Not a bound: the exact value (to quadrature accuracy), to show how loose the
-    shift-reduction bound is. Memory ~ 16 points n bytes: refused (ValueError with the figure,
-    naming n) above ``max_bytes`` (default ``limits.MAX_BYTES``) before anything is allocated.
+    shift-reduction bound is. Memory ``laplace_sum_bytes(points)`` (~40 bytes a point, whatever
+    n) and work ``laplace_sum_terms(points, n)`` (O(points sqrt(n))): refused (ValueError with
+    the figures) above ``max_bytes`` (default ``limits.MAX_BYTES``) or ``max_terms`` before
+    anything is allocated.
     """
     n = V.users(n)
     scale = V.positive_finite(scale, "scale")
@@ -96,8 +120,7 @@ def laplace_sum_exact_rdp(n: int, scale: float, orders, sensitivity: float = 1.0
     sensitivity = V.real(sensitivity, "sensitivity")
     if not math.isfinite(sensitivity):
         raise ValueError(f"sensitivity must be finite, got {sensitivity!r}")
-    check_bytes(laplace_sum_bytes(points, n), f"the exact Laplace-sum density ({points} points "
-                f"x n = {n} terms)", "n (or points)", max_bytes)
+    check_laplace_sum_cost(points, n, max_bytes, max_terms)
     orders = check_orders(orders)
     width = scale * (n + 60.0 * math.sqrt(n) + 60.0) + abs(sensitivity)
     step = 2 * width / (points - 1)
@@ -108,16 +131,13 @@ def laplace_sum_exact_rdp(n: int, scale: float, orders, sensitivity: float = 1.0
         x = np.arange(-half, half + 1) * step
     else:
         x = np.linspace(-width, width, points)
-    lp = laplace_sum_logpdf(x - sensitivity, n, scale, max_bytes)
-    lq = laplace_sum_logpdf(x, n, scale, max_bytes)
+        step = float(x[1] - x[0])
+    lp, lq = np.empty_like(x), np.empty_like(x)
+    _ls.laplace_sum_logpdf_into(x, sensitivity, scale, n, lp)
+    _ls.laplace_sum_logpdf_into(x, 0.0, scale, n, lq)
     # self-normalised: divided by the same quadrature of the density itself (1 exactly), so the
     # quadrature error cancels to first order in alpha - 1 and orders near 1 stay accurate
     # (unnormalised, 1 + 1e-7 gave D = -0.03 for n = 1, where the true value is 0.368)
-    mq = lq.max()
-    log_norm = mq + math.log(np.trapezoid(np.exp(lq - mq), x))
-    out = []
-    for a in orders:
-        v = a * lp + (1 - a) * lq
-        m = v.max()
-        out.append((m + math.log(np.trapezoid(np.exp(v - m), x)) - log_norm) / (a - 1))
+    log_norm = _ls.log_trapezoid_mix(lp, lq, 0.0, step)
+    out = [(_ls.log_trapezoid_mix(lp, lq, float(a), step) - log_norm) / (a - 1) for a in orders]
     return np.maximum(np.array(out), 0.0)  # D >= 0: a value a rounding below 0 is 0

@@ -25,7 +25,6 @@ given ``gamma=`` or ``sample=``).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -33,6 +32,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
+from ..core.progress import compute_time
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
@@ -650,9 +650,9 @@ def _lower(bounds: list, params: dict, wanted: bool, solve, sampling, eps0, k, s
                else "no attack on an oracle with fewer than 3 items")
         bounds.append(Bound("lower", "lower bound", None, False, why))
         return None
-    t0 = time.perf_counter()
+    t0 = compute_time()
     low = solve(lp)
-    bounds.append(Bound(lp.name, lp.label, low, False, "", time.perf_counter() - t0))
+    bounds.append(Bound(lp.name, lp.label, low, False, "", compute_time() - t0))
     return low
 
 
@@ -663,11 +663,11 @@ def _upper_bounds(profiles, evaluate) -> list:
 
     bounds = []
     for prof in profiles:
-        t0 = time.perf_counter()
+        t0 = compute_time()
         value, note = None, prof.unsupported()
         if note is None:
             value, note = evaluate(prof)
-        bounds.append(Bound(prof.name, prof.label, value, True, note, time.perf_counter() - t0))
+        bounds.append(Bound(prof.name, prof.label, value, True, note, compute_time() - t0))
     return bounds
 
 
@@ -684,7 +684,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
         raise TypeError("epsilon() needs delta")
     sampling, eps0, k, st, params = _plan(n, eps0, k, oracle, gamma, sample, relation)
     delta = V.probability_open(delta, "delta")
-    start = time.perf_counter()
+    start = compute_time()
 
     def solve_upper(prof):
         try:
@@ -706,7 +706,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
 
     low = _lower(bounds, params, lower, solve, sampling, eps0, k, st)
     return AmplificationResult("epsilon", value, best.name, low, tuple(bounds),
-                               dict(params, delta=delta), time.perf_counter() - start)
+                               dict(params, delta=delta), compute_time() - start)
 
 
 def delta(n, eps0=None, eps=None, *, k=None, oracle=None, gamma=None, sample=None,
@@ -718,10 +718,10 @@ def delta(n, eps0=None, eps=None, *, k=None, oracle=None, gamma=None, sample=Non
         raise TypeError("delta() needs eps")
     sampling, eps0, k, st, params = _plan(n, eps0, k, oracle, gamma, sample, relation)
     eps = V.nonnegative(eps, "eps")
-    start = time.perf_counter()
+    start = compute_time()
     bounds = _upper_bounds(upper_profiles(sampling.n, sampling, eps0, k, st),
                            lambda prof: (prof.delta_at(eps), ""))
     best, value = best_upper(bounds)
     low = _lower(bounds, params, lower, lambda lp: lp.delta_at(eps), sampling, eps0, k, st)
     return AmplificationResult("delta", value, best.name, low, tuple(bounds),
-                               dict(params, eps=eps), time.perf_counter() - start)
+                               dict(params, eps=eps), compute_time() - start)

@@ -33,7 +33,8 @@ __all__ = ["TAIL", "MAX_SIZE", "ALLOC_CAP", "ROUNDINGS", "GridTooLarge",
            "Direction", "PLD", "GLW_FRACTIONS", "check_grid", "check_rounding", "from_pmfs",
            "symmetric_atoms", "pure_dp", "approx_dp", "grid_points", "clone_pair_grid",
            "clone_pair", "gaussian", "laplace", "from_profile", "profile_atoms", "dots_direction",
-           "profile_atoms_at"]
+           "profile_atoms_at", "pair_atoms", "fft_convolve",
+           "tail_window"]
 
 
 TAIL = 1e-30        # mass truncated from each tail after a convolution
@@ -213,6 +214,17 @@ def _check_compatible(a: PLD, b: PLD) -> None:
 # Grid operations
 # ----------------------------------------------------------------------------------------------
 
+def tail_window(pmf: np.ndarray, tail: float) -> tuple[int, int]:
+    """(first, last): the indices kept once the ends of a non-negative pmf, each of mass at most
+    tail, are cut (at least one entry is kept)."""
+    cum = np.cumsum(pmf)
+    first = int(np.searchsorted(cum, tail, side="right"))
+    rev = np.cumsum(pmf[::-1])
+    last = pmf.size - 1 - int(np.searchsorted(rev, tail, side="right"))
+    first = min(first, pmf.size - 1)
+    return first, max(last, first)
+
+
 def _trim(lo: int, pmf: np.ndarray, inf_mass: float, upper: bool, max_size: int,
           tail: float = TAIL, what: str = "the composed PLD"):
     """Cut tails of mass <= tail: upper tail to the infinity atom (upper) or dropped (lower);
@@ -220,12 +232,7 @@ def _trim(lo: int, pmf: np.ndarray, inf_mass: float, upper: bool, max_size: int,
     (lo, pmf, inf_mass, pushed) with pushed the mass moved. A kept support longer than
     max_size raises GridTooLarge: truncating it would report delta = 1 (eps = inf)."""
     pmf = np.maximum(pmf, 0.0)
-    cum = np.cumsum(pmf)
-    first = int(np.searchsorted(cum, tail, side="right"))
-    rev = np.cumsum(pmf[::-1])
-    last = pmf.size - 1 - int(np.searchsorted(rev, tail, side="right"))
-    first = min(first, pmf.size - 1)
-    last = max(last, first)
+    first, last = tail_window(pmf, tail)
     if last - first + 1 > max_size:
         raise GridTooLarge(last - first + 1, max_size, what)
     below = float(pmf[:first].sum())
@@ -247,6 +254,12 @@ def _fft_conv(a: np.ndarray, b: np.ndarray):
     err = 2.0 * math.sqrt(nfft) * 5.0 * UNIT_ROUNDOFF * math.log2(nfft) * \
         math.sqrt(float(np.sum(a * a)) * float(np.sum(b * b)))  # (no BLAS: threads thrash)
     return out, err
+
+
+def fft_convolve(a: np.ndarray, b: np.ndarray):
+    """Linear convolution of two non-negative arrays by zero-padded real FFT, and a bound on
+    the L1 norm of its rounding error."""
+    return _fft_conv(a, b)
 
 
 def _convolve(x: Direction, y: Direction, upper: bool, max_size: int) -> Direction:
@@ -418,6 +431,23 @@ def symmetric_atoms(losses, masses, h: float = 1e-4, upper: bool = True,
     losses = np.asarray(losses, float)
     return _make(h, rounding, (_bin_atoms(losses, np.asarray(masses, float), h, rounding,
                                           inf_mass),), _atom_bias(losses))
+
+
+def pair_atoms(p_losses, p_masses, q_losses, q_masses, h: float, rounding: str,
+               inf_masses=(0.0, 0.0), errs=(0.0, 0.0)) -> PLD:
+    """PLD of an asymmetric pair given each direction's loss atoms: log(P/Q) under P and
+    log(Q/P) under Q, their infinity masses and proven error bounds (added to every delta of
+    an upper grid, subtracted from a round-down one)."""
+    h = check_grid(h)
+    check_rounding(rounding)
+    dirs, bias = [], 0.0
+    for losses, masses, inf_mass, err in ((p_losses, p_masses, inf_masses[0], errs[0]),
+                                          (q_losses, q_masses, inf_masses[1], errs[1])):
+        losses = np.asarray(losses, float)
+        d = _bin_atoms(losses, np.asarray(masses, float), h, rounding, float(inf_mass))
+        dirs.append(replace(d, err=d.err + float(err)))
+        bias = max(bias, _atom_bias(losses))
+    return _make(h, rounding, tuple(dirs), bias)
 
 
 def pure_dp(eps: float, h: float = 1e-4, upper: bool = True, mean: bool = False) -> PLD:

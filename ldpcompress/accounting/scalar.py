@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-import scipy.fft as sfft
 
 from ..core import validate as V
+from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
 from ..core.numerics import UNIT_ROUNDOFF as U
 from ..kernels.scalar import (
@@ -41,6 +41,8 @@ from ..kernels.scalar import (
     split_cells,
 )
 from .profiles import Profile
+
+sfft = lazy_module("scipy.fft")  # imported by the scalar blanket's FFT, not by every query
 
 __all__ = ["RESOLUTION", "WINDOW_SD", "LossLaw", "blanket_law", "attack_laws", "atoms_law",
            "upper_lattice", "lower_lattice", "positive_part", "blanket_delta", "attack_delta",

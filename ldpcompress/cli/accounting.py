@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import math
 import os
-import time
 
 import numpy as np
 
 from ..core import validate as V
 from ..core.lazy import lazy_module
-from ..core.limits import check_bytes
+from ..core.progress import compute_time, kernel_seconds
 from .randomizers import AccountedRandomizer, accounted, add_accounted_options
 from .util import (JSON_HELP, add_sampling_options, count, emit_json, fmt, nonempty,
                    number, print_table)
@@ -195,16 +194,14 @@ def _cmd_noise(args) -> None:
     if bad.any():
         raise ValueError(f"--orders must be numbers in (1, {MAX_ORDER:g}], got "
                          f"{float(orders[bad][0])!r}")
-    start = time.perf_counter()
     exact = not args.no_exact
-    if exact:  # refuse before any array is built (the library checks again at allocation)
+    if exact:  # refuse before any array is built (the library checks again)
         try:
-            check_bytes(N.laplace_sum_bytes(NOISE_EXACT_POINTS, n),
-                        f"the exact Laplace column (quadrature on {NOISE_EXACT_POINTS} points "
-                        "x n terms)", "--n")
+            N.check_laplace_sum_cost(NOISE_EXACT_POINTS, n)
         except ValueError as err:
             raise ValueError(f"{err}; or pass --no-exact for the Gaussian and Laplace-bound "
                              "columns alone") from None
+    start, loading = compute_time(), kernel_seconds()
     try:
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             gauss = N.gaussian_sum_rdp(n, scale, orders, sens)
@@ -224,7 +221,7 @@ def _cmd_noise(args) -> None:
                   dict(orders=orders.tolist(), gaussian=gauss.tolist(),
                        laplace_bound=lap_bound.tolist(),
                        laplace_exact=lap_exact.tolist() if exact else None),
-                  dict(total=time.perf_counter() - start))
+                  dict(total=compute_time() - start, kernels=kernel_seconds() - loading))
         return
     print(f"RDP of the sum of n={n} noises of scale {scale:g}, sensitivity {sens:g} (docs/theory.md §4)")
     rows = [(fmt(float(a)), fmt(float(g)), fmt(float(b)),

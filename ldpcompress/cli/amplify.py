@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import decimal
 import math
-import time
 
 from ..core import validate as V
+from ..core.progress import compute_time, kernel_seconds
 from .randomizers import accounted, add_accounted_options
 from .util import JSON_HELP, add_sampling_options, count, emit_json, fmt, number, print_table
 
@@ -79,7 +79,7 @@ def _amplify_inverse(args) -> dict:
     kwargs = _randomizer_kwargs(args)
     sampling = _sampling_kwargs(args)
     from ..accounting import inverse
-    start = time.perf_counter()
+    start = compute_time()
     factory = accounted(args)
     if args.n is not None:
         if factory is not None:
@@ -104,7 +104,7 @@ def _amplify_inverse(args) -> dict:
     n = None if args.n is None else count(args.n, "--n")
     return dict(query=what, value=value, params=dict(n=n, eps0=args.eps0, eps=args.eps,
                                                      delta=args.delta, **kwargs, **sampling),
-                seconds=time.perf_counter() - start)
+                seconds=compute_time() - start)
 
 
 def _show_forward(res: dict) -> None:
@@ -193,14 +193,20 @@ def _check_options(args) -> None:
 
 def _cmd_amplify(args) -> None:
     _check_options(args)
+    loading = kernel_seconds()
     res = _amplify_inverse(args) if args.inverse else _amplify_forward(args)
+    loading = kernel_seconds() - loading  # not in the query's timings
     if args.json:
         results = {key: v for key, v in res.items() if key not in ("params", "seconds")}
-        emit_json("amplify", res["params"], results, dict(total=res["seconds"]))
-    elif args.inverse:
+        emit_json("amplify", res["params"], results, dict(total=res["seconds"], kernels=loading))
+        return
+    if args.inverse:
         _show_inverse(res)
     else:
         _show_forward(res)
+    if loading >= 5e-4:
+        print(f"(and {loading * 1e3:.0f} ms compiling or loading the Numba kernels, once per "
+              "process: not in the timings above)")
 
 
 def register(sub) -> None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ..core import validate as V
 from ..core.numerics import MAX_FIELD
-from ..randomizers.catalog import oracle_names
 from .util import JSON_HELP, count, emit_json, number, positive, probability
 
 __all__ = ["register"]
@@ -11,6 +10,11 @@ __all__ = ["register"]
 
 
 def _cmd_demo(args) -> None:
+    from ..randomizers.catalog import oracle_class  # looks up this name only
+    try:
+        oracle_class(args.oracle)
+    except ValueError as err:
+        raise ValueError(f"--{err}") from None  # "--oracle must be one of ..."
     params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_FIELD - 1),
                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
@@ -35,8 +39,10 @@ def register(sub) -> None:
     d.add_argument("--k", type=number, default=1000, help="items (default 1,000)")
     d.add_argument("--eps", type=number, default=1.0, help="target central eps (default 1)")
     d.add_argument("--delta", type=number, default=1e-6, help="target central delta")
-    d.add_argument("--oracle", default="pi-rappor", choices=oracle_names(),
-                   help="the frequency oracle the users run (default pi-rappor)")
+    d.add_argument("--oracle", default="pi-rappor", metavar="NAME",
+                   help="the frequency oracle the users run (default pi-rappor): any registered "
+                        "frequency oracle built from k and eps ('ldpcompress randomizers' lists "
+                        "the randomizers)")
     d.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
     d.add_argument("--json", action="store_true", help=JSON_HELP)
     d.set_defaults(func=_cmd_demo)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
-from contextlib import nullcontext
+import traceback
+from contextlib import nullcontext, redirect_stdout
+from typing import NoReturn
 
 from ..core.limits import command_line
 from ..core.progress import JitClock
 
-__all__ = ["DESCRIPTION", "build_parser", "main"]
+__all__ = ["DESCRIPTION", "UsageError", "build_parser", "main"]
 
 
 def one_line(message: str) -> str:
@@ -36,11 +39,28 @@ examples:
   ldpcompress docs theory --section 2.5"""
 
 
+class UsageError(Exception):
+    """A command line argparse cannot parse: raised by the parser (instead of printing and
+    exiting), so that :func:`main` reports it like any error (as JSON under --json)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str):
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are raised as :class:`UsageError` (the command
+    parsers are of the same class: add_subparsers makes them so)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from . import accounting, amplify, demo, docs, mean, plot, randomizers, scale
-    parser = argparse.ArgumentParser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ldpcompress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
@@ -48,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
         module.register(sub)
     parser.set_defaults(commands=sub.choices, kernels=True)  # docs runs none: no Numba
     return parser
+
+
+def _options(argv: list[str]) -> list[str]:
+    """The tokens that can be options: those before a lone '--'."""
+    return argv[:argv.index("--")] if "--" in argv else argv
 
 
 def _json_help(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
@@ -64,23 +89,65 @@ def _json_help(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
     return True
 
 
+def _failed(command: str, message: str, code: int, kind: str, json_out: bool,
+            prog: str = "ldpcompress") -> int:
+    """Report a failure: one line on stderr and, under --json, one JSON object on stdout (the
+    usual envelope with ``error``: the message, the exit code and the kind of error)."""
+    print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+    if json_out:
+        from .util import dump_json, envelope
+        doc = envelope(command, {}, {}, {})
+        doc["error"] = dict(message=one_line(message), exit_code=code, type=kind)
+        print(dump_json(doc))
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    json_out = "--json" in _options(argv)
+    parser = build_parser()
+    commands = parser.get_default("commands")
+    command = next((a for a in _options(argv) if a in commands), "ldpcompress")
     if _json_help(parser, argv):
         return 0
-    args = parser.parse_args(argv)
     try:
-        with command_line(), JitClock(announce=True) if args.kernels else nullcontext():
+        args = parser.parse_args(argv)
+    except UsageError as err:  # as argparse reports it: the usage, then the error
+        err.parser.print_usage(sys.stderr)
+        return _failed(command, str(err), 2, "usage", json_out, err.parser.prog)
+    stdout = io.StringIO() if json_out else None  # what the command prints, kept until it ends
+    try:
+        with command_line(), JitClock(announce=True) if args.kernels else nullcontext(), \
+                redirect_stdout(stdout) if stdout is not None else nullcontext():
             args.func(args)  # the clock says once when kernels compile
     except (ValueError, TypeError, ImportError, OSError) as err:
-        print(f"ldpcompress: error: {one_line(str(err))}", file=sys.stderr)
-        return 2
+        return _failed(command, str(err), 2, type(err).__name__, json_out)
     except (ArithmeticError, MemoryError) as err:  # an input beyond what was foreseen
-        print(f"ldpcompress: error: {type(err).__name__}: {one_line(str(err))} (the inputs are "
-              "outside the range this command handles; please report it)", file=sys.stderr)
-        return 2
+        return _failed(command, f"{type(err).__name__}: {err} (the inputs are outside the "
+                       "range this command handles; please report it)", 2, type(err).__name__,
+                       json_out)
+    except Exception as err:  # a bug: under --json still one JSON object, the trace on stderr
+        if not json_out:
+            raise
+        traceback.print_exc()
+        return _failed(command, f"{type(err).__name__}: {err} (unexpected: please report it "
+                       "with the trace above)", 1, type(err).__name__, True)
+    finally:
+        _plugin_warnings(args)
+    if stdout is not None:
+        sys.stdout.write(stdout.getvalue())
     return 0
+
+
+def _plugin_warnings(args) -> None:
+    """Name on stderr each installed plug-in that failed to load during the command (the
+    ``randomizers`` listing shows them itself); nothing when the registry was not used."""
+    registry = sys.modules.get("ldpcompress.randomizers.registry")
+    if registry is None or getattr(args, "command", None) == "randomizers":
+        return
+    for where, why in registry.plugin_errors().items():
+        print(f"ldpcompress: warning: plug-in {where} was not loaded: {one_line(why)}",
+              file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -4,16 +4,17 @@ from __future__ import annotations
 import sys
 import time
 
-from ..compression.split import check_split, choose_split
 from ..core.limits import MAX_EXPECTED_TRIALS
-from ..estimation.mean import check_memory, choose_eps, run, shuffled_privacy, work_warning
-from ..randomizers.privunit import check_eps
 from .util import JSON_HELP, count, emit_json, number, positive, probability
 
 __all__ = ["register"]
 
 
 def _cmd_mean(args) -> None:
+    # the job's stack (compression, PrivUnit2, AES), imported when it runs: not to build the parser
+    from ..compression.split import check_split, choose_split
+    from ..estimation.mean import check_memory, choose_eps, run, shuffled_privacy, work_warning
+    from ..randomizers.privunit import check_eps
     d, n = count(args.d, "--d", 2), count(args.n, "--n")
     delta = probability(args.delta, "--delta")
     check_memory(d, n)

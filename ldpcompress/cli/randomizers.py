@@ -294,8 +294,10 @@ def _cmd_randomizers(args) -> None:
     start = time.perf_counter()
     load_plugins(args.plugin)
     rows = [_listing(name) for name in registry.names()]
+    broken = [dict(entry_point=where, error=why) for where, why in registry.plugin_errors().items()]
     if args.json:
-        emit_json("randomizers", dict(plugin=args.plugin or []), dict(randomizers=rows),
+        emit_json("randomizers", dict(plugin=args.plugin or []),
+                  dict(randomizers=rows, plugins_not_loaded=broken),
                   dict(total=time.perf_counter() - start))
         return
 
@@ -312,6 +314,8 @@ def _cmd_randomizers(args) -> None:
           "hi = 1, sigma = 1 (and k-RR inside 'compressed') where a parameter has no default; "
           "use a name with --oracle NAME and its parameters (--k, --eps, --d, --symmetric, "
           "--param NAME=VALUE)")
+    for row in broken:
+        print(f"\nplug-in not loaded: {row['entry_point']}: {row['error']}")
 
 
 def register(sub) -> None:

@@ -26,7 +26,7 @@ from .prg import UNIFORM_BITS, WordStream
 
 _kernels = lazy_module("ldpcompress.kernels.coins")  # Numba: compiled at first use
 
-__all__ = ["CHUNK_BYTES", "TAIL_BITS", "HARDWARE_AES", "client_stream", "coin_threshold",
+__all__ = ["CHUNK_BYTES", "TAIL_BITS", "HARDWARE_AES_ATTRIBUTES", "HARDWARE_AES", "client_stream", "coin_threshold",
            "bernoulli_bits", "uniform_subsets"]
 
 
@@ -34,12 +34,19 @@ CHUNK_BYTES = 1 << 18  # stream bytes per kernel call (cache-resident), and the 
 TAIL_BITS = 45         # 53-bit uniform = 8 bits of one byte, then 45 bits of a word's top
 
 
+# where pycryptodome keeps the hardware AES library its AES.new uses (None without one):
+# 4.x "_raw_aes_hw" (AES-NI or the ARMv8 crypto extensions), 3.x "_raw_aesni_lib" (AES-NI,
+# loaded when Crypto.Util._cpu_features.have_aes_ni())
+HARDWARE_AES_ATTRIBUTES = ("_raw_aes_hw", "_raw_aesni_lib")
+
+
 def _hardware_aes() -> bool:
-    """Whether pycryptodome runs AES on the CPU's AES instructions (AES-NI, ARMv8 crypto
-    extensions): constant time. Its fallback is a table-based AES whose cache timing can leak
-    the key. An unknown answer counts as no (the safe side: coins from the source)."""
+    """Whether pycryptodome runs AES on the CPU's AES instructions: constant time. Its fallback
+    is a table-based AES whose cache timing can leak the key. Read from the library its
+    ``AES.new`` uses (``HARDWARE_AES_ATTRIBUTES``, every version the dependency range allows);
+    an unknown layout counts as no (the safe side: coins from the source)."""
     from Crypto.Cipher import AES
-    return getattr(AES, "_raw_aes_hw", None) is not None
+    return any(getattr(AES, name, None) is not None for name in HARDWARE_AES_ATTRIBUTES)
 
 
 HARDWARE_AES = _hardware_aes()

@@ -13,6 +13,8 @@ fresh installation pays for it. :class:`JitClock` measures the seconds spent com
 loading kernels (so that a job can keep them out of its own timings) and, when asked, says once
 on stderr that compilation is starting. It listens to Numba's event API
 (``numba.core.event``): ``numba:compile`` fires only when a kernel is compiled (no cache entry).
+:func:`compute_time` is a clock that stands still while this thread compiles or loads kernels:
+the timings a query reports are its own work, the first call's loading excluded.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from tqdm import tqdm
 
 __all__ = ["LOG_INTERVAL", "LOG_FORMAT", "COMPILE_NOTICE", "is_terminal", "notebook_bar", "bar",
-           "track", "notice", "JitClock"]
+           "track", "notice", "JitClock", "kernel_seconds", "compute_time"]
 
 T = TypeVar("T")
 
@@ -191,3 +193,57 @@ class JitClock:
         if self.announce and not _announced:
             _announced = True
             notice(COMPILE_NOTICE.format(hint=f", {self.hint}" if self.hint else ""), self.file)
+
+
+class _KernelSeconds(threading.local):
+    """This thread's seconds spent holding Numba's compiler lock (compiling kernels or loading
+    them from the cache), over the process's life."""
+    total = 0.0
+    depth = 0
+    started = 0.0
+
+
+_kernel_seconds = _KernelSeconds()
+_listening = False
+_listening_lock = threading.Lock()
+
+
+def _listen() -> None:
+    """Install (once per process) the listener that feeds :func:`kernel_seconds`; it imports
+    Numba, which every caller (a job about to run kernels) has imported already."""
+    global _listening
+    with _listening_lock:
+        if _listening:
+            return
+        from numba.core import event
+
+        class _Lock(event.Listener):  # numba:compiler_lock, nested: counted at the outer level
+            def on_start(self, ev) -> None:
+                if _kernel_seconds.depth == 0:
+                    _kernel_seconds.started = time.perf_counter()
+                _kernel_seconds.depth += 1
+
+            def on_end(self, ev) -> None:
+                if _kernel_seconds.depth > 0:
+                    _kernel_seconds.depth -= 1
+                    if _kernel_seconds.depth == 0:
+                        _kernel_seconds.total += time.perf_counter() - _kernel_seconds.started
+
+        event.register("numba:compiler_lock", _Lock())
+        _listening = True
+
+
+def kernel_seconds() -> float:
+    """Seconds this thread has spent compiling or loading Numba kernels since the first call of
+    this function or :func:`compute_time`."""
+    _listen()
+    return _kernel_seconds.total
+
+
+def compute_time() -> float:
+    """``time.perf_counter()`` less :func:`kernel_seconds`: a clock of this thread's own work,
+    which stands still while kernels compile or load from the cache. ``t = compute_time(); ...;
+    compute_time() - t`` is what a query costs once its kernels are loaded (the first call of a
+    process spends up to a few seconds loading them, reported apart where it matters)."""
+    _listen()
+    return time.perf_counter() - _kernel_seconds.total

@@ -16,7 +16,7 @@ from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
 from ..core.numerics import EXP_MAX
 from ..core.progress import JitClock, bar
-from ..randomizers.catalog import make_oracle, oracle_names
+from ..randomizers.catalog import make_oracle, oracle_class
 
 __all__ = ["zipf_data", "zipf_chunks", "DEMO_BYTES_PER_USER", "COMPILE_HINT", "run", "show"]
 
@@ -97,8 +97,7 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     kernels (first run only); ``quiet`` silences both whatever ``progress`` says. The timings
     (``times``) exclude compiling and loading kernels, reported on their own as "compile/load";
     ``kernels_compiled`` counts the kernels this run compiled (0 once they are cached)."""
-    if oracle not in oracle_names():
-        raise ValueError(f"oracle must be one of {oracle_names()}, got {oracle!r}")
+    oracle_class(oracle)  # a frequency oracle built from (k, eps), or ValueError naming them
     n, k = V.users(n), V.domain_size(k)
     seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
     show_progress = bool(progress) and not quiet

@@ -9,6 +9,7 @@ report validation and storage, and counts.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from .contract import Column, LocalRandomizer, Privacy, SummarySpec, int_dtype
 from .estimator import BinaryEstimator, check_flag, integer_reports
 
 __all__ = ['EPS_MIN', 'FrequencyOracle', 'check_eps', 'check_flag', 'check_batch_bytes',
-           'chunks_for', 'num_threads', 'CHUNK_TABLE_BYTES']
+           'chunks_for', 'num_threads', 'chunked_counts', 'CHUNK_TABLE_BYTES']
 
 
 EPS_MIN = 1e-12  # below ~1e-16 the coins e^eps/(e^eps + c) round to their eps = 0 values
@@ -58,6 +59,28 @@ def chunks_for(n: int, k: int = 1) -> int:
     (so the server's memory for a given k does not grow with the machine's thread count)."""
     by_memory = max(1, CHUNK_TABLE_BYTES // (8 * max(int(k), 1)))
     return max(1, min(4 * num_threads(), n // 4096 + 1, by_memory))
+
+
+def chunked_counts(kernel, columns, k: int, chunks: int, *args) -> np.ndarray:
+    """int64[k] counts of a serial histogram kernel over ``chunks`` contiguous slices of the
+    report columns: ``kernel(*column_slices, *args, row)`` adds one slice's counts into its own
+    row; the slices run on up to ``num_threads()`` threads (the kernels release the GIL), and the
+    rows are summed exactly."""
+    n = len(columns[0])
+    rows = np.zeros((chunks, k), dtype=np.int64)
+
+    def one(c: int) -> None:
+        lo, hi = c * n // chunks, (c + 1) * n // chunks
+        kernel(*(col[lo:hi] for col in columns), *args, rows[c])
+
+    workers = min(chunks, num_threads())
+    if workers <= 1:
+        for c in range(chunks):
+            one(c)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(one, range(chunks)))  # re-raises a chunk's error
+    return rows.sum(axis=0)
 
 
 class FrequencyOracle(LocalRandomizer, BinaryEstimator):

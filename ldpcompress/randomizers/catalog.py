@@ -9,7 +9,7 @@ from typing import Callable, cast
 from .base import FrequencyOracle
 from .registry import lookup, names
 
-__all__ = ["oracle_names", "make_oracle"]
+__all__ = ["oracle_names", "oracle_class", "make_oracle"]
 
 
 def _takes_k_eps(cls: type) -> bool:
@@ -30,12 +30,21 @@ def oracle_names() -> list[str]:
             and _takes_k_eps(lookup(n))]
 
 
+def oracle_class(name: str) -> Callable[[int, float], FrequencyOracle]:
+    """The registered frequency oracle ``name`` that (k, eps) builds; ValueError listing them
+    otherwise. Looks up that one name: the other randomizers (and the installed plug-ins, for
+    a library name) are not imported."""
+    try:
+        cls = lookup(name)
+    except (TypeError, ValueError):
+        cls = None
+    if cls is None or not (issubclass(cls, FrequencyOracle) and _takes_k_eps(cls)):
+        raise ValueError(f"oracle must be one of {', '.join(oracle_names())}, got {name!r}")
+    return cast(Callable[[int, float], FrequencyOracle], cls)
+
+
 def make_oracle(name: str, k: int, eps: float) -> FrequencyOracle:
     """The oracle called ``name`` on k items with its own eps parameter: replacement eps for
     every oracle except "rappor", the symmetric (classic) RAPPOR, whose eps is its deletion eps
     (replacement 2 eps); "oue" is the asymmetric RAPPOR."""
-    if name not in oracle_names():
-        raise ValueError(f"oracle must be one of {', '.join(oracle_names())}, got {name!r}")
-    # oracle_names() holds the FrequencyOracle classes that (k, eps) builds
-    build = cast(Callable[[int, float], FrequencyOracle], lookup(name))
-    return build(k, eps)
+    return oracle_class(name)(k, eps)

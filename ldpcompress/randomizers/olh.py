@@ -11,7 +11,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
 from ..core.numerics import MAX_FIELD
-from .base import EPS_MIN, FrequencyOracle, chunks_for
+from .base import EPS_MIN, FrequencyOracle, chunked_counts, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype
 from .estimator import histogram_bytes, integer_reports
 from .registry import register
@@ -123,6 +123,6 @@ class OLH(FrequencyOracle):
     def _count(self, r):
         chunks = chunks_for(r.shape[0], self.k)
         histogram_bytes(self.k, chunks)
-        return _field.affine_hist(np.ascontiguousarray(r[:, 0]), np.ascontiguousarray(r[:, 1]),
-                                  np.ascontiguousarray(r[:, 2]), self.k, self.p, 0, self.g,
-                                  chunks)
+        columns = tuple(np.ascontiguousarray(r[:, i]) for i in range(3))
+        return chunked_counts(_field.affine_hist, columns, self.k, chunks, self.k, self.p, 0,
+                              self.g)

@@ -19,7 +19,7 @@ from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.numerics import EXP_MAX, MAX_FIELD
 from ..core.lazy import lazy_module
-from .base import FrequencyOracle, check_flag, chunks_for
+from .base import FrequencyOracle, check_flag, chunked_counts, chunks_for
 from .contract import Column, Privacy, check_columns, int_dtype
 from .registry import register
 from .estimator import histogram_bytes, integer_reports
@@ -246,8 +246,10 @@ class PIRappor(FrequencyOracle):
         chunks = chunks_for(a.shape[0], self.k)
         histogram_bytes(self.k, chunks)
         if algorithm == "direct":
-            return _field.affine_hist(a, b, a, self.k, self.p, self.s, 0, chunks)
-        return _field.pi_hist_enum(a, b, self.k, self.p, self.s, self._inverses, chunks)
+            return chunked_counts(_field.affine_hist, (a, b, a), self.k, chunks, self.k, self.p,
+                                  self.s, 0)
+        return chunked_counts(_field.pi_hist_enum, (a, b), self.k, chunks, self.k, self.p,
+                              self.s, self._inverses)
 
     @functools.cached_property
     def _inverses(self) -> np.ndarray:
