@@ -429,6 +429,12 @@ def _last_above(r, lo, hi, tau):
 
 
 @njit(cache=True)
+def _hockey_coef(x, y, e, sgn):
+    """x - e y rounded up (sgn = 1) or down (sgn = -1) past its rounding error."""
+    return (x - e * y) + sgn * 2.0 * U * (x + e * y)
+
+
+@njit(cache=True)
 def count_delta(k0, w, left, right, buf, a, ac, b, bc, eps, upper):
     """max(H(P||Q), H(Q||P)) at e^eps for the tables of one count pair: an upper bound
     (``upper``: pmf upper bounds, ratio bounds on the side that enlarges each term, coefficients
@@ -440,10 +446,8 @@ def count_delta(k0, w, left, right, buf, a, ac, b, bc, eps, upper):
     sgn = 1.0 if upper else -1.0
     # ---- direction P||Q: terms x(j) (c1 + c0 rho_j), j in [k0, k0 + w - 1], positive for
     # rho_j < tau1 = c1 / -c0 (a suffix)
-    c1 = a - e * b
-    c1 += sgn * 2.0 * U * (a + e * b)
-    c0 = ac - e * bc
-    c0 += sgn * 2.0 * U * (ac + e * bc)
+    c1 = _hockey_coef(a, b, e, sgn)
+    c0 = _hockey_coef(ac, bc, e, sgn)
     h1 = 0.0
     if c1 > 0.0 and c0 < 0.0:
         tau = c1 / -c0
@@ -468,10 +472,8 @@ def count_delta(k0, w, left, right, buf, a, ac, b, bc, eps, upper):
             h1 = max(h1, 0.0)
     # ---- direction Q||P: terms x(k) (d0 + d1 / rho_{k-1}), positive for rho_{k-1} > tau2
     # = -d1 / d0 (a prefix); rho_{k-1} of x index i sits at ratio index i
-    d1 = b - e * a
-    d1 += sgn * 2.0 * U * (b + e * a)
-    d0 = bc - e * ac
-    d0 += sgn * 2.0 * U * (bc + e * ac)
+    d1 = _hockey_coef(b, a, e, sgn)
+    d0 = _hockey_coef(bc, ac, e, sgn)
     h2 = 0.0
     if d0 > 0.0 and d1 < 0.0:
         tau = -d1 / d0

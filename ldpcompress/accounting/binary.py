@@ -38,7 +38,7 @@ from ..kernels.binary_count import (
 from ..kernels.binomial import binom_window, lower_tail_bound
 from ..kernels.clones import rr_split
 from .profiles import BinaryLowerProfile, KRRLowerProfile, Profile, window_tol
-from .rounding import round_down, round_up
+from .rounding import fraction_down, fraction_up, round_down, round_up
 from .solve import epsilon_for_delta
 
 # the class attack of k-RR at large n (with the oracles' blanket kernels): loaded when used
@@ -91,11 +91,14 @@ class BinaryLaw:
                              f"{float(p1)!r}, {float(q0)!r}")
         a, b = (p1, q0) if p1 > q0 else (1 - p1, 1 - q0)
         if a + b == 1:  # randomized response: round so that it stays randomized response
-            big, small = (_up(a), _down(1 - a)) if upper else (_down(a), _up(1 - a))
+            big, small = ((fraction_up(a), fraction_down(1 - a)) if upper else
+                          (fraction_down(a), fraction_up(1 - a)))
             return cls(big, small, small, big, True)
         if upper:
-            return cls(_up(a), _down(1 - a), _down(b), _up(1 - b), False)
-        lo = cls(_down(a), _up(1 - a), _up(b), _down(1 - b), False)
+            return cls(fraction_up(a), fraction_down(1 - a), fraction_down(b), fraction_up(1 - b),
+                       False)
+        lo = cls(fraction_down(a), fraction_up(1 - a), fraction_up(b), fraction_down(1 - b),
+                 False)
         if not lo.a > lo.b:
             raise ValueError("Pr[1|1] and Pr[1|0] are a rounding apart: no attack to compute")
         return lo
@@ -109,16 +112,6 @@ class BinaryLaw:
     def count_law(self, n1: int, n2: int, tol: float, sweeps: bool = True,
                   rel: float = REL_EXACT) -> CountLaw:
         return CountLaw(n1, n2, self.a, self.ac, self.b, self.bc, tol, rel, int(sweeps))
-
-
-def _up(x: Fraction) -> float:
-    v = float(x)
-    return v if Fraction(v) >= x else math.nextafter(v, math.inf)
-
-
-def _down(x: Fraction) -> float:
-    v = float(x)
-    return v if Fraction(v) <= x else math.nextafter(v, -math.inf)
 
 
 @dataclass(frozen=True)
@@ -158,10 +151,11 @@ class BinaryCount:
         self.gain = (law.a - law.b) * min(law.a * law.b, law.ac * law.bc)
         self.sd = math.sqrt(max(max(ends), 1.0))
         budget = max(16, int(WORK / (21.0 * self.sd + 64.0)))
-        self._initial = self._blocks(rtol, budget)
-        while self._initial is None:
+        initial = self._blocks(rtol, budget)
+        while initial is None:
             rtol *= 1.2
-            self._initial = self._blocks(rtol, budget)
+            initial = self._blocks(rtol, budget)
+        self._initial: list[tuple[int, int]] = initial
         self.rtol = rtol
         self._buf = np.zeros((ROWS, 0))
         self._exact: dict[int, _Tables] = {}  # exact pairs evaluated so far, by m

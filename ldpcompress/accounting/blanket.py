@@ -48,7 +48,7 @@ from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from .profiles import Profile
-from .rounding import round_down
+from .rounding import fraction_down, fraction_up, round_down
 
 __all__ = ["BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
            "require_structure", "realised_eps0", "OracleProfile",
@@ -245,8 +245,8 @@ class OracleLowerProfile(OracleProfile):
                 and self.triple_work() <= TRIPLE_MAX_WORK:
             e0_inv = big_b / big_a  # e^-eps0, exact
             self._triple = record(TripleLaw, a=float(a), ac=float(1 - a), a1=float(a1),
-                                  a1c=float(1 - a1), c=_float_up(1 / e0_inv - 1),
-                                  scale=_float_down(1 - e0_inv), eps0=self.eps0)
+                                  a1c=float(1 - a1), c=fraction_up(1 / e0_inv - 1),
+                                  scale=fraction_down(1 - e0_inv), eps0=self.eps0)
 
     def triple_work(self) -> float:
         """Atoms sorted in one evaluation of the natural-dataset attack (triple_attack_delta):
@@ -333,13 +333,3 @@ class KRRAttackProfile(OracleLowerProfile):
 
     def __init__(self, n, eps0, k):
         super().__init__(n, krr_structure(k, eps0, upper=False))
-
-
-def _float_up(x: Fraction) -> float:
-    v = float(x)
-    return v if Fraction(v) >= x else math.nextafter(v, math.inf)
-
-
-def _float_down(x: Fraction) -> float:
-    v = float(x)
-    return v if Fraction(v) <= x else math.nextafter(v, -math.inf)
