@@ -109,7 +109,7 @@ def main():
     asymmetric_table(ns)
     generic_table(ns, eps0s)
     accountant_table([10**4, 10**6] if quick else [10**4, 10**6, 10**8], 2.0)
-    print(f"(delta = {DELTA:g}; times include table building, single runs on a shared machine)")
+    print(f"(delta = {DELTA:g}; times: CPU seconds of one query, table building included)")
 
 
 if __name__ == "__main__":
