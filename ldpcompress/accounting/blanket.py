@@ -47,6 +47,7 @@ from ..kernels.records import record
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
+from ..randomizers.table_law import TableStructure
 from .profiles import Profile
 from .rounding import fraction_down, fraction_up, round_down
 
@@ -66,7 +67,8 @@ J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta b
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
-def structure(oracle) -> ShuffleStructure | ScalarStructure | BinaryStructure | None:
+def structure(oracle) -> (ShuffleStructure | ScalarStructure | BinaryStructure | TableStructure
+                          | None):
     """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
     derived from its realised parameters; a binary randomizer may state its two probabilities,
     docs/theory.md §2.14), or None when it states none (the generic bound at its replacement
@@ -75,9 +77,11 @@ def structure(oracle) -> ShuffleStructure | ScalarStructure | BinaryStructure | 
         raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
                         f"{type(oracle).__name__}")
     st = oracle.shuffle_structure()
-    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure, BinaryStructure)):
+    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure, BinaryStructure,
+                                              TableStructure)):
         raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        "ShuffleStructure, a ScalarStructure, a BinaryStructure or None, got "
+                        "ShuffleStructure, a ScalarStructure, a BinaryStructure, a TableStructure "
+                        "or None, got "
                         f"{type(st).__name__}")
     return st
 
@@ -97,7 +101,8 @@ def require_structure(oracle) -> ShuffleStructure:
         raise ValueError(f"{oracle.describe()} states no blanket structure "
                          "(shuffle_structure() is None): no privacy-blanket bound applies")
     if not isinstance(st, ShuffleStructure):
-        kind = "binary (its count)" if isinstance(st, BinaryStructure) else "scalar (x + noise)"
+        kind = ("binary (its count)" if isinstance(st, BinaryStructure) else
+                "table" if isinstance(st, TableStructure) else "scalar (x + noise)")
         raise ValueError(f"{oracle.describe()} states a {kind} structure: the "
                          "binary-support blanket does not apply (amplification.epsilon and "
                          "delta use its own)")
