@@ -26,6 +26,7 @@ from ldpcompress import ItemDomain, PIRappor, SubsetSelection
 from ldpcompress.accounting import (Accountant, AllocatedGaussian, AllocatedLaplace, Gaussian,
                                     KRRShuffledRound, Laplace, OracleShuffledRound, PureDP,
                                     ShuffledRound)
+from ldpcompress.accounting.allocation import AllocatedShuffledRounds
 
 SCALE = int(os.environ.get("LDPC_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(max_examples=SCALE or 60, deadline=None, derandomize=not SCALE,
@@ -58,6 +59,9 @@ def ledger(tmp_path_factory):
     acct.compose(OracleShuffledRound(1000, PIRappor(8, 2.0)))
     acct.compose(AllocatedGaussian(2.0, steps=200))
     acct.compose(AllocatedLaplace(3.0, steps=20))
+    acct.compose(AllocatedShuffledRounds(1000, 6, 2, "blocks", eps0=1.0, k_rr=5,
+                                         randomizers="adaptive"))
+    acct.compose(AllocatedShuffledRounds(1000, 30, 1, "distinct", oracle=PIRappor(8, 2.0)))
     path = tmp_path_factory.mktemp("ledger") / "ledger.json"
     acct.save(path)
     return path.read_text(), acct.epsilon(DELTA).value

@@ -34,6 +34,7 @@ from . import interop as I
 from . import pld as P
 from . import rdp as R
 from . import state as S
+from . import allocation as _allocation  # noqa: F401  (registers its event in EVENTS)
 from .events import EVENTS, Event, Gaussian
 from .kov import kov_delta, kov_epsilon
 from .rounding import round_up

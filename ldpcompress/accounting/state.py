@@ -109,15 +109,18 @@ def _event(obj, where: str, events: dict, version: int = VERSION):
         raise ValueError(f"{where}: 'event' must be one of {sorted(events)}, got {got!r}")
     cls = events[obj["event"]]
     fields = dataclasses.fields(cls)
-    required = tuple(f.name for f in fields if f.default is dataclasses.MISSING)
-    optional = tuple(f.name for f in fields if f.default is not dataclasses.MISSING)
+    # a field whose default is more private than other values is required in a file
+    # (metadata "ledger": "required"): deleting it must not relax the event
+    required = tuple(f.name for f in fields if f.default is dataclasses.MISSING
+                     or f.metadata.get("ledger") == "required")
+    optional = tuple(f.name for f in fields if f.name not in required)
     obj = _keys(obj, where, ("event", "times") + required, optional)
     kwargs = {}
     for f in fields:
         if f.name not in obj:
             continue
         value = obj[f.name]
-        if f.name == "oracle":
+        if f.name == "oracle" and value is not None:
             if version == 1:
                 raise ValueError(f"{where}.oracle: a version 1 ledger stored the oracle's law, "
                                  "which is no longer read from a file (a law edited in the file "
