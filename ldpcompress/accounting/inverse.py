@@ -11,10 +11,13 @@ import functools
 import math
 
 from ..core import validate as V
+from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
 from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
 from .solve import bisect_int, golden_min, largest_feasible, smallest_feasible_int
+
+BL = lazy_module("ldpcompress.accounting.blanket")
 
 __all__ = ["N_CAP", "MAX_PLATEAUS", "SAMPLING_KWARGS", "certified", "max_eps0",
            "min_n"]
@@ -43,7 +46,7 @@ def _forward_kwargs(k, delta0, forward: dict) -> dict:
 
 
 def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
-             **forward) -> float:
+             memo: dict | None = None, **forward) -> float:
     """Largest eps0 whose shuffled eps(delta) <= eps, as certified by the forward query with the
     same k / delta0 (doubling then bisection; returns the verified lower end).
 
@@ -59,6 +62,10 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
     parameter (to a relative 1e-9); the search then walks up the plateaus: it returns the
     largest certified parameter of the last plateau, going up, whose smallest parameter is
     certified, and stops at the first plateau whose smallest parameter is not.
+
+    memo: a dict shared by several searches (with an oracle_factory): each certification is
+    stored under the oracle's shuffled law (``blanket.law_key``), so oracles with equal laws
+    (k-RR and subset selection with d = 1) and repeated queries reuse it.
     """
     n, eps = V.shuffle_users(n), V.positive_finite(eps, "eps")
     delta = V.probability_open(delta, "delta")
@@ -71,7 +78,9 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
             raise ValueError("an oracle_factory describes the randomizer: pass it without k, "
                              "delta0 or other randomizer arguments (participation sampling "
                              "gamma=, sample=, relation= may be given)")
-        return _max_eps0_oracle(n, eps, delta, oracle_factory, **forward)
+        return _max_eps0_oracle(n, eps, delta, oracle_factory, memo, **forward)
+    if memo is not None:
+        raise ValueError("memo is shared by searches over oracles: pass it with oracle_factory")
     kw = _forward_kwargs(k, delta0, forward)
     ok = lambda e0: certified(n, e0, eps, delta, **kw)  # noqa: E731
     if _sampled_add_remove(kw):
@@ -114,16 +123,28 @@ def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
     return found
 
 
-def _max_eps0_oracle(n: int, eps: float, delta: float, factory, **sampling) -> float:
+def _max_eps0_oracle(n: int, eps: float, delta: float, factory, memo: dict | None,
+                     **sampling) -> float:
     """Largest parameter e with factory(e) certified; a parameter the factory refuses
     (ValueError: outside the oracle's range) counts as not certified. ``sampling``: gamma=,
-    sample=, relation= passed to the forward query (docs/theory.md §2.7)."""
+    sample=, relation= passed to the forward query (docs/theory.md §2.7); ``memo``: see
+    :func:`max_eps0`."""
+    if memo is not None and not isinstance(memo, dict):
+        raise TypeError(f"memo must be a dict, got {type(memo).__name__}")
+    query = (n, eps, delta, tuple(sorted(sampling.items())))
+
     def ok(e0: float) -> bool:
         try:
             oracle = factory(e0)
         except ValueError:
             return False
-        return certified(n, None, eps, delta, oracle=oracle, **sampling)
+        law = None if memo is None else BL.law_key(oracle)
+        if law is None:
+            return certified(n, None, eps, delta, oracle=oracle, **sampling)
+        key = (query, law)
+        if key not in memo:
+            memo[key] = certified(n, None, eps, delta, oracle=oracle, **sampling)
+        return memo[key]
 
     # e.g. a deletion-DP oracle: its replacement eps0 is twice its parameter
     best = _max_eps0_from_below(ok, eps, n, delta, "parameter of this oracle")
