@@ -15,7 +15,7 @@ from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
 from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
-from .solve import bisect_int, golden_min, largest_feasible, smallest_feasible_int
+from .solve import bisect_int, golden_min, largest_below, largest_feasible, smallest_feasible_int
 
 BL = lazy_module("ldpcompress.accounting.blanket")
 
@@ -128,26 +128,30 @@ def _max_eps0_oracle(n: int, eps: float, delta: float, factory, memo: dict | Non
     """Largest parameter e with factory(e) certified; a parameter the factory refuses
     (ValueError: outside the oracle's range) counts as not certified. ``sampling``: gamma=,
     sample=, relation= passed to the forward query (docs/theory.md §2.7); ``memo``: see
-    :func:`max_eps0`."""
+    :func:`max_eps0`. The searches are guided by the forward eps itself (solve.largest_below)."""
     if memo is not None and not isinstance(memo, dict):
         raise TypeError(f"memo must be a dict, got {type(memo).__name__}")
-    query = (n, eps, delta, tuple(sorted(sampling.items())))
+    query = (n, delta, tuple(sorted(sampling.items())))
+    seen: dict[float, float] = {}
+
+    def value(e0: float) -> float:
+        """The forward eps of factory(e0) (inf: refused, or no sound eps)."""
+        if e0 not in seen:
+            seen[e0] = _forward_value(n, delta, factory, e0, memo, query, sampling)
+        return seen[e0]
 
     def ok(e0: float) -> bool:
-        try:
-            oracle = factory(e0)
-        except ValueError:
-            return False
-        law = None if memo is None else BL.law_key(oracle)
-        if law is None:
-            return certified(n, None, eps, delta, oracle=oracle, **sampling)
-        key = (query, law)
-        if key not in memo:
-            memo[key] = certified(n, None, eps, delta, oracle=oracle, **sampling)
-        return memo[key]
+        return value(e0) <= eps
 
-    # e.g. a deletion-DP oracle: its replacement eps0 is twice its parameter
-    best = _max_eps0_from_below(ok, eps, n, delta, "parameter of this oracle")
+    # every eps0-LDP randomizer is certified up to the generic bound's answer g: an oracle
+    # whose parameter is its eps0 usually is at g, and the search starts there (fewer slow
+    # probes of a large blanket far below the answer); else (e.g. a deletion-DP oracle: its
+    # replacement eps0 is twice its parameter) it starts from eps, halving until certified
+    start = _generic_answer(n, eps, delta, tuple(sorted(sampling.items())))
+    if start is not None and ok(start):
+        best = largest_below(value, eps, start, EXP_MAX)
+    else:
+        best = _max_eps0_from_below(ok, eps, n, delta, "parameter of this oracle", value)
 
     def plateau(e0: float):
         try:
@@ -162,9 +166,41 @@ def _max_eps0_oracle(n: int, eps: float, delta: float, factory, memo: dict | Non
             break
         end = _next_plateau(plateau, start, EXP_MAX)
         top = EXP_MAX if end is None else math.nextafter(end, 0.0)
-        best = largest_feasible(ok, start, top) if end is None or not ok(top) else top
+        best = largest_below(value, eps, start, top) if end is None or not ok(top) else top
         # within [start, end) the law's discrete choices are fixed: certified up to a point
     return best
+
+
+@functools.lru_cache(maxsize=64)
+def _generic_answer(n: int, eps: float, delta: float, sampling: tuple) -> float | None:
+    """max_eps0 of any eps0-LDP randomizer (the generic bound) for this query, or None where
+    that search fails (only a starting point: every answer is certified by the oracle's own
+    forward query)."""
+    try:
+        return max_eps0(n, eps, delta, **dict(sampling))
+    except ValueError:
+        return None
+
+
+def _forward_value(n: int, delta: float, factory, e0: float, memo: dict | None, query: tuple,
+                   sampling: dict) -> float:
+    """amplification.epsilon(n, oracle=factory(e0)) at delta (inf when the factory refuses e0
+    or no sound eps exists), stored in ``memo`` under the oracle's shuffled law."""
+    try:
+        oracle = factory(e0)
+    except ValueError:
+        return math.inf
+    law = None if memo is None else BL.law_key(oracle)
+    key = (query, law)
+    if law is not None and key in memo:
+        return memo[key]
+    try:
+        v = amp.epsilon(n, None, delta, lower=False, oracle=oracle, **sampling).value
+    except amp.NoSoundBound:
+        v = math.inf
+    if law is not None:
+        memo[key] = v
+    return v
 
 
 MAX_PLATEAUS = 64  # plateaus walked above the first answer (each costs ~60 oracle builds)
@@ -179,14 +215,17 @@ def _sampled_add_remove(forward: dict) -> bool:
 
 
 def _max_eps0_from_below(ok, eps: float, n: int, delta: float,
-                         what: str = "eps0") -> float:
-    """Halve from eps until certified (down to 1e-9), then the largest certified value."""
+                         what: str = "eps0", value=None) -> float:
+    """Halve from eps until certified (down to 1e-9), then the largest certified value (the
+    search guided by ``value``, the forward eps, when given: ok(x) is value(x) <= eps)."""
     lo = eps
     while not ok(lo):
         lo /= 2.0
         if lo < 1e-9:
             raise ValueError(f"no {what} >= 1e-9 is certified for ({eps}, {delta})-DP with "
                              f"n = {n}")
+    if value is not None:
+        return largest_below(value, eps, lo, EXP_MAX)
     return largest_feasible(ok, lo, EXP_MAX)
 
 

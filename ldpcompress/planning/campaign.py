@@ -156,8 +156,8 @@ def _rounds_list(rounds) -> list[int]:
 
 def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
          params: dict | None = None, assignments: Sequence[str] = ASSIGNMENTS,
-         per_device: Sequence[int] = (1,), lower: bool = True, tol: float = 1e-3
-         ) -> CampaignPlan:
+         per_device: Sequence[int] = (1,), lower: bool = True, tol: float = 1e-3,
+         memo: dict | None = None) -> CampaignPlan:
     """Plan a campaign of n devices over ``rounds`` T (an int or a list) at central
     (eps, delta): each assignment (module docstring) at its largest certified eps0, the
     standard error of one round's estimates, and the row to deploy.
@@ -166,7 +166,8 @@ def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
     1000}``), its eps chosen here; or ``"best"``: every registered frequency oracle (params
     {"k": ...}), the best for each one-round assignment (planning.best_oracle), Poisson and
     k > 1 with allocation's best. per_device: the reports per device tried with allocation.
-    tol: absolute width of the composed searches' last bracket."""
+    tol: absolute width of the composed searches' last bracket. memo: certifications shared
+    with other searches (inverse.max_eps0)."""
     start = time.perf_counter()
     n = V.shuffle_users(n)
     eps = V.positive_finite(eps, "eps")
@@ -190,17 +191,17 @@ def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
         if set(params) != {"k"}:
             raise ValueError("params: randomizer='best' ranks the frequency oracles on k items: "
                              "give params={'k': ...} only")
-        k = V.domain_size(params["k"])
-        factories = {name: (lambda e, name=name: make_oracle(name, k, e))
+        items = V.domain_size(params["k"])
+        factories = {name: (lambda e, name=name: make_oracle(name, items, e))
                      for name in oracle_names()}
-        family = f"best frequency oracle (k={k})"
+        family = f"best frequency oracle (k={items})"
     else:
         if not isinstance(randomizer, str):
             raise TypeError(f"randomizer must be a registered name or 'best', got "
                             f"{type(randomizer).__name__}")
         factories = {randomizer: randomizer_factory(randomizer, **params)}
         family = randomizer
-    memo: dict = {}
+    memo = {} if memo is None else memo
     rows: list[PlanRow] = []
     skipped: dict = {}
     for t in ts:
@@ -213,12 +214,12 @@ def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
             continue
         name, e0, factory = alloc
         if "allocation" in assignments:
-            for k in ks:
-                if k > t:
+            for per in ks:
+                if per > t:
                     continue
-                row = (_allocation_one(factory, n, t, e0, eps, delta, lower) if k == 1 else
-                       _allocation_blocks(factory, n, t, k, e0, eps, delta, tol, lower))
-                rows += _rows_of(row, skipped, f"allocation k={k}, T={t}")
+                row = (_allocation_one(factory, n, t, e0, eps, delta, lower) if per == 1 else
+                       _allocation_blocks(factory, n, t, per, e0, eps, delta, tol, lower))
+                rows += _rows_of(row, skipped, f"allocation {per} per device, T={t}")
         if "poisson" in assignments and t > 1:
             rows += _rows_of(_poisson(factory, n, t, e0, eps, delta, tol, lower), skipped,
                              f"poisson, T={t}")

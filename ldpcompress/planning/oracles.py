@@ -184,12 +184,13 @@ def rank_oracles(factories: dict[str, Callable[[float], FrequencyOracle]], users
 
 def best_oracle(k, n, eps, delta, *, rounds=1, assignment: str = "allocation",
                 by: str = "variance", names: Sequence[str] | None = None,
-                server_time: bool = True) -> OracleRanking:
+                server_time: bool = True, memo: dict | None = None) -> OracleRanking:
     """Every registered frequency oracle on k items (or those of ``names``) at the largest
     eps0 its own shuffled bound certifies for a central (eps, delta) over n users, ranked by
     ``by``: "variance" of one count at true count 0 (the rare items), or "mse" of the whole
     histogram, of one round's estimates (module docstring for ``rounds`` and ``assignment``).
-    ``server_time``: measure each server's summarising time (simulated reports)."""
+    ``server_time``: measure each server's summarising time (simulated reports); ``memo``: a
+    dict of certifications to share with other searches (inverse.max_eps0)."""
     start = time.perf_counter()
     k = V.domain_size(k)
     n = V.shuffle_users(n)
@@ -207,7 +208,7 @@ def best_oracle(k, n, eps, delta, *, rounds=1, assignment: str = "allocation",
                              f"(k, eps); they are: {', '.join(known)}")
     factories = {name: _factory(name, k) for name in chosen}
     choices, skipped = rank_oracles(factories, users, reports, eps, delta, by=by,
-                                    time_server=n if server_time else None)
+                                    time_server=n if server_time else None, memo=memo)
     return OracleRanking(k, n, eps, delta, rounds, assignment, by, tuple(choices), skipped,
                          time.perf_counter() - start)
 
