@@ -39,10 +39,12 @@ from ..randomizers.contract import LocalRandomizer
 from .error import ErrorFigure, estimate_error
 from .oracles import rank_oracles
 
-__all__ = ["ASSIGNMENTS", "MAX_PLAN_ROUNDS", "PlanRow", "CampaignPlan", "plan",
+__all__ = ["ASSIGNMENTS", "MAX_PLAN_ROUNDS", "COMPOSE_H", "VALUE_RTOL", "largest_by_value", "PlanRow", "CampaignPlan", "plan",
            "randomizer_factory"]
 
 ASSIGNMENTS = ("groups", "poisson", "allocation")
+COMPOSE_H = 1e-4  # the PLD grid of the composed campaigns (Poisson, k > 1 per device)
+VALUE_RTOL = 1e-3  # a composed search stops when its certified eps is this close to the target
 MAX_PLAN_ROUNDS = 10 ** 5  # a campaign's rounds here (the Poisson proxy composes T rounds)
 # preference among equal errors: the assignment whose accounting matches a client that
 # reports a fixed number of times comes first
@@ -288,22 +290,29 @@ def _allocation_one(factory, n, t, e0, eps, delta, lower):
                    "one report per device: one round of all n devices (theory §2.16)")
 
 
+def _composed(event, delta: float, times: int = 1) -> float:
+    """The accountant's eps at delta of ``times`` x event, on the PLD grid COMPOSE_H (any
+    grid gives a sound upper bound; this one is ~100x faster than the per-query choice and,
+    for these campaigns, as tight or tighter)."""
+    return Accountant(h=COMPOSE_H).compose(event, times).epsilon(delta).value
+
+
 def _allocation_blocks(factory, n, t, k, e0, eps, delta, tol, lower):
     start = time.perf_counter()
 
-    def value(x: float) -> float:
-        ev = AL.AllocatedShuffledRounds(n, t, k, "blocks", oracle=factory(x))
-        return AL.epsilon(ev, delta, lower=False).value
+    def event(x: float):
+        return AL.AllocatedShuffledRounds(n, t, k, "blocks", oracle=factory(x))
 
     try:
-        x = largest_by_value(value, eps, e0 - math.log(k), tol)
+        x = largest_by_value(lambda x: _composed(event(x), delta), eps, e0 - math.log(k), tol)
     except ValueError as err:
         return str(err)
     oracle = factory(x)
-    res = AL.epsilon(AL.AllocatedShuffledRounds(n, t, k, "blocks", oracle=oracle), delta,
-                     lower=lower)
-    return PlanRow(t, "allocation", k, oracle, x, estimate_error(oracle, k * n / t), res.value,
-                   res.lower, time.perf_counter() - start,
+    low = None
+    if lower:  # the attack on one block: one report per device, one round of all n devices
+        low = AL.epsilon(AL.AllocatedShuffledRounds(n, t, oracle=oracle), delta).lower
+    return PlanRow(t, "allocation", k, oracle, x, estimate_error(oracle, k * n / t),
+                   _composed(event(x), delta), low, time.perf_counter() - start,
                    f"one round in each of {k} blocks: the {k}-fold composition; lower: the "
                    "attack on one block")
 
@@ -312,8 +321,7 @@ def _poisson(factory, n, t, e0, eps, delta, tol, lower):
     start = time.perf_counter()
 
     def value(x: float) -> float:
-        ev = SampledOracleShuffledRound(n, factory(x), gamma=1.0 / t)
-        return Accountant().compose(ev, t).epsilon(delta).value
+        return _composed(SampledOracleShuffledRound(n, factory(x), gamma=1.0 / t), delta, t)
 
     try:
         x = largest_by_value(value, eps, e0, tol)
@@ -336,7 +344,9 @@ def largest_by_value(value: Callable[[float], float], eps: float, guess: float,
     campaign at parameter x; a parameter the randomizer refuses counts as too large): a
     bracket grown from ``guess`` in steps doubling from 1/4, then regula falsi (Illinois) on
     value - eps until the bracket is narrower than tol. Returns the lower end, whose value was
-    computed and is <= eps: never an uncertified parameter."""
+    computed and is <= eps: never an uncertified parameter. It stops early once that value is
+    within a relative ``VALUE_RTOL`` of eps (the parameter is then within about
+    VALUE_RTOL eps / (d value / dx) of the boundary: a few 1e-3 for a campaign's eps)."""
     def f(x: float) -> float:
         try:
             return value(x) - eps
@@ -368,8 +378,8 @@ def largest_by_value(value: Callable[[float], float], eps: float, guess: float,
                 lo, flo = x, fx
                 break
             hi, fhi, step = x, fx, 2.0 * step
-    side = 0
-    while hi - lo > tol:
+    side, gap = 0, -flo  # gap: eps - value(lo), the true one (flo is halved by Illinois)
+    while hi - lo > tol and gap > VALUE_RTOL * eps:
         w = hi - lo
         if math.isfinite(fhi):
             x = lo + w * (-flo) / (fhi - flo)
@@ -378,9 +388,9 @@ def largest_by_value(value: Callable[[float], float], eps: float, guess: float,
             x = lo + 0.5 * w
         fx = f(x)
         if fx <= 0.0:
-            lo, flo = x, fx
+            lo, flo, gap = x, fx, -fx
             if side == -1:
-                fhi *= 0.5  # Illinois: the stale end's value is halved
+                fhi *= 0.5  # Illinois: the end kept twice has its value halved
             side = -1
         else:
             hi, fhi = x, fx
