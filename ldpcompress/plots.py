@@ -253,14 +253,15 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
 
 
 def plot_plan(plan, out=None, ax=None) -> dict:
-    """The standard error of one round's estimates against the number of rounds T (log-log),
+    """The standard error of one round's estimates (of a frequency, or of a mean) against the
+    number of rounds T (log-log),
     one curve per assignment of a :class:`~ldpcompress.planning.CampaignPlan` (public groups,
     Poisson 1/T, allocation), each at its largest certified eps0; the row to deploy at each T
     is ringed. Returns {label: [(T, SE, eps0), ...]} and the deployed labels by T."""
     fig, ax_, own_fig = _axes(ax, (7, 4.8))
     curves: dict[str, list] = {}
     for row in plan.rows:
-        curves.setdefault(row.label, []).append((row.rounds, row.error.se, row.eps0))
+        curves.setdefault(row.label, []).append((row.rounds, row.error.scaled_se, row.eps0))
     styles = {"public groups": ("C3", "s"), "Poisson 1/T": ("C1", "^")}
     for i, (label, pts) in enumerate(sorted(curves.items())):
         pts.sort()
@@ -268,13 +269,16 @@ def plot_plan(plan, out=None, ax=None) -> dict:
         ax_.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, ms=4, lw=1.6,
                  color=color, label=label)
     deploy = {t: plan.deploy(t) for t in plan.rounds}
-    ax_.scatter([t for t in deploy], [r.error.se for r in deploy.values()], s=140,
+    ax_.scatter([t for t in deploy], [r.error.scaled_se for r in deploy.values()], s=140,
                 facecolors="none", edgecolors="k", lw=1.2, zorder=5, label="deploy (smallest SE)")
     what = plan.rows[0].error.what if plan.rows else "count"
     ax_.set_xscale("log")
     ax_.set_yscale("log")
+    ax_.set_xticks(plan.rounds, [str(t) for t in plan.rounds])
+    ax_.minorticks_off()
     ax_.set_xlabel("T (rounds)")
-    ax_.set_ylabel(f"standard error of one {what}, per round")
+    ax_.set_ylabel(f"standard error of one {'frequency' if what == 'count' else what}, "
+                   "per round")
     ax_.grid(True, which="major", color="0.9", lw=0.6)
     title = ax_.set_title("x")
     _fit_text(fig, title, f"Planning a campaign: n = {_compact(plan.n)} devices, {plan.family},"

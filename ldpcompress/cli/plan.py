@@ -116,8 +116,8 @@ def _cmd_plan(args) -> None:
         print_table(table[1:], table[0])
         best = res.deploy(t)
         groups = [r for r in res.rows if r.rounds == t and r.assignment == "groups"]
-        gain = (f" ({groups[0].error.se / best.error.se:.2f}x smaller than public groups)"
-                if groups and best.assignment != "groups" else "")
+        gain = (f" ({groups[0].error.scaled_se / best.error.scaled_se:.2f}x smaller than "
+                "public groups)" if groups and best.assignment != "groups" else "")
         print(f"deploy: {best.label} at eps0 = {best.eps0:.4f}, SE of one {best.error.what} "
               f"per round {best.error.se:.4g}{gain}")
     for what, why in res.skipped.items():

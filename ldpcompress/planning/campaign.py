@@ -83,14 +83,16 @@ class PlanRow:
         return dict(rounds=self.rounds, assignment=self.assignment, per_device=self.per_device,
                     randomizer=self.randomizer.describe(), eps0=self.eps0,
                     reports_per_round=self.error.reports, estimate=self.error.what,
-                    se=self.error.se, variance=self.error.variance, mse=self.error.mse,
+                    se=self.error.se, scaled_se=self.error.scaled_se,
+                    variance=self.error.variance, mse=self.error.mse,
                     upper=self.upper, lower=self.lower, seconds=self.seconds, note=self.note)
 
 
 @dataclass(frozen=True)
 class CampaignPlan:
     """The rows of every (rounds, assignment), and for each number of rounds the row to
-    deploy: the smallest standard error (ties: allocation, then Poisson, then groups)."""
+    deploy: the smallest standard error on the data's scale (``ErrorFigure.scaled_se``: of a
+    frequency, or of a mean; ties: allocation, then Poisson, then groups)."""
 
     n: int
     eps: float
@@ -104,7 +106,8 @@ class CampaignPlan:
         rows = [r for r in self.rows if r.rounds == rounds]
         if not rows:
             raise ValueError(f"rounds: no row for {rounds} rounds")
-        return min(rows, key=lambda r: (r.error.se, _PREFERENCE[r.assignment], r.per_device))
+        return min(rows, key=lambda r: (r.error.scaled_se, _PREFERENCE[r.assignment],
+                                        r.per_device))
 
     @property
     def rounds(self) -> list[int]:
@@ -117,15 +120,20 @@ class CampaignPlan:
                     skipped=dict(self.skipped), seconds=self.seconds)
 
     def table(self, rounds: int) -> list[list[str]]:
-        """The rows of ``rounds`` as text cells (header first), best first."""
-        out = [["assignment", "randomizer", "eps0", "reports/round", "SE", "eps (upper)",
-                "attack (lower)"]]
+        """The rows of ``rounds`` as text cells (header first), best first; the deployed row
+        is starred."""
+        rows = sorted((r for r in self.rows if r.rounds == rounds),
+                      key=lambda r: r.error.scaled_se)
+        what = rows[0].error.what if rows else "count"
+        scaled = "SE(frequency)" if what == "count" else "SE(mean)"
+        out = [["assignment", "randomizer", "eps0", "reports/round", f"SE({what})", scaled,
+                "eps (upper)", "attack (lower)"]]
         best = self.deploy(rounds)
-        rows = sorted((r for r in self.rows if r.rounds == rounds), key=lambda r: r.error.se)
         for r in rows:
             out.append([r.label + (" *" if r is best else ""), r.randomizer.describe(),
                         f"{r.eps0:.4f}", f"{r.error.reports:.6g}", f"{r.error.se:.4g}",
-                        f"{r.upper:.4f}", "-" if r.lower is None else f"{r.lower:.4f}"])
+                        f"{r.error.scaled_se:.4g}", f"{r.upper:.4f}",
+                        "-" if r.lower is None else f"{r.lower:.4f}"])
         return out
 
     def __repr__(self) -> str:

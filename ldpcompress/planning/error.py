@@ -40,6 +40,13 @@ class ErrorFigure:
         """Standard error of one estimate, sqrt(variance)."""
         return math.sqrt(self.variance)
 
+    @property
+    def scaled_se(self) -> float:
+        """The standard error on the scale of the data: a count's divided by the reports (the
+        SE of an item's frequency among them), a mean's as it is. Deployments with different
+        reports per round (k reports per device) compare on this scale."""
+        return self.se / self.reports if self.what == "count" else self.se
+
 
 def estimate_error(randomizer: LocalRandomizer, reports: float) -> ErrorFigure:
     """The error of estimates from ``reports`` (> 0, may be fractional: an expected count) of
