@@ -178,7 +178,10 @@ def rank_oracles(factories: dict[str, Callable[[float], FrequencyOracle]], users
         served = None if time_server is None else server_seconds(oracle, time_server)
         choices.append(OracleChoice(name, oracle, e0, err_fig, int(oracle.bits_per_report),
                                     compressed_bits(oracle), served, secs))
-    choices.sort(key=lambda c: (getattr(c.error, by), c.bits_per_report))
+    # equal errors to 9 digits (equal laws, e.g. k-RR and subset selection with d = 1, found
+    # by searches a few 1e-10 apart) rank by wire size, then name: the same order every run
+    choices.sort(key=lambda c: (float(f"{getattr(c.error, by):.9g}"), c.bits_per_report,
+                                c.name))
     return choices, skipped
 
 
