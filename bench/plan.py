@@ -57,31 +57,15 @@ def bisection_max_eps0(factory, n: int) -> float:
         except ValueError:
             return None
 
-    def next_plateau(x):
-        here = plateau(x)
-        if not here:
-            return None
-        step, hi = max(x * 1e-9, 1e-12), x
-        while plateau(hi) == here:
-            if hi >= EXP_MAX:
-                return None
-            step *= 2.0
-            hi = min(x + step, EXP_MAX)
-        lo = x
-        while hi - lo > hi * 2.0 ** -40:
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if plateau(mid) == here else (lo, mid)
-        return hi
-
     lo = EPS
     while not ok(lo):
         lo /= 2.0
     best = largest_feasible(ok, lo, EXP_MAX)
     for _ in range(inverse.MAX_PLATEAUS):
-        start = next_plateau(best)
+        start = inverse.next_plateau(plateau, best, EXP_MAX)
         if start is None or not ok(start):
             break
-        end = next_plateau(start)
+        end = inverse.next_plateau(plateau, start, EXP_MAX)
         top = EXP_MAX if end is None else math.nextafter(end, 0.0)
         best = largest_feasible(ok, start, top) if end is None or not ok(top) else top
     return best

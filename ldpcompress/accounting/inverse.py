@@ -20,7 +20,7 @@ from .solve import bisect_int, golden_min, largest_below, largest_feasible, smal
 BL = lazy_module("ldpcompress.accounting.blanket")
 
 __all__ = ["N_CAP", "MAX_PLATEAUS", "SAMPLING_KWARGS", "certified", "max_eps0",
-           "min_n"]
+           "min_n", "next_plateau"]
 
 
 N_CAP = V.MAX_SHUFFLE_N  # the forward query refuses larger n
@@ -161,10 +161,10 @@ def _max_eps0_oracle(n: int, eps: float, delta: float, factory, memo: dict | Non
 
     # walk up the oracle's own discontinuities: a later plateau may be certified again
     for _ in range(MAX_PLATEAUS):
-        start = _next_plateau(plateau, best, EXP_MAX)
+        start = next_plateau(plateau, best, EXP_MAX)
         if start is None or not ok(start):
             break
-        end = _next_plateau(plateau, start, EXP_MAX)
+        end = next_plateau(plateau, start, EXP_MAX)
         top = EXP_MAX if end is None else math.nextafter(end, 0.0)
         best = largest_below(value, eps, start, top) if end is None or not ok(top) else top
         # within [start, end) the law's discrete choices are fixed: certified up to a point
@@ -192,13 +192,13 @@ def _forward_value(n: int, delta: float, factory, e0: float, memo: dict | None, 
         return math.inf
     law = None if memo is None else BL.law_key(oracle)
     key = (query, law)
-    if law is not None and key in memo:
+    if memo is not None and law is not None and key in memo:
         return memo[key]
     try:
         v = amp.epsilon(n, None, delta, lower=False, oracle=oracle, **sampling).value
     except amp.NoSoundBound:
         v = math.inf
-    if law is not None:
+    if memo is not None and law is not None:
         memo[key] = v
     return v
 
@@ -229,7 +229,7 @@ def _max_eps0_from_below(ok, eps: float, n: int, delta: float,
     return largest_feasible(ok, lo, EXP_MAX)
 
 
-def _next_plateau(plateau, x: float, cap: float) -> float | None:
+def next_plateau(plateau, x: float, cap: float) -> float | None:
     """The smallest parameter above x (to a relative 2^-40) whose ``plateau`` differs from
     x's; None when x's has no discrete choices or none changes up to cap. Galloping then
     bisection on the parameter (oracle construction only, no privacy query)."""

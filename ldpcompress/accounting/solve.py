@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "largest_below",
+__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "largest_below", "shrink_bracket",
            "smallest_feasible_int", "golden_min", "bisect_int"]
 
 
@@ -111,23 +111,32 @@ def largest_below(value: Callable[[float], float], target: float, lo: float, hi_
         lo, f_lo = hi, f_hi
         hi = min(2.0 * hi, hi_cap)
         f_hi = value(hi) - target
-    side, width = 0, hi - lo
-    while hi - lo > rtol * hi:
+    return shrink_bracket(lambda x: value(x) - target, lo, f_lo, hi, f_hi,
+                          lambda lo_, hi_, gap: hi_ - lo_ <= rtol * hi_)
+
+
+def shrink_bracket(f: Callable[[float], float], lo: float, f_lo: float, hi: float,
+                   f_hi: float, done: Callable[[float, float, float], bool]) -> float:
+    """Illinois steps on f inside a bracket with f(lo) <= 0 < f(hi) (bisection when an end's
+    value is infinite or the last step shrank the bracket by less than a quarter) until
+    ``done(lo, hi, -f(lo))``; returns lo, a point where f was computed and is <= 0."""
+    side, width, gap = 0, hi - lo, -f_lo  # gap: -f(lo) as computed (f_lo is halved below)
+    while not done(lo, hi, gap):
         w = hi - lo
         if math.isfinite(f_hi) and f_hi > f_lo and w < 0.75 * width:
             x = lo + w * (-f_lo) / (f_hi - f_lo)
             x = min(max(x, lo + 1e-3 * w), hi - 1e-3 * w)
-        else:  # an infinite end, or the last two steps shrank the bracket too little
+        else:
             x = lo + 0.5 * w
         width = w
-        f = value(x) - target
-        if f <= 0.0:
-            lo, f_lo = x, f
+        fx = f(x)
+        if fx <= 0.0:
+            lo, f_lo, gap = x, fx, -fx
             if side == -1:
                 f_hi *= 0.5  # Illinois: the end kept twice has its value halved
             side = -1
         else:
-            hi, f_hi = x, f
+            hi, f_hi = x, fx
             if side == 1:
                 f_lo *= 0.5
             side = 1

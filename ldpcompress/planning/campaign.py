@@ -20,6 +20,7 @@ last bracket, within ``tol`` of the boundary); one-round searches are ``inverse.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from ..accounting import amplification as amp
 from ..accounting import inverse
 from ..accounting.accountant import Accountant
 from ..accounting.events import SampledOracleShuffledRound
+from ..accounting.solve import shrink_bracket
 from ..core import display as D
 from ..core import validate as V
 from ..core.numerics import EXP_MAX
@@ -197,12 +199,13 @@ def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
         raise ValueError(f"per_device must be <= rounds ({ts[0]}), got {ks[-1]}")
     tol = V.positive_finite(tol, "tol")
     params = dict(params or {})
+    factories: dict[str, Factory]
     if randomizer == "best":
         if set(params) != {"k"}:
             raise ValueError("params: randomizer='best' ranks the frequency oracles on k items: "
                              "give params={'k': ...} only")
         items = V.domain_size(params["k"])
-        factories = {name: (lambda e, name=name: make_oracle(name, items, e))
+        factories = {name: functools.partial(make_oracle, name, items)
                      for name in oracle_names()}
         family = f"best frequency oracle (k={items})"
     else:
@@ -350,9 +353,9 @@ def largest_by_value(value: Callable[[float], float], eps: float, guess: float,
                      tol: float) -> float:
     """Largest x found with value(x) <= eps, for a value increasing in x (the central eps of a
     campaign at parameter x; a parameter the randomizer refuses counts as too large): a
-    bracket grown from ``guess`` in steps doubling from 1/4, then regula falsi (Illinois) on
-    value - eps until the bracket is narrower than tol. Returns the lower end, whose value was
-    computed and is <= eps: never an uncertified parameter. It stops early once that value is
+    bracket grown from ``guess`` in steps doubling from 1/4, then Illinois steps on value - eps
+    (solve.shrink_bracket) until the bracket is narrower than tol. Returns the lower end, whose
+    value was computed and is <= eps: never an uncertified parameter. It stops early once that value is
     within a relative ``VALUE_RTOL`` of eps (the parameter is then within about
     VALUE_RTOL eps / (d value / dx) of the boundary: a few 1e-3 for a campaign's eps)."""
     def f(x: float) -> float:
@@ -386,23 +389,5 @@ def largest_by_value(value: Callable[[float], float], eps: float, guess: float,
                 lo, flo = x, fx
                 break
             hi, fhi, step = x, fx, 2.0 * step
-    side, gap = 0, -flo  # gap: eps - value(lo), the true one (flo is halved by Illinois)
-    while hi - lo > tol and gap > VALUE_RTOL * eps:
-        w = hi - lo
-        if math.isfinite(fhi):
-            x = lo + w * (-flo) / (fhi - flo)
-            x = min(max(x, lo + 0.05 * w), hi - 0.05 * w)  # keeps the bracket shrinking
-        else:
-            x = lo + 0.5 * w
-        fx = f(x)
-        if fx <= 0.0:
-            lo, flo, gap = x, fx, -fx
-            if side == -1:
-                fhi *= 0.5  # Illinois: the end kept twice has its value halved
-            side = -1
-        else:
-            hi, fhi = x, fx
-            if side == 1:
-                flo *= 0.5
-            side = 1
-    return lo
+    return shrink_bracket(f, lo, flo, hi, fhi,
+                          lambda lo_, hi_, gap: hi_ - lo_ <= tol or gap <= VALUE_RTOL * eps)

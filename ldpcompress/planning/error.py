@@ -53,15 +53,17 @@ def estimate_error(randomizer: LocalRandomizer, reports: float) -> ErrorFigure:
     ``randomizer`` (module docstring); ValueError for a randomizer that states no variance."""
     m = V.positive_finite(reports, "reports")
     if isinstance(randomizer, FrequencyOracle):
-        v0 = float(randomizer.variance(m, 0.0))
-        slope = float(randomizer.variance(m, m)) - v0  # the f-term at f = m (sum of the counts)
-        return ErrorFigure("count", m, v0, randomizer.k * v0 + max(slope, 0.0))
+        # Var(m, f) = m Var(1, 0) + f (Var(1, 1) - Var(1, 0)): linear in m and in f
+        one = float(randomizer.variance(1, 0.0))
+        slope = float(randomizer.variance(1, 1.0)) - one  # the f-term, summed: f = m in all
+        v0 = m * one
+        return ErrorFigure("count", m, v0, randomizer.k * v0 + m * max(slope, 0.0))
     if isinstance(randomizer, ScalarRandomizer):
         v = float(randomizer.variance(1)) / m  # (Var(x) + noise variance) / m, exactly
         return ErrorFigure("mean", m, v, v)
-    if isinstance(randomizer, VectorMeanEstimator) and callable(getattr(randomizer, "variance",
-                                                                        None)):
-        v = float(randomizer.variance()) / m
+    per_report = getattr(randomizer, "variance", None)
+    if isinstance(randomizer, VectorMeanEstimator) and callable(per_report):
+        v = float(per_report()) / m
         return ErrorFigure("mean", m, v / randomizer.d, v)
     raise ValueError(f"{randomizer.describe()} states no variance of its estimates: the "
                      "planner ranks frequency oracles (one count), scalar and vector mean "

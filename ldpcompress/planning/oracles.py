@@ -15,6 +15,7 @@ error is then that of one round's estimates (n / T reports).
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -217,4 +218,4 @@ def best_oracle(k, n, eps, delta, *, rounds=1, assignment: str = "allocation",
 
 
 def _factory(name: str, k: int) -> Callable[[float], FrequencyOracle]:
-    return lambda e: make_oracle(name, k, e)
+    return functools.partial(make_oracle, name, k)
