@@ -5,9 +5,9 @@ campaign"; docs/theory.md §2.16)."""
 from __future__ import annotations
 
 import argparse
-import time
 
 from ..core import validate as V
+from ..core.progress import compute_time, kernel_seconds
 from .randomizers import AccountedRandomizer, add_plugin_option
 from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, print_table,
                    probability)
@@ -80,7 +80,7 @@ def _cmd_plan(args) -> None:
     nonempty(args.plot, "--plot")
     name, params = _family(args)
     from ..planning import best_oracle, plan  # the accounting stack: when the command runs
-    start = time.perf_counter()
+    start, loading = compute_time(), kernel_seconds()
     memo: dict = {}
     ranking = None
     if name == "best":
@@ -96,7 +96,8 @@ def _cmd_plan(args) -> None:
                  assignments=assignments, per_device=per_device, tol=tol, plot=args.plot)
     if args.json:
         results = dict(plan=res.as_dict(), oracles=None if ranking is None else ranking.as_dict())
-        emit_json("plan", shown, results, dict(total=time.perf_counter() - start))
+        emit_json("plan", shown, results, dict(total=compute_time() - start,
+                                                kernels=kernel_seconds() - loading))
         return
     print(f"Planning a campaign: n = {n:,} devices, {res.family}"
           f"{'' if name == 'best' else ' ' + str(params)}, central ({eps:g}, {delta:g})")
@@ -124,7 +125,8 @@ def _cmd_plan(args) -> None:
         print(f"not planned: {what}: {why}")
     if drawn is not None:
         print(f"plot: {args.plot}")
-    print(f"({time.perf_counter() - start:.1f} s)")
+    print(f"({compute_time() - start:.1f} s, and {kernel_seconds() - loading:.1f} s loading "
+          "or compiling kernels)")
 
 
 def register(sub) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -35,6 +34,7 @@ from ..accounting.solve import shrink_bracket
 from ..core import display as D
 from ..core import validate as V
 from ..core.numerics import EXP_MAX
+from ..core.progress import compute_time
 from ..randomizers import registry
 from ..randomizers.catalog import make_oracle, oracle_names
 from ..randomizers.contract import LocalRandomizer
@@ -180,7 +180,7 @@ def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
     k > 1 with allocation's best. per_device: the reports per device tried with allocation.
     tol: absolute width of the composed searches' last bracket. memo: certifications shared
     with other searches (inverse.max_eps0)."""
-    start = time.perf_counter()
+    start = compute_time()
     n = V.shuffle_users(n)
     eps = V.positive_finite(eps, "eps")
     if eps > EXP_MAX:
@@ -237,7 +237,7 @@ def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
             rows += _rows_of(_poisson(factory, n, t, e0, eps, delta, tol, lower), skipped,
                              f"poisson, T={t}")
     return CampaignPlan(n, eps, delta, family, tuple(rows), skipped,
-                        time.perf_counter() - start)
+                        compute_time() - start)
 
 
 def _rows_of(row, skipped: dict | None = None, key: str = "") -> list[PlanRow]:
@@ -279,7 +279,7 @@ class _Pick:
 
 
 def _groups(factories, n, t, eps, delta, memo, skipped, lower):
-    start = time.perf_counter()
+    start = compute_time()
     users = n // t
     pick = _one_round(factories, users, float(users), eps, delta, memo, skipped, t)
     if pick is None:
@@ -288,16 +288,16 @@ def _groups(factories, n, t, eps, delta, memo, skipped, lower):
     oracle = factory(e0)
     res = amp.epsilon(users, None, delta, oracle=oracle, lower=lower)
     return PlanRow(t, "groups", 1, oracle, e0, estimate_error(oracle, users), res.value,
-                   res.lower, time.perf_counter() - start,
+                   res.lower, compute_time() - start,
                    f"one round of the smallest group, {users} devices")
 
 
 def _allocation_one(factory, n, t, e0, eps, delta, lower):
-    start = time.perf_counter()
+    start = compute_time()
     oracle = factory(e0)
     res = AL.epsilon(AL.AllocatedShuffledRounds(n, t, oracle=oracle), delta, lower=lower)
     return PlanRow(t, "allocation", 1, oracle, e0, estimate_error(oracle, n / t), res.value,
-                   res.lower, time.perf_counter() - start,
+                   res.lower, compute_time() - start,
                    "one report per device: one round of all n devices (theory §2.16)")
 
 
@@ -309,7 +309,7 @@ def _composed(event, delta: float, times: int = 1) -> float:
 
 
 def _allocation_blocks(factory, n, t, k, e0, eps, delta, tol, lower):
-    start = time.perf_counter()
+    start = compute_time()
 
     def event(x: float):
         return AL.AllocatedShuffledRounds(n, t, k, "blocks", oracle=factory(x))
@@ -323,13 +323,13 @@ def _allocation_blocks(factory, n, t, k, e0, eps, delta, tol, lower):
     if lower:  # the attack on one block: one report per device, one round of all n devices
         low = AL.epsilon(AL.AllocatedShuffledRounds(n, t, oracle=oracle), delta).lower
     return PlanRow(t, "allocation", k, oracle, x, estimate_error(oracle, k * n / t),
-                   _composed(event(x), delta), low, time.perf_counter() - start,
+                   _composed(event(x), delta), low, compute_time() - start,
                    f"one round in each of {k} blocks: the {k}-fold composition; lower: the "
                    "attack on one block")
 
 
 def _poisson(factory, n, t, e0, eps, delta, tol, lower):
-    start = time.perf_counter()
+    start = compute_time()
 
     def value(x: float) -> float:
         return _composed(SampledOracleShuffledRound(n, factory(x), gamma=1.0 / t), delta, t)
@@ -344,7 +344,7 @@ def _poisson(factory, n, t, e0, eps, delta, tol, lower):
     if lower:  # one sampled round's attack: the composition reveals at least that round
         low = amp.epsilon(n, None, delta, oracle=oracle, gamma=1.0 / t, lower=True).lower
     return PlanRow(t, "poisson", 1, oracle, x, estimate_error(oracle, n / t), up, low,
-                   time.perf_counter() - start,
+                   compute_time() - start,
                    f"each device in each round w.p. 1/{t}, {t} rounds composed; lower: the "
                    "attack on one round")
 

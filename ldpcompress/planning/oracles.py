@@ -16,7 +16,6 @@ error is then that of one round's estimates (n / T reports).
 from __future__ import annotations
 
 import functools
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -27,6 +26,7 @@ from ..core import display as D
 from ..core import validate as V
 from ..core.entropy import simulation_entropy
 from ..core.limits import MAX_EXPECTED_TRIALS, expected_trials
+from ..core.progress import compute_time
 from ..randomizers.base import FrequencyOracle
 from ..randomizers.catalog import make_oracle, oracle_names
 from .error import ErrorFigure, estimate_error
@@ -149,9 +149,9 @@ def server_seconds(oracle: FrequencyOracle, n: int, seed: int = 0) -> float:
     xs = np.arange(m, dtype=np.int64) % oracle.k
     reports = oracle.randomize_many(xs, simulation_entropy(seed))  # simulation: timing only
     oracle.summarize(reports[:8] if isinstance(reports, np.ndarray) else reports)
-    t = time.perf_counter()
+    t = compute_time()
     oracle.summarize(reports)
-    return (time.perf_counter() - t) * n / m
+    return (compute_time() - t) * n / m
 
 
 def rank_oracles(factories: dict[str, Callable[[float], FrequencyOracle]], users: int,
@@ -167,7 +167,7 @@ def rank_oracles(factories: dict[str, Callable[[float], FrequencyOracle]], users
     memo = {} if memo is None else memo
     choices, skipped = [], {}
     for name, factory in factories.items():
-        t = time.perf_counter()
+        t = compute_time()
         try:
             e0 = inverse.max_eps0(users, eps, delta, factory, memo=memo)
             oracle = factory(e0)
@@ -175,7 +175,7 @@ def rank_oracles(factories: dict[str, Callable[[float], FrequencyOracle]], users
             skipped[name] = str(err)
             continue
         err_fig = estimate_error(oracle, reports)
-        secs = time.perf_counter() - t
+        secs = compute_time() - t
         served = None if time_server is None else server_seconds(oracle, time_server)
         choices.append(OracleChoice(name, oracle, e0, err_fig, int(oracle.bits_per_report),
                                     compressed_bits(oracle), served, secs))
@@ -195,7 +195,7 @@ def best_oracle(k, n, eps, delta, *, rounds=1, assignment: str = "allocation",
     histogram, of one round's estimates (module docstring for ``rounds`` and ``assignment``).
     ``server_time``: measure each server's summarising time (simulated reports); ``memo``: a
     dict of certifications to share with other searches (inverse.max_eps0)."""
-    start = time.perf_counter()
+    start = compute_time()
     k = V.domain_size(k)
     n = V.shuffle_users(n)
     eps = V.positive_finite(eps, "eps")
@@ -214,7 +214,7 @@ def best_oracle(k, n, eps, delta, *, rounds=1, assignment: str = "allocation",
     choices, skipped = rank_oracles(factories, users, reports, eps, delta, by=by,
                                     time_server=n if server_time else None, memo=memo)
     return OracleRanking(k, n, eps, delta, rounds, assignment, by, tuple(choices), skipped,
-                         time.perf_counter() - start)
+                         compute_time() - start)
 
 
 def _factory(name: str, k: int) -> Callable[[float], FrequencyOracle]:
