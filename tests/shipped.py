@@ -47,6 +47,7 @@ SHIPPED = [
     ("subset", lambda: SubsetSelection(12, 1.5), frequency_inputs(12)),
     ("olh", lambda: OLH(12, 1.5), frequency_inputs(12)),
     ("hadamard", lambda: HadamardResponse(12, 1.5), frequency_inputs(12)),
+    ("hadamard-basic", lambda: HadamardResponse(12, 1.5, variant="basic"), frequency_inputs(12)),
     ("pi-rappor", lambda: PIRappor(12, 1.5), frequency_inputs(12)),
     ("pi-rappor-sym", lambda: PIRappor(12, 1.0, symmetric=True), frequency_inputs(12)),
     ("pi-rappor-vector", lambda: VectorPIRappor(12, 1.5, 5), frequency_inputs(12)),
@@ -78,6 +79,8 @@ def frequency_cases(cases=None):
 def variant(randomizer) -> str:
     """A randomizer's class, with the flag that makes another mechanism of the same class."""
     name = type(randomizer).__name__
+    if getattr(randomizer, "variant", None) == "basic":  # HadamardResponse's one-bit code
+        return f"{name}(basic)"
     return f"{name}(symmetric)" if getattr(randomizer, "symmetric", False) else name
 
 

@@ -1,10 +1,14 @@
 """Saving and loading an accountant (JSON), and events from dp_accounting's DpEvents."""
+import dataclasses
 import json
 
 import pytest
 
 from ldpcompress.accounting import (
     Accountant,
+    AllocatedGaussian,
+    AllocatedLaplace,
+    AllocatedShuffledRounds,
     ApproxDP,
     Gaussian,
     KRRShuffledRound,
@@ -72,6 +76,47 @@ def test_hostile_states_are_refused_with_a_clear_error(mutate, message):
     state = json.loads(ledger().to_json())
     mutate(state)
     with pytest.raises((ValueError, TypeError), match=message):
+        Accountant.from_json(json.dumps(state))
+
+
+# events whose fields with defaults hold other values, so that reading a default in place of a
+# deleted field would change the event (epochs, per_record, a larger sensitivity: a lower eps)
+NON_DEFAULT = [
+    ShuffledRound(n=10 ** 4, eps0=2.0, pld_method="dots", points=60),
+    KRRShuffledRound(n=10 ** 4, eps0=2.0, k=50, points=60),
+    OracleShuffledRound(10 ** 4, PIRappor(100, 2.0), points=60),
+    Gaussian(sigma=7.0, sensitivity=2.0),
+    Laplace(scale=20.0, sensitivity=3.0),
+    AllocatedGaussian(2.0, steps=50, per_record=2, epochs=3, sensitivity=1.5),
+    AllocatedLaplace(3.0, steps=20, per_record=2, epochs=2, sensitivity=2.0),
+    AllocatedShuffledRounds(10 ** 4, 6, 2, "blocks", eps0=2.0, k_rr=50, randomizers="adaptive",
+                            points=60),
+]
+
+
+@pytest.mark.parametrize("event", NON_DEFAULT, ids=lambda e: type(e).__name__)
+def test_a_saved_ledger_stores_every_field_and_refuses_one_deleted(event):
+    """Every field is written, and a ledger missing any of them is refused naming the event
+    and the field (fails before: a deleted field with a default was read as that default,
+    e.g. AllocatedGaussian without epochs = 1 epoch instead of 3, a lower eps)."""
+    state = json.loads(Accountant().compose(event, times=2).to_json())
+    entry = state["events"][0]
+    names = [f.name for f in dataclasses.fields(event)]
+    assert set(entry) == {"event", "times", *names}
+    for name in names:
+        edited = json.loads(json.dumps(state))
+        del edited["events"][0][name]
+        with pytest.raises(ValueError, match=rf"events\[0\] \({type(event).__name__}\)"
+                                             rf".*missing.*'{name}'"):
+            Accountant.from_json(json.dumps(edited))
+
+
+def test_a_version_1_ledger_missing_a_field_is_refused_too():
+    """Version 1 also wrote every field: a ledger relabelled as version 1 gains nothing."""
+    state = json.loads(Accountant().compose(Gaussian(sigma=7.0, sensitivity=2.0)).to_json())
+    state["version"] = 1
+    del state["events"][0]["sensitivity"]
+    with pytest.raises(ValueError, match=r"events\[0\] \(Gaussian\).*missing.*'sensitivity'"):
         Accountant.from_json(json.dumps(state))
 
 

@@ -107,7 +107,7 @@ def test_binary_rr_campaign_between_bound_and_attack(n):
         _bracket(ev, RR3, 2, n, 3)
 
 
-@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("n", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_krr_and_oracles_campaign_between_bound_and_attack(n):
     _bracket(AL.AllocatedShuffledRounds(n, 3, eps0=math.log(4), k_rr=3), KRR3, 3, n, 3)
     krr = KRR(3, 1.5)
@@ -145,7 +145,7 @@ CHOICES = [
 @pytest.mark.parametrize("choose", range(len(CHOICES)))
 def test_adaptive_items_below_the_adaptive_bound(choose):
     """k-RR and an OUE-like oracle fed per-round items chosen from earlier rounds (some rounds
-    mapping x1 and x1' to one item): exact worst case <= the adaptive bounds."""
+    mapping x1 and x1' to one item): exact worst case <= the adaptive (generic) bound."""
     oue = OUE(3, 1.1)
     st = oue.shuffle_structure()
     for n, T, ev, table in (
@@ -155,10 +155,30 @@ def test_adaptive_items_below_the_adaptive_bound(choose):
              oue_like_table(st.a1, st.a))):
         policy = item_policy(table, CHOICES[choose])
         _bracket(ev, table, 3, n, T, policy)
-        # the check can fail: the exact value is above the bound of twice as many devices
+        # the check can fail: the exact value is above the (non-adaptive) one-round bound of
+        # twice as many devices
         e = ES[1]
-        assert float(exact_worst(policy, 3, n, T, e)) > AL.delta(replace(ev, n=2 * n),
-                                                                 below(e)).value
+        assert float(exact_worst(policy, 3, n, T, e)) > AL.delta(
+            replace(ev, n=2 * n, randomizers="same"), below(e)).value
+
+
+def test_adaptive_rounds_use_the_generic_pair_and_the_same_randomizer_attack():
+    """Adaptive rounds: the upper bound is the generic one at the realised eps0 (no blanket:
+    docs/theory.md §2.16); the lower bound the attack on the same randomizer in every round.
+    Fails before: the adaptive event used k-RR's and the oracles' blankets."""
+    from ldpcompress.accounting import amplification as amp
+    o = PIRappor(100, 3.0)
+    ev = AL.AllocatedShuffledRounds(10**4, 30, oracle=o, randomizers="adaptive")
+    res = AL.epsilon(ev, 1e-6)
+    eps0 = o.shuffle_structure().eps0
+    assert ev.round_event == ShuffledRound(10**4, eps0)
+    assert res.value == amp.epsilon(10**4, eps0, 1e-6, lower=False).value
+    same = amp.epsilon(10**4, delta=1e-6, oracle=o)
+    assert res.lower == same.lower and res.value > same.value
+    krr = AL.AllocatedShuffledRounds(10**4, 30, eps0=2.0, k_rr=50, randomizers="adaptive")
+    e0 = krr.round_event.eps0
+    assert 2.0 <= e0 <= 2.0 * (1 + 1e-12)  # k-RR's realised eps0, rounded up
+    assert AL.delta(krr, 0.5).value == amp.delta(10**4, e0, 0.5, lower=False).value
 
 
 @pytest.mark.parametrize("n", [2, 3])
@@ -187,8 +207,42 @@ def test_two_reports_per_device_below_their_bounds(table, inputs, eps0, k_rr, n)
             exact = float(exact)
             res = AL.delta(ev, below(e))
             assert exact <= slack(res.value), (scheme, T, e)
-            if res.lower is not None:
-                assert scheme == "blocks" and res.lower <= slack(exact)
+            assert res.lower is not None and res.lower <= slack(exact), (scheme, T, e)
+
+
+def _mp_union_delta(n, k, p, q, eps):
+    """The union count's hockey-stick divergence by exact binomials at 40 digits (mpmath)."""
+    import mpmath as mp
+    with mp.workdps(40):
+        p, q, m = mp.mpf(p), mp.mpf(q), k * n
+        Q = [mp.binomial(m, c) * q ** c * (1 - q) ** (m - c) for c in range(m + 1)]
+        own = [mp.binomial(k, j) * p ** j * (1 - p) ** (k - j) for j in range(k + 1)]
+        R = [mp.binomial(m - k, c) * q ** c * (1 - q) ** (m - k - c) for c in range(m - k + 1)]
+        P = [sum(own[j] * R[c - j] for j in range(k + 1) if 0 <= c - j <= m - k)
+             for c in range(m + 1)]
+        E = mp.exp(eps)
+        return max(sum(max(a - E * b, 0) for a, b in zip(P, Q)),
+                   sum(max(b - E * a, 0) for a, b in zip(P, Q)))
+
+
+@pytest.mark.parametrize("n, k, eps0, K, eps", [(3, 2, 1.0, 2, 0.3), (10, 3, 2.0, 2, 0.5),
+                                                (50, 2, 1.5, 5, 0.1), (200, 4, 3.0, 100, 1.0)])
+def test_union_count_attack_against_mpmath(n, k, eps0, K, eps):
+    z = math.exp(eps0) + K - 1
+    p, q = math.exp(eps0) / z, 1 / z
+    got, exact = AL.union_count_delta(n, k, p, q, eps), float(_mp_union_delta(n, k, p, q, eps))
+    assert got <= exact <= got * (1 + 1e-7) + 1e-9
+
+
+def test_union_attack_is_reported_for_every_scheme_without_an_oracle():
+    for scheme in ("independent", "distinct", "blocks"):
+        res = AL.epsilon(AL.AllocatedShuffledRounds(10**4, 30, 2, scheme, eps0=3.0, k_rr=10),
+                         1e-6)
+        union = next(b for b in res.bounds if b.name == "lower_union").value
+        assert 0 < union <= res.lower <= res.value
+    res = AL.epsilon(AL.AllocatedShuffledRounds(10**4, 30, 2, "distinct",
+                                                oracle=PIRappor(100, 3.0)), 1e-6)
+    assert res.lower is None
 
 
 def test_blocks_are_exactly_the_composition_of_one_round():
@@ -385,6 +439,9 @@ def test_cli_amplify_allocation_is_the_one_round_answer(capsys):
     (["--allocation", "6", "--sample", "10"], "--allocation and --sample cannot be combined"),
     (["--allocation", "0"], r"--allocation must be an integer in \[1, 1000000000\]"),
     (["--allocation", "6", "--per-device", "7"], r"--per-device must be an integer in \[1, 6\]"),
+    (["--allocation", "6", "--per-device", "0"], r"--per-device must be an integer in \[1, 6\]"),
+    (["--allocation", "2.5"], r"--allocation must be an integer"),
+    (["--allocation", "6", "--n", "0"], r"--n must be an integer in \[1, "),
     (["--allocation", "6", "--relation", "add_remove"], "reveals whether device 1 is present"),
     (["--per-device", "2"], "give --allocation"),
     (["--allocation", "6", "--per-device", "2", "--adaptive"], "scheme='blocks'"),

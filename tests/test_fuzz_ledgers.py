@@ -47,21 +47,22 @@ def report_tally():
 
 @pytest.fixture(scope="module")
 def ledger(tmp_path_factory):
-    """A saved ledger (its text) and its eps(DELTA). Optional fields keep their defaults, so
-    deleting one cannot make an event more private."""
+    """A saved ledger (its text) and its eps(DELTA). Fields with defaults hold other values
+    where the default would be more private (a sensitivity above 1, epochs and per_record above
+    1), so a deleted field read as its default would lower eps."""
     acct = Accountant()
     acct.compose(PureDP(0.25), times=3)
-    acct.compose(Gaussian(sigma=4.0))
-    acct.compose(Laplace(scale=3.0))
+    acct.compose(Gaussian(sigma=8.0, sensitivity=2.0))
+    acct.compose(Laplace(scale=6.0, sensitivity=2.0))
     acct.compose(ShuffledRound(n=1000, eps0=1.0), times=2)
     acct.compose(KRRShuffledRound(n=1000, eps0=1.0, k=5))
     acct.compose(OracleShuffledRound(1000, SubsetSelection(8, 2.0)))
     acct.compose(OracleShuffledRound(1000, PIRappor(8, 2.0)))
-    acct.compose(AllocatedGaussian(2.0, steps=200))
-    acct.compose(AllocatedLaplace(3.0, steps=20))
     acct.compose(AllocatedShuffledRounds(1000, 6, 2, "blocks", eps0=1.0, k_rr=5,
                                          randomizers="adaptive"))
     acct.compose(AllocatedShuffledRounds(1000, 30, 1, "distinct", oracle=PIRappor(8, 2.0)))
+    acct.compose(AllocatedGaussian(3.0, steps=200, per_record=2, epochs=2, sensitivity=1.5))
+    acct.compose(AllocatedLaplace(6.0, steps=20, per_record=2, epochs=2, sensitivity=2.0))
     path = tmp_path_factory.mktemp("ledger") / "ledger.json"
     acct.save(path)
     return path.read_text(), acct.epsilon(DELTA).value
@@ -144,6 +145,21 @@ def test_ledger_key_deleted_or_added(ledger, tmp_path_factory, pick, key):
         parent[key] = 1
         kind = "unknown key added"
     _check(kind, json.dumps(doc), base, tmp_path_factory.mktemp("k"))
+
+
+def test_ledger_each_event_key_deleted(ledger, tmp_path):
+    """Every key of every event deleted in turn (the random deletions above may miss the few
+    fields with defaults): each is refused (fails before: a deleted sensitivity, epochs or
+    per_record was read as its default and the ledger answered a lower eps)."""
+    text, base = ledger
+    doc = json.loads(text)
+    for i, entry in enumerate(doc["events"]):
+        for key in entry:
+            edited = json.loads(text)
+            del edited["events"][i][key]
+            before = TALLY[("each event key deleted", "refused")]
+            _check("each event key deleted", json.dumps(edited), base, tmp_path)
+            assert TALLY[("each event key deleted", "refused")] == before + 1, (entry["event"], key)
 
 
 @settings(FUZZ, max_examples=SCALE or 20)  # every example loads and answers a query (~0.6 s)

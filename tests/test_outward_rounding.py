@@ -15,6 +15,7 @@ from ldpcompress.accounting.accountant import rdp_delta
 from ldpcompress.accounting.blanket import structure
 from ldpcompress.accounting.noise import laplace_sum_rdp
 from reference import mp_krr_attack_delta
+from reference.composition import mp_rr_composition_delta, mp_rr_composition_epsilon
 
 ORDERS = np.array([1.0 + 1e-6, 1.001, 1.1, 1.5, 2.0, 3.0, 8.0, 32.0, 256.0, 1e4, 1e6])
 RATIOS = np.geomspace(1e-12, 1e2, 29)
@@ -97,24 +98,6 @@ def test_cks_and_rdp_delta_rounded_up():
                         assert mp.mpf(got_d) >= min(ex, 1)
 
 
-def mp_rr_composition_epsilon(eps, times, delta):
-    """Exact eps(delta) of `times`-fold randomized response with parameter eps (the tight
-    composition of PureDP(eps)): the loss is (T - 2i) eps with probability C(T, i) p^(T-i) q^i."""
-    with mp.workdps(50):
-        e = mp.mpf(eps)
-        p = mp.e ** e / (1 + mp.e ** e)
-        atoms = [(mp.binomial(times, i) * p ** (times - i) * (1 - p) ** i, (times - 2 * i) * e)
-                 for i in range(times + 1)]
-
-        def d(x):
-            return sum(m * max(0, 1 - mp.e ** (x - loss)) for m, loss in atoms)
-        lo, hi = mp.mpf(0), times * e
-        for _ in range(180):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
-        return lo  # the exact value is in [lo, hi], |hi - lo| < 1e-50
-
-
 @pytest.mark.parametrize("eps,times", [(0.5, 10), (2.0, 40), (2.0, 41), (1.0, 3), (0.1, 25),
                                        (3.0, 7)])
 def test_pure_dp_composition_never_below_exact(eps, times):
@@ -126,7 +109,42 @@ def test_pure_dp_composition_never_below_exact(eps, times):
             if value is not None:
                 assert mp.mpf(value) >= exact, (name, value, exact)
         if res.lower is not None:
-            assert res.lower <= res.value
+            assert mp.mpf(res.lower) <= exact <= res.value, (res.lower, exact)
+
+
+@pytest.mark.parametrize("h", [0.05, 0.5, None])
+def test_pld_lower_never_above_exact_when_the_mass_sits_on_the_top_atom(h):
+    """Issue 27: with nearly all composed mass on the top loss atom, the PLD's lower for eps
+    was that grid loss (the solution lies below the first atom of the grid), above the exact
+    eps: h = 0.05, PureDP(30) x 2, delta 0.3 gave 59.9 where the exact value is 59.64333.
+    Every route's upper must be >= the exact eps and every lower <= it, for T = 1..5, eps0 in
+    15..60, delta in 0.01..0.3, coarse and default grids; delta queries likewise."""
+    for eps0 in (15.0, 22.5, 30.0, 45.0, 60.0):
+        for times in range(1, 6):
+            acct = Accountant(h=h).compose(PureDP(eps0), times=times)
+            for delta in (0.01, 0.05, 0.3):
+                exact = mp_rr_composition_epsilon(eps0, times, delta)
+                for method in ("auto", "pld"):
+                    res = acct.epsilon(delta, method=method, compare=method == "auto")
+                    where = (eps0, times, delta, method, res.lower, exact)
+                    assert res.lower is not None and mp.mpf(res.lower) <= exact, where
+                    for name, value in [(res.method, res.value)] + list(res.others.items()):
+                        if value is not None:
+                            assert mp.mpf(value) >= exact, (name, value) + where
+                x = float(exact) * 0.999
+                d_exact = mp_rr_composition_delta(eps0, times, x)
+                d = acct.delta(x, method="pld")
+                assert mp.mpf(d.lower) <= d_exact <= mp.mpf(d.value), (eps0, times, x, d)
+
+
+def test_issue_27_pld_lower_cases():
+    exact = mp_rr_composition_epsilon(30.0, 2, mp.mpf("0.3"))
+    assert abs(exact - mp.mpf("59.64333")) < 1e-5
+    res = Accountant(h=0.05).compose(PureDP(30.0), times=2).epsilon(0.3, method="pld")
+    assert res.lower <= exact <= res.value  # the lower was 59.9000
+    res = Accountant().compose(PureDP(30.0), times=2).epsilon(0.01)
+    exact = mp_rr_composition_epsilon(30.0, 2, mp.mpf("0.01"))
+    assert res.lower <= exact <= res.value  # the lower was 59.989949664255796 > 59.9899496641465
 
 
 def test_laplace_composition_rdp_route_rounded_up():

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+import time
 
 import numpy as np
 
@@ -31,73 +31,20 @@ from ..core import validate as V
 from ..core.progress import compute_time
 from . import gaussian as G
 from . import interop as I
+from . import plan as PL
 from . import pld as P
 from . import rdp as R
 from . import state as S
 from . import allocation as _allocation  # noqa: F401  (registers its event in EVENTS)
 from .events import EVENTS, Event, Gaussian
 from .kov import kov_delta, kov_epsilon
+from .result import AccountingResult
 from .rounding import round_up
 
 __all__ = ["AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "MAX_ROUNDS", "Accountant",
            "rdp_delta"]
 
 MAX_ROUNDS = 10 ** 9  # composed rounds in all; beyond, integer sizes overflow int64 grids
-
-
-@dataclass(frozen=True)
-class AccountingResult:
-    """eps or delta of the composition.
-
-    ``value`` is the smallest sound upper bound over the methods evaluated and ``method`` names
-    it; ``others`` maps every method evaluated to its upper value (None: not applicable, see
-    ``notes``). ``lower`` is the PLD method's optimistic estimate (round-down grid, or the GLW21
-    lower estimate of a mean-rounded grid) of the law it accounts; None when there is none.
-    For connect-the-dots events that law is the dominating dots pair, so ``lower`` estimates
-    the accounted bound rather than the true eps. ``h`` is the PLD grid step used.
-    """
-
-    query: str
-    value: float
-    lower: float | None
-    method: str
-    others: dict = field(default_factory=dict)
-    seconds: float = 0.0
-    h: float | None = None
-    notes: tuple = ()
-
-    def __float__(self) -> float:
-        return float(self.value)
-
-    # -- notebooks (core/display.py) ---------------------------------------------------------
-    def __repr__(self) -> str:
-        lower = "" if self.lower is None else f", lower {self.lower:.6g}"
-        others = ", ".join(f"{m} {D.number(v)}" for m, v in self.others.items() if m != self.method)
-        grid = "" if self.h is None else f", h = {self.h:.3g}"
-        return (f"AccountingResult({self.query} = {self.value:.6g} by {self.method}{lower}{grid}"
-                + (f"; others: {others}" if others else "") + ")")
-
-    def _repr_html_(self) -> str:
-        lower = "n/a" if self.lower is None else f"{self.lower:.6g}"
-        return D.html_table(f"{self.query} = {self.value:.6g} (smallest sound upper bound: "
-                            f"{self.method}); lower {lower}", ("method", "upper value"),
-                            self._methods().items(), [*self.notes])
-
-    def _methods(self) -> dict:
-        """Every method evaluated: the chosen one first, then ``others``."""
-        return {self.method: self.value, **self.others}
-
-    def to_frame(self):
-        """Every method evaluated and its upper value (the chosen one first) as a pandas
-        DataFrame (pandas is optional: ImportError names it)."""
-        pd = D.pandas()
-        methods = self._methods()
-        frame = pd.DataFrame({"value": list(methods.values()),
-                              "chosen": [m == self.method for m in methods]},
-                             index=pd.Index(list(methods), name="method"))
-        frame.attrs.update(query=self.query, value=self.value, lower=self.lower, h=self.h,
-                           notes=list(self.notes))
-        return frame
 
 
 METHODS = ("auto", "pld", "rdp", "kov", "exact")
@@ -114,11 +61,15 @@ class Accountant:
     """
 
     def __init__(self, h: float | None = None, max_size: int = P.MAX_SIZE,
-                 orders=R.DEFAULT_ORDERS, gap: float = 0.01):
+                 orders=R.DEFAULT_ORDERS, gap: float = 0.01,
+                 max_seconds: float | None = PL.MAX_SECONDS):
         self.h = None if h is None else P.check_grid(h)
         self.max_size = V.integer_at_least(max_size, "max_size", 2 ** 10, 2 ** 28)
         self.orders = R.check_orders(orders)
         self.gap = V.positive_finite(gap, "gap")
+        # a query's time limit (accounting/plan.py); this machine's, so not saved in a ledger
+        self.max_seconds = PL.check_seconds(max_seconds)
+        self._plan: PL.Plan | None = None  # what the query under way builds
         self.events: list[tuple[Event, int]] = []
         self._rounds = 0  # running total of the events' times: compose() is O(1), not O(events)
         self._composed: dict = {}  # composed PLDs by (h, rounding) until the next compose()
@@ -260,36 +211,56 @@ class Accountant:
     def from_json(cls, text: str) -> "Accountant":
         return S.loads(text, cls, EVENTS)
 
-    def save(self, path) -> None:
-        """Write the state to a file (atomic replace), for long-running accounting."""
-        S.save(self, path)
+    def save(self, path, lock_timeout: float = S.LOCK_TIMEOUT) -> None:
+        """Write the state to a file: through a symlink to its target, under the ledger's
+        lock, atomically, keeping the file's mode; a read-only file is refused (ValueError).
+        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write)."""
+        S.save(self, path, lock_timeout)
 
     @classmethod
     def load(cls, path) -> "Accountant":
         """Read a state written by save(); the file is checked as untrusted input."""
         return S.load(path, cls, EVENTS)
 
+    @classmethod
+    def ledger(cls, path, lock_timeout: float = S.LOCK_TIMEOUT, **settings):
+        """A saved ledger opened for change, as a context manager: the ledger's lock is held
+        for the block, which gets the accountant saved at ``path`` (a new
+        ``Accountant(**settings)`` when the file is absent); the ledger is written when the
+        block ends normally having added events, and left as it was when it raises.
+        Concurrent writers queue (at most ``lock_timeout`` seconds each), so none loses a round.
+
+        >>> with Accountant.ledger(path) as acct:           # doctest: +SKIP
+        ...     acct.compose(ShuffledRound(10**5, 2.0), times=7)
+        ...     eps = acct.epsilon(1e-6)      # should this raise, nothing is written
+        """
+        return S.ledger(path, cls, EVENTS, lock_timeout, **settings)
+
     # -- PLD -----------------------------------------------------------------------------------
     def _pld(self, h: float, rounding: str) -> P.PLD | None:
         """The composed PLD (kept for later queries); None when some event has no PLD with
         that rounding."""
-        key = (h, rounding)
+        key = (h, rounding, None if self._plan is None else self._plan.points)
         if key not in self._composed:
             self._composed[key] = self._compose_pld(h, rounding)
         return self._composed[key]
 
     def _merged(self) -> list[tuple[Event, int]]:
         """The events with every Gaussian folded into one Gaussian of mu = sqrt(sum t mu_i^2)
-        (rounded up): the same mechanism (docs/theory.md §3.5), one grid instead of many."""
-        gauss = [(e.gaussian_mu(), t) for e, t in self.events if e.gaussian_mu() is not None]
+        (rounded up): the same mechanism (docs/theory.md §3.5), one grid instead of many. Equal
+        events are merged (accounting/plan.py), or the query's plan says what to build."""
+        events = PL.group(self.events) if self._plan is None else self._plan.events
+        gauss = [(e.gaussian_mu(), t) for e, t in events if e.gaussian_mu() is not None]
         if len(gauss) + sum(t for _, t in gauss) <= 2:  # at most one, once: nothing to fold
-            return list(self.events)
-        rest = [(e, t) for e, t in self.events if e.gaussian_mu() is None]
+            return events
+        rest = [(e, t) for e, t in events if e.gaussian_mu() is None]
         return [(Gaussian(1.0, G.compose_mu(gauss)), 1)] + rest
 
     def _compose_pld(self, h: float, rounding: str) -> P.PLD | None:
         total = None
+        deadline = None if self._plan is None else self._plan.deadline
         for event, times in self._merged():
+            PL.check_deadline(deadline, "the PLD's composition")
             one = _event_pld(event, h, rounding)
             if one is None:
                 return None
@@ -340,6 +311,7 @@ class Accountant:
         last = None
         for _ in range(12):
             try:
+                self._check_pld_cost(h)
                 up, low = self._pld_at(h, fn)
             except P.GridTooLarge as err:
                 if auto and h >= H_MAX:
@@ -371,18 +343,28 @@ class Accountant:
             notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}")
         return up, low, h, notes
 
+    def _check_pld_cost(self, h: float) -> None:
+        """Count a PLD pass at step h against the query's limit, or refuse it (plan.py)."""
+        if self._plan is None or any(k[0] == h for k in self._composed):
+            return
+        grids = 2 if self._scheme() == "dual" else 1
+        self._plan.charge_pld(*PL.composition_seconds(self._merged(), h, self.max_size, grids))
+
     # -- RDP / KOV -----------------------------------------------------------------------------
     def _rdp(self, orders: np.ndarray | None = None) -> np.ndarray:
         """The composed RDP curve (sum over events) at the given orders (default: the grid)."""
         orders = self.orders if orders is None else orders
         curve = np.zeros(orders.size)
-        for event, times in self._merged():
+        deadline = None if self._plan is None else self._plan.deadline
+        merged = self._merged()
+        for event, times in merged:
+            PL.check_deadline(deadline, "the Renyi curve")
             r = _event_rdp(event, tuple(orders.tolist()))
             if r is None:
                 raise ValueError(f"{type(event).__name__} has no RDP curve; use method='pld'")
             curve = curve + times * r
         # a sum of E non-negative rounded terms is within E ulps (relative) of the exact one
-        return curve * (1.0 + (len(self.events) + 2) * 2.0 ** -52)
+        return curve * (1.0 + (len(merged) + 2) * 2.0 ** -52)
 
     def _kov(self) -> tuple[float, float, int]:
         pairs = {event.approx_dp() for event, _ in self.events}
@@ -429,7 +411,15 @@ class Accountant:
                 "relation states"]
 
     def _query(self, query: str, arg: float, method: str, compare: bool) -> AccountingResult:
-        start = compute_time()
+        start = time.perf_counter()  # wall clock: the plan's backstop deadline
+        try:
+            return self._planned(query, arg, method, compare, start)
+        finally:
+            self._plan = None
+
+    def _planned(self, query: str, arg: float, method: str, compare: bool,
+                 start: float) -> AccountingResult:
+        clock = compute_time()  # the reported time leaves out kernel loading
         mu = self._exact_mu()
         if method == "exact" and mu is None:
             raise ValueError("method 'exact' needs a ledger of Gaussian mechanisms only "
@@ -442,7 +432,12 @@ class Accountant:
         else:
             methods = (method,)
         values: dict = {}
+        h_plan = self.h if self.h is not None else 1e-3
+        self._plan = PL.plan(self.events, methods, h_plan, self.orders.size, self.max_seconds,
+                             start)
         notes: list[str] = self._relations_note()
+        if self._plan.points is not None or not self._plan.refine_rdp:
+            notes.append(self._plan.note)  # the plan changed what is built
         lower, h, exact_lower = None, None, None
         for m in methods:
             try:
@@ -475,7 +470,7 @@ class Accountant:
             lower = value  # a tighter method beat the PLD's own optimistic estimate
         others = {m: v for m, v in values.items() if m != best}
         return AccountingResult(query, value, lower, best, others,
-                                compute_time() - start, h, tuple(notes))
+                                compute_time() - clock, h, tuple(notes), self._plan.note)
 
     def _pld_by(self, query: str, arg: float, values: dict):
         finite = [v for v in values.values() if v is not None and math.isfinite(v)]
@@ -509,6 +504,9 @@ class Accountant:
         if method == "rdp":
             if query == "epsilon":
                 refine = lambda a: float(self._rdp(np.array([a]))[0])  # noqa: E731
+                if self._plan is not None and not self._plan.refine_rdp:
+                    # the grid's orders give a valid bound; refining them would cost too much
+                    return R.rdp_to_epsilon(self.orders, self._rdp(), arg)[0]
                 return R.rdp_to_epsilon(self.orders, self._rdp(), arg, refine)[0]
             return rdp_delta(self.orders, self._rdp(), arg)
         eps, d0, k = self._kov()

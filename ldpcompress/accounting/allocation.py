@@ -12,9 +12,10 @@ What is proved (docs/theory.md §2.16) and used here:
   multiset is their union, so the campaign is exactly as private as ONE shuffled round of n
   devices, whatever T: every one-round bound and attack of the library is the campaign's.
 * **One report per device, adaptive rounds** (``randomizers="adaptive"``): the FMT21 clone
-  pair at n and the largest eps0 (any eps0-LDP randomizers, chosen from earlier rounds), and
-  for a binary-support oracle fed a per-round item chosen from earlier rounds its privacy
-  blanket at n; k-RR's split pair and the scalar randomizers' lattice blanket are not used.
+  pair at n and the largest eps0 (any eps0-LDP randomizers, or items fed to them, chosen from
+  earlier rounds, even items that merge two values); the privacy blankets are not used (their
+  proof needs one randomizer, or per-round relabellings of it, in every round), and the attack
+  is the one on the same randomizer in every round, one of the adaptive policies.
 * **k reports per device**: ``scheme="blocks"`` (one round in each of k consecutive blocks of
   rounds; adaptive allowed) and ``"independent"`` (k rounds drawn with replacement,
   non-adaptive) are the k-fold composition of the one-report campaign; ``"distinct"`` (a
@@ -32,34 +33,26 @@ from __future__ import annotations
 
 import functools
 import math
-import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from ..core import validate as V
 from ..core.numerics import EXP_MAX
+from ..core.progress import compute_time
 from ..randomizers.contract import LocalRandomizer
-from ..randomizers.scalar import ScalarStructure
 from . import amplification as AMP
 from . import blanket as BL
-from . import pld as P
-from .events import (DOTS_TOL, BLANKET_DOTS_TOL, EVENTS, Event, KRRShuffledRound,
-                     OracleShuffledRound, ShuffledRound)
-from .profiles import GeneralProfile, KRRBlanketProfile
+from .events import EVENTS, Event, KRRShuffledRound, OracleShuffledRound, ShuffledRound
 from .solve import largest_feasible
 
 __all__ = ["SCHEMES", "RANDOMIZERS", "MAX_CAMPAIGN_ROUNDS", "AllocatedShuffledRounds",
-           "AdaptiveKRRRound", "check_relation", "epsilon", "delta", "max_eps0"]
+           "check_relation", "epsilon", "delta", "max_eps0", "union_count_delta"]
 
 SCHEMES = ("distinct", "blocks", "independent")
 RANDOMIZERS = ("same", "adaptive")
 MAX_CAMPAIGN_ROUNDS = 10 ** 9  # the accountant's limit on composed rounds
-# bounds of a one-round query that assume the same randomizer on the same input in every round
-NOT_ADAPTIVE = ("krr_split", "blanket_scalar")
-# fields whose default is more private than other values: a saved ledger must state them
-_IN_FILE = {"ledger": "required"}
 
 
 def check_relation(relation) -> str:
@@ -73,21 +66,6 @@ def check_relation(relation) -> str:
                          "n - 1) reveals whether device 1 is present (add/remove has delta = 1 "
                          "at every eps)")
     raise ValueError(f"relation must be 'substitution', got {relation!r}")
-
-
-@dataclass(frozen=True)
-class AdaptiveKRRRound(KRRShuffledRound):
-    """k-RR rounds whose items are chosen from earlier rounds: the generic pair and k-RR's
-    privacy blanket (its §2.4(b) tables, or the pair kernel of §2.5 where they are too large),
-    without the split pair of §2.4(a) (docs/theory.md §2.16). An internal event: ledgers store
-    the campaign (:class:`AllocatedShuffledRounds`), never this."""
-
-    def _profile(self):
-        general = GeneralProfile(self.n, self.eps0)
-        table = KRRBlanketProfile(self.n, self.eps0, self.k)
-        own = table if table.unsupported() is None else BL.KRRPairProfile(self.n, self.eps0,
-                                                                           self.k)
-        return lambda e: min(general.delta(e, DOTS_TOL), own.delta(e, BLANKET_DOTS_TOL))
 
 
 @dataclass(frozen=True)
@@ -107,13 +85,13 @@ class AllocatedShuffledRounds(Event):
 
     n: int
     rounds: int
-    per_device: int = field(default=1, metadata=_IN_FILE)
-    scheme: str = field(default="distinct", metadata=_IN_FILE)
+    per_device: int = 1
+    scheme: str = "distinct"
     eps0: float | None = None
     k_rr: int | None = None
     oracle: LocalRandomizer | None = None
-    randomizers: str = field(default="same", metadata=_IN_FILE)
-    relation: str = "substitution"  # type: ignore[assignment]  (a field here)
+    randomizers: str = "same"
+    relation: str = "substitution"  # a field here (a class constant in most events)
     points: int = 120
 
     def __post_init__(self):
@@ -186,25 +164,28 @@ class AllocatedShuffledRounds(Event):
                                  f"as one round of a (k eps0 = {e0:.4g})-LDP randomizer, above "
                                  f"the supported {EXP_MAX:g}; use scheme='blocks'")
             return ShuffledRound(self.n, e0, points=self.points)
+        if self.adaptive:  # the generic pair at the largest eps0 (docs/theory.md §2.16)
+            if not self.local_eps0 <= EXP_MAX:
+                desc = "this randomizer" if self.oracle is None else self.oracle.describe()
+                raise ValueError(f"{desc} has no finite eps0: with randomizers='adaptive' only "
+                                 "the generic bound applies (the blankets and the scalar "
+                                 "randomizers' lattice assume one randomizer in every round)")
+            # k-RR at eps0 is eps0-LDP: its eps0 as given (the realised one is rounded up for
+            # its exact tables), so dropping k_rr from a ledger cannot lower the bound
+            e0 = self.local_eps0 if self.eps0 is None else self.eps0
+            return ShuffledRound(self.n, V.local_eps0(e0), points=self.points)
         if self.oracle is None:
             assert self.eps0 is not None
             if self.k_rr is None:
                 return ShuffledRound(self.n, self.eps0, points=self.points)
-            cls = AdaptiveKRRRound if self.adaptive else KRRShuffledRound
-            return cls(self.n, self.eps0, self.k_rr, points=self.points)
-        st = BL.structure(self.oracle)
-        if not self.adaptive or (st is not None and not isinstance(st, ScalarStructure)
-                                 and st.krr_k is None):
-            return OracleShuffledRound(self.n, self.oracle, points=self.points)
-        if st is not None and not isinstance(st, ScalarStructure):  # k-RR's structure
-            return AdaptiveKRRRound(self.n, st.eps0, st.krr_k, points=self.points)
-        if not self.local_eps0 <= EXP_MAX:
-            raise ValueError(f"{self.oracle.describe()} has no finite eps0: with "
-                             "randomizers='adaptive' only the generic bound applies (its "
-                             "lattice blanket assumes the same input in every round)")
-        return ShuffledRound(self.n, V.local_eps0(self.local_eps0), points=self.points)
+            return KRRShuffledRound(self.n, self.eps0, self.k_rr, points=self.points)
+        return OracleShuffledRound(self.n, self.oracle, points=self.points)
 
     # -- the Event interface ---------------------------------------------------------------
+    def work(self, h, orders):
+        """The one-round event's cost (its self-composition is a few FFTs more)."""
+        return self.round_event.work(h, orders)
+
     def pld(self, h, rounding):
         one = self.round_event.pld(h, rounding)
         return one if one is None or self.times == 1 else one.self_compose(self.times)
@@ -236,17 +217,26 @@ def _one_round_kwargs(ev: AllocatedShuffledRounds) -> dict:
 def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
     if not isinstance(ev, AllocatedShuffledRounds):
         raise TypeError(f"expected an AllocatedShuffledRounds event, got {type(ev).__name__}")
-    start = time.perf_counter()
+    start = compute_time()
     if ev.per_device == 1:
         fn = AMP.epsilon if query == "epsilon" else AMP.delta
         kw = _one_round_kwargs(ev)
-        res = fn(ev.n, kw.pop("eps0", None), arg, lower=lower, **kw)
         if not ev.adaptive:
+            res = fn(ev.n, kw.pop("eps0", None), arg, lower=lower, **kw)
             return replace(res, params=_campaign_params(ev, res.params))
-        bounds = tuple(b for b in res.bounds if b.name not in NOT_ADAPTIVE)
-        best, value = AMP.best_upper(bounds)
-        return AMP.AmplificationResult(query, value, best.name, res.lower, bounds,
-                                       _campaign_params(ev, res.params), res.seconds)
+        # adaptive: the generic bounds at the largest eps0; the attack on the same randomizer
+        # in every round (one of the adaptive policies) stays a lower bound
+        gen = fn(ev.n, ev.round_event.eps0, arg, lower=False)  # type: ignore[attr-defined]
+        ups = tuple(b for b in gen.bounds if b.upper)
+        lows: tuple = ()
+        attack, params = None, gen.params
+        if lower:
+            same = fn(ev.n, kw.pop("eps0", None), arg, lower=True, **kw)
+            lows = tuple(b for b in same.bounds if not b.upper)
+            attack, params = same.lower, same.params
+        best, value = AMP.best_upper(ups)
+        return AMP.AmplificationResult(query, value, best.name, attack, ups + lows,
+                                       _campaign_params(ev, params), compute_time() - start)
     from .accountant import Accountant  # the accountant imports the events: not at load time
     acct = Accountant().compose(ev)
     out = acct.epsilon(arg) if query == "epsilon" else acct.delta(arg)
@@ -262,14 +252,62 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
         low = one.lower
         bounds.append(AMP.Bound("lower", "lower bound: the attack on one block (§2.16)",
                                 low, upper=False))
-    elif lower:
+    if lower and not ev.adaptive and ev.oracle is None:
+        union = _union_attack(ev, query, arg)
+        bounds.append(AMP.Bound("lower_union", "lower bound: the count of one value over all "
+                                "rounds (§2.16)", union, upper=False))
+        low = union if low is None else max(low, union)
+    elif lower and low is None:
         bounds.append(AMP.Bound("lower", "lower bound", None, upper=False,
-                                note=f"no attack for scheme {ev.scheme!r} with k > 1"))
+                                note=f"no attack for an oracle or adaptive rounds with scheme "
+                                     f"{ev.scheme!r} and k > 1"))
     e0 = ev.local_eps0 if math.isfinite(ev.local_eps0) else None
     given = {"delta" if query == "epsilon" else "eps": arg}
     params = _campaign_params(ev, dict(n=ev.n, eps0=e0, k=ev.k_rr, delta0=0.0, **given))
     return AMP.AmplificationResult(query, out.value, "composition", low, tuple(bounds), params,
-                                   time.perf_counter() - start)
+                                   compute_time() - start)
+
+
+def union_count_delta(n: int, k: int, p: float, q: float, eps: float) -> float:
+    """Hockey-stick divergence, both directions, of Bin(k(n-1), q) + Bin(k, p) against
+    Bin(kn, q) at eps: the count of one output value over all rounds when device 1 (k reports,
+    each that value with probability p) differs from the others (probability q), a
+    post-processing of every campaign of one randomizer (docs/theory.md §2.16). Rounded down
+    past the log-pmfs' error (a lower bound); counts beyond 40 standard deviations dropped."""
+    from scipy.stats import binom
+    m = k * n
+    sd = math.sqrt(m * q * (1 - q)) + 1.0
+    lo, hi = max(0, int(m * q - 40 * sd) - k), min(m, int(m * q + 40 * sd) + k)
+    c = np.arange(lo, hi + 1)
+    log_q = binom.logpmf(c, m, q)
+    own = binom.pmf(np.arange(k + 1), k, p)
+    log_p = np.logaddexp.reduce(
+        [math.log(own[j]) + binom.logpmf(c - j, m - k, q) for j in range(k + 1) if own[j] > 0],
+        axis=0)
+    best = 0.0
+    for a, b in ((log_p, log_q), (log_q, log_p)):
+        gap = -np.expm1(b + eps - a)  # 1 - e^(eps + b - a), where positive
+        best = max(best, float(np.sum(np.exp(a) * np.clip(gap, 0.0, None))))
+    # each term's log-ratio is off by ~1e-12 at most: its error is below e^eps 1e-12 Q(c)
+    return max(0.0, best * (1 - 1e-9) - 1e-10 * (1.0 + math.exp(eps)))
+
+
+def _union_attack(ev: AllocatedShuffledRounds, query: str, arg: float) -> float:
+    """The union-count attack of :func:`union_count_delta` on binary RR (eps0 alone) or k-RR,
+    rounded down: delta at eps, or the largest eps whose delta it shows above the target."""
+    assert ev.eps0 is not None
+    e0 = ev.eps0
+    z = math.exp(-e0) * ((ev.k_rr or 2) - 1) + 1.0  # Z e^-eps0, Z = e^eps0 + K - 1
+    p, q = 1.0 / z, math.exp(-e0) / z
+    k = ev.per_device
+
+    def dl(e: float) -> float:
+        return union_count_delta(ev.n, k, p, q, e)
+    if query == "delta":
+        return dl(arg)
+    if not dl(0.0) > arg:
+        return 0.0
+    return largest_feasible(lambda e: dl(e) > arg, 0.0, k * e0, rtol=1e-6)
 
 
 def _campaign_params(ev: AllocatedShuffledRounds, params: dict) -> dict:

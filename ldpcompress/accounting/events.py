@@ -80,6 +80,21 @@ class Event:
     def to_dp_event(self, dp):
         return None  # no dp_accounting equivalent
 
+    def work(self, h: float, orders: int) -> tuple[float, float, float]:
+        """(shared, PLD, RDP): nominal kernel steps (an atom binned, a profile term summed) to
+        build this event's PLD at grid step h and its Renyi curve at ``orders`` orders; shared
+        steps serve both (a profile's dots atoms). A query states its cost from these before
+        spending it (accounting/plan.py). This default assumes a connect-the-dots event of
+        ``points`` profile evaluations when it has them (a few profiles of n users), else a
+        closed form binned on a grid over its largest loss; events with other costs override
+        it (a misjudged one is stopped at a multiple of the query's limit)."""
+        points, n = getattr(self, "points", None), getattr(self, "n", None)
+        if points is not None and n is not None:
+            return points * (15.0 * math.sqrt(n) + 3e4), points, orders * points
+        pair = self.approx_dp()
+        loss = pair[0] if pair is not None else 10.0
+        return 0.0, 1e3 + 2.0 * loss / h, 10.0 * orders
+
 
 def _up(rounding: str) -> bool:
     return rounding != "down"
@@ -138,13 +153,34 @@ class ShuffledRound(Event):
     def rdp(self, orders):
         """The curve of the exact loss grid when the pair has few atoms, the curve of the
         connect-the-dots pair otherwise (cheap at any n); below eps0 = DOTS_RDP_EPS0_MAX both,
-        and their minimum (each is an upper bound)."""
-        small = 288.0 * self.n * math.exp(-self.eps0) <= self.EXACT_RDP_ATOMS
+        and their minimum (each is an upper bound). ``pld_method="dots"`` takes the dots curve
+        alone there (the cheap construction a query chooses when the exact one would cost
+        too much, accounting/plan.py)."""
+        small = self._exact_rdp()
         curve = R.shuffled_rdp(self.n, self.eps0, orders) if small else None
         if self.eps0 <= self.DOTS_RDP_EPS0_MAX:
             dots = _dots_rdp(self, self.eps0, orders, self.points)
             curve = dots if curve is None else np.minimum(curve, dots)
         return R.shuffled_rdp(self.n, self.eps0, orders) if curve is None else curve
+
+    def _exact_rdp(self) -> bool:
+        if self.pld_method == "dots" and self.eps0 <= self.DOTS_RDP_EPS0_MAX:
+            return False
+        return 288.0 * self.n * math.exp(-self.eps0) <= self.EXACT_RDP_ATOMS
+
+    def work(self, h, orders):
+        """Profile evaluations of the dots (each about 15 sqrt(n q (1-q)) + 3000 steps: window terms,
+        q = e^-eps0), the ~288 n q atoms of the exact pair (binned on two grids), and the
+        exact Renyi curve's atoms and its grid of step 1e-5 at each order."""
+        q = math.exp(-self.eps0)
+        evals = self.points * (15.0 * math.sqrt(self.n * q * (1.0 - q)) + 3000.0)
+        atoms = 288.0 * self.n * q
+        dots = self._method() == "dots" or self.eps0 <= self.DOTS_RDP_EPS0_MAX
+        pld = 2.0 * atoms if self._method() == "exact" else self.points
+        rdp = orders * self.points if dots else 0.0
+        if self._exact_rdp() or not dots:
+            rdp += atoms + orders * min(atoms, 2.0 * self.eps0 / 1e-5) / 4.0
+        return (evals if dots else 0.0), pld, rdp
 
     def approx_dp(self):
         """The shuffled output is eps0-DP (post-processing of user 1's eps0-DP report), so KOV
@@ -387,7 +423,7 @@ class _Profiled(Protocol):
     def __hash__(self) -> int: ...  # events are frozen dataclasses: the caches key on them
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4096)  # a ledger of thousands of distinct rounds reuses them
 def _dots_atoms(event: _Profiled, eps_max: float, points: int):
     """The connect-the-dots atoms of an event's profile (independent of the Renyi order, so
     computed once per event: the order refinement asks for many single orders)."""
@@ -446,6 +482,14 @@ class _PoissonSampled(Event):
 
     def _noise(self) -> SM.SampledNoise:
         return self.NOISE(_scale(getattr(self, self.SCALE), self.sensitivity), self.q)
+
+    def work(self, h, orders):
+        """Losses up to about 12/s + 1/(2 s^2) (s = scale / sensitivity): a connect-the-dots
+        grid of step h (a profile value per point), the Renyi grid of step RDP_GRID_H at each
+        order."""
+        s = getattr(self, self.SCALE) / self.sensitivity
+        loss = min(12.0 / s + 0.5 / s ** 2, 1e6)
+        return 0.0, 100.0 * loss / h, 0.14 * loss / RDP_GRID_H * orders
 
     def pld(self, h, rounding):
         noise = _noise_of(self)
@@ -757,7 +801,7 @@ EVENTS.update({cls.__name__: cls for cls in (SampledShuffledRound, SampledKRRShu
                                              SampledOracleShuffledRound)})
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4096)
 def _sampled_atoms(event: _SampledRound):
     """Connect-the-dots atoms of a sampled round's profile on PA.dots_grid (fine where the
     profile is not negligible, closed by its cap where the profile is 0)."""

@@ -311,6 +311,10 @@ def _delta_at(d: Direction, sums, eps: np.ndarray, upper: bool) -> np.ndarray:
 
 
 def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> float:
+    """Smallest eps >= 0 with delta(eps) <= target for one direction's grid law, rounded up
+    (``upper``) or down past its float error. delta is solved in closed form on the interval
+    between the two grid losses that bracket the answer (below the first atom every atom
+    counts); an upper bound may stop at the interval's right end, a lower one at its left."""
     sums = _suffix_sums(d, h) if sums is None else sums
     losses, s1, r = sums
     if _delta_at(d, sums, np.array([0.0]), upper)[0] <= target:
@@ -322,14 +326,21 @@ def _eps_dir(d: Direction, h: float, target: float, upper: bool, sums=None) -> f
     if at_grid[-1] > target:
         return math.inf
     i = int(np.argmax(at_grid <= target))  # first grid point where delta <= target
-    if i == 0:
-        return max(0.0, float(losses[0]))
-    # On (L_{i-1}, L_i] only atoms j >= i count: delta = inf + S1[i] - e^(eps - L_i) R[i] + slack.
+    # On (L_(i-1), L_i] -- for i = 0 on [0, L_0], below every atom (delta(0) > target puts
+    # L_0 above 0) -- only atoms j >= i count: delta = inf + S1[i] - e^(eps - L_i) R[i] +
+    # slack. Its ends: delta(L_i) <= target (a verified upper end) and delta > target at
+    # L_(i-1) or 0 (a verified lower end).
+    right = float(losses[i])
+    left = float(losses[i - 1]) if i else 0.0
     num = d.inf_mass + s1[i] + _slack(d, s1[i], upper) - target
-    eps = float(losses[i]) + math.log(num / r[i]) if num > 0.0 and r[i] > 0.0 else float(losses[i])
-    eps = min(max(eps, float(losses[i - 1])), float(losses[i]))
-    eps = np.nextafter(eps, math.inf) if upper else eps
-    return max(0.0, float(eps))
+    if not (num > 0.0 and r[i] > 0.0):
+        return right if upper else left
+    lg = math.log(num / r[i])
+    # the quotient, the log and the sum each err by an ulp or so: 8 ulps of the terms cover it
+    err = 8.0 * UNIT_ROUNDOFF * (1.0 + abs(right) + abs(lg))
+    if upper:
+        return max(left, min(right + lg + err, right))
+    return max(left, right + lg - err)
 
 
 # ----------------------------------------------------------------------------------------------

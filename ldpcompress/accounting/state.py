@@ -3,37 +3,45 @@
 Long-running telemetry keeps one ledger per population: ``save``/``load`` write and read the
 recorded (event, times) pairs and the accountant's settings, so the next round's query
 composes everything spent so far. The file is untrusted on reading: its format name and
-version, every key, every event type (a closed list) and every parameter are checked, and the
-events are rebuilt through their own constructors (which validate their ranges). A randomizer
-(the oracle of a shuffled round) is stored as its registry name and parameters only,
-``{"randomizer": name, "params": {...}}``, and rebuilt through ``randomizers.registry``: its
-law always comes from its own code, never from the file (an edited law cannot under-report). Floats are
-written with full precision (JSON floats round-trip exactly); fractions as "p/q" strings.
+version, every key, every event type (a closed list) and every parameter are checked (every
+field of an event is written and required, defaults included: a deleted field is never read as
+its default, which could lower eps), and the events are rebuilt through their own constructors
+(which validate their ranges). A randomizer (the oracle of a shuffled round) is stored as its
+registry name and parameters only, ``{"randomizer": name, "params": {...}}``, and rebuilt
+through ``randomizers.registry``: its law always comes from its own code, never from the file
+(an edited law cannot under-report). Floats are written with full precision (JSON floats
+round-trip exactly); fractions as "p/q" strings.
 The accountant passes its class and its registry of event classes (``events.EVENTS``), so
 this module depends on nothing above it.
 
     acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)
+    with Accountant.ledger("ledger.json") as acct:   # locked read-modify-write
+        acct.compose(event, times=10); acct.epsilon(1e-6)   # written only if this succeeds
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 import os
-import tempfile
 from fractions import Fraction
+from typing import Iterator
 
+from ..core import locked_files as LF
 from ..core.regular_files import read_regular
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
 
-__all__ = ["FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load"]
+__all__ = ["LOCK_TIMEOUT", "FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load",
+           "ledger"]
 
 FORMAT, VERSION = "ldpcompress.accountant", 2
 # version 1 stored an oracle's law (its ShuffleStructure) in the file; it is read only for
 # ledgers without oracle rounds (their other events are unchanged)
 READABLE_VERSIONS = (1, 2)
 SETTINGS = ("h", "max_size", "orders", "gap")
+LOCK_TIMEOUT = LF.LOCK_TIMEOUT  # seconds a writer waits for the ledger's lock
 MAX_STATE_BYTES = 64 * 2 ** 20  # a ledger is small; refuse anything larger before parsing
 
 
@@ -66,24 +74,30 @@ def dumps(acct) -> str:
     return json.dumps(to_state(acct), indent=1, allow_nan=False)
 
 
-def save(acct, path) -> None:
-    """Write the state to ``path`` atomically: a new temporary file in the same directory,
-    flushed to disk, then renamed over it (readers see the old or the new ledger, never part
-    of one; concurrent writers do not share the temporary file)."""
-    text = dumps(acct)
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".ledger-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def save(acct, path, lock_timeout: float = LF.LOCK_TIMEOUT, option: str = "lock_timeout") -> None:
+    """Write the state to the file ``path`` names (core/locked_files.py): through a symlink to
+    its target, under the ledger's lock, atomically (a temporary file in the target's
+    directory, fsynced, renamed over it: readers see the old or the new ledger, never part of
+    one), keeping the target's mode; a read-only ledger is refused and left as it was."""
+    LF.write_atomic(path, dumps(acct), "the ledger", lock_timeout, option)
+
+
+@contextlib.contextmanager
+def ledger(path, accountant_cls, events: dict, lock_timeout: float = LF.LOCK_TIMEOUT,
+           option: str = "lock_timeout", **settings) -> Iterator:
+    """Read-modify-write of a saved ledger that cannot lose a round: the ledger's lock is held
+    for the whole block (concurrent writers queue, each sees the others' rounds); the block
+    gets the saved accountant (a new one with ``settings`` when the file is absent), and the
+    ledger is written when the block ends normally with events added. An exception in the
+    block (a query that failed) leaves the file as it was, or absent. ``option`` names the
+    setting of the timeout in a refusal."""
+    with LF.exclusive(path, lock_timeout, "the ledger", option):
+        existed = os.path.lexists(path)
+        acct = load(path, accountant_cls, events) if existed else accountant_cls(**settings)
+        before = list(acct.events)
+        yield acct
+        if acct.events != before:
+            save(acct, path, lock_timeout, option)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -109,16 +123,12 @@ def _event(obj, where: str, events: dict, version: int = VERSION):
         raise ValueError(f"{where}: 'event' must be one of {sorted(events)}, got {got!r}")
     cls = events[obj["event"]]
     fields = dataclasses.fields(cls)
-    # a field whose default is more private than other values is required in a file
-    # (metadata "ledger": "required"): deleting it must not relax the event
-    required = tuple(f.name for f in fields if f.default is dataclasses.MISSING
-                     or f.metadata.get("ledger") == "required")
-    optional = tuple(f.name for f in fields if f.name not in required)
-    obj = _keys(obj, where, ("event", "times") + required, optional)
+    # every field, those with defaults too: both versions wrote them all, and a default read in
+    # place of a deleted field (epochs, per_record, a sensitivity) could lower eps
+    obj = _keys(obj, f"{where} ({obj['event']})",
+                ("event", "times") + tuple(f.name for f in fields))
     kwargs = {}
     for f in fields:
-        if f.name not in obj:
-            continue
         value = obj[f.name]
         if f.name == "oracle" and value is not None:
             if version == 1:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.lazy import lazy_module
+from ..core.locked_files import LOCK_TIMEOUT
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
 from .randomizers import AccountedRandomizer, accounted, add_accounted_options
@@ -22,6 +23,7 @@ E = lazy_module("ldpcompress.accounting.events")
 N = lazy_module("ldpcompress.accounting.noise")
 P = lazy_module("ldpcompress.accounting.pld")
 PA = lazy_module("ldpcompress.accounting.participation")
+PL = lazy_module("ldpcompress.accounting.plan")
 S = lazy_module("ldpcompress.accounting.state")
 
 
@@ -96,11 +98,48 @@ def _round_event(args, factory: AccountedRandomizer | None):
     return event, f"{k}-RR reports, eps0={eps0:g}{who}", params
 
 
-def _ledger(path, h):
-    """The saved ledger at path (checked as untrusted), or a new one when the file is absent."""
-    if path is not None and os.path.lexists(path):
-        return A.Accountant.load(path), True
-    return A.Accountant(h=h), False
+def _answer(acct, delta: float, h: float | None, limit):
+    """eps(delta) of the accountant at this query's grid step h (the ledger keeps its own
+    setting) and time limit (accounting/plan.py; None: the accountant's default); a query
+    without a finite answer raises (and so leaves a ledger unwritten)."""
+    if not acct.events:
+        raise ValueError("the ledger holds no events; add rounds with --n, --eps0 and --rounds")
+    kept = acct.h
+    if limit is not None:
+        acct.max_seconds = limit
+    if h is not None:
+        acct.h = h
+    try:
+        res = acct.epsilon(delta)
+    finally:
+        acct.h = kept
+    if not math.isfinite(res.value):
+        raise ValueError(f"no method gives a finite eps: {'; '.join(res.notes)}")
+    return res
+
+
+def _run_query(path, event, rounds: int, delta: float, h, lock_timeout: float, limit):
+    """(accountant, result, existed): the rounds composed into the ledger (or a new
+    accountant) and the query answered. A ledger is written only after its query succeeded,
+    under its lock, so that concurrent appends all land and a failed query (or a retry of one)
+    records nothing (accounting/state.py)."""
+    if path is None:
+        acct = A.Accountant(h=h).compose(event, times=rounds)
+        return acct, _answer(acct, delta, h, limit), False
+    if event is None:  # a read: the file is replaced atomically, so no lock is needed
+        if not os.path.lexists(path):
+            raise ValueError(f"--ledger {path}: no such ledger; add rounds with --n, --eps0 and "
+                             "--rounds to create it")
+        acct = A.Accountant.load(path)
+        try:
+            return acct, _answer(acct, delta, h, limit), True
+        except ValueError as err:
+            raise ValueError(f"--ledger {path}: {err}") from None
+    with S.ledger(path, A.Accountant, E.EVENTS, lock_timeout, "--lock-timeout", h=h) as acct:
+        existed = os.path.lexists(path)
+        acct.compose(event, times=rounds)
+        res = _answer(acct, delta, h, limit)
+    return acct, res, existed
 
 
 def _ledger_rows(acct) -> list[dict]:
@@ -142,21 +181,12 @@ def _cmd_compose(args) -> None:
     if given:
         rounds = count(args.rounds, "--rounds", 1, A.MAX_ROUNDS)
         event, what, params = _round_event(args, factory)
-    acct, existed = _ledger(path, h)
-    if event is not None:
-        acct.compose(event, times=rounds)
-    if path is not None and event is not None:
-        acct.save(path)  # atomic: a temporary file renamed over the ledger
-    if h is not None:
-        acct.h = h  # this query's grid step (the ledger keeps its own setting)
-    if not acct.events:
-        raise ValueError(f"--ledger {path}: the ledger holds no events; add rounds with --n, "
-                         "--eps0 and --rounds")
-    res = acct.epsilon(args.delta)
+    lock_timeout = V.nonnegative(args.lock_timeout, "--lock-timeout")
+    limit = None if args.max_seconds is None else PL.check_seconds(args.max_seconds,
+                                                                   "--max-seconds")
+    acct, res, existed = _run_query(path, event, rounds, args.delta, h, lock_timeout, limit)
     params.update(rounds=rounds, delta=args.delta, h=h, ledger=None if path is None else str(path))
     values = {res.method: res.value, **res.others}
-    if not math.isfinite(res.value):
-        raise ValueError(f"no method gives a finite eps: {'; '.join(res.notes)}")
     if args.json:
         # Strict JSON: only the reported eps must be finite (checked above); a method without
         # a finite bound is null, with a note saying why
@@ -169,7 +199,7 @@ def _cmd_compose(args) -> None:
             methods[m] = v
         lower = res.lower if res.lower is not None and math.isfinite(res.lower) else None
         results = dict(eps=res.value, method=res.method, lower=lower, h=res.h, methods=methods,
-                       notes=notes)
+                       notes=notes, cost=res.cost)
         if path is not None:
             results.update(ledger=dict(created=not existed, rounds=acct.rounds,
                                        events=_ledger_rows(acct)))
@@ -252,8 +282,9 @@ def register(sub) -> None:
                        "or any registered randomizer's reports (--oracle NAME with --k, --d, --param): "
                        "the PLD, RDP and KOV bounds "
                        "of the composition, the smallest reported and named. With --ledger FILE "
-                       "the rounds are appended to a saved ledger (created if absent, written "
-                       "atomically) and the whole ledger is reported; --ledger alone reports it. "
+                       "the rounds are appended to a saved ledger (created if absent; written "
+                       "through a symlink to its target, under a lock, atomically, and only once "
+                       "the query has succeeded) and the whole ledger is reported; --ledger alone reports it. "
                        "Other events (Gaussian, subsampled Gaussian, DP-SGD passes ...) are "
                        "added to a ledger with the Accountant API.")
     c.add_argument("--n", type=number, help="users per round")
@@ -271,6 +302,14 @@ def register(sub) -> None:
     c.add_argument("--ledger", default=None, metavar="FILE",
                    help="a saved ledger: the rounds are appended to it (it is created if absent) "
                         "and the whole ledger is reported")
+    c.add_argument("--lock-timeout", type=number, default=LOCK_TIMEOUT, metavar="SECONDS",
+                   help="with --ledger: how long to wait for another process appending to the "
+                        "same ledger (default %(default)g s)")
+    c.add_argument("--max-seconds", type=number, default=None, metavar="SECONDS",
+                   help="time limit of the query (default 60; inf: none): its cost is "
+                        "estimated first; a ledger too costly for full constructions is "
+                        "answered with cheaper sound ones, or refused before any work, naming "
+                        "the cost")
     c.add_argument("--h", type=number, default=None,
                    help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
     c.add_argument("--json", action="store_true", help=JSON_HELP)
