@@ -7,7 +7,7 @@ import numpy as np
 
 from ldpcompress.randomizers import (
     KRR, OLH, OUE, RAPPOR, GaussianScalar, HadamardResponse, LaplaceScalar, OneBitSphere,
-    PIRappor, PrivUnit2, SubsetSelection, VectorPIRappor)
+    PIRappor, PrivUnit2, SubsetSelection, TableRandomizer, VectorPIRappor)
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "docs", "examples", "yes_no.py")
 
@@ -53,6 +53,8 @@ SHIPPED = [
     ("pi-rappor-vector", lambda: VectorPIRappor(12, 1.5, 5), frequency_inputs(12)),
     ("privunit2", lambda: PrivUnit2(6, 2.0), vector_inputs(6)),
     ("onebit-sphere", lambda: OneBitSphere(6, 2.0), vector_inputs(6)),
+    ("table", lambda: TableRandomizer([[0.5, 0.25, 0.125, 0.125], ["1/8", "1/2", "1/4", "1/8"],
+                                       ["1/6", "1/6", "1/2", "1/6"]]), frequency_inputs(3)),
 ]
 # scalar means (the Gaussian is not pure DP: eps = inf, delta from its own accounting)
 SCALARS = [

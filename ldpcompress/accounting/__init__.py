@@ -1,6 +1,6 @@
 """Questions asked of a randomizer (or of eps0 alone) about shuffled reports: one round
 (``amplification``: generic, k-RR and privacy-blanket bounds with exact lower bounds; the
-bounds' profiles in ``profiles`` and ``blanket``), inverse queries (``inverse``), composition
+bounds' profiles in ``profiles``, ``blanket``, ``scalar`` and ``table``), inverse queries (``inverse``), composition
 over many rounds (``accountant`` over ``pld``, ``rdp`` and ``kov``; shuffled rounds with
 participation sampling in ``participation``, campaigns with random allocation in
 ``allocation`` and ``allocation_central``; its saved state in ``state``), noise addition

@@ -465,6 +465,12 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
         return _scalar_plan(n, st, oracle)
+    from ..randomizers.table_law import TableStructure
+    if isinstance(st, TableStructure):  # docs/theory.md §2.15: its blanket and its attack
+        from .table import table_bounds
+        uppers, low = table_bounds(n, st)
+        return _Query(n, st.eps0, uppers, low, "", st.eps0 <= EXP_MAX,
+                      dict(n=n, eps0=st.eps0, k=st.k, delta0=0.0, oracle=oracle.describe()))
     if st is None:  # no blanket law stated: the generic bound at its replacement eps
         eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
         params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,

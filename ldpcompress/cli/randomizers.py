@@ -28,6 +28,7 @@ __all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build
 # the values the listing builds each randomizer with, to state its privacy kind and
 # compression (only where its own parameter of that name has no default)
 EXAMPLE_VALUES = {"k": 16, "eps": 1.0, "d": 16, "q": 5, "lo": 0.0, "hi": 1.0, "sigma": 1.0,
+                  "table": [[0.75, 0.25], [0.25, 0.75]],
                   "randomizer": {"randomizer": "krr", "params": {"k": 16, "eps": 1.0}}}
 _OPTIONS = {"k": "--k", "eps": "--eps", "d": "--d", "symmetric": "--symmetric"}
 _loaded: dict[str, object] = {}
