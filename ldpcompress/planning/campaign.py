@@ -127,7 +127,7 @@ class CampaignPlan:
         rows = sorted((r for r in self.rows if r.rounds == rounds),
                       key=lambda r: r.error.scaled_se)
         what = rows[0].error.what if rows else "count"
-        scaled = "SE(frequency)" if what == "count" else "SE(mean)"
+        scaled = "SE(frequency)" if what == "count" else "SE(data scale)"
         out = [["assignment", "randomizer", "eps0", "reports/round", f"SE({what})", scaled,
                 "eps (upper)", "attack (lower)"]]
         best = self.deploy(rounds)
