@@ -19,6 +19,7 @@ _EXPORTS = {
                      "PoissonSampledLaplace", "ShuffledSGDPass", "SampledShuffledRound",
                      "SampledKRRShuffledRound", "SampledOracleShuffledRound"], "events"),
     **dict.fromkeys(["AllocatedGaussian", "AllocatedLaplace"], "allocation_central"),
+    **dict.fromkeys(["RandomizedResponse"], "pure"),
 }
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)  # imported at first use
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
                          SampledKRRShuffledRound, SampledOracleShuffledRound,
                          SampledShuffledRound, ShuffledRound, ShuffledSGDPass)
     from .allocation_central import AllocatedGaussian, AllocatedLaplace
+    from .pure import RandomizedResponse
     from .inverse import max_eps0, min_n
 
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
@@ -37,4 +39,4 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
            "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass",
            "SampledShuffledRound", "SampledKRRShuffledRound", "SampledOracleShuffledRound",
-           "AllocatedGaussian", "AllocatedLaplace"]
+           "AllocatedGaussian", "AllocatedLaplace", "RandomizedResponse"]

@@ -33,6 +33,7 @@ from . import gaussian as G
 from . import interop as I
 from . import plan as PL
 from . import pld as P
+from . import pure as PU
 from . import rdp as R
 from . import state as S
 from .events import EVENTS, Event, Gaussian
@@ -46,7 +47,7 @@ __all__ = ["AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "MAX_ROUNDS", "Acco
 MAX_ROUNDS = 10 ** 9  # composed rounds in all; beyond, integer sizes overflow int64 grids
 
 
-METHODS = ("auto", "pld", "rdp", "kov", "exact")
+METHODS = ("auto", "pld", "rdp", "kov", "exact", "pure")
 DUAL_MAX_ROUNDS = 40  # up to this many rounds, round-up/round-down grids (gap <= T h) win
 H_MIN, H_MAX = 1e-7, 0.5
 
@@ -115,6 +116,7 @@ class Accountant:
         Reads ``GaussianDpEvent`` and ``LaplaceDpEvent`` (as :class:`Gaussian` and
         :class:`Laplace`), ``PoissonSampledDpEvent`` of either (add/remove neighbours, as
         dp_accounting: :class:`PoissonSampledGaussian`, :class:`PoissonSampledLaplace`),
+        ``RandomizedResponseDpEvent`` (as :class:`RandomizedResponse`, substitution neighbours),
         ``SelfComposedDpEvent`` and ``ComposedDpEvent`` at any depth, and ``NoOpDpEvent``.
         Equal events are merged (composition is commutative). Needs the extra
         ``[dp-accounting]`` (docs/guide.md §1, "Central mechanisms, DP-SGD and dp_accounting
@@ -157,7 +159,8 @@ class Accountant:
 
     def to_dp_event(self):
         """The ledger as a dp_accounting DpEvent tree (every event must have one: Gaussian,
-        Laplace and their Poisson-sampled forms); otherwise export :meth:`pld`."""
+        Laplace and their Poisson-sampled forms, RandomizedResponse, PureDP as randomized
+        response over 2 buckets); otherwise export :meth:`pld`."""
         return I.to_dp_event(self.events)
 
     def pld(self, h: float = 1e-4) -> P.PLD:
@@ -400,6 +403,10 @@ class Accountant:
             return merged[0][0].gaussian_mu()
         return None
 
+    def _pure_total(self) -> float | None:
+        """E = sum of t eps over the events when every one is pure (eps, 0)-DP, else None."""
+        return PU.composed_eps(PL.group(self.events))
+
     def _relations_note(self) -> list[str]:
         kinds = sorted({e.relation.replace("_", "/") for e, _ in self.events
                         if e.relation is not None})
@@ -423,11 +430,15 @@ class Accountant:
         if method == "exact" and mu is None:
             raise ValueError("method 'exact' needs a ledger of Gaussian mechanisms only "
                              "(they compose to one Gaussian); use method='auto'")
+        if method == "pure" and self._pure_total() is None:
+            raise ValueError("method 'pure' needs a ledger of pure (eps, 0)-DP events only "
+                             "(Laplace, PureDP, RandomizedResponse, ...); use method='auto'")
+        pure = ("pure",) if self._pure_total() is not None else ()
         methods: tuple[str, ...]
         if method == "auto" and not compare:
-            methods = ("exact",) if mu is not None else ("rdp", "kov", "pld")
+            methods = ("exact",) if mu is not None else pure + ("rdp", "kov", "pld")
         elif method == "auto" or compare:
-            methods = ("rdp", "kov", "pld") + (("exact",) if mu is not None else ())
+            methods = pure + ("rdp", "kov", "pld") + (("exact",) if mu is not None else ())
         else:
             methods = (method,)
         values: dict = {}
@@ -500,6 +511,10 @@ class Accountant:
         return None
 
     def _by(self, method: str, query: str, arg: float) -> float:
+        if method == "pure":  # closed form of (E, 0)-DP (accounting/pure.py)
+            total = self._pure_total()
+            assert total is not None  # "pure" is asked or chosen only then
+            return PU.pure_epsilon(total, arg) if query == "epsilon" else PU.pure_delta(total, arg)
         if method == "rdp":
             if query == "epsilon":
                 refine = lambda a: float(self._rdp(np.array([a]))[0])  # noqa: E731

@@ -202,7 +202,7 @@ def _cmd_compose(args) -> None:
             print(f"  {row['times']} x {row['event']}({args_text})")
     print(f"delta={args.delta:g}")
     rows = []
-    for m in ("exact", "pld", "rdp", "kov"):
+    for m in ("exact", "pure", "pld", "rdp", "kov"):
         if m in values:
             mark = "  <- reported" if m == res.method else ""
             rows.append((m.upper(), fmt(values[m]) + mark))
