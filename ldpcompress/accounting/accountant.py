@@ -50,6 +50,9 @@ MAX_ROUNDS = 10 ** 9  # composed rounds in all; beyond, integer sizes overflow i
 METHODS = ("auto", "pld", "rdp", "kov", "exact", "pure")
 DUAL_MAX_ROUNDS = 40  # up to this many rounds, round-up/round-down grids (gap <= T h) win
 H_MIN, H_MAX = 1e-7, 0.5
+# the finest grid chosen when rounded-up rounds dominate the gap: half dp_accounting's default
+# 1e-4 (its connect-the-dots sampled-Gaussian grids are within ~3e-5 of their limit there)
+H_ROUNDED_MIN = 5e-5
 
 
 class Accountant:
@@ -277,12 +280,31 @@ class Accountant:
     def _scheme(self) -> str:
         return "dual" if self._grid_rounds() <= DUAL_MAX_ROUNDS else "mean"
 
+    def _rounded_rounds(self) -> int:
+        """Grids composed whose "mean" grid is not mean-rounded (Event.MEAN_GRID False): each
+        adds up to h to the certified gap, whatever the other rounds do."""
+        return sum(t for e, t in self._merged() if not e.MEAN_GRID)
+
     def _gap_per_h(self, delta: float) -> float:
-        """Predicted gap (upper - lower) in eps per unit of h for the scheme in use."""
+        """Predicted gap (upper - lower) in eps per unit of h for the scheme in use: T for
+        round-up/round-down grids; for one mean grid, the rounded-up rounds' h each plus the
+        GLW21 concentration term of the mean-rounded ones."""
         t = self._grid_rounds()
         if self._scheme() == "dual":
             return float(t)
-        return 2.0 * math.sqrt(t * math.log(100.0 / delta) / 2.0) + 1.0
+        det = self._rounded_rounds()
+        return det + 2.0 * math.sqrt((t - det) * math.log(100.0 / delta) / 2.0) + 1.0
+
+    def _h_floor(self, delta: float) -> float:
+        """The finest grid the accountant chooses by itself: H_ROUNDED_MIN when rounded-up
+        rounds dominate the predicted gap on one mean grid (a gap ~ T h that only a grid of
+        ~T / target points would certify: the target is reported missed instead), else
+        H_MIN."""
+        t, det = self._grid_rounds(), self._rounded_rounds()
+        if self._scheme() == "mean" and det > 0 and \
+                det >= 2.0 * math.sqrt((t - det) * math.log(100.0 / delta) / 2.0) + 1.0:
+            return H_ROUNDED_MIN
+        return H_MIN
 
     def _pld_at(self, h: float, fn):
         """fn(upper_pld, lower_pld_or_None, scheme) on the grids of step h: scheme "dual" (a
@@ -302,13 +324,15 @@ class Accountant:
         """(upper, lower, h, notes): the PLD answer with h fixed by the user, or chosen so the
         gap is <= self.gap x the answer. GridTooLarge coarsens h."""
         notes = []
+        floor = H_MIN
         if self.h is not None:
             h, auto = self.h, False
         else:
             auto = True
             per_h = self._gap_per_h(delta_for_gap)
             scale = eps_scale if eps_scale and math.isfinite(eps_scale) else 1.0
-            h = min(H_MAX, max(H_MIN, 0.8 * self.gap * scale / per_h))
+            floor = self._h_floor(delta_for_gap)
+            h = min(H_MAX, max(floor, 0.8 * self.gap * scale / per_h))
         coarsened = False
         last = None
         for _ in range(12):
@@ -330,9 +354,9 @@ class Accountant:
             if not (auto and refine) or coarsened or low is None or not math.isfinite(up):
                 break
             gap = up - low
-            if gap <= self.gap * up or h <= H_MIN:
+            if gap <= self.gap * up or h <= floor:
                 break
-            h = max(H_MIN, 0.8 * h * self.gap * up / gap)  # refine once more
+            h = max(floor, 0.8 * h * self.gap * up / gap)  # refine once more
         if last is None:
             raise ValueError("the PLD grid could not be sized: " + "; ".join(notes))
         up, low, h = last
@@ -342,7 +366,11 @@ class Accountant:
                          "exceeds it): not an answer")
         if refine and low is not None and math.isfinite(up) and up > 0 and \
                 up - low > self.gap * up:
-            notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}")
+            why = (f" (the finest grid chosen when {self._rounded_rounds():,} rounded-up rounds "
+                   "dominate the gap: fix h to go finer)"
+                   if auto and floor == H_ROUNDED_MIN and h <= floor else "")
+            notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}"
+                         + why)
         return up, low, h, notes
 
     def _check_pld_cost(self, h: float) -> None:
@@ -479,8 +507,9 @@ class Accountant:
         if lower is not None and lower > value:
             lower = value  # a tighter method beat the PLD's own optimistic estimate
         others = {m: v for m, v in values.items() if m != best}
+        target = self.gap if self.h is None and h is not None and query == "epsilon" else None
         return AccountingResult(query, value, lower, best, others,
-                                compute_time() - clock, h, tuple(notes), self._plan.note)
+                                compute_time() - clock, h, tuple(notes), self._plan.note, target)
 
     def _pld_by(self, query: str, arg: float, values: dict):
         finite = [v for v in values.values() if v is not None and math.isfinite(v)]

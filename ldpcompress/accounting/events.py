@@ -67,6 +67,9 @@ class Event:
     """
 
     relation: str | None = None  # a class constant, or a field where the user gives it
+    # pld(h, "mean") rounds mean-preservingly (GLW21: a composed gap ~ h sqrt(T)); False where it
+    # falls back to a round-up or on-grid connect-the-dots grid (a certified gap ~ T h)
+    MEAN_GRID: ClassVar[bool] = True
 
     def pld(self, h: float, rounding: str) -> P.PLD | None:
         raise NotImplementedError
@@ -326,6 +329,8 @@ class OracleShuffledRound(_DotsRound):
 class Gaussian(Event):
     """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity."""
 
+    MEAN_GRID: ClassVar[bool] = False
+
     sigma: float
     sensitivity: float = 1.0
 
@@ -349,6 +354,8 @@ class Gaussian(Event):
 @dataclass(frozen=True)
 class Laplace(Event):
     """Laplace mechanism with scale b and L1 sensitivity s."""
+
+    MEAN_GRID: ClassVar[bool] = False
 
     scale: float
     sensitivity: float = 1.0
@@ -484,6 +491,7 @@ class _PoissonSampled(Event):
     sensitivity."""
 
     relation = "add/remove"
+    MEAN_GRID: ClassVar[bool] = False  # connect-the-dots on the grid for "up" and "mean"
     NOISE: ClassVar[type]
     SCALE: ClassVar[str]
     sensitivity: float
