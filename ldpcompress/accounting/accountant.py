@@ -53,6 +53,7 @@ H_MIN, H_MAX = 1e-7, 0.5
 # the finest grid chosen when rounded-up rounds dominate the gap: half dp_accounting's default
 # 1e-4 (its connect-the-dots sampled-Gaussian grids are within ~3e-5 of their limit there)
 H_ROUNDED_MIN = 5e-5
+ROUNDED_MAX_POINTS = 2 ** 20  # a refinement below H_ROUNDED_MIN stays under this grid length
 
 
 class Accountant:
@@ -295,11 +296,18 @@ class Accountant:
         det = self._rounded_rounds()
         return det + 2.0 * math.sqrt((t - det) * math.log(100.0 / delta) / 2.0) + 1.0
 
+    def _grid_points(self, h: float) -> int:
+        """Length of the longest direction of the composed grid of step h (built already)."""
+        key = (h, "mean" if self._scheme() == "mean" else "up",
+               None if self._plan is None else self._plan.points)
+        pld = self._composed.get(key)
+        return 0 if pld is None else max(d.pmf.size for d in pld.dirs)
+
     def _h_floor(self, delta: float) -> float:
-        """The finest grid the accountant chooses by itself: H_ROUNDED_MIN when rounded-up
-        rounds dominate the predicted gap on one mean grid (a gap ~ T h that only a grid of
-        ~T / target points would certify: the target is reported missed instead), else
-        H_MIN."""
+        """The finest first grid the accountant tries: H_ROUNDED_MIN when rounded-up rounds
+        dominate the predicted gap on one mean grid (a gap ~ T h: the target may need a grid
+        too long to compose quickly; a refinement below it is made only while the composed grid
+        stays under ROUNDED_MAX_POINTS, else the target is reported missed), else H_MIN."""
         t, det = self._grid_rounds(), self._rounded_rounds()
         if self._scheme() == "mean" and det > 0 and \
                 det >= 2.0 * math.sqrt((t - det) * math.log(100.0 / delta) / 2.0) + 1.0:
@@ -324,7 +332,7 @@ class Accountant:
         """(upper, lower, h, notes): the PLD answer with h fixed by the user, or chosen so the
         gap is <= self.gap x the answer. GridTooLarge coarsens h."""
         notes = []
-        floor = H_MIN
+        floor, stopped = H_MIN, False
         if self.h is not None:
             h, auto = self.h, False
         else:
@@ -354,9 +362,13 @@ class Accountant:
             if not (auto and refine) or coarsened or low is None or not math.isfinite(up):
                 break
             gap = up - low
-            if gap <= self.gap * up or h <= floor:
+            if gap <= self.gap * up or h <= H_MIN:
                 break
-            h = max(floor, 0.8 * h * self.gap * up / gap)  # refine once more
+            finer = max(H_MIN, 0.8 * h * self.gap * up / gap)  # refine once more
+            if finer < floor and self._grid_points(h) * h / finer > ROUNDED_MAX_POINTS:
+                stopped = True  # rounded-up rounds dominate: a grid this fine costs minutes
+                break
+            h = finer
         if last is None:
             raise ValueError("the PLD grid could not be sized: " + "; ".join(notes))
         up, low, h = last
@@ -366,9 +378,9 @@ class Accountant:
                          "exceeds it): not an answer")
         if refine and low is not None and math.isfinite(up) and up > 0 and \
                 up - low > self.gap * up:
-            why = (f" (the finest grid chosen when {self._rounded_rounds():,} rounded-up rounds "
-                   "dominate the gap: fix h to go finer)"
-                   if auto and floor == H_ROUNDED_MIN and h <= floor else "")
+            why = (f" (rounded-up rounds ({self._rounded_rounds():,}) dominate the gap: the "
+                   f"grid it needs would pass {ROUNDED_MAX_POINTS:,} points; fix h to go finer)"
+                   if stopped else "")
             notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}"
                          + why)
         return up, low, h, notes
