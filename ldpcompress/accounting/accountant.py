@@ -288,13 +288,12 @@ class Accountant:
 
     def _gap_per_h(self, delta: float) -> float:
         """Predicted gap (upper - lower) in eps per unit of h for the scheme in use: T for
-        round-up/round-down grids; for one mean grid, the rounded-up rounds' h each plus the
-        GLW21 concentration term of the mean-rounded ones."""
+        round-up/round-down grids, the GLW21 concentration term for one mean grid (a first
+        guess: the measured gap refines it, and rounded-up rounds are met by _h_floor)."""
         t = self._grid_rounds()
         if self._scheme() == "dual":
             return float(t)
-        det = self._rounded_rounds()
-        return det + 2.0 * math.sqrt((t - det) * math.log(100.0 / delta) / 2.0) + 1.0
+        return 2.0 * math.sqrt(t * math.log(100.0 / delta) / 2.0) + 1.0
 
     def _grid_points(self, h: float) -> int:
         """Length of the longest direction of the composed grid of step h (built already)."""
