@@ -134,7 +134,7 @@ def test_json_says_when_the_gap_target_is_missed(tmp_path, capsys):
     one of the notes)."""
     from ldpcompress.accounting import PoissonSampledGaussian
     path = tmp_path / "sgd.json"
-    Accountant().compose(PoissonSampledGaussian(sigma=1.1, q=0.004), times=500).save(path)
+    Accountant().compose(PoissonSampledGaussian(sigma=1.1, q=0.004), times=2000).save(path)
     out = _run(["compose", "--delta", "1e-5", "--ledger", str(path)], capsys)["results"]
     assert out["gap_target"] == 0.01 and out["gap_target_met"] is False
     assert out["eps"] - out["lower"] > 0.01 * out["eps"]
