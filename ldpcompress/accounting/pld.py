@@ -250,7 +250,10 @@ def _fft_conv(a: np.ndarray, b: np.ndarray):
     """Linear convolution by zero-padded real FFT, and a bound on its L1 rounding error."""
     size = a.size + b.size - 1
     nfft = sfft.next_fast_len(size, real=True)
-    out = sfft.irfft(sfft.rfft(a, nfft) * sfft.rfft(b, nfft), nfft)[:size]
+    fa = sfft.rfft(a, nfft)
+    # a squaring (self-composition by repeated squaring) transforms its operand once
+    fb = fa if b is a else sfft.rfft(b, nfft)
+    out = sfft.irfft(fa * fb, nfft)[:size]
     # ||fl(a*b) - a*b||_2 <= 5 u log2(N) ||a||_2 ||b||_2, and L1 <= sqrt(N) L2; clipping the
     # negative noise to zero moves each entry by at most its own error.
     err = 2.0 * math.sqrt(nfft) * 5.0 * UNIT_ROUNDOFF * math.log2(nfft) * \
