@@ -58,6 +58,7 @@ _EXPORTS = {
     **dict.fromkeys(["PIRappor", "VectorPIRappor", "FieldReports"], "randomizers.pirappor"),
     "PrivUnit2": "randomizers.privunit",
     **dict.fromkeys(["LaplaceScalar", "GaussianScalar"], "randomizers.scalar"),
+    "TableRandomizer": "randomizers.table",
     **dict.fromkeys(["LocalRandomizer", "Privacy"], "randomizers.contract"),
     "compress": "compression.sampler",
     "CompressedRandomizer": "compression.compressed",
@@ -96,6 +97,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and readers
     from .randomizers.rappor import OUE, RAPPOR
     from .randomizers.scalar import GaussianScalar, LaplaceScalar
     from .randomizers.subset import SubsetSelection
+    from .randomizers.table import TableRandomizer
 
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
            "Bound", "Accountant", "ShuffledRound",
@@ -104,7 +106,7 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "ShuffledSGDPass", "SampledShuffledRound", "SampledKRRShuffledRound",
            "SampledOracleShuffledRound", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
-           "LaplaceScalar", "GaussianScalar", "LocalRandomizer", "Privacy", "compress", "CompressedRandomizer",
+           "LaplaceScalar", "GaussianScalar", "TableRandomizer", "LocalRandomizer", "Privacy", "compress", "CompressedRandomizer",
            "ItemDomain", "clip_nonnegative", "project_simplex", "norm_sub", "simulation_entropy",
            "docs_path"]
 __version__ = "0.3.0"

@@ -7,7 +7,7 @@ import numpy as np
 
 from ldpcompress.randomizers import (
     KRR, OLH, OUE, RAPPOR, GaussianScalar, HadamardResponse, LaplaceScalar, OneBitSphere,
-    PIRappor, PrivUnit2, SubsetSelection, VectorPIRappor)
+    PIRappor, PrivUnit2, SubsetSelection, TableRandomizer, VectorPIRappor)
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "docs", "examples", "yes_no.py")
 
@@ -47,11 +47,14 @@ SHIPPED = [
     ("subset", lambda: SubsetSelection(12, 1.5), frequency_inputs(12)),
     ("olh", lambda: OLH(12, 1.5), frequency_inputs(12)),
     ("hadamard", lambda: HadamardResponse(12, 1.5), frequency_inputs(12)),
+    ("hadamard-basic", lambda: HadamardResponse(12, 1.5, variant="basic"), frequency_inputs(12)),
     ("pi-rappor", lambda: PIRappor(12, 1.5), frequency_inputs(12)),
     ("pi-rappor-sym", lambda: PIRappor(12, 1.0, symmetric=True), frequency_inputs(12)),
     ("pi-rappor-vector", lambda: VectorPIRappor(12, 1.5, 5), frequency_inputs(12)),
     ("privunit2", lambda: PrivUnit2(6, 2.0), vector_inputs(6)),
     ("onebit-sphere", lambda: OneBitSphere(6, 2.0), vector_inputs(6)),
+    ("table", lambda: TableRandomizer([[0.5, 0.25, 0.125, 0.125], ["1/8", "1/2", "1/4", "1/8"],
+                                       ["1/6", "1/6", "1/2", "1/6"]]), frequency_inputs(3)),
 ]
 # scalar means (the Gaussian is not pure DP: eps = inf, delta from its own accounting)
 SCALARS = [
@@ -78,6 +81,8 @@ def frequency_cases(cases=None):
 def variant(randomizer) -> str:
     """A randomizer's class, with the flag that makes another mechanism of the same class."""
     name = type(randomizer).__name__
+    if getattr(randomizer, "variant", None) == "basic":  # HadamardResponse's one-bit code
+        return f"{name}(basic)"
     return f"{name}(symmetric)" if getattr(randomizer, "symmetric", False) else name
 
 

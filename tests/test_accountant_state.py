@@ -8,6 +8,7 @@ from ldpcompress.accounting import (
     Accountant,
     AllocatedGaussian,
     AllocatedLaplace,
+    AllocatedShuffledRounds,
     ApproxDP,
     Gaussian,
     KRRShuffledRound,
@@ -88,6 +89,8 @@ NON_DEFAULT = [
     Laplace(scale=20.0, sensitivity=3.0),
     AllocatedGaussian(2.0, steps=50, per_record=2, epochs=3, sensitivity=1.5),
     AllocatedLaplace(3.0, steps=20, per_record=2, epochs=2, sensitivity=2.0),
+    AllocatedShuffledRounds(10 ** 4, 6, 2, "blocks", eps0=2.0, k_rr=50, randomizers="adaptive",
+                            points=60),
 ]
 
 

@@ -10,6 +10,7 @@ from math import comb
 import mpmath as mp
 import numpy as np
 import pytest
+from reference import hadamard as REF_HADAMARD
 from shipped import uncovered
 
 from ldpcompress.accounting import blanket as BL
@@ -68,6 +69,20 @@ def law_olh(o):
                 outs.append([(keep if h[x] == y else (1 - keep) / (o.g - 1)) / o.p ** 2
                              for x in range(o.k)])
                 sup.append(tuple(int(h[x] == y) for x in range(o.k)))
+    return np.array(outs).T, sup
+
+
+def law_hadamard_general(o):
+    """The general code's sets C_x built by tests/reference/hadamard.py (the spread's lines),
+    a1 / |C_x| on C_x, (1 - a1)/(K - |C_x|) off it."""
+    K = o.big_k
+    sets = REF_HADAMARD.support_sets(o.k, o.t, o.m)
+    outs, sup = [], []
+    for y in range(K):
+        inside = [y in c for c in sets]
+        outs.append([o.a1 / len(c) if i else (1 - o.a1) / (K - len(c))
+                     for i, c in zip(inside, sets)])
+        sup.append(tuple(int(i) for i in inside))
     return np.array(outs).T, sup
 
 
@@ -152,7 +167,8 @@ CASES = [
     ("krr", lambda: KRR(3, 1.5), law_krr),
     ("subset", lambda: SubsetSelection(4, 1.0, d=2), law_subset),
     ("olh", lambda: OLH(3, 1.0), law_olh),
-    ("hadamard", lambda: HadamardResponse(4, 1.3), law_hadamard),
+    ("hadamard", lambda: HadamardResponse(4, 1.3), law_hadamard_general),  # t = 2, K = 16
+    ("hadamard-basic", lambda: HadamardResponse(4, 1.3, variant="basic"), law_hadamard),
     ("pi-rappor", lambda: PIRappor(3, 1.0, p=11), law_pirappor),
     ("pi-rappor-sym", lambda: PIRappor(3, 0.8, symmetric=True, p=7), law_pirappor),
     ("pi-rappor-vector", lambda: VectorPIRappor(3, 1.0, q=5), law_vector_pirappor),
@@ -647,7 +663,8 @@ def test_reference_figures():
     assert eps == pytest.approx(0.02357, abs=1e-5)
     eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, RAPPOR(1000, 2.0, symmetric=True)), 1e-6)
     assert eps == pytest.approx(0.03019, abs=1e-5)
-    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, HadamardResponse(1000, 4.0)), 1e-6)
+    basic = HadamardResponse(1000, 4.0, variant="basic")
+    eps = BL.profile_epsilon(BL.blanket_profile(10 ** 6, basic), 1e-6)
     assert eps == pytest.approx(0.02358, abs=1e-5)
     o = OUE(1000, 6.0)
     eps = BL.profile_epsilon(BL.blanket_profile(10 ** 4, o, block_frac=0.0), 1e-6)
@@ -678,8 +695,11 @@ def test_structures_from_oracles():
     sym = BL.structure(RAPPOR(100, 1.5, symmetric=True))
     assert sym.eps0 == pytest.approx(3.0, rel=1e-13)
     assert sym.gamma == pytest.approx(math.exp(-1.5), rel=1e-13)
-    had = BL.structure(HadamardResponse(100, 2.0))
+    had = BL.structure(HadamardResponse(100, 2.0, variant="basic"))
     assert had.gamma == pytest.approx(2 / (math.exp(2.0) + 1), rel=1e-13)
+    gen = HadamardResponse(100, 2.0)  # density a = 2^-t: gamma = 1/(a e^eps + 1 - a)
+    a = 2.0 ** -gen.t
+    assert BL.structure(gen).gamma == pytest.approx(1 / (a * math.exp(2.0) + 1 - a), rel=1e-13)
     sub = BL.structure(SubsetSelection(50, 2.0, d=7))
     assert sub.gamma == pytest.approx(1 / (1 + 7 / 50 * math.expm1(2.0)), rel=1e-13)
     olh = BL.structure(OLH(100, 3.0))

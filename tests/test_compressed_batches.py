@@ -289,7 +289,7 @@ def test_simulated_encoder_checks_inputs_and_ratios():
     (PIRappor(100, 2.0), r"PI-RAPPOR report is \d+ bits, already shorter than a 17-byte"),
     (VectorPIRappor(100, 2.0, 5), r"report is \d+ bits, already shorter than a 17-byte"),
     (OLH(100, 2.0), r"OLH report is \d+ bits, already shorter than a 17-byte"),
-    (HadamardResponse(100, 2.0), r"Hadamard response report is 7 bits"),
+    (HadamardResponse(100, 2.0, variant="basic"), r"Hadamard response report is 7 bits"),
     (OneBitSphere(8, 1.0), "no reference sampler"),
 ])
 def test_compress_refuses_naming_the_reason(rand, why):

@@ -68,6 +68,7 @@ ORACLES = [
     lambda: VectorPIRappor(64, 1.5, q=11), lambda: KRR(64, 2.0),
     lambda: OUE(64, 2.0), lambda: RAPPOR(64, 2.0, symmetric=True),
     lambda: SubsetSelection(64, 1.0), lambda: OLH(64, 2.0), lambda: HadamardResponse(64, 2.0),
+    lambda: HadamardResponse(64, 2.0, variant="basic"), lambda: HadamardResponse(64, 4.0, t=4),
 ]
 
 
@@ -164,7 +165,7 @@ def _error(call):
 
 def test_hadamard_out_of_range_report_is_refused_not_a_memory_error():
     # was: counts ~1e19, a segfault or "free(): invalid next size" (bincount longer than K)
-    msg = _error(lambda: HadamardResponse(10, 1.0).estimate(np.array([1, 16])))
+    msg = _error(lambda: HadamardResponse(10, 1.0, variant="basic").estimate(np.array([1, 16])))
     assert "report 1" in msg and "[0, 16)" in msg
 
 

@@ -26,6 +26,7 @@ from ldpcompress import ItemDomain, PIRappor, SubsetSelection
 from ldpcompress.accounting import (Accountant, AllocatedGaussian, AllocatedLaplace, Gaussian,
                                     KRRShuffledRound, Laplace, OracleShuffledRound, PureDP,
                                     ShuffledRound)
+from ldpcompress.accounting.allocation import AllocatedShuffledRounds
 
 SCALE = int(os.environ.get("LDPC_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(max_examples=SCALE or 60, deadline=None, derandomize=not SCALE,
@@ -57,6 +58,9 @@ def ledger(tmp_path_factory):
     acct.compose(KRRShuffledRound(n=1000, eps0=1.0, k=5))
     acct.compose(OracleShuffledRound(1000, SubsetSelection(8, 2.0)))
     acct.compose(OracleShuffledRound(1000, PIRappor(8, 2.0)))
+    acct.compose(AllocatedShuffledRounds(1000, 6, 2, "blocks", eps0=1.0, k_rr=5,
+                                         randomizers="adaptive"))
+    acct.compose(AllocatedShuffledRounds(1000, 30, 1, "distinct", oracle=PIRappor(8, 2.0)))
     acct.compose(AllocatedGaussian(3.0, steps=200, per_record=2, epochs=2, sensitivity=1.5))
     acct.compose(AllocatedLaplace(6.0, steps=20, per_record=2, epochs=2, sensitivity=2.0))
     path = tmp_path_factory.mktemp("ledger") / "ledger.json"

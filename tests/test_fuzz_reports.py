@@ -57,6 +57,10 @@ def hadamard_supports(o, r, j):
     return popcount((j + 1) & int(r)) % 2 == 0
 
 
+def general_hadamard_supports(o, r, j):
+    return all(popcount(int(row) & int(r)) % 2 == 0 for row in o.rows()[j])
+
+
 def vector_supports(o, r, j):
     digits = [(j // o.q ** d) % o.q for d in range(o.t)]
     return (sum(int(a) * x for a, x in zip(r[:-1], digits)) + int(r[-1])) % o.q < o.s
@@ -81,7 +85,10 @@ CASES = {
     "subset-randomizer": (lambda: SubsetSelection(K, 0.5, d=3), 3, lambda o: [o.k] * 3,
                           subset_supports),
     "olh": (lambda: OLH(K, 1.0), 3, lambda o: [o.p, o.p, o.g], olh_supports),
-    "hadamard": (lambda: HadamardResponse(K, 1.0), None, lambda o: [o.big_k], hadamard_supports),
+    "hadamard": (lambda: HadamardResponse(K, 1.0, variant="basic"), None, lambda o: [o.big_k],
+                 hadamard_supports),
+    "hadamard-general": (lambda: HadamardResponse(K, 3.0), None, lambda o: [o.big_k],
+                         general_hadamard_supports),
     "vector-pi-rappor": (lambda: VectorPIRappor(K, 1.0, q=3), 3, lambda o: [o.q] * 3,
                          vector_supports),
 }
@@ -314,6 +321,8 @@ CONSTRUCTORS = {
     "krr": lambda k, e, x: KRR(k, e), "rappor": lambda k, e, x: RAPPOR(k, e, x),
     "subset": lambda k, e, x: SubsetSelection(k, e, x), "olh": lambda k, e, x: OLH(k, e),
     "hadamard": lambda k, e, x: HadamardResponse(k, e),
+    "hadamard-basic": lambda k, e, x: HadamardResponse(k, e, "basic"),
+    "hadamard-t": lambda k, e, x: HadamardResponse(k, e, t=x),
     "pi-rappor": lambda k, e, x: PIRappor(k, e, x),
     "pi-rappor-p": lambda k, e, x: PIRappor(5, e, p=x),
     "vector": lambda k, e, x: VectorPIRappor(k, e, q=x),

@@ -36,6 +36,7 @@ from . import pld as P
 from . import pure as PU
 from . import rdp as R
 from . import state as S
+from . import allocation as _allocation  # noqa: F401  (registers its event in EVENTS)
 from .events import EVENTS, Event, Gaussian
 from .kov import kov_delta, kov_epsilon
 from .result import AccountingResult

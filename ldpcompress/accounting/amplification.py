@@ -465,6 +465,12 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
         return _scalar_plan(n, st, oracle)
+    from ..randomizers.table_law import TableStructure
+    if isinstance(st, TableStructure):  # docs/theory.md §2.15: its blanket and its attack
+        from .table import table_bounds
+        uppers, low = table_bounds(n, st)
+        return _Query(n, st.eps0, uppers, low, "", st.eps0 <= EXP_MAX,
+                      dict(n=n, eps0=st.eps0, k=st.k, delta0=0.0, oracle=oracle.describe()))
     if st is None:  # no blanket law stated: the generic bound at its replacement eps
         eps0 = V.local_eps0(oracle.replacement_eps, "the randomizer's replacement eps")
         params = dict(n=n, eps0=eps0, k=getattr(oracle, "k", None), delta0=0.0,
@@ -495,15 +501,13 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
 
 
 def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
-    """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, the generic
-    bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
-    from .scalar import ScalarBlanketProfile, ScalarLowerProfile
+    """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, one report's
+    divergence, the generic bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no
+    finite eps0), its attack."""
+    from .scalar import ScalarBlanketProfile, ScalarLocalProfile, ScalarLowerProfile
     finite = st.eps0 <= EXP_MAX
-    blanket = ScalarBlanketProfile(n, st)
-    if not finite and blanket.unsupported() is not None:
-        raise ValueError(f"{oracle.describe()}: {blanket.unsupported()}; Gaussian noise has no "
-                         "other bound (use sigma >= (hi - lo)/20)")
-    uppers = ((GeneralProfile(n, st.eps0),) if finite else ()) + (blanket,)
+    uppers = (((GeneralProfile(n, st.eps0),) if finite else ())
+              + (ScalarLocalProfile(n, st), ScalarBlanketProfile(n, st)))
     params = dict(n=n, eps0=st.eps0 if finite else None, k=None, delta0=0.0,
                   oracle=oracle.describe())
     return _Query(n, st.eps0, uppers, ScalarLowerProfile(n, st), "", finite, params)

@@ -47,6 +47,7 @@ from ..kernels.records import record
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
+from ..randomizers.table_law import TableStructure
 from .profiles import Profile
 from .rounding import round_down
 
@@ -66,7 +67,7 @@ J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta b
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
-def structure(oracle) -> ShuffleStructure | ScalarStructure | None:
+def structure(oracle) -> ShuffleStructure | ScalarStructure | TableStructure | None:
     """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
     derived from its realised parameters), or None when it states none (the generic bound at
     its replacement eps applies); TypeError for anything that is not a randomizer."""
@@ -74,9 +75,10 @@ def structure(oracle) -> ShuffleStructure | ScalarStructure | None:
         raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
                         f"{type(oracle).__name__}")
     st = oracle.shuffle_structure()
-    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure)):
+    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure, TableStructure)):
         raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        f"ShuffleStructure, a ScalarStructure or None, got {type(st).__name__}")
+                        "ShuffleStructure, a ScalarStructure, a TableStructure or None, got "
+                        f"{type(st).__name__}")
     return st
 
 
@@ -95,8 +97,8 @@ def require_structure(oracle) -> ShuffleStructure:
         raise ValueError(f"{oracle.describe()} states no blanket structure "
                          "(shuffle_structure() is None): no privacy-blanket bound applies")
     if not isinstance(st, ShuffleStructure):
-        raise ValueError(f"{oracle.describe()} states a scalar (x + noise) structure: the "
-                         "binary-support blanket does not apply (amplification.epsilon and "
+        raise ValueError(f"{oracle.describe()} states a scalar (x + noise) or table structure: "
+                         "the binary-support blanket does not apply (amplification.epsilon and "
                          "delta use its own)")
     return st
 

@@ -20,9 +20,11 @@ from ..core.numerics import EXP_MAX, TOL_MIN, UNIT_ROUNDOFF
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import ShuffleStructure
+from ..randomizers.table_law import TableStructure
 from . import blanket as BL
 from . import gaussian as G
 from . import scalar as SC
+from . import table as TB
 from . import pld as P
 from . import rdp as R
 from . import participation as PA
@@ -287,7 +289,7 @@ class OracleShuffledRound(_DotsRound):
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
     @functools.cached_property
-    def structure(self) -> ShuffleStructure | ScalarStructure | None:
+    def structure(self) -> ShuffleStructure | ScalarStructure | TableStructure | None:
         """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
         return BL.structure(self.oracle)
 
@@ -317,6 +319,11 @@ class OracleShuffledRound(_DotsRound):
         general = GeneralProfile(self.n, self.eps0)
         if st is None:
             return lambda e: general.delta(e, DOTS_TOL)
+        if isinstance(st, TableStructure):  # docs/theory.md §2.15
+            table = TB.TableBlanketProfile(self.n, st)
+            if table.unsupported() is not None:
+                return lambda e: general.delta(e, DOTS_TOL)
+            return lambda e: min(general.delta(e, DOTS_TOL), table.delta(e, BLANKET_DOTS_TOL))
         if st.krr_k is not None:  # the law of k-RR: its own bounds
             return KRRShuffledRound(self.n, st.eps0, st.krr_k)._profile()
         # M'-blocks of half a standard deviation (sound, see blanket.py): 4x fewer terms for
@@ -804,7 +811,7 @@ class SampledOracleShuffledRound(_SampledRound):
         self._checked_sampling()
 
     @functools.cached_property
-    def structure(self) -> ShuffleStructure | ScalarStructure | None:
+    def structure(self) -> ShuffleStructure | ScalarStructure | TableStructure | None:
         """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
         return BL.structure(self.oracle)
 
@@ -819,9 +826,10 @@ class SampledOracleShuffledRound(_SampledRound):
         return self._eps0
 
     def _uppers(self):
-        if self.structure is None:
+        st = self.structure
+        if st is None or isinstance(st, TableStructure):  # a table: the general bound
             return PA.upper_profiles(self.n, self.sampling, eps0=self._eps0)
-        return PA.upper_profiles(self.n, self.sampling, st=self.structure)
+        return PA.upper_profiles(self.n, self.sampling, st=st)
 
 
 EVENTS.update({cls.__name__: cls for cls in (SampledShuffledRound, SampledKRRShuffledRound,

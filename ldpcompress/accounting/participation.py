@@ -49,6 +49,7 @@ from ..kernels.participation import (
 )
 from ..kernels.records import record
 from ..randomizers.scalar import ScalarStructure
+from ..randomizers.table_law import TableStructure
 from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
 from .profiles import Profile, window_tol
@@ -593,9 +594,12 @@ def profile_epsilon(profile: SampledProfile, delta: float, eps_max: float | None
 
 def sampled_structure(oracle) -> ShuffleStructure | None:
     """The blanket structure of a randomizer whose round is sampled (blanket.structure): a
-    binary-support one or None (the general bound); ValueError for x + noise, whose blanket
-    (accounting/scalar.py) is derived for every user reporting."""
+    binary-support one or None (the general bound at its eps0, also for a table randomizer,
+    whose own blanket, accounting/table.py, is derived for every user reporting); ValueError
+    for x + noise, whose blanket (accounting/scalar.py) is derived for every user reporting."""
     st = BL.structure(oracle)
+    if isinstance(st, TableStructure):
+        return None
     if isinstance(st, ScalarStructure):
         raise ValueError(f"{oracle.describe()}: participation sampling (gamma=, sample=) of an "
                          "x + noise randomizer is not accounted: its bounds are for every user "

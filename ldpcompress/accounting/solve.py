@@ -32,8 +32,14 @@ def epsilon_for_delta(delta_at: Callable[[float], float], target: float, eps_max
     """
     lo, hi = 0.0, eps_max
     x = eps_max if guess is None else min(max(guess, 0.0), eps_max)
-    # Probe downward geometrically from the guess until delta exceeds the target.
+    # Probe downward geometrically from the guess until delta exceeds the target; after a few
+    # probes, eps = 0 is tried once (an almost useless randomizer, e.g. two rows of a table
+    # equal to 1e-7, would otherwise walk down to 1e-300 over hundreds of evaluations).
+    probes = 0
     while True:
+        probes += 1
+        if probes == 6 and x > 1e-300 and delta_at(0.0) <= target:
+            return 0.0
         if x <= 1e-300:
             d0 = delta_at(0.0)
             if d0 <= target:

@@ -10,6 +10,7 @@ from ..core import validate as V
 from ..core.lazy import lazy_module
 from ..core.locked_files import LOCK_TIMEOUT
 from ..core.progress import compute_time, kernel_seconds
+from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
 from .randomizers import AccountedRandomizer, accounted, add_accounted_options
 from .util import (JSON_HELP, add_sampling_options, count, emit_json, fmt, nonempty,
                    number, print_table)
@@ -60,6 +61,16 @@ def _round_event(args, factory: AccountedRandomizer | None):
     n = V.shuffle_users(args.n, "--n")  # the supported range of a shuffled round, up front
     eps0 = None if args.eps0 is None else V.local_eps0(args.eps0, "--eps0")
     k = count(args.k, "--k", 2, V.MAX_K)
+    campaign = allocation_kwargs(args)
+    if campaign:  # random allocation (docs/theory.md §2.16)
+        oracle = None if factory is None else factory(eps0)
+        event = campaign_event(n, eps0, None if factory else k, oracle, campaign)
+        params = dict(n=n, eps0=eps0, k=k, oracle=args.oracle, **campaign)
+        if factory is not None:
+            params.update(factory.params)
+        who = oracle.describe() if oracle is not None else (
+            f"{k}-RR, eps0={eps0:g}" if k is not None else f"eps0-LDP, eps0={eps0:g}")
+        return event, f"{who} reports in {describe(campaign)}", params
     sampling = _sampling(args, n)
     params = dict(n=n, eps0=eps0, k=k, oracle=args.oracle, **sampling)
     who = ""
@@ -153,14 +164,16 @@ def _cmd_compose(args) -> None:
     h = None if args.h is None else P.check_grid(args.h)
     factory = accounted(args)
     needed = ("n", "eps0", "rounds") if factory is None or factory.takes_eps else ("n", "rounds")
+    if args.allocation is not None and args.rounds is None:
+        args.rounds = 1  # with --allocation, --rounds counts whole campaigns (default one)
     given = [o for o in needed if getattr(args, o) is not None]
     if given and len(given) < len(needed):
         missing = sorted(set(needed) - set(given))
         raise ValueError(f"a round needs --n, --eps0 and --rounds (missing --{', --'.join(missing)})")
     if not given and any(v is not None for v in (args.k, args.oracle, args.gamma, args.sample,
-                                                  args.relation)):
-        raise ValueError("--k, --oracle, --gamma, --sample and --relation describe the rounds "
-                         "to add: give --n, --eps0 and --rounds too")
+                                                  args.relation, args.allocation)):
+        raise ValueError("--k, --oracle, --gamma, --sample, --relation and --allocation "
+                         "describe the rounds to add: give --n, --eps0 and --rounds too")
     if not given and path is None:
         raise ValueError("give the rounds (--n, --eps0, --rounds) or a saved --ledger to report")
     event, what, params = None, "", {}
@@ -193,7 +206,9 @@ def _cmd_compose(args) -> None:
                                        events=_ledger_rows(acct)))
         emit_json("compose", params, results, dict(total=res.seconds))
         return
-    if event is not None:
+    if event is not None and args.allocation is not None:
+        print(f"{rounds} x n={params['n']} devices, {what}")
+    elif event is not None:
         print(f"{rounds} shuffled rounds of n={params['n']} {what}")
     if path is not None:
         state = "created" if not existed else ("appended to" if event is not None else "read")
@@ -279,13 +294,15 @@ def register(sub) -> None:
     c.add_argument("--n", type=number, help="users per round")
     c.add_argument("--eps0", type=number,
                    help="local epsilon (with --oracle: the oracle's eps parameter)")
-    c.add_argument("--rounds", type=number, help="number of rounds (1e4 is fine)")
+    c.add_argument("--rounds", type=number, help="number of rounds (1e4 is fine); with "
+                                                 "--allocation, of campaigns (default 1)")
     c.add_argument("--delta", type=number, required=True, help="target delta")
     c.add_argument("--k", type=number, help="k-ary randomized response; with --oracle, the "
                                             "oracle's number of items")
     add_accounted_options(c)
     add_sampling_options(c, "participation sampling: a uniform sample of this many of the n "
                             "users reports in each round")
+    add_allocation_options(c)
     c.add_argument("--ledger", default=None, metavar="FILE",
                    help="a saved ledger: the rounds are appended to it (it is created if absent) "
                         "and the whole ledger is reported")

@@ -7,6 +7,7 @@ import math
 
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
+from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
 from .randomizers import accounted, add_accounted_options
 from .util import JSON_HELP, add_sampling_options, count, emit_json, fmt, number, print_table
 
@@ -55,6 +56,20 @@ def _amplify_forward(args) -> dict:
     eps0 = args.eps0
     if factory is not None:  # the randomizer states its own (realised) eps0
         kwargs, eps0 = dict(oracle=factory(args.eps0)), None
+    campaign = allocation_kwargs(args)
+    if campaign:  # random allocation (docs/theory.md §2.16)
+        if kwargs.get("delta0"):
+            raise ValueError("--delta0 cannot be combined with --allocation: campaigns are "
+                             "accounted for pure eps0-DP randomizers")
+        event = campaign_event(args.n, eps0, kwargs.get("k"), kwargs.get("oracle"), campaign)
+        from ..accounting import allocation as AL
+        fn = AL.delta if args.eps is not None else AL.epsilon
+        arg = args.eps if args.eps is not None else args.delta
+        if arg is None:
+            raise ValueError("give --delta (for eps) or --eps (for delta)")
+        res = fn(event, arg, lower=not args.no_lower).as_dict()
+        res["params"]["oracle"] = kwargs["oracle"].describe() if "oracle" in kwargs else None
+        return res
     kwargs.update(_sampling_kwargs(args))
     lower = not args.no_lower
     from ..accounting import amplification as amp  # the accounting stack: when a query runs
@@ -77,10 +92,13 @@ def _amplify_inverse(args) -> dict:
         raise ValueError("--inverse takes --n (finds the largest eps0) or --eps0 (finds the "
                          "smallest n), not both: the other would be ignored")
     kwargs = _randomizer_kwargs(args)
+    factory = accounted(args)
+    campaign = allocation_kwargs(args)
+    if campaign:
+        return _campaign_inverse(args, kwargs, factory, campaign)
     sampling = _sampling_kwargs(args)
     from ..accounting import inverse
     start = compute_time()
-    factory = accounted(args)
     if args.n is not None:
         if factory is not None:
             if not factory.takes_eps:
@@ -107,6 +125,49 @@ def _amplify_inverse(args) -> dict:
                 seconds=compute_time() - start)
 
 
+def _campaign_inverse(args, kwargs: dict, factory, campaign: dict) -> dict:
+    """--inverse --allocation: the largest eps0 of a campaign (docs/theory.md §2.16); the
+    smallest n only where the campaign is one round at n (one report per device, the same
+    randomizer or any eps0-LDP ones)."""
+    from ..accounting import allocation as AL
+    from ..accounting import inverse
+    if kwargs.get("delta0"):
+        raise ValueError("--delta0 cannot be combined with --allocation: campaigns are "
+                         "accounted for pure eps0-DP randomizers")
+    start = compute_time()
+    shown = dict(kwargs, **campaign) if factory is None else dict(
+        oracle=args.oracle, **factory.params, **campaign)
+    if args.n is not None:
+        if factory is not None and not factory.takes_eps:
+            raise ValueError(f"--inverse --n finds the largest eps0, but --oracle "
+                             f"{args.oracle} has no eps parameter")
+        value = AL.max_eps0(args.n, campaign["rounds"], args.eps, args.delta,
+                            per_device=campaign["per_device"], scheme=campaign["scheme"],
+                            randomizers=campaign["randomizers"], k_rr=kwargs.get("k"),
+                            oracle_factory=factory)
+        what = "max_eps0"
+    else:
+        simple = campaign["per_device"] == 1 and (campaign["randomizers"] == "same"
+                                                  or (factory is None and kwargs.get("k") is None))
+        if not simple:
+            raise ValueError("--inverse --eps0 (smallest n) with --allocation is answered for "
+                             "one report per device with the same randomizer in every round "
+                             "(then the campaign is one round of n devices); use --n to find "
+                             "the largest eps0 instead")
+        if args.eps0 is None and (factory is None or factory.takes_eps):
+            raise ValueError("--inverse needs --n (to find the largest eps0) or --eps0 "
+                             "(smallest n)")
+        if factory is not None:
+            value = inverse.min_n(None, args.eps, args.delta, oracle=factory(args.eps0))
+        else:
+            value = inverse.min_n(args.eps0, args.eps, args.delta, k=kwargs.get("k"))
+        what = "min_n"
+    n = None if args.n is None else count(args.n, "--n")
+    return dict(query=what, value=value, params=dict(n=n, eps0=args.eps0, eps=args.eps,
+                                                     delta=args.delta, **shown),
+                seconds=compute_time() - start)
+
+
 def _show_forward(res: dict) -> None:
     p = res["params"]
     what = "eps" if res["query"] == "epsilon" else "delta"
@@ -118,6 +179,10 @@ def _show_forward(res: dict) -> None:
               f"n={p['n']}, {given}")
     else:
         print(f"Shuffled eps0={p['eps0']:g}-LDP reports, n={p['n']}{k}, {given}")
+    if p.get("rounds") is not None:
+        print(f"{describe(p)}: accounted as "
+              + ("one shuffled round of the n devices (docs/theory.md §2.16)"
+                 if p["per_device"] == 1 else "a composition (docs/theory.md §2.16)"))
     if p.get("gamma") is not None:
         print(f"each user reports with probability gamma={p['gamma']:g}; neighbours: "
               f"{p['relation'].replace('_', '/')}")
@@ -127,6 +192,9 @@ def _show_forward(res: dict) -> None:
     rows = [(b["label"], fmt(b["value"]) if b["value"] is not None else f"n/a ({b['note']})",
              f"{b['seconds'] * 1e3:.2f}") for b in res["bounds"]]
     print_table(rows, ("bound", what, "ms"))
+    for b in res["bounds"]:
+        if b["value"] is not None and b["note"]:
+            print(f"note: {b['note']}")
     print(f"\nbest upper bound: {what} = {fmt(res['value'])} ({res['method']}); "
           f"lower bound: {fmt(res['lower'])}; total {res['seconds'] * 1e3:.1f} ms")
 
@@ -148,12 +216,15 @@ def _show_inverse(res: dict) -> None:
     p = res["params"]
     extra = "".join(f", {key}={p[key]:g}" for key in ("k", "delta0", "gamma", "sample")
                     if p.get(key))
+    campaign_keys = ("rounds", "per_device", "scheme", "randomizers")
     if p.get("relation"):
         extra += f", {p['relation'].replace('_', '/')}"
+    if p.get("rounds") is not None:
+        extra += f", {describe(p)}"
     if p.get("oracle"):
         own = ", ".join(f"{key}={value}" for key, value in p.items() if key not in
                         ("n", "eps0", "eps", "delta", "oracle", "k", "delta0", "gamma",
-                         "sample", "relation"))
+                         "sample", "relation") + campaign_keys)
         extra = f", oracle {p['oracle']}{f' ({own})' if own else ''}{extra}"
     if res["query"] == "max_eps0":
         print(f"Largest local eps0 for central ({p['eps']:g}, {p['delta']:g})-DP with "
@@ -231,6 +302,7 @@ def register(sub) -> None:
                    help="(eps0, delta0)-DP randomizer (FMT21 Thm 3.8); honoured by --inverse")
     add_sampling_options(a, "participation sampling: a uniform sample of this many of the n "
                             "users reports (at most n, or n - 1 under add/remove)")
+    add_allocation_options(a)
     a.add_argument("--inverse", action="store_true",
                    help="with --n: largest eps0; with --eps0: smallest n (§2.10)")
     a.add_argument("--json", action="store_true", help=JSON_HELP)

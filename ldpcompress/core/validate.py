@@ -12,7 +12,7 @@ __all__ = ["shown", "real", "MAX_N", "MAX_K", "MAX_SHUFFLE_N", "positive_finite"
            "tolerance",
            "probability_in", "nonnegative", "probability_open", "probability_closed_open",
            "integer_at_least", "users", "shuffle_users", "blocks", "domain_size", "eps_array",
-           "items"]
+           "items", "item"]
 
 
 MAX_N = 2 ** 53
@@ -171,3 +171,12 @@ def items(xs, k: int) -> np.ndarray:
     if arr.size and (arr.min() < 0 or arr.max() >= k):
         raise ValueError(f"every item must be in [0, {k}); got values in [{arr.min()}, {arr.max()}]")
     return arr.astype(np.int64)
+
+
+def item(x, k: int, what: str = "item") -> int:
+    """One integer ``what`` (item, input) in [0, k) (TypeError for a non-integer or a bool)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"x must be an integer {what}, got {type(x).__name__}")
+    if not 0 <= x < k:
+        raise ValueError(f"x must be in [0, {k}), got {x}")
+    return int(x)

@@ -16,6 +16,7 @@ class                                            module    reports
 :class:`PrivUnit2`                               privunit  mean estimation on the sphere
 :class:`OneBitSphere`                            onebit    the one-bit mean-estimation baseline
 :class:`LaplaceScalar`, :class:`GaussianScalar`  scalar    a bounded value plus Laplace/Gaussian noise
+:class:`TableRandomizer`                         table     any finite randomizer, from its table
 ===============================================  ========  ==================================
 """
 from typing import TYPE_CHECKING
@@ -37,6 +38,8 @@ _EXPORTS = {
     "OneBitSphere": "onebit",
     **dict.fromkeys(["LaplaceScalar", "GaussianScalar", "ScalarStructure"], "scalar"),
     "ShuffleStructure": "structure",
+    "TableRandomizer": "table",
+    "TableStructure": "table_law",
     **dict.fromkeys(["oracle_names", "make_oracle"], "catalog"),
 }
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)  # imported at first use
@@ -56,9 +59,12 @@ if TYPE_CHECKING:
     from .scalar import GaussianScalar, LaplaceScalar, ScalarStructure
     from .structure import ShuffleStructure
     from .subset import SubsetSelection
+    from .table import TableRandomizer
+    from .table_law import TableStructure
     from .vectors import VectorMeanEstimator
 
 __all__ = ["LocalRandomizer", "Privacy", "Column", "SummarySpec", "FrequencyOracle",
            "VectorMeanEstimator", "register", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
-           "OneBitSphere", "LaplaceScalar", "GaussianScalar", "ScalarStructure", "ShuffleStructure", "oracle_names", "make_oracle"]
+           "OneBitSphere", "LaplaceScalar", "GaussianScalar", "ScalarStructure", "ShuffleStructure", "TableRandomizer",
+           "TableStructure", "oracle_names", "make_oracle"]

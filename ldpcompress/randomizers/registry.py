@@ -41,6 +41,7 @@ BUILTIN = {
     "onebit-sphere": "ldpcompress.randomizers.onebit",
     "laplace-scalar": "ldpcompress.randomizers.scalar",
     "gaussian-scalar": "ldpcompress.randomizers.scalar",
+    "table": "ldpcompress.randomizers.table",
     "compressed": "ldpcompress.compression.compressed",
 }
 _CLASSES: dict[str, type[LocalRandomizer]] = {}

@@ -1,5 +1,5 @@
 """The result of aggregating report sets: a dict (``summary``, ``estimate``, ``n``,
-``randomizer``, ``shards``, ``method``, ``auto``) that also reads as an object in a notebook:
+``randomizer``, ``shards``, ``method``, ``auto``, ``cost``, ``expected``) that also reads as an object in a notebook:
 attributes, the randomizer's confidence intervals, a short repr, an HTML table and a pandas
 DataFrame (``to_frame``, pandas optional)."""
 from __future__ import annotations
