@@ -477,10 +477,10 @@ class Accountant:
                              "(Laplace, PureDP, RandomizedResponse, ...); use method='auto'")
         pure = ("pure",) if self._pure_total() is not None else ()
         methods: tuple[str, ...]
-        if method == "auto" and not compare:
-            methods = ("exact",) if mu is not None else pure + ("rdp", "kov", "pld")
+        if method == "auto" and not compare:  # (on a tie, the first listed is reported)
+            methods = ("exact",) if mu is not None else ("rdp", "kov", "pld") + pure
         elif method == "auto" or compare:
-            methods = pure + ("rdp", "kov", "pld") + (("exact",) if mu is not None else ())
+            methods = ("rdp", "kov", "pld") + pure + (("exact",) if mu is not None else ())
         else:
             methods = (method,)
         values: dict = {}
