@@ -24,7 +24,7 @@ import numpy as np
 from scipy import special
 
 from ..core import validate as V
-from ..core.numerics import EXP_MAX
+from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
 from . import pld as P
 from . import rdp as R
 from .events import EVENTS, Event
@@ -62,7 +62,11 @@ def pure_epsilon(total: float, delta: float) -> float:
     x = delta * (1.0 + math.exp(-total))
     if x >= 1.0:
         return 0.0
-    return min(total, round_up(max(0.0, total + math.log1p(-x))))
+    log = math.log1p(-x)
+    # the sum's float error (a few ulps of its terms) is added before the clamp at 0, so a
+    # true value just above 0 is never reported as 0
+    slack = 4.0 * UNIT_ROUNDOFF * (total - log)
+    return min(total, round_up(max(0.0, total + log + slack)))
 
 
 @dataclass(frozen=True)
