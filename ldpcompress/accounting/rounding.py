@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["ROUND_UP", "round_up", "round_down", "fraction_up"]
+__all__ = ["ROUND_UP", "round_up", "round_down", "fraction_up", "fraction_down"]
 
 ROUND_UP = 1.0 + 2.0 ** -40  # covers a relative error of up to ~4000 ulps
 
@@ -33,7 +33,13 @@ def round_down(value):
     return float(out) if np.ndim(value) == 0 else out
 
 
-def fraction_up(value: Fraction) -> float:
-    """The smallest float >= an exact rational (a sum or ratio of floats formed exactly)."""
-    out = float(value)  # correctly rounded to nearest
-    return out if Fraction(out) >= value else math.nextafter(out, math.inf)
+def fraction_up(x: Fraction) -> float:
+    """The smallest float >= the exact rational x."""
+    v = float(x)
+    return v if Fraction(v) >= x else math.nextafter(v, math.inf)
+
+
+def fraction_down(x: Fraction) -> float:
+    """The largest float <= the exact rational x."""
+    v = float(x)
+    return v if Fraction(v) <= x else math.nextafter(v, -math.inf)
