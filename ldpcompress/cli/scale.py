@@ -3,6 +3,7 @@ Any registered randomizer (``--oracle NAME`` and its parameters, ``--compressed`
 ``--plugin``: see ``randomizers``); its inputs come from ``inputs``."""
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 
@@ -14,6 +15,7 @@ from . import randomizers as CR
 from .inputs import inputs_of, simulated
 from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
                    read_domain)
+from ..core.items import BAD_LINES
 
 __all__ = ["POSTPROCESS", "register"]
 
@@ -45,6 +47,20 @@ def _set_results(randomizer: LocalRandomizer, n: int, paths, out) -> dict:
                 disk_bytes_per_report=stored / n)
 
 
+def _coins(args, seed: int):
+    """(entropy, manifest's coins) of ``simulate``: --compressed reports come from the batch
+    simulation encoder with seeded coins (no privacy: a simulation), unless --client-coins
+    asks for the clients' own path (OS CSPRNG coins, 20-40x slower); other randomizers always
+    use the client path (it is fast)."""
+    from ..core.entropy import SYSTEM, simulation_entropy
+    if args.compressed and not args.client_coins:
+        # a key of its own, so the coins are independent of the simulated data (--seed)
+        coin_seed = int.from_bytes(hashlib.sha256(b"ldpcompress simulate coins %d" % seed)
+                                   .digest()[:8], "little")
+        return simulation_entropy(coin_seed), "simulated"
+    return SYSTEM, "os.urandom"
+
+
 def _cmd_simulate(args) -> None:
     from ..scale import writer
     from ..scale.manifest import MAX_SHARDS
@@ -57,22 +73,26 @@ def _cmd_simulate(args) -> None:
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} reports (--n)")
     inputs = inputs_of(randomizer)
+    entropy, coins = _coins(args, seed)
     chunks, truth = simulated(inputs, n, seed, writer.CHUNK)
     paths = writer.write_items(args.out, randomizer, chunks, n, shards, overwrite=args.overwrite,
-                               files={inputs.truth_file: truth}, progress=True)
+                               entropy=entropy, files={inputs.truth_file: truth}, progress=True,
+                               info=dict(coins=coins))
     if args.json:
         params = dict(n=n, shards=shards, seed=seed, out=str(args.out), overwrite=args.overwrite,
-                      **_randomizer_params(args))
-        emit_json("simulate", params, _set_results(randomizer, n, paths, args.out),
+                      client_coins=args.client_coins, **_randomizer_params(args))
+        emit_json("simulate", params,
+                  dict(_set_results(randomizer, n, paths, args.out), coins=coins),
                   dict(total=time.perf_counter() - start))
         return
     print(f"wrote {n:,} reports of {randomizer.describe()} in {len(paths)} files to {args.out} "
           f"with a manifest and {inputs.truth_file} (eps = {randomizer.eps:.4f}, "
-          f"{randomizer.privacy.value})")
+          f"{randomizer.privacy.value}; coins {coins})")
 
 
 def _cmd_encode(args) -> None:
-    from ..scale.items_csv import count_csv_items, count_csv_vectors, csv_items, csv_vectors
+    from ..scale.items_csv import count_csv_items_mapped, count_csv_vectors, csv_items, \
+        csv_vectors
     from ..scale.manifest import MAX_SHARDS
     from ..scale.writer import write_items
     start = time.perf_counter()
@@ -88,7 +108,8 @@ def _cmd_encode(args) -> None:
         if domain is not None and domain.k != inputs.size:
             raise ValueError(f"--domain {args.domain} holds {domain.k} names, not the "
                              f"{inputs.size} items of {randomizer.describe()}")
-        n = count_csv_items(args.csv, inputs.size, args.header, domain)  # every line checked
+        # every line checked
+        n, mapped = count_csv_items_mapped(args.csv, inputs.size, args.header, domain)
         rows = csv_items(args.csv, inputs.size, args.header, domain)
     else:  # vectors, or real values (one number a line): rows of inputs.size numbers
         if domain is not None:
@@ -99,20 +120,37 @@ def _cmd_encode(args) -> None:
         def check(chunk):
             return randomizer.check_items(chunk.reshape(shape))
 
-        n = count_csv_vectors(args.csv, inputs.size, args.header, check)
+        n, mapped = count_csv_vectors(args.csv, inputs.size, args.header, check), 0
         rows = (c.reshape(shape) for c in csv_vectors(args.csv, inputs.size, args.header))
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} inputs in {args.csv}")
     paths = write_items(args.out, randomizer, rows, n, shards, overwrite=args.overwrite,
-                        progress=True)
+                        progress=True, info=dict(coins="os.urandom", items=domain))
     if args.json:
         params = dict(csv=str(args.csv), header=args.header, domain=args.domain, shards=shards,
-                      out=str(args.out), overwrite=args.overwrite, **_randomizer_params(args))
-        emit_json("encode", params, _set_results(randomizer, n, paths, args.out),
-                  dict(total=time.perf_counter() - start))
+                      out=str(args.out), overwrite=args.overwrite, catch_all=args.catch_all,
+                      bad_lines=args.bad_lines, **_randomizer_params(args))
+        results = _set_results(randomizer, n, paths, args.out)
+        if domain is not None:
+            results.update(catch_all=mapped if domain.catch_all else None,
+                           bad_lines=domain.bad_lines.count,
+                           bad_lines_named=[list(b) for b in domain.bad_lines])
+        emit_json("encode", params, results, dict(total=time.perf_counter() - start))
         return
     print(f"encoded {n:,} inputs from {args.csv} with {randomizer.describe()} into "
           f"{len(paths)} files in {args.out}")
+    _say_domain(domain, mapped, n)
+
+
+def _say_domain(domain, mapped: int, n: int) -> None:
+    """What the domain file's bad lines and the catch-all did (nothing when neither)."""
+    if domain is None:
+        return
+    if domain.bad_lines.count:
+        print(f"--domain: {domain.bad_lines.describe()}")
+    if domain.catch_all:
+        print(f"{mapped:,} of {n:,} inputs ({mapped / n:.2%}) were outside the domain: counted "
+              f"in its catch-all item {domain.names[-1]!r} (item {domain.k - 1})")
 
 
 def _security(args):
@@ -128,8 +166,12 @@ def _security(args):
 
 
 def _domain(args):
-    """The --domain file (one public item name per line) or None."""
-    return None if args.domain is None else read_domain(args.domain)
+    """The --domain file (one public item name per line; --catch-all, --bad-lines) or None."""
+    if args.domain is None:
+        if args.catch_all or args.bad_lines != "error":
+            raise ValueError("--catch-all and --bad-lines apply to a --domain file: give one")
+        return None
+    return read_domain(args.domain, catch_all=args.catch_all, bad_lines=args.bad_lines)
 
 
 def _cmd_aggregate(args) -> None:
@@ -162,6 +204,12 @@ def _cmd_aggregate(args) -> None:
     if domain is not None and domain.k != est.size:
         raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports' "
                          f"estimates have {est.size} entries ({r.describe()})")
+    kept = res.get("items")
+    if domain is not None and kept is not None and domain != kept:
+        raise ValueError(f"--domain {args.domain} differs from the item names the report set's "
+                         "manifest keeps (same k, other names or order): drop --domain to use "
+                         "the set's own names")
+    domain = kept if domain is None else domain
     if args.postprocess != "none" and not counts:
         raise ValueError(f"--postprocess applies to estimated counts; {r.describe()} estimates "
                          "a mean")
@@ -228,16 +276,33 @@ def _writer_options(parser, eps_default: float | None, shards_default: int | Non
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
+def _domain_options(parser) -> None:
+    parser.add_argument("--catch-all", action="store_true",
+                        help="add the catch-all item after the --domain names (k = lines + 1): "
+                             "inputs outside the domain are counted there, not refused")
+    parser.add_argument("--bad-lines", choices=BAD_LINES, default="error",
+                        help="bad lines of the --domain file (empty, duplicate, invisible "
+                             "characters, not UTF-8): refuse the file naming the first few "
+                             "(error, the default), drop them, or drop them and add the "
+                             "catch-all item (catch-all); the count is reported")
+
+
 def register(sub) -> None:
     s = sub.add_parser("simulate", help="write a report set of simulated users (any randomizer)",
                        description="Simulate n users and randomize their inputs with --oracle "
-                       "(client coins from the OS CSPRNG; --compressed: 17-byte seed reports) "
+                       "(client coins from the OS CSPRNG; --compressed: 17-byte seed reports from "
+                       "the batch simulation encoder, seeded coins, said in the manifest) "
                        "into a report set: Parquet shards, a manifest with digests, and the "
                        "truth. Items: Zipf(1.1) over the k items, their histogram in "
                        "true_counts.npy. Vectors (mean estimation): a fixed unit direction plus "
                        "Gaussian noise, scaled to norm <= 1, their mean in true_mean.npy.")
     s.add_argument("--n", type=number, required=True, help="number of simulated users/reports")
-    s.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
+    s.add_argument("--seed", type=number, default=0,
+                   help="seed of the simulated data (and of the simulated coins of "
+                        "--compressed reports)")
+    s.add_argument("--client-coins", action="store_true",
+                   help="with --compressed: encode through the clients' own path (OS CSPRNG "
+                        "coins, 20-40x slower) instead of the batch simulation encoder")
     _writer_options(s, 4.0, None)
     s.set_defaults(func=_cmd_simulate)
     e = sub.add_parser("encode", help="randomize a CSV of users' inputs into a report set",
@@ -251,7 +316,9 @@ def register(sub) -> None:
     e.add_argument("--header", action="store_true", help="line 1 is a header, not an input")
     e.add_argument("--domain", help="file of the public item names, one per line (item j = "
                                     "line j+1), fixed in advance, never built from the data: "
-                                    "the CSV then holds names (default --k: their number)")
+                                    "the CSV then holds names (default --k: their number); "
+                                    "the names are kept in the manifest")
+    _domain_options(e)
     _writer_options(e, None, 1)
     e.set_defaults(func=_cmd_encode)
     a = sub.add_parser("aggregate", help="estimates of report sets (in memory or on Dask)",
@@ -286,7 +353,9 @@ def register(sub) -> None:
                         "non-negative counts summing to n (simplex), or Norm-Sub (Wang et al. "
                         "2020); the unbiased estimates are kept beside them")
     a.add_argument("--domain", help="file of the public item names, one per line (item j = "
-                                    "line j+1): label the output with them")
+                                    "line j+1): label the output with them (default: the "
+                                    "names the set's manifest keeps, if any)")
+    _domain_options(a)
     CR.add_plugin_option(a)
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)

@@ -35,7 +35,7 @@ from ..core.optional import require
 from ..core.progress import JitClock, bar
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.estimator import check_flag
-from .manifest import Shard
+from .manifest import Shard, common_items
 from .metadata import check_summary_memory
 from .reader import VERIFY_BLOCK, VERIFY_CACHE, check_batch_rows, collect, iter_shard, \
     row_memory, summarize_shard
@@ -202,7 +202,8 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     cannot be reached is a ClusterError naming it. Each shard is read ``batch_rows`` reports at a time (default:
     ``reader.batch_rows_for``), here or on a worker. ``progress``: a bar of the reports on
     stderr. Returns an :class:`~ldpcompress.scale.result.Aggregation`, a dict (summary,
-    estimate, n, randomizer, shards, method, auto; each also an attribute) with method
+    estimate, n, randomizer, shards, method, auto, items; each also an attribute; items: the
+    ItemDomain the manifests keep, or None) with method
     "memory", "dask" or "memory+dask" (auto moved the rest to a cluster) and auto the
     measurements auto decided by (dict(rate in bytes/s, parallelism, workers), or None).
     """
@@ -215,6 +216,7 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     if client is None and scheduler not in ("auto", "memory", "local"):
         check_scheduler(scheduler, security, allow_insecure)
     randomizer, shards = collect(paths)
+    items = common_items(s.manifest for s in shards)  # checked before any counting
     batch_rows = check_batch_rows(batch_rows, randomizer)
     expected = sum(s.rows for s in shards)
     wait = _Watch(retries, worker_timeout)
@@ -222,19 +224,19 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
         if client is not None:
             total, n = _on_cluster(_dask(), client, randomizer, shards, wait, batch_rows,
                                    counted)
-            return _result(randomizer, total, n, shards, "dask")
+            return _result(randomizer, total, n, shards, "dask", items=items)
         if scheduler in ("auto", "memory"):
             with JitClock(announce=progress):  # says so when the kernels compile
                 total, n, left, plan = _in_memory(randomizer, shards, batch_rows, counted,
                                                   decide=scheduler == "auto")
             if not left:
-                return _result(randomizer, total, n, shards, "memory", plan)
+                return _result(randomizer, total, n, shards, "memory", plan, items)
             t, m = _new_cluster(randomizer, left, "local", plan["workers"], None, wait,
                                 batch_rows, counted)
-            return _result(randomizer, total + t, n + m, shards, "memory+dask", plan)
+            return _result(randomizer, total + t, n + m, shards, "memory+dask", plan, items)
         total, n = _new_cluster(randomizer, shards, scheduler, n_workers, security, wait,
                                 batch_rows, counted)
-    return _result(randomizer, total, n, shards, "dask")
+    return _result(randomizer, total, n, shards, "dask", items=items)
 
 
 def _new_cluster(randomizer, shards, scheduler, n_workers, security, wait: "_Watch",
@@ -441,10 +443,14 @@ def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: in
                         _available_memory(), worker, parallelism)
 
 
-def _result(randomizer: LocalRandomizer, total, n, shards, method, plan=None) -> Aggregation:
+def _result(randomizer: LocalRandomizer, total, n, shards, method, plan=None,
+            items=None) -> Aggregation:
+    estimate = randomizer.estimate_from_summary(total, n)
+    if items is not None and items.k != np.size(estimate):
+        raise ValueError(f"{shards[0].manifest}: key 'items' names {items.k} items but "
+                         f"{randomizer.describe()} estimates {np.size(estimate)} entries")
     return Aggregation(summary=total, n=n, randomizer=randomizer, shards=len(shards),
-                       method=method, estimate=randomizer.estimate_from_summary(total, n),
-                       auto=plan)
+                       method=method, estimate=estimate, auto=plan, items=items)
 
 
 def aggregate_in_memory(paths, batch_rows: int | None = None,
