@@ -150,7 +150,7 @@ def _say_domain(domain, mapped: int, n: int) -> None:
         print(f"--domain: {domain.bad_lines.describe()}")
     if domain.catch_all:
         print(f"{mapped:,} of {n:,} inputs ({mapped / n:.2%}) were outside the domain: counted "
-              f"in its catch-all item {domain.names[-1]!r} (item {domain.k - 1})")
+              f"in its catch-all item '{domain.names[-1]}' (item {domain.k - 1})")
 
 
 def _security(args):
@@ -204,7 +204,7 @@ def _cmd_aggregate(args) -> None:
     if domain is not None and domain.k != est.size:
         raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports' "
                          f"estimates have {est.size} entries ({r.describe()})")
-    kept = res.get("items")
+    kept = res.get("domain")
     if domain is not None and kept is not None and domain != kept:
         raise ValueError(f"--domain {args.domain} differs from the item names the report set's "
                          "manifest keeps (same k, other names or order): drop --domain to use "

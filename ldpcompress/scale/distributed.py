@@ -450,7 +450,7 @@ def _result(randomizer: LocalRandomizer, total, n, shards, method, plan=None,
         raise ValueError(f"{shards[0].manifest}: key 'items' names {items.k} items but "
                          f"{randomizer.describe()} estimates {np.size(estimate)} entries")
     return Aggregation(summary=total, n=n, randomizer=randomizer, shards=len(shards),
-                       method=method, estimate=estimate, auto=plan, items=items)
+                       method=method, estimate=estimate, auto=plan, domain=items)
 
 
 def aggregate_in_memory(paths, batch_rows: int | None = None,

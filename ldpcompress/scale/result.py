@@ -1,5 +1,5 @@
 """The result of aggregating report sets: a dict (``summary``, ``estimate``, ``n``,
-``randomizer``, ``shards``, ``method``, ``auto``, ``items``: the item names the manifests keep)
+``randomizer``, ``shards``, ``method``, ``auto``, ``domain``: the item names the manifests keep)
 that also reads as an object in a notebook:
 attributes, the randomizer's confidence intervals, a short repr, an HTML table and a pandas
 DataFrame (``to_frame``, pandas optional)."""
@@ -34,7 +34,7 @@ class Aggregation(dict):
         high; indexed by ``names``, else by the item names the manifests keep, else by item
         or coordinate)."""
         if names is None:
-            names = self.get("items")
+            names = self.get("domain")
         return D.estimates_frame(self["randomizer"], self["estimate"], self["n"], level, names)
 
     def __repr__(self) -> str:
@@ -47,7 +47,7 @@ class Aggregation(dict):
         est = np.asarray(self["estimate"], dtype=float).ravel()
         low, high = (np.asarray(v, dtype=float).ravel() for v in self.intervals())
         top = np.argsort(-est, kind="stable")[:SHOWN]
-        items = self.get("items")
+        items = self.get("domain")
         label = (lambda j: items.names[j]) if items is not None else int
         return D.html_table(
             f"{self['randomizer'].describe()}: n = {D.number(self['n'])} reports, "
