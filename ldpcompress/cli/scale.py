@@ -223,7 +223,8 @@ def _cmd_aggregate(args) -> None:
         from ..randomizers import registry
         params = dict(reports=[str(x) for x in args.reports], scheduler=args.scheduler,
                       retries=retries, out=args.out, level=level, postprocess=args.postprocess,
-                      domain=args.domain, plugin=args.plugin or [])
+                      domain=args.domain, catch_all=args.catch_all, bad_lines=args.bad_lines,
+                      plugin=args.plugin or [])
         results = dict(n=n, randomizer=registry.spec(r), describe=r.describe(), eps=_eps(r),
                        kind=r.privacy.value, estimates="counts" if counts else "mean",
                        shards=res["shards"], method=res["method"], auto=res["auto"],
