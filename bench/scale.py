@@ -30,7 +30,14 @@
    kernels). Flat figures across shard sizes mean memory is bounded by the batch, not by the
    shard; the "whole shard" column reads the shard at once (``read_shard``) for contrast.
 
-Usage: ``python bench/scale.py`` (a few minutes on 2 cores); ``--quick`` for smaller sizes.
+5. ``simulate --compressed`` (issue 32, item 6; target: 1e6 compressed RAPPOR(k = 1024)
+   reports in <= 60 s on 2 cores): the command as a user runs it, in a fresh process, through
+   the batch simulation encoder (the default: seeded coins, said in the manifest) and, before,
+   through the clients' own path (``--client-coins``: OS CSPRNG coins, what the command did
+   until then) on fewer reports; rates and their ratio in the same run.
+
+Usage: ``python bench/scale.py`` (a few minutes on 2 cores); ``--quick`` for smaller sizes;
+``--simulate`` runs section 5 only.
 """
 import hashlib
 import io
@@ -332,8 +339,34 @@ def memory(sizes) -> None:
             shutil.rmtree(out)
 
 
+def simulate_compressed(n_batch: int, n_client: int) -> None:
+    """Section 5: ``ldpcompress simulate --compressed`` timed whole (start-up included)."""
+    print(f"\nsimulate --oracle rappor --k 1024 --eps 4 --compressed (wall time of the command, "
+          f"{D._usable_cores()} usable cores)")
+    rates = {}
+    for label, n, extra in (("client path (--client-coins, before)", n_client,
+                             ["--client-coins"]), ("batch simulation encoder (now)", n_batch, [])):
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "ldpcompress", "simulate", "--oracle", "rappor", "--k",
+                   "1024", "--eps", "4", "--compressed", "--n", str(n), "--out",
+                   str(Path(tmp) / "set")] + extra
+            subprocess.run(cmd[:-2 - len(extra)] + ["--n", "100", "--out", str(Path(tmp) / "w")]
+                           + extra, check=True, capture_output=True)  # compile, warm caches
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            secs = time.perf_counter() - t
+        rates[label] = n / secs
+        print(f"  {label:<40} n = {n:>9,}: {secs:7.1f} s, {n / secs:>9,.0f} reports/s")
+    before, now = rates.values()
+    print(f"  ratio (batch / client path): {now / before:.1f}x; 1e6 reports: "
+          f"{1e6 / now:.0f} s now (target <= 60 s), {1e6 / before:.0f} s before (extrapolated)")
+
+
 def main():
     quick = "--quick" in sys.argv
+    if "--simulate" in sys.argv:
+        simulate_compressed(10 ** 5 if quick else 10 ** 6, 2000 if quick else 20_000)
+        return
     from dask.distributed import Client, LocalCluster
     t = time.perf_counter()
     cluster = LocalCluster(threads_per_worker=1, processes=True, dashboard_address=":0")
