@@ -1,4 +1,5 @@
-"""CLI commands for the server at scale: simulate, encode, aggregate (``plot``: cli/plot.py).
+"""CLI commands for the server at scale: simulate, encode, aggregate, shuffle (``plot``:
+cli/plot.py).
 Any registered randomizer (``--oracle NAME`` and its parameters, ``--compressed``,
 ``--plugin``: see ``randomizers``); its inputs come from ``inputs``."""
 from __future__ import annotations
@@ -248,6 +249,28 @@ def _cmd_aggregate(args) -> None:
             print(f"  {name:>12} {est[j]:>12.6f}  [{low[j]:.6f}, {high[j]:.6f}]")
 
 
+def _cmd_shuffle(args) -> None:
+    from ..scale.manifest import MAX_SHARDS
+    from ..scale.shuffle import shuffle_report_set
+    start = time.perf_counter()
+    nonempty(args.reports, "REPORTS")
+    nonempty(args.out, "OUT")
+    shards = None if args.shards is None else count(args.shards, "--shards", 1, MAX_SHARDS)
+    CR.load_plugins(args.plugin)
+    paths = shuffle_report_set(args.reports, args.out, shards=shards, progress=True)
+    from ..scale.manifest import read_manifest
+    randomizer, listed = read_manifest(paths[0].parent / "manifest.json")
+    n = sum(s.rows for s in listed)
+    if args.json:
+        emit_json("shuffle", dict(reports=str(args.reports), out=str(args.out), shards=shards,
+                                  plugin=args.plugin or []),
+                  _set_results(randomizer, n, paths, args.out),
+                  dict(total=time.perf_counter() - start))
+        return
+    print(f"shuffled {n:,} reports of {randomizer.describe()} from {args.reports} into "
+          f"{len(paths)} files in {args.out} (a uniform random order from the OS CSPRNG)")
+
+
 def _write_estimates(out, cols: dict, domain, index: str) -> None:
     """index[,name],estimate,low,high[,adjusted] as CSV (names quoted by the csv module)."""
     import csv
@@ -360,3 +383,20 @@ def register(sub) -> None:
     CR.add_plugin_option(a)
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
+    h = sub.add_parser("shuffle", help="rewrite a report set in a uniform random order (the "
+                                       "shuffler step)",
+                       description="The shuffler step of the shuffle model: rewrite every report "
+                       "of REPORTS (a report set, or its shards) as a new report set in OUT (new "
+                       "or empty) in a uniformly random order drawn from the OS CSPRNG, across "
+                       "shards, in bounded memory (a two-pass scatter into buckets). Nothing is "
+                       "written to OUT until the new set is complete and verified (count, "
+                       "digests, fingerprint of the reports); the input is never changed. The "
+                       "shuffler sees every report: it must be trusted not to leak the input "
+                       "order or any metadata (docs/guide.md, 'The shuffler step').")
+    h.add_argument("reports", help="the report set directory (or a shard, or its manifest)")
+    h.add_argument("out", help="new or empty directory for the shuffled set")
+    h.add_argument("--shards", type=number, default=None,
+                   help="number of Parquet files of the new set (default: as many as the input)")
+    CR.add_plugin_option(h)
+    h.add_argument("--json", action="store_true", help=JSON_HELP)
+    h.set_defaults(func=_cmd_shuffle)
