@@ -41,7 +41,6 @@ from ..core.entropy import SYSTEM, Entropy
 from ..core.progress import bar
 from ..randomizers.contract import LocalRandomizer
 from .manifest import MAX_SHARDS, common_items, read_info
-from .output_dir import check_empty
 from .reader import collect, iter_shard
 from .writer import ReportSetWriter
 
@@ -208,7 +207,9 @@ def shuffle_report_set(paths, out: str | os.PathLike, shards: int | None = None,
     if out.exists():
         if not out.is_dir():
             raise ValueError(f"{out}: exists and is not a directory")
-        check_empty(out, False, [])
+        if any(out.iterdir()):
+            raise ValueError(f"{out}: is not empty: the shuffled set needs a new or empty "
+                             "directory")
     tag = os.urandom(8).hex()
     work = out.parent / f".{out.name}.buckets-{tag}"
     staged = out.parent / f".{out.name}.shuffling-{tag}"
