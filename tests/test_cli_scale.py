@@ -107,3 +107,24 @@ def test_tampered_names_in_a_manifest_are_refused(tmp_path, capsys):
     path.write_text(json.dumps(doc))
     assert main(["aggregate", str(out)]) == 2
     assert "names 3 items but krr(k=2, eps=2) estimates 2 entries" in capsys.readouterr().err
+
+
+def test_encode_writes_a_shuffled_set(tmp_path):
+    """On main encode wrote the reports in the CSV's order (the shuffle model's accounting
+    does not apply to such a set); --in-order keeps that order on request."""
+    users = tmp_path / "users.csv"
+    n = 400
+    users.write_text("".join(f"{i % 4}\n" for i in sorted(range(n), key=lambda i: i % 4)))
+    base = ["encode", "--csv", str(users), "--oracle", "krr", "--k", "4", "--eps", "30",
+            "--shards", "2"]
+    assert main(base + ["--out", str(tmp_path / "shuffled")]) == 0
+    assert main(base + ["--in-order", "--out", str(tmp_path / "ordered")]) == 0
+    ordered, shuffled = _reports(tmp_path / "ordered"), _reports(tmp_path / "shuffled")
+    truth = np.repeat(np.arange(4), n // 4)
+    assert np.array_equal(ordered, truth)  # eps = 30: every report is its input
+    assert sorted(shuffled.tolist()) == truth.tolist()
+    # a sorted order has 3 changes between neighbours; a uniform one about 3/4 of 399
+    assert np.count_nonzero(np.diff(shuffled)) > 200
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert main(base + ["--out", str(tmp_path / "shuffled"), "--overwrite"]) == 0
+    assert not np.array_equal(_reports(tmp_path / "shuffled"), shuffled)

@@ -125,11 +125,16 @@ def _cmd_encode(args) -> None:
         rows = (c.reshape(shape) for c in csv_vectors(args.csv, inputs.size, args.header))
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} inputs in {args.csv}")
-    paths = write_items(args.out, randomizer, rows, n, shards, overwrite=args.overwrite,
-                        progress=True, info=dict(coins="os.urandom", items=domain))
+    info = dict(coins="os.urandom", items=domain)
+    if args.in_order:
+        paths = write_items(args.out, randomizer, rows, n, shards, overwrite=args.overwrite,
+                            progress=True, info=info)
+    else:
+        paths = _encode_shuffled(args.out, randomizer, rows, n, shards, args.overwrite, info)
     if args.json:
         params = dict(csv=str(args.csv), header=args.header, domain=args.domain, shards=shards,
                       out=str(args.out), overwrite=args.overwrite, catch_all=args.catch_all,
+                      in_order=args.in_order,
                       bad_lines=args.bad_lines, **_randomizer_params(args))
         results = _set_results(randomizer, n, paths, args.out)
         if domain is not None:
@@ -141,6 +146,24 @@ def _cmd_encode(args) -> None:
     print(f"encoded {n:,} inputs from {args.csv} with {randomizer.describe()} into "
           f"{len(paths)} files in {args.out}")
     _say_domain(domain, mapped, n)
+
+
+def _encode_shuffled(out, randomizer, rows, n: int, shards: int, overwrite: bool, info):
+    """Encode into a hidden directory beside ``out``, then the shuffler step into ``out``
+    (emptied first with ``overwrite``): the set never holds the CSV's order."""
+    import os
+    import shutil
+    from pathlib import Path
+    from ..scale.output_dir import prepare_output
+    from ..scale.shuffle import shuffle_report_set
+    from ..scale.writer import write_items
+    target = prepare_output(out, overwrite)
+    staged = target.parent / f".{target.name}.encoded-{os.urandom(8).hex()}"
+    try:
+        write_items(staged, randomizer, rows, n, shards, progress=True, info=info)
+        return shuffle_report_set(staged, target, shards=shards, progress=True)
+    finally:
+        shutil.rmtree(Path(staged), ignore_errors=True)
 
 
 def _say_domain(domain, mapped: int, n: int) -> None:
@@ -333,7 +356,8 @@ def register(sub) -> None:
                        description="Randomize every input of a CSV file (one per line: an "
                        "item, or for mean estimation the d coordinates of a vector) with "
                        "--oracle (--compressed: 17-byte seed reports) into a report set "
-                       "(Parquet shards and a manifest).")
+                       "(Parquet shards and a manifest), in a uniform random order (the "
+                       "shuffler step) unless --in-order.")
     e.add_argument("--csv", required=True,
                    help="one input per line: an integer in [0, k) (with --domain a name), "
                         "d comma-separated numbers (a vector), or one number (a real value)")
@@ -343,6 +367,10 @@ def register(sub) -> None:
                                     "the CSV then holds names (default --k: their number); "
                                     "the names are kept in the manifest")
     _domain_options(e)
+    e.add_argument("--in-order", action="store_true",
+                   help="write the reports in the CSV's order (default: shuffled into a "
+                        "uniform random order, the shuffler step; with --in-order it must run "
+                        "elsewhere before the server reads the set: 'ldpcompress shuffle')")
     _writer_options(e, None, 1)
     e.set_defaults(func=_cmd_encode)
     a = sub.add_parser("aggregate", help="estimates of report sets (in memory or on Dask)",

@@ -13,7 +13,7 @@ output's shards, read in index order, are one permuted sequence) by a two-pass s
    (the argsort of fresh 64-bit words, drawn again in the rare case two are equal) and written
    to the output shards in sequence.
 
-m is chosen so that a bucket holds about ``BUCKET_BYTES`` of reports: memory is one read
+m is chosen so that a bucket takes about ``BUCKET_BYTES`` in pass 2: memory is one read
 batch in pass 1 and one bucket (a few times ``BUCKET_BYTES``) in pass 2, whatever the number of
 reports. Labels and orders come from ``entropy.expand()`` (AES-CTR keyed from os.urandom;
 ``core/entropy.py``); a seeded simulation source only in tests.
@@ -47,13 +47,16 @@ from .writer import ReportSetWriter
 __all__ = ["BUCKET_BYTES", "MAX_BUCKETS", "shuffle_report_set", "bucket_count",
            "uniform_order", "two_pass_order", "Fingerprint"]
 
-BUCKET_BYTES = 64 << 20   # stored bytes of reports per bucket (pass 2 holds one bucket)
+BUCKET_BYTES = 64 << 20   # memory of one bucket in pass 2 (its reports and sort keys)
+SORT_BYTES = 32           # pass 2's memory per report beyond its bytes: key, order, copies
 MAX_BUCKETS = 1024        # more buckets than this: larger buckets (file handles, seeks)
 
 
 def bucket_count(n: int, row_bytes: int, bucket_bytes: int = BUCKET_BYTES) -> int:
-    """m: about ``bucket_bytes`` of reports per bucket, 1 <= m <= ``MAX_BUCKETS``."""
-    return int(min(MAX_BUCKETS, max(1, -(-n * max(1, row_bytes) // bucket_bytes))))
+    """m: about ``bucket_bytes`` of pass 2's memory per bucket (each report's bytes, twice:
+    read and permuted, plus ``SORT_BYTES`` of sort keys and order), 1 <= m <= ``MAX_BUCKETS``."""
+    per = 2 * max(1, row_bytes) + SORT_BYTES
+    return int(min(MAX_BUCKETS, max(1, -(-n * per // bucket_bytes))))
 
 
 def uniform_order(count: int, stream) -> np.ndarray:
