@@ -20,6 +20,7 @@ import hashlib
 import os
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -68,18 +69,24 @@ def _reserved(name: str) -> bool:
     return " ".join(unicodedata.normalize("NFKC", name).split()).casefold() == _RESERVED
 
 
-class BadLines(tuple):
-    """The bad lines of a domain file that ``from_file`` dropped or mapped: a tuple of
-    (line number, reason) for the first ``NAMED_BAD_LINES``, with ``count`` (all of them) and
-    ``action`` ("drop" or "catch-all")."""
+@dataclass(frozen=True)
+class BadLines:
+    """The bad lines of a domain file that ``from_file`` dropped or mapped: ``count`` (all of
+    them), ``named`` ((line number, reason) of the first ``NAMED_BAD_LINES``) and ``action``
+    ("drop", "catch-all", or "error" when there were none). Iterating gives ``named``."""
 
+    named: tuple[tuple[int, str], ...] = ()
     count: int = 0
     action: str = "error"
 
-    def __new__(cls, named=(), count: int = 0, action: str = "error"):
-        out = super().__new__(cls, named)
-        out.count, out.action = count, action
-        return out
+    def __iter__(self):
+        return iter(self.named)
+
+    def __len__(self) -> int:
+        return len(self.named)
+
+    def __getitem__(self, i):
+        return self.named[i]
 
     def describe(self) -> str:
         """'N bad lines (dropped|mapped to the catch-all): line L: why; ...'."""
@@ -225,7 +232,7 @@ class ItemDomain:
             raise ValueError(f"{path}: holds {len(names)} valid item names, a domain needs at "
                              "least 2 items (the catch-all counts as one)")
         out = cls(names, catch_all=with_catch_all)
-        out.bad_lines = BadLines(bad, count, bad_lines if count else "error")
+        out.bad_lines = BadLines(tuple(bad), count, bad_lines if count else "error")
         return out
 
     @classmethod

@@ -130,7 +130,7 @@ class _Buckets:
 
     def __init__(self, folder: Path, m: int):
         self.folder, self.m = folder, m
-        self.form: dict[str, tuple[np.dtype, tuple]] = {}
+        self.form: dict[str, tuple[np.dtype, tuple[int, ...]]] = {}
         self.rows = np.zeros(m, np.int64)
 
     def add(self, columns: dict[str, np.ndarray], labels: np.ndarray) -> None:
@@ -140,20 +140,21 @@ class _Buckets:
             col = np.ascontiguousarray(col)
             self.form.setdefault(name, (col.dtype, col.shape[1:]))
             moved = col[order]
-            for b in np.flatnonzero(bounds[1:] > bounds[:-1]):
+            for b in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
                 with open(self._path(b, name), "ab") as fh:
                     fh.write(moved[bounds[b]:bounds[b + 1]].tobytes())
         self.rows += np.bincount(labels, minlength=self.m)
 
     def read(self, b: int) -> dict[str, np.ndarray]:
-        out = {}
+        out: dict[str, np.ndarray] = {}
         for name, (dtype, tail) in self.form.items():
             path = self._path(b, name)
             data = np.fromfile(path, dtype=dtype) if path.exists() else np.zeros(0, dtype)
-            out[name] = data.reshape((-1,) + tuple(tail))
-            if out[name].shape[0] != self.rows[b]:
-                raise ValueError(f"{path}: holds {out[name].shape[0]} reports, "
-                                 f"{self.rows[b]} were written (a temporary file changed)")
+            rows = data.size // max(1, int(np.prod(tail, dtype=np.int64)))
+            if rows != self.rows[b] or data.size != rows * int(np.prod(tail, dtype=np.int64)):
+                raise ValueError(f"{path}: holds {data.size} values, {self.rows[b]} reports "
+                                 "were written (a temporary file changed)")
+            out[name] = data.reshape((rows,) + tuple(tail))
         return out
 
     def _path(self, b: int, name: str) -> Path:
@@ -168,11 +169,12 @@ class _Sequence:
     """The permuted reports as column batches, cut into shards of given sizes."""
 
     def __init__(self, pieces: Iterator[dict[str, np.ndarray]]):
-        self.pieces, self.pending, self.left = pieces, None, 0
+        self.pieces, self.left, self.start = pieces, 0, 0
+        self.pending: dict[str, np.ndarray] = {}
 
     def take(self, rows: int, most: int) -> Iterator[dict[str, np.ndarray]]:
         while rows > 0:
-            if self.pending is None or self.left == 0:
+            if self.left == 0:
                 self.pending = next(self.pieces)
                 self.left = next(iter(self.pending.values())).shape[0]
                 self.start = 0
