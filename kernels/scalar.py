@@ -28,7 +28,8 @@ from .numerics import LOG_UNDERFLOW, UNIT_ROUNDOFF
 
 __all__ = ["LAPLACE", "GAUSS_BLANKET", "GAUSS_ATTACK", "ATOMS", "LAPLACE_EDGE", "GAUSS_EDGE",
            "law_range", "law_tail",
-           "end_atoms", "snap_width", "split_cells", "lump_cells", "power_spectrum"]
+           "end_atoms", "snap_width", "split_cells", "lump_cells", "clip_moments",
+           "log_mgf", "tilt", "power_spectrum"]
 
 LAPLACE = 0        # par = (a,): lo = -a, hi = a, base = Lap(0, 1) (the blanket law and R_mid)
 GAUSS_BLANKET = 1  # par = (d,): lo = -d/2, hi = d/2, base = the blanket law of N(., 1)
@@ -355,6 +356,107 @@ def lump_cells(kind, par, e, h, c0, k_lo, k_hi, split_v, sub, k_mid, x_cap):
         idx = min(max(int(math.floor(acc_t / acc_m + 1e-9)) - k_lo, 0), size - 1)
         p[idx] += acc_m
     return p
+
+
+@njit(cache=True)
+def clip_moments(kind, par, e, lo_v, hi_v):
+    """(mean, second moment) of min(max(X, lo_v), hi_v), lo_v <= 0 <= hi_v, estimated: the
+    clipped masses at the ends, and between them cells growing by 5% outward from 0, from
+    1e-9 (1 + E) (the losses' own scale: X = r1 - E r2 with density ratios r of order 1), each
+    cell's E[X^2] read as its first moment times the geometric middle of its ends (within 5%;
+    the first cell's at its far end). Used to choose lattice steps and clip levels, never in a
+    bound."""
+    g_lo, _ = law_tail(kind, par, e, lo_v, False)  # X < lo_v: raised to lo_v
+    g_hi, _ = law_tail(kind, par, e, hi_v, True)   # X >= hi_v: lowered to hi_v
+    m1 = g_lo * lo_v + g_hi * hi_v
+    m2 = g_lo * lo_v * lo_v + g_hi * hi_v * hi_v
+    s0 = 1e-9 * (1.0 + e)
+    if not hi_v - lo_v > 0.0:
+        return m1, m2
+    for side in range(2):
+        end = hi_v if side == 0 else -lo_v
+        a, b = 0.0, min(s0, end)
+        while a < end:
+            if side == 0:
+                q, t = _cell(kind, par, e, a, b, 0.0)
+            else:
+                q, t = _cell(kind, par, e, -b, -a, 0.0)
+            m1 += t
+            m2 += abs(t) * (math.sqrt(a * b) if a > 0.0 else b)
+            a, b = b, min(b * 1.05, end)
+    return m1, max(m2, m1 * m1)
+
+
+@njit(cache=True)
+def log_mgf(p, ks, t):
+    """log sum_i p_i e^(t k_i), shifted by the largest exponent; the sum of the positive terms
+    compensated (Neumaier: relative error 2u + O(size u^2), within the log2(size) u that
+    accounting/lattice_sum.py allows for it)."""
+    top = -math.inf
+    for i in range(p.size):
+        if p[i] > 0.0:
+            top = max(top, t * ks[i])
+    total, comp = 0.0, 0.0
+    for i in range(p.size):
+        if p[i] > 0.0:
+            x = p[i] * math.exp(t * ks[i] - top)
+            s = total + x
+            comp += (total - s) + x if abs(total) >= abs(x) else (x - s) + total
+            total = s
+    return top + math.log(total + comp)
+
+
+@njit(cache=True)
+def _tilted_moments(p, ks, t):
+    """(mean, variance) of k under p e^(t k), normalised."""
+    top = -math.inf
+    for i in range(p.size):
+        if p[i] > 0.0:
+            top = max(top, t * ks[i])
+    s0, s1, s2 = 0.0, 0.0, 0.0
+    for i in range(p.size):
+        if p[i] > 0.0:
+            w = p[i] * math.exp(t * ks[i] - top)
+            s0 += w
+            s1 += w * ks[i]
+            s2 += w * ks[i] * ks[i]
+    m = s1 / s0
+    return m, max(s2 / s0 - m * m, 0.0)
+
+
+@njit(cache=True)
+def tilt(p, ks):
+    """theta >= 0 with sum p k e^(theta k) = 0 (mean 0 after tilting): inf when no k > 0 has
+    mass, 0 when the mean is >= 0; else Newton steps on the tilted mean (increasing in theta,
+    slope the tilted variance) kept inside a bracket that bisection shrinks when they leave
+    it. Any theta is sound in accounting/lattice_sum.py (the tilt only centres the window)."""
+    m0, _ = _tilted_moments(p, ks, 0.0)
+    if m0 >= 0.0:
+        return 0.0
+    k_top = -math.inf
+    for i in range(p.size):
+        if p[i] > 0.0:
+            k_top = max(k_top, ks[i])
+    if k_top <= 0.0:
+        return math.inf
+    lo, hi = 0.0, 1.0 / max(k_top, 1.0)
+    for _ in range(200):
+        m, _ = _tilted_moments(p, ks, hi)
+        if m > 0.0:
+            break
+        lo, hi = hi, 2.0 * hi
+    x = 0.5 * (lo + hi)
+    for _ in range(100):
+        m, v = _tilted_moments(p, ks, x)
+        if m > 0.0:
+            hi = x
+        else:
+            lo = x
+        if hi - lo <= 1e-12 * hi or abs(m) <= 1e-12 * (1.0 + math.sqrt(v)):
+            break
+        step = x - m / v if v > 0.0 else 0.5 * (lo + hi)
+        x = step if lo < step < hi else 0.5 * (lo + hi)
+    return x
 
 
 @njit(cache=True)

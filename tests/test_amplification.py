@@ -9,6 +9,7 @@ from reference import krr_worst_delta, mp_binary_rr_lower, mp_clone_delta
 
 import ldpcompress as L
 from ldpcompress.accounting import amplification as A
+from ldpcompress.accounting.profiles import BinaryLowerProfile
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 30, 120])
@@ -35,7 +36,7 @@ def test_binary_lower_bound_matches_mpmath(n):
     for eps0 in [0.5, 2.0]:
         for eps in [0.0, 0.1, 0.4]:
             exact = mp_binary_rr_lower(n, eps0, eps)
-            got = A.lower_delta(n, eps0, eps).value
+            got = BinaryLowerProfile(n, eps0).delta_at(eps)  # the §2.6(a) datasets
             assert got <= exact * (1 + 1e-15)
             assert got >= exact * (1 - 1e-10)
 
@@ -55,7 +56,7 @@ def test_krr_bounds_dominate_brute_force(n, k):
                 elif not b.upper:
                     assert b.value <= ex + 1e-14
             if k == 2:  # binary case sits between §2.6 and §2.1
-                low = A.lower_delta(n, eps0, eps).value
+                low = A.lower_delta(n, eps0, eps, k=2).value
                 gen = A.general_delta(n, eps0, eps).value
                 assert low - 1e-14 <= ex <= gen + 1e-14
 

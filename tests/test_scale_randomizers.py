@@ -234,7 +234,7 @@ def test_auto_moves_the_rest_to_a_cluster_when_the_rule_says_so(tmp_path, monkey
         with distributed.LocalCluster(n_workers=1, processes=False,
                                       dashboard_address=":0") as cluster, \
                 distributed.Client(cluster) as client:
-            return D._on_cluster(distributed, client, randomizer, shards, *rest[-3:])
+            return D._on_cluster(distributed, client, randomizer, shards, *rest[1:4])
 
     monkeypatch.setattr(D, "_new_cluster", in_process)
     res = D.aggregate([tmp_path / "set"])

@@ -40,11 +40,13 @@ from .solve import epsilon_for_delta, golden_min
 
 if TYPE_CHECKING:
     from ..randomizers.scalar import ScalarStructure
+    from ..randomizers.structure import BinaryStructure
 
 # imported by the queries that need them (an oracle's blanket, participation sampling), not by
 # every query: each brings its kernels, whose loading a plain eps0 query need not pay
 BL = lazy_module("ldpcompress.accounting.blanket")
 PA = lazy_module("ldpcompress.accounting.participation")
+BI = lazy_module("ldpcompress.accounting.binary")
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_pair_delta",
            "general_epsilon", "general_delta",
@@ -154,6 +156,9 @@ def _profile_epsilon(profile: Profile, delta: float, eps_max: float | None = Non
     A given eps_max (a lower bound solved under the best upper bound) is usually within a
     fraction of a percent of the answer, so the search starts just below it.
     """
+    solve = getattr(profile, "solve_epsilon", None)
+    if solve is not None:  # a profile with its own eps search
+        return solve(delta)
     tol = window_tol(delta)
     if eps_max is None:
         eps_max = profile.eps_max(delta)
@@ -289,14 +294,27 @@ def _closed_form_delta(n: int, eps0: float, eps: float) -> Bound:
 
 def _krr_profiles(n, eps0, k, blocks):
     """k-RR's bounds; where the §2.4(b) tables are too large, the same blanket by the pair
-    kernel (never the generic bound because of size)."""
+    kernel (never the generic bound because of size); k = 2 (binary randomized response) also
+    its exact count over every dataset (docs/theory.md §2.14)."""
     table = KRRBlanketProfile(n, eps0, k, blocks)
     own = table if table.unsupported() is None else BL.KRRPairProfile(n, eps0, k)
-    return [GeneralProfile(n, eps0), KRRSplitProfile(n, eps0, k), own]
+    out = [GeneralProfile(n, eps0), KRRSplitProfile(n, eps0, k), own]
+    if k == 2:
+        out.append(BI.BinaryCountProfile(n, eps0))
+    return out
 
 
-def _lower_profile(n, eps0, k) -> Profile:
-    if k is None or k < 3:
+def _lower_profile(n, eps0, k, uppers=()) -> Profile:
+    """The exact attack: binary RR's worst dataset found (trying those the upper search of
+    ``uppers`` evaluated), k-RR's §2.6(b), or for any eps0-LDP randomizer (k None) the most
+    vulnerable k-RR found (docs/theory.md §2.14)."""
+    if k is None:
+        return BI.GenericLowerProfile(n, eps0)
+    if k == 2:
+        binary = BI.BinaryCountLowerProfile(n, eps0, partner=next(
+            (p.engine for p in uppers if isinstance(p, BI.BinaryCountProfile)), None))
+        return binary if binary.unsupported() is None else BinaryLowerProfile(n, eps0)
+    if k < 3:
         return BinaryLowerProfile(n, eps0)
     # where the exact §2.6(b) sum is too large (about 1e8 terms), the §2.6(c) attack, one
     # window in J: within ~1e-5 of it from n = 1e5 on at moderate eps0, but not at extreme
@@ -332,14 +350,16 @@ def krr_blanket_delta(n, eps0, k, eps, blocks: int | None = 64) -> Bound:
 
 
 def lower_epsilon(n, eps0, delta, k=None) -> Bound:
-    """Exact lower bound on eps(delta): §2.6(b) for k-RR with k >= 3, else §2.6(a)."""
+    """Exact lower bound on eps(delta): §2.6(b) for k-RR with k >= 3, binary RR's worst dataset
+    found for k = 2, the most vulnerable k-RR found for k None (docs/theory.md §2.14)."""
     n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     return _eps_bound(_lower_profile(n, eps0, k), V.probability_open(delta, "delta"))
 
 
 def lower_delta(n, eps0, eps, k=None) -> Bound:
-    """Exact lower bound on delta(eps): §2.6(b) for k-RR with k >= 3, else §2.6(a)."""
+    """Exact lower bound on delta(eps): §2.6(b) for k-RR with k >= 3, binary RR's worst dataset
+    found for k = 2, the most vulnerable k-RR found for k None (docs/theory.md §2.14)."""
     n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     return _delta_bound(_lower_profile(n, eps0, k), V.nonnegative(eps, "eps"))
@@ -455,16 +475,19 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
             return _Query(n, eps0, (), None, "", False, _params(n, eps0, k, delta0))
         uppers = (GeneralProfile(n, eps0),) if k is None else tuple(_krr_profiles(n, eps0, k,
                                                                                   blocks))
-        return _Query(n, eps0, uppers, _lower_profile(n, eps0, k), "", True,
+        return _Query(n, eps0, uppers, _lower_profile(n, eps0, k, uppers), "", True,
                       _params(n, eps0, k, delta0))
     if eps0 is not None or k is not None or delta0 != 0.0:
         raise ValueError("an oracle states its own (realised) eps0 and domain: pass oracle= "
                          "alone, without eps0, k or delta0")
     from ..randomizers.scalar import ScalarStructure  # an oracle's law: when one is given
+    from ..randomizers.structure import BinaryStructure
     st = BL.structure(oracle)
     n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
         return _scalar_plan(n, st, oracle)
+    if isinstance(st, BinaryStructure):
+        return _binary_plan(n, st)
     from ..randomizers.table_law import TableStructure
     if isinstance(st, TableStructure):  # docs/theory.md §2.15: its blanket and its attack
         from .table import table_bounds
@@ -483,9 +506,9 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     if krr_k is not None:  # k-RR's own bounds (docs/theory.md §2.4) are this blanket, unblocked
         eps0 = V.local_eps0(st.eps0)  # the realised eps0 (client coins included), rounded up
         # the attack (a lower bound) uses the realised eps0 rounded down
-        low = _lower_profile(n, V.local_eps0(max(st.eps0_lower, 5e-324)), krr_k)
-        return _Query(n, eps0, tuple(_krr_profiles(n, eps0, krr_k, blocks)),
-                      low, "", True, dict(params, eps0=eps0))
+        uppers = tuple(_krr_profiles(n, eps0, krr_k, blocks))
+        low = _lower_profile(n, V.local_eps0(max(st.eps0_lower, 5e-324)), krr_k, uppers)
+        return _Query(n, eps0, uppers, low, "", True, dict(params, eps0=eps0))
     blanket = BL.BlanketProfile(n, st)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
     profiles: list[Profile] = [blanket]
@@ -501,18 +524,32 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
 
 
 def _scalar_plan(n: int, st: ScalarStructure, oracle) -> _Query:
-    """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, the generic
-    bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no finite eps0), its attack."""
-    from .scalar import ScalarBlanketProfile, ScalarLowerProfile
+    """x + noise on [lo, hi] (docs/theory.md §2.11): its blanket on a lattice, one report's
+    divergence, the generic bound at eps0 = (hi - lo)/b for Laplace (Gaussian noise has no
+    finite eps0), its attack."""
+    from .scalar import ScalarBlanketProfile, ScalarLocalProfile, ScalarLowerProfile
     finite = st.eps0 <= EXP_MAX
-    blanket = ScalarBlanketProfile(n, st)
-    if not finite and blanket.unsupported() is not None:
-        raise ValueError(f"{oracle.describe()}: {blanket.unsupported()}; Gaussian noise has no "
-                         "other bound (use sigma >= (hi - lo)/20)")
-    uppers = ((GeneralProfile(n, st.eps0),) if finite else ()) + (blanket,)
+    uppers = (((GeneralProfile(n, st.eps0),) if finite else ())
+              + (ScalarLocalProfile(n, st), ScalarBlanketProfile(n, st)))
     params = dict(n=n, eps0=st.eps0 if finite else None, k=None, delta0=0.0,
                   oracle=oracle.describe())
     return _Query(n, st.eps0, uppers, ScalarLowerProfile(n, st), "", finite, params)
+
+
+def _binary_plan(n: int, st: BinaryStructure) -> _Query:
+    """A binary randomizer stated by its two probabilities (docs/theory.md §2.14): the exact
+    count over every dataset (probabilities rounded toward the more revealing randomizer), the
+    generic bound at its replacement eps0, the worst dataset found as the attack (rounded the
+    other way)."""
+    up_law, low_law = BI.BinaryLaw.of(st.p1, st.q0), BI.BinaryLaw.of(st.p1, st.q0, upper=False)
+    eps0 = V.local_eps0(st.eps0, "the randomizer's replacement eps0")
+    exact = BI.BinaryCountProfile(n, eps0, up_law)
+    uppers = (GeneralProfile(n, eps0), exact) if exact.unsupported() is None else \
+        (GeneralProfile(n, eps0),)
+    lower = BI.BinaryCountLowerProfile(n, eps0, low_law, partner=exact.engine)
+    params = dict(n=n, eps0=eps0, k=2, delta0=0.0, oracle=st.describe())
+    return _Query(n, eps0, uppers, lower if lower.unsupported() is None else None,
+                  "eps0 above the exact count's range", True, params)
 
 
 def _no_lower(q: _Query) -> Bound:

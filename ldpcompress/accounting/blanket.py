@@ -46,13 +46,13 @@ from ..kernels.mblocks import m_blocks
 from ..kernels.records import record
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
-from ..randomizers.structure import ShuffleStructure
+from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from ..randomizers.table_law import TableStructure
 from .profiles import Profile
-from .rounding import round_down
+from .rounding import fraction_down, fraction_up, round_down
 
 __all__ = ["BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
-           "require_structure", "realised_eps0", "OracleProfile",
+           "require_structure", "realised_eps0", "law_key", "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
            "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
 
@@ -67,17 +67,21 @@ J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta b
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
 
 
-def structure(oracle) -> ShuffleStructure | ScalarStructure | TableStructure | None:
+def structure(oracle) -> (ShuffleStructure | ScalarStructure | BinaryStructure | TableStructure
+                          | None):
     """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
-    derived from its realised parameters), or None when it states none (the generic bound at
-    its replacement eps applies); TypeError for anything that is not a randomizer."""
+    derived from its realised parameters; a binary randomizer may state its two probabilities,
+    docs/theory.md §2.14), or None when it states none (the generic bound at its replacement
+    eps applies); TypeError for anything that is not a randomizer."""
     if not isinstance(oracle, LocalRandomizer):
         raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
                         f"{type(oracle).__name__}")
     st = oracle.shuffle_structure()
-    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure, TableStructure)):
+    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure, BinaryStructure,
+                                              TableStructure)):
         raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        "ShuffleStructure, a ScalarStructure, a TableStructure or None, got "
+                        "ShuffleStructure, a ScalarStructure, a BinaryStructure, a TableStructure "
+                        "or None, got "
                         f"{type(st).__name__}")
     return st
 
@@ -89,6 +93,19 @@ def realised_eps0(oracle) -> float:
     return oracle.replacement_eps if st is None else st.eps0
 
 
+def law_key(oracle) -> tuple | None:
+    """What the shuffled upper bounds of a randomizer depend on, without its identity: its
+    blanket law (a, a1, P(1,1), P(1,0), independence), or its replacement eps when it states no
+    law; None for x + noise. Equal keys give equal upper bounds (e.g. k-RR and subset selection
+    with d = 1 at the same eps), so searches over several randomizers can share them."""
+    st = structure(oracle)
+    if st is None:
+        return ("generic", float(oracle.replacement_eps))
+    if not isinstance(st, ShuffleStructure):
+        return None
+    return ("blanket", st.a, st.a1, st.p11, st.p10, st.independent)
+
+
 def require_structure(oracle) -> ShuffleStructure:
     """``structure(oracle)``, which must be a binary-support one (a blanket bound of this
     module needs it; x + noise has its own, accounting/scalar.py)."""
@@ -97,8 +114,10 @@ def require_structure(oracle) -> ShuffleStructure:
         raise ValueError(f"{oracle.describe()} states no blanket structure "
                          "(shuffle_structure() is None): no privacy-blanket bound applies")
     if not isinstance(st, ShuffleStructure):
-        raise ValueError(f"{oracle.describe()} states a scalar (x + noise) or table structure: "
-                         "the binary-support blanket does not apply (amplification.epsilon and "
+        kind = ("binary (its count)" if isinstance(st, BinaryStructure) else
+                "table" if isinstance(st, TableStructure) else "scalar (x + noise)")
+        raise ValueError(f"{oracle.describe()} states a {kind} structure: the "
+                         "binary-support blanket does not apply (amplification.epsilon and "
                          "delta use its own)")
     return st
 
@@ -244,8 +263,8 @@ class OracleLowerProfile(OracleProfile):
                 and self.triple_work() <= TRIPLE_MAX_WORK:
             e0_inv = big_b / big_a  # e^-eps0, exact
             self._triple = record(TripleLaw, a=float(a), ac=float(1 - a), a1=float(a1),
-                                  a1c=float(1 - a1), c=_float_up(1 / e0_inv - 1),
-                                  scale=_float_down(1 - e0_inv), eps0=self.eps0)
+                                  a1c=float(1 - a1), c=fraction_up(1 / e0_inv - 1),
+                                  scale=fraction_down(1 - e0_inv), eps0=self.eps0)
 
     def triple_work(self) -> float:
         """Atoms sorted in one evaluation of the natural-dataset attack (triple_attack_delta):
@@ -332,13 +351,3 @@ class KRRAttackProfile(OracleLowerProfile):
 
     def __init__(self, n, eps0, k):
         super().__init__(n, krr_structure(k, eps0, upper=False))
-
-
-def _float_up(x: Fraction) -> float:
-    v = float(x)
-    return v if Fraction(v) >= x else math.nextafter(v, math.inf)
-
-
-def _float_down(x: Fraction) -> float:
-    v = float(x)
-    return v if Fraction(v) <= x else math.nextafter(v, -math.inf)

@@ -18,7 +18,7 @@ from ..core import validate as V
 from ..core.numerics import EXP_MAX, TOL_MIN, UNIT_ROUNDOFF
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
-from ..randomizers.structure import ShuffleStructure
+from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from ..randomizers.table_law import TableStructure
 from . import blanket as BL
 from . import gaussian as G
@@ -28,6 +28,8 @@ from . import pld as P
 from . import rdp as R
 from . import participation as PA
 from . import sampled as SM
+from .binary import EPS0_MAX as BINARY_EPS0_MAX
+from .binary import BinaryLaw, dots_profile
 from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
 
 __all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffledRound",
@@ -236,18 +238,24 @@ class KRRShuffledRound(_DotsRound):
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
     def _profile(self):
-        """min(general, split pair, blanket pair): each is an upper bound on the k-RR profile.
-        The blanket pair is skipped where its tables exceed their work limit (large n), as in
-        ``amplification.epsilon``, so the event answers at every supported n."""
+        """min(general, split pair, blanket pair): each is an upper bound on the k-RR profile;
+        for k = 2 the exact count over every dataset (docs/theory.md §2.14) replaces the
+        blanket pair (which is at least the exact value it is within 1e-3 of, and cost 8 times
+        more at n = 1e4). The blanket pair is skipped where its tables exceed their work limit
+        (large n), as in ``amplification.epsilon``, so the event answers at every supported n."""
         profiles = [(GeneralProfile(self.n, self.eps0), DOTS_TOL),
                     (KRRSplitProfile(self.n, self.eps0, self.k), DOTS_TOL)]
+        fns = [functools.partial(p.delta, tol=tol) for p, tol in profiles]
+        if self.k == 2 and self.eps0 <= BINARY_EPS0_MAX:
+            fns.append(dots_profile(self.n, BinaryLaw.rr(self.eps0), self.eps0, self.points,
+                                    BLANKET_DOTS_TOL))
+            return lambda e: min(f(e) for f in fns)
         blanket = KRRBlanketProfile(self.n, self.eps0, self.k)
         if blanket.unsupported() is None:
             # its tables grow as log(1/tol): 1e-40 there, while the cheap general and split
             # pairs take the deep tail (far in the tail the min is theirs)
-            profiles.append((blanket, BLANKET_DOTS_TOL))
-        return lambda e: min(p.delta(e, tol) for p, tol in profiles)
-
+            fns.append(functools.partial(blanket.delta, tol=BLANKET_DOTS_TOL))
+        return lambda e: min(f(e) for f in fns)
 
 
 @dataclass(frozen=True)
@@ -277,7 +285,8 @@ class OracleShuffledRound(_DotsRound):
         object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
 
     @functools.cached_property
-    def structure(self) -> ShuffleStructure | ScalarStructure | TableStructure | None:
+    def structure(self) -> (ShuffleStructure | ScalarStructure | BinaryStructure
+                            | TableStructure | None):
         """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
         return BL.structure(self.oracle)
 
@@ -307,13 +316,19 @@ class OracleShuffledRound(_DotsRound):
         general = GeneralProfile(self.n, self.eps0)
         if st is None:
             return lambda e: general.delta(e, DOTS_TOL)
+        if isinstance(st, BinaryStructure):  # the exact count over datasets (§2.14)
+            if st.eps0 > BINARY_EPS0_MAX:
+                return lambda e: general.delta(e, DOTS_TOL)
+            exact = dots_profile(self.n, BinaryLaw.of(st.p1, st.q0), self.eps0, self.points,
+                                 BLANKET_DOTS_TOL)
+            return lambda e: min(general.delta(e, DOTS_TOL), exact(e))
         if isinstance(st, TableStructure):  # docs/theory.md §2.15
             table = TB.TableBlanketProfile(self.n, st)
             if table.unsupported() is not None:
                 return lambda e: general.delta(e, DOTS_TOL)
             return lambda e: min(general.delta(e, DOTS_TOL), table.delta(e, BLANKET_DOTS_TOL))
         if st.krr_k is not None:  # the law of k-RR: its own bounds
-            return KRRShuffledRound(self.n, st.eps0, st.krr_k)._profile()
+            return KRRShuffledRound(self.n, st.eps0, st.krr_k, self.points)._profile()
         # M'-blocks of half a standard deviation (sound, see blanket.py): 4x fewer terms for
         # the profile evaluations of the dots, at about 0.3% of delta
         own = BL.BlanketProfile(self.n, st, block_frac=0.5)
@@ -784,7 +799,8 @@ class SampledOracleShuffledRound(_SampledRound):
         self._checked_sampling()
 
     @functools.cached_property
-    def structure(self) -> ShuffleStructure | ScalarStructure | TableStructure | None:
+    def structure(self) -> (ShuffleStructure | ScalarStructure | BinaryStructure
+                            | TableStructure | None):
         """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
         return BL.structure(self.oracle)
 

@@ -49,9 +49,10 @@ from ..kernels.participation import (
 )
 from ..kernels.records import record
 from ..randomizers.scalar import ScalarStructure
+from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from ..randomizers.table_law import TableStructure
-from ..randomizers.structure import ShuffleStructure
 from . import blanket as BL
+from .binary import BinaryLaw
 from .profiles import Profile, window_tol
 from .rounding import round_down
 from .solve import epsilon_for_delta
@@ -471,7 +472,7 @@ def _scheme_label(s: Sampling) -> str:
 # ---------------------------------------------------------------------------------------------
 
 def upper_profiles(n: int, sampling: Sampling, eps0: float | None = None, k: int | None = None,
-                   st: ShuffleStructure | None = None) -> list[SampledProfile]:
+                   st: ShuffleStructure | BinaryStructure | None = None) -> list[SampledProfile]:
     """Every sound upper profile for a sampled round of: any eps0-LDP randomizer (eps0), k-RR
     (eps0 and k), or the oracle with structure st."""
     if st is None:
@@ -480,6 +481,8 @@ def upper_profiles(n: int, sampling: Sampling, eps0: float | None = None, k: int
         if k is not None:
             st = krr_structure(k, eps0)
     out: list[SampledProfile] = []
+    if isinstance(st, BinaryStructure):  # a binary randomizer by its two probabilities
+        return [SampledGeneralProfile(n, st.eps0, sampling)] if st.eps0 <= EXP_MAX else []
     e0 = st.eps0 if st is not None else eps0
     if e0 is not None and e0 <= EXP_MAX:
         out.append(SampledGeneralProfile(n, e0, sampling))
@@ -489,7 +492,7 @@ def upper_profiles(n: int, sampling: Sampling, eps0: float | None = None, k: int
 
 
 def lower_profile(n: int, sampling: Sampling, eps0: float | None = None, k: int | None = None,
-                  st: ShuffleStructure | None = None) -> SampledProfile | None:
+                  st: ShuffleStructure | BinaryStructure | None = None) -> SampledProfile | None:
     """The exact attack for the same randomizer: binary RR for any eps0-LDP randomizer (and
     k = 2), the oracle's (k-RR's) class count under add/remove and its split attack under
     substitution; None when no attack applies (an oracle on fewer than 3 items, substitution)."""
@@ -502,6 +505,13 @@ def lower_profile(n: int, sampling: Sampling, eps0: float | None = None, k: int 
                 return SampledCountLowerProfile(n, eps0, sampling, pc, p, p, pc)
             return SampledCountLowerProfile(n, eps0, sampling, pc, p, pc, p, p, pc)
         st = krr_structure(k, eps0)
+    if isinstance(st, BinaryStructure):  # its count, the others holding 0 (rounded inward)
+        law = BinaryLaw.of(st.p1, st.q0, upper=False)
+        if sampling.remove:
+            return SampledCountLowerProfile(n, st.eps0, sampling, law.b, law.bc, law.a, law.ac,
+                                            label=st.oracle)
+        return SampledCountLowerProfile(n, st.eps0, sampling, law.b, law.bc, law.b, law.bc,
+                                        law.a, law.ac, label=st.oracle)
     if sampling.remove:
         big_a, big_b = st.a1 / st.a, (1 - st.a1) / (1 - st.a)
         so, u1 = big_b * st.p10, big_a * st.p10
@@ -592,7 +602,7 @@ def profile_epsilon(profile: SampledProfile, delta: float, eps_max: float | None
                              upper=profile.upper, guess=guess)
 
 
-def sampled_structure(oracle) -> ShuffleStructure | None:
+def sampled_structure(oracle) -> ShuffleStructure | BinaryStructure | None:
     """The blanket structure of a randomizer whose round is sampled (blanket.structure): a
     binary-support one or None (the general bound at its eps0, also for a table randomizer,
     whose own blanket, accounting/table.py, is derived for every user reporting); ValueError

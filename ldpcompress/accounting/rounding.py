@@ -7,10 +7,11 @@ bounds are therefore rounded up past that error, lower bounds down.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["ROUND_UP", "round_up", "round_down"]
+__all__ = ["ROUND_UP", "round_up", "round_down", "fraction_up", "fraction_down"]
 
 ROUND_UP = 1.0 + 2.0 ** -40  # covers a relative error of up to ~4000 ulps
 
@@ -30,3 +31,15 @@ def round_down(value):
     out = np.nextafter(v / ROUND_UP, -math.inf)
     out = np.where(v >= 0.0, np.maximum(out, 0.0), out)
     return float(out) if np.ndim(value) == 0 else out
+
+
+def fraction_up(x: Fraction) -> float:
+    """The smallest float >= the exact rational x."""
+    v = float(x)
+    return v if Fraction(v) >= x else math.nextafter(v, math.inf)
+
+
+def fraction_down(x: Fraction) -> float:
+    """The largest float <= the exact rational x."""
+    v = float(x)
+    return v if Fraction(v) <= x else math.nextafter(v, -math.inf)

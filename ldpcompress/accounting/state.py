@@ -12,7 +12,7 @@ through ``randomizers.registry``: its law always comes from its own code, never 
 (an edited law cannot under-report). Floats are written with full precision (JSON floats
 round-trip exactly); fractions as "p/q" strings.
 The accountant passes its class and its registry of event classes (``events.EVENTS``), so
-this module depends on nothing above it.
+this module depends on nothing above it. Usage::
 
     acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)
     with Accountant.ledger("ledger.json") as acct:   # locked read-modify-write
@@ -34,7 +34,7 @@ from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
 
 __all__ = ["LOCK_TIMEOUT", "FORMAT", "VERSION", "to_state", "from_state", "dumps", "loads", "save", "load",
-           "ledger"]
+           "ledger", "round_randomizer"]
 
 FORMAT, VERSION = "ldpcompress.accountant", 2
 # version 1 stored an oracle's law (its ShuffleStructure) in the file; it is read only for
@@ -204,3 +204,45 @@ def load(path, accountant_cls, events: dict):
         raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
+
+
+def round_randomizer(path, index: int, events: dict) -> LocalRandomizer:
+    """The randomizer of round ``index`` (``events[index]``, counting from 0; negative counts
+    from the end) of the saved ledger at ``path``, rebuilt from the name and parameters the
+    ledger stores (what a report-set server expects: ``aggregate --expect-ledger``). Only that
+    entry is rebuilt; an entry without a randomizer (e.g. a PureDP event) is refused naming
+    its type. Errors name the file."""
+    raw = read_regular(path, "an accountant state", MAX_STATE_BYTES)
+    try:
+        state = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise ValueError(f"{path}: not a saved ledger ({type(err).__name__}: "
+                         f"{str(err)[:200]})") from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT \
+            or state.get("version") not in READABLE_VERSIONS \
+            or isinstance(state.get("version"), bool) or not isinstance(state.get("events"), list):
+        raise ValueError(f"{path}: not an accountant state of this library (format {FORMAT!r} "
+                         f"version {' or '.join(map(str, READABLE_VERSIONS))} with a list of "
+                         "events)")
+    entries = state["events"]
+    if isinstance(index, bool) or not isinstance(index, int) \
+            or not -len(entries) <= index < len(entries):
+        raise ValueError(f"{path}: round {index!r} is not in the ledger, which holds "
+                         f"{len(entries)} event(s): give 0 to {len(entries) - 1} (or -1 for "
+                         "the last)")
+    i = index % len(entries)
+    obj = entries[i]
+    name = obj.get("event") if isinstance(obj, dict) else None
+    cls = events.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"{path}: events[{i}].event must be one of {sorted(events)}, got "
+                         f"{name!r}")
+    if "oracle" not in {f.name for f in dataclasses.fields(cls)}:
+        raise ValueError(f"{path}: events[{i}] is a {name} event, which names no randomizer: "
+                         "give the round of a randomizer (an --oracle round)")
+    if state["version"] == 1:
+        raise ValueError(f"{path}: events[{i}].oracle: a version 1 ledger stored the oracle's "
+                         "law, which is no longer read; re-create this ledger with this version")
+    if "oracle" not in obj:
+        raise ValueError(f"{path}: events[{i}]: missing key 'oracle'")
+    return registry.check_spec(obj["oracle"], f"{path}: events[{i}].oracle")

@@ -23,7 +23,8 @@ from .util import JSON_HELP, count, emit_json, fmt, number, positive, print_tabl
 
 __all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build_randomizer",
            "check_parameters", "AccountedRandomizer", "accounted", "add_accounted_options",
-           "add_plugin_option", "add_randomizer_options", "register"]
+           "add_plugin_option", "add_randomizer_options", "add_expect_options",
+           "expected_randomizer", "register"]
 
 # the values the listing builds each randomizer with, to state its privacy kind and
 # compression (only where its own parameter of that name has no default)
@@ -116,9 +117,12 @@ def _given_options(args, first: dict) -> dict:
     return given
 
 
-def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
+def build_randomizer(args, eps_default: float | None = None,
+                     client: bool = True) -> LocalRandomizer:
     """The randomizer of ``--oracle`` with the parameters given (checked against its
-    constructor: an unknown or missing one is named), wrapped by ``--compressed``."""
+    constructor: an unknown or missing one is named), wrapped by ``--compressed``
+    (``client``: refused when its clients' expected trials exceed the limit; a server
+    reading their reports does not run them)."""
     load_plugins(getattr(args, "plugin", None))
     cls = registry.lookup(args.oracle)
     given = _given_options(args, {} if args.eps is None else {"eps": positive(args.eps, "--eps")})
@@ -136,7 +140,7 @@ def build_randomizer(args, eps_default: float | None = None) -> LocalRandomizer:
         except ValueError as err:
             raise ValueError(f"--compressed: {err}") from None
         trials = randomizer.expected_trials
-        if trials > limits.MAX_EXPECTED_TRIALS:  # FT21 Alg. 1: e^eps_d trials per report
+        if client and trials > limits.MAX_EXPECTED_TRIALS:  # FT21 Alg. 1: e^eps_d trials per report
             raise ValueError(f"--compressed: {randomizer.inner.describe()} needs e^eps_d = "
                              f"{trials:.4g} expected trials per report (deletion eps_d = "
                              f"{randomizer.eps_d:.4g}), above the limit of "
@@ -224,6 +228,64 @@ def add_accounted_options(parser, plugin: bool = True, oracle_help: str | None =
                              "e.g. lo=0, hi=1, sigma=2")
     if plugin:
         add_plugin_option(parser)
+
+
+def add_expect_options(parser) -> None:
+    """The randomizer a server expects (``aggregate``): --oracle NAME with its parameters
+    (--k, --eps, --d, --symmetric, --param, --compressed), or a saved ledger's round
+    (--expect-ledger FILE --round I)."""
+    parser.add_argument("--oracle", default=None, metavar="NAME",
+                        help="the randomizer the reports must be of (any registered name) with "
+                             "--k, --eps, --d, --symmetric, --param NAME=VALUE, --compressed: a "
+                             "set whose manifest records another is refused, naming both")
+    parser.add_argument("--k", type=number, help="with --oracle: its number of items")
+    parser.add_argument("--eps", type=number, help="with --oracle: its eps parameter")
+    parser.add_argument("--d", type=number, help="with --oracle: its dimension")
+    parser.add_argument("--symmetric", action="store_true",
+                        help="with --oracle: its symmetric variant")
+    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
+                        help="with --oracle: any other constructor parameter (repeatable)")
+    parser.add_argument("--compressed", action="store_true",
+                        help="with --oracle: 17-byte seed reports of it (FT21 Alg. 1)")
+    parser.add_argument("--expect-ledger", metavar="FILE",
+                        help="expect the randomizer of a round of this saved ledger (with "
+                             "--round) instead of --oracle")
+    parser.add_argument("--round", type=number, metavar="I",
+                        help="with --expect-ledger: the ledger's event I, counting from 0 as "
+                             "the ledger lists them (-1: the last)")
+
+
+def expected_randomizer(args) -> LocalRandomizer | None:
+    """The randomizer of :func:`add_expect_options`, or None when none is given (options that
+    describe one without --oracle or --expect-ledger are refused, not ignored)."""
+    described = [opt for opt, given in (
+        ("--k", args.k is not None), ("--eps", args.eps is not None), ("--d", args.d is not None),
+        ("--symmetric", args.symmetric), ("--param", bool(args.param)),
+        ("--compressed", args.compressed)) if given]
+    if args.expect_ledger is not None:
+        if args.oracle is not None or described:
+            raise ValueError("--expect-ledger takes the randomizer from the ledger: give it "
+                             f"without {', '.join(['--oracle'] * (args.oracle is not None) + described)}")
+        if args.round is None:
+            raise ValueError("--expect-ledger needs --round I (the ledger's event, from 0)")
+        from ..accounting.events import EVENTS
+        from ..accounting.state import round_randomizer
+        path = args.expect_ledger
+        if not str(path).strip():
+            raise ValueError(f"--expect-ledger must be a non-empty path, got {path!r}")
+        index = count(args.round, "--round", -(1 << 31), 1 << 31)
+        try:
+            return round_randomizer(path, index, EVENTS)
+        except ValueError as err:
+            raise ValueError(f"--expect-ledger {err}") from None
+    if args.round is not None:
+        raise ValueError("--round names a round of --expect-ledger FILE: give that too")
+    if args.oracle is None:
+        if described:
+            raise ValueError(f"{', '.join(described)} describe{'s' if len(described) == 1 else ''}"
+                             " the randomizer of --oracle: give --oracle NAME too")
+        return None
+    return build_randomizer(args, client=False)
 
 
 def add_plugin_option(parser) -> None:

@@ -14,11 +14,11 @@ from ..estimation import postprocess as PP
 from ..randomizers.contract import LocalRandomizer
 from . import randomizers as CR
 from .inputs import inputs_of, simulated
-from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
-                   read_domain)
+from .util import (JSON_HELP, byte_size, count, emit_json, nonempty, number, positive,
+                   positive_limit, probability, read_domain)
 from ..core.items import BAD_LINES
 
-__all__ = ["POSTPROCESS", "register"]
+__all__ = ["POSTPROCESS", "output_cost", "register"]
 
 # --postprocess name -> f(estimate, n) (estimation.postprocess); for count estimates
 POSTPROCESS = {"clip": lambda est, n: PP.clip_nonnegative(est),
@@ -198,32 +198,90 @@ def _domain(args):
     return read_domain(args.domain, catch_all=args.catch_all, bad_lines=args.bad_lines)
 
 
+# stated cost of the command's own work on n estimates (randomizers/cost.py units: ns of one
+# core, measured by bench/server_limits.py and rounded up): intervals, the top 10 shown, each
+# value written to --out (CSV) or --json, and --postprocess (a sort)
+INTERVALS, TOP, CSV_VALUE, JSON_VALUE, POSTPROCESS_ENTRY = 150.0, 20.0, 7000.0, 3500.0, 600.0
+JSON_VALUE_BYTES = 200  # a float in a Python list, then in the JSON text
+
+
+def output_cost(randomizer: LocalRandomizer, args):
+    """The stated cost of what aggregate does with the estimates (every entry: intervals,
+    the text, --out and --json), checked with the aggregation's (``budget.Plan.check``)."""
+    from ..randomizers.contract import Cost
+    from ..randomizers.cost import entries_of
+    entries = entries_of(randomizer.summary_spec().shape)
+    columns = 3 + (args.postprocess != "none")
+    ops = entries * (INTERVALS + TOP + (POSTPROCESS_ENTRY if columns > 3 else 0.0))
+    peak = entries * 8 * (6 + 2 * columns)
+    if args.out is not None:
+        ops += entries * columns * CSV_VALUE
+    if args.json:
+        ops += entries * columns * JSON_VALUE
+        peak += entries * columns * JSON_VALUE_BYTES
+    return Cost(ops, peak, "")
+
+
+def _top(values: np.ndarray, count: int = 10) -> np.ndarray:
+    """The indices of the ``count`` largest values, largest first, ties in index order (as a
+    stable sort of -values), in O(k): only the entries at or above the count-th are sorted."""
+    if values.size <= count:
+        return np.argsort(-values, kind="stable")
+    cut = np.partition(values, values.size - count)[values.size - count]
+    top = np.flatnonzero(values >= cut)
+    return top[np.argsort(-values[top], kind="stable")][:count]
+
+
 def _cmd_aggregate(args) -> None:
-    from ..scale import distributed
+    import sys
+    from ..core.limits import format_bytes, format_seconds
+    from ..scale import budget, distributed
     from ..core.regular_files import check_output_file
     nonempty(args.out, "--out")
     retries = count(args.retries, "--retries", 0, 100)
     worker_timeout = positive(args.worker_timeout, "--worker-timeout")
+    task_timeout = None if args.task_timeout is None else \
+        positive(args.task_timeout, "--task-timeout")
+    max_seconds = None if args.max_seconds is None else positive_limit(args.max_seconds,
+                                                                       "--max-seconds")
+    max_memory = None if args.max_memory is None else positive_limit(args.max_memory,
+                                                                     "--max-memory")
     level = probability(args.level, "--level")
     domain = _domain(args)
     CR.load_plugins(args.plugin)
+    expect = CR.expected_randomizer(args)
     if args.out is not None:  # before the aggregation, not after it
         check_output_file(args.out, "--out")
-    start = time.perf_counter()
     remote = args.scheduler not in ("auto", "memory", "local")
+    security = _security(args)
+    if remote:  # before reading any manifest
+        distributed.check_scheduler(args.scheduler, security, args.allow_insecure)
     try:
-        res = distributed.aggregate(args.reports, scheduler=args.scheduler,
-                                    security=_security(args), allow_insecure=args.allow_insecure,
+        distributed.check_dashboard(args.dashboard, args.allow_insecure)
+    except ValueError as err:
+        raise ValueError(f"--{err}") from None
+    start = time.perf_counter()
+    plan = budget.plan(args.reports, expect)
+    r = plan.randomizer
+    if expect is None and not args.json:
+        print(f"aggregate: the report set's randomizer, as its manifest states it (not checked "
+              f"against an expected one; --oracle or --expect-ledger sets one): "
+              f"{_spec_json(r)}", file=sys.stderr)
+    plan = plan.check(max_seconds, max_memory, output_cost(r, args))
+    try:
+        res = distributed.aggregate(plan, scheduler=args.scheduler,
+                                    security=security, allow_insecure=args.allow_insecure,
                                     retries=retries, progress=True,
-                                    worker_timeout=worker_timeout)
+                                    worker_timeout=worker_timeout, task_timeout=task_timeout,
+                                    dashboard=args.dashboard)
     except (OSError, TimeoutError) as err:
-        if not remote or isinstance(err, FileNotFoundError):
+        if not (remote or args.scheduler == "local") or isinstance(err, FileNotFoundError):
             raise
         if isinstance(err, distributed.ClusterError):
             raise ValueError(f"--scheduler {args.scheduler}: {err}") from None
         raise ValueError(f"--scheduler {args.scheduler}: cannot use it ({err})") from None
     secs = time.perf_counter() - start
-    r, n, est = res["randomizer"], res["n"], res["estimate"]
+    n, est = res["n"], res["estimate"]
     counts = np.dtype(r.summary_spec().dtype).kind in "iu"  # frequency: counts; else a mean
     if domain is not None and domain.k != est.size:
         raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports' "
@@ -248,21 +306,25 @@ def _cmd_aggregate(args) -> None:
         params = dict(reports=[str(x) for x in args.reports], scheduler=args.scheduler,
                       retries=retries, out=args.out, level=level, postprocess=args.postprocess,
                       domain=args.domain, catch_all=args.catch_all, bad_lines=args.bad_lines,
-                      plugin=args.plugin or [])
+                      plugin=args.plugin or [],
+                      expected=None if expect is None else registry.spec(expect),
+                      max_seconds=plan.limits[0], max_memory=plan.limits[1],
+                      task_timeout=task_timeout, dashboard=args.dashboard)
         results = dict(n=n, randomizer=registry.spec(r), describe=r.describe(), eps=_eps(r),
-                       kind=r.privacy.value, estimates="counts" if counts else "mean",
-                       shards=res["shards"], method=res["method"], auto=res["auto"],
+                       expected=plan.expected, kind=r.privacy.value,
+                       estimates="counts" if counts else "mean", shards=res["shards"],
+                       method=res["method"], auto=res["auto"], cost=_finite(res["cost"]),
                        **{c: v.tolist() for c, v in cols.items()})
         if domain is not None:
             results["names"] = list(domain.names)
         emit_json("aggregate", params, results, dict(total=secs), indent=None)
         return
-    shown = np.argsort(-cols.get("adjusted", est), kind="stable")[:10] if counts \
-        else np.arange(min(est.size, 10))
+    shown = _top(cols.get("adjusted", est)) if counts else np.arange(min(est.size, 10))
     what = (f"top {len(shown)} items of {est.size}" if counts else "the mean" if est.size == 1
             else f"first {len(shown)} coordinates of the mean of {est.size}")
     print(f"{n:,} reports of {r.describe()} in {res['shards']} shards, {secs:.2f} s "
-          f"({res['method']}); {what} with {level:.0%} confidence intervals:")
+          f"({res['method']}; stated {format_seconds(plan.seconds)}, "
+          f"{format_bytes(plan.cost.peak_bytes)}); {what} with {level:.0%} confidence intervals:")
     for j in shown:
         name = domain.names[j] if domain is not None else str(j)
         extra = f"  adjusted {cols['adjusted'][j]:>12,.1f}" if "adjusted" in cols else ""
@@ -292,6 +354,18 @@ def _cmd_shuffle(args) -> None:
         return
     print(f"shuffled {n:,} reports of {randomizer.describe()} from {args.reports} into "
           f"{len(paths)} files in {args.out} (a uniform random order from the OS CSPRNG)")
+
+
+def _spec_json(randomizer: LocalRandomizer) -> str:
+    import json
+    from ..randomizers import registry
+    return json.dumps(registry.spec(randomizer), sort_keys=True)
+
+
+def _finite(cost: dict) -> dict:
+    """The cost for --json: an unlimited limit (inf) as None."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in cost.items()}
 
 
 def _write_estimates(out, cols: dict, domain, index: str) -> None:
@@ -374,10 +448,14 @@ def register(sub) -> None:
     _writer_options(e, None, 1)
     e.set_defaults(func=_cmd_encode)
     a = sub.add_parser("aggregate", help="estimates of report sets (in memory or on Dask)",
-                       description="Aggregate report sets (directories with a manifest) of any "
-                       "randomizer, named by their manifests, into its unbiased estimates "
-                       "(item counts, or a mean vector) with confidence intervals; every shard "
-                       "is checked against its manifest digest first.")
+                       description="Aggregate report sets (directories with a manifest) into "
+                       "the randomizer's unbiased estimates (item counts, or a mean vector) "
+                       "with confidence intervals; every shard is checked against its manifest "
+                       "digest first. The server decides: --oracle NAME and its parameters (or "
+                       "--expect-ledger FILE --round I) name the randomizer the reports must be "
+                       "of, and a set recording another is refused; the stated time and memory "
+                       "of the work are checked against --max-seconds and --max-memory before "
+                       "any shard is read.")
     a.add_argument("reports", nargs="+", help="report set directories or shards")
     a.add_argument("--scheduler", default="auto",
                    help="'auto' (in this process, unless the speed measured on the first "
@@ -394,6 +472,21 @@ def register(sub) -> None:
     a.add_argument("--worker-timeout", type=number, default=60.0,
                    help="seconds to wait for a live Dask worker, per try (--retries more "
                         "tries), before giving up with an error (default 60)")
+    a.add_argument("--task-timeout", type=number, default=None,
+                   help="seconds a Dask run waits for the next shard to finish (a stopped or "
+                        "stuck worker) before an error naming the shards at work (default: "
+                        "the larger of 120 and 4 times the stated time)")
+    a.add_argument("--dashboard", default=None, metavar="HOST:PORT",
+                   help="serve the Dask dashboard of a local cluster (--scheduler local or "
+                        "auto) at HOST:PORT, e.g. 127.0.0.1:8787 (default: no dashboard; "
+                        "another host than loopback needs --allow-insecure)")
+    CR.add_expect_options(a)
+    a.add_argument("--max-seconds", type=number, default=None,
+                   help="refuse, before reading any shard, a set whose stated time exceeds "
+                        "this (default 60; inf: no limit; docs/guide.md section 3)")
+    a.add_argument("--max-memory", type=byte_size, default=None, metavar="BYTES",
+                   help="refuse, before reading any shard, a set whose stated peak memory "
+                        "exceeds this: bytes or 512MiB, 8GiB (default 4GiB; inf: no limit)")
     a.add_argument("--out", help="write item[,name],estimate,low,high[,adjusted] as CSV "
                                  "(a mean: coordinate,estimate,low,high)")
     a.add_argument("--level", type=number, default=0.95,

@@ -13,7 +13,8 @@ from typing import Sequence, overload
 
 from ..core import validate as V
 
-__all__ = ["JSON_HELP", "envelope", "emit_json", "dump_json", "number", "count", "positive", "probability", "nonempty", "read_domain", "fmt",
+__all__ = ["JSON_HELP", "envelope", "emit_json", "dump_json", "number", "byte_size", "count",
+           "positive", "positive_limit", "probability", "nonempty", "read_domain", "fmt",
            "print_table", "add_sampling_options"]
 
 
@@ -61,6 +62,34 @@ def number(text: str) -> float | int:
         return float(plain)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {V.shown(text)}") from None
+
+
+_UNITS = {"": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30,
+          "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40}
+
+
+def byte_size(text: str) -> float:
+    """Parse a memory size: bytes (1e9, 4294967296), or with a binary unit (512MiB, 4GiB, 4G,
+    1T), or inf (no limit)."""
+    plain = text.strip().replace("_", "").lower()
+    digits = plain.rstrip("kmgtib")
+    unit = plain[len(digits):]
+    if unit.endswith("b") and unit not in _UNITS and unit[:-1] in _UNITS:
+        unit = unit[:-1]  # 4GB, 512MB: read as binary units too
+    if unit not in _UNITS:
+        raise argparse.ArgumentTypeError(f"not a memory size: {V.shown(text)} (bytes, or a "
+                                         "number with KiB, MiB, GiB or TiB)")
+    try:
+        return float(digits) * _UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a memory size: {V.shown(text)}") from None
+
+
+def positive_limit(value, option: str) -> float:
+    """A limit option: a real > 0, inf for none (nan refused)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == float("inf"):
+        return float("inf")
+    return V.positive_finite(value, option)
 
 
 @overload

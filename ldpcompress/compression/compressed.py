@@ -25,7 +25,9 @@ from ..core.entropy import Entropy
 from ..core.limits import expected_trials
 from ..core.prg import SEED_BYTES
 from ..randomizers import registry
-from ..randomizers.contract import Column, LocalRandomizer, Privacy, SummarySpec, check_columns
+from ..randomizers import cost as C
+from ..randomizers.contract import (Column, Cost, LocalRandomizer, Privacy, SummarySpec,
+                                    check_columns)
 from ..randomizers.estimator import integer_reports
 from . import wire
 from .sampler import PseudoRandomizer, check_compressible
@@ -171,6 +173,25 @@ class CompressedRandomizer(LocalRandomizer):
         for lo in range(0, seeds.shape[0], SEED_BATCH):
             total += self.inner.summarize_seeds(seeds[lo:lo + SEED_BATCH])
         return total
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """The inner randomizer's cost of ``summarize_seeds`` on n seeds, SEED_BATCH at a time
+        (its decode buffers and per-chunk tables: ``summary_cost(..., seeds=True)``), plus the
+        17-byte reports checked and their seeds copied, and the running total of one summary.
+        ``seeds`` does not apply (a compressed report is not compressed again: ValueError)."""
+        if seeds:
+            raise ValueError("compressed reports are not compressed again: summary_cost of "
+                             "their seeds does not apply")
+        n, b, calls = C.cost_args(n, batch)
+        inner = self.inner.summary_cost(n, min(b, SEED_BATCH), seeds=True)
+        spec = self.inner.summary_spec()
+        entries = C.entries_of(spec.shape)
+        total = entries * np.dtype(spec.dtype).itemsize
+        seed_calls = C.calls(n, min(b, SEED_BATCH)) + calls
+        ops = inner.operations + n * 4 * C.SIMPLE * 17 \
+            + seed_calls * (C.CALL + 2 * entries * C.SIMPLE)
+        return Cost(ops, inner.peak_bytes + total + b * (16 + 17 * 2),
+                    f"{inner.detail} ({self.inner.name} decoded from seeds)")
 
     def estimate_from_summary(self, summary, n: int) -> np.ndarray:
         return self.inner.estimate_from_summary(summary, n)

@@ -5,6 +5,9 @@ d, n*k ...) first estimates the bytes and calls :func:`check_bytes`, which raise
 stating the figure, the limit and the parameter to change. Rejection-sampling compression
 (FT21 Alg. 1) needs e^eps_d expected trials per report; :func:`check_trials` refuses runs above
 ``MAX_EXPECTED_TRIALS`` and suggests the split of FT21 Lemma 5.1 (K copies at eps/K).
+:func:`check_cost` refuses work whose stated cost (operations and peak memory, e.g. a report
+set's ``summary_cost``) exceeds ``MAX_SECONDS`` or ``MAX_BYTES``, before any of it is done;
+operations become seconds at ``SECONDS_PER_OPERATION``.
 """
 from __future__ import annotations
 
@@ -16,9 +19,10 @@ import numpy as np
 
 from .numerics import EXP_MAX
 
-__all__ = ["command_line", "in_command_line", "MAX_BYTES", "MAX_EXPECTED_TRIALS", "format_bytes",
-           "array_bytes", "resolve_max_bytes", "check_bytes", "resolve_max_trials",
-           "expected_trials", "check_trials"]
+__all__ = ["command_line", "in_command_line", "MAX_BYTES", "MAX_EXPECTED_TRIALS", "MAX_SECONDS",
+           "SECONDS_PER_OPERATION", "format_bytes", "format_seconds", "array_bytes",
+           "resolve_max_bytes", "check_bytes", "resolve_max_seconds", "check_cost",
+           "resolve_max_trials", "expected_trials", "check_trials"]
 
 
 # True while the command line runs: refusals then give the remedies its user has (options),
@@ -41,6 +45,14 @@ def in_command_line() -> bool:
 
 MAX_BYTES = 4 * 2 ** 30          # default ceiling on one allocation (4 GiB)
 MAX_EXPECTED_TRIALS = 1e4        # default ceiling on e^eps_d expected trials per report
+# default ceiling on the stated time of one job (a report set's aggregation): about a minute,
+# for a 2-core machine shared with other work (the default MAX_BYTES sized for its 24 GB)
+MAX_SECONDS = 60.0
+# one operation of a stated cost (randomizers/cost.py) is about a nanosecond of one core of the
+# reference machine (2 cores shared with other jobs; the weights are measured ns rounded up):
+# seconds = operations x SECONDS_PER_OPERATION, 1.5 ns to leave room for a busier machine, no
+# parallelism assumed (bench/server_limits.py prints CPU / stated: 0.07-0.24 there)
+SECONDS_PER_OPERATION = 1.5e-9
 
 
 def format_bytes(nbytes: float) -> str:
@@ -61,16 +73,64 @@ def array_bytes(shape, dtype=np.int64) -> int:
     return count * np.dtype(dtype).itemsize
 
 
+def format_seconds(seconds: float) -> str:
+    """Human-readable duration (``42 s``, ``3.1 min``, ``7.1 h``, ``2.4e+03 days``)."""
+    value = float(seconds)
+    if value < 120:
+        return f"{value:.3g} s"
+    if value < 7200:
+        return f"{value / 60:.3g} min"
+    if value < 2 * 86400:
+        return f"{value / 3600:.3g} h"
+    return f"{value / 86400:.3g} days"
+
+
+def _positive_limit(value, name: str, default: float) -> float:
+    if value is None:
+        return float(default)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    out = float(value)
+    if math.isnan(out) or out <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return out
+
+
+def resolve_max_seconds(max_seconds) -> float:
+    """The time limit in force: ``MAX_SECONDS`` when None, else a number > 0 (inf: none)."""
+    return _positive_limit(max_seconds, "max_seconds", MAX_SECONDS)
+
+
+def check_cost(operations: float, peak_bytes: float, what: str, detail: str = "",
+               max_seconds=None, max_bytes=None, options=("max_seconds", "max_bytes")) -> None:
+    """Refuse work stated to take ``operations`` (seconds = operations x
+    SECONDS_PER_OPERATION) and ``peak_bytes`` above the limits (None: MAX_SECONDS, MAX_BYTES),
+    before any of it is done: the ValueError names what, the stated cost (``detail``: how it
+    was counted), the limit and the option that raises it (``options``: the names of
+    max_seconds and max_bytes where the caller takes them, e.g. the command line's)."""
+    seconds_limit = resolve_max_seconds(max_seconds)
+    bytes_limit = resolve_max_bytes(max_bytes)
+    seconds = operations * SECONDS_PER_OPERATION
+    how = f" ({detail})" if detail else ""
+    if not seconds <= seconds_limit:
+        raise ValueError(
+            f"{what} is stated to take {operations:.3g} operations{how}, about "
+            f"{format_seconds(seconds)} at {SECONDS_PER_OPERATION:g} s per operation, above the "
+            f"limit of {format_seconds(seconds_limit)}: refused before any work; raise "
+            f"{options[0]} to spend it")
+    if not peak_bytes <= bytes_limit:
+        raise ValueError(
+            f"{what} is stated to need {format_bytes(peak_bytes)} ({int(peak_bytes)} bytes) of "
+            f"memory at its peak{how}, above the limit of {format_bytes(bytes_limit)}: refused "
+            f"before any work; raise {options[1]} to spend it")
+
+
 def resolve_max_bytes(max_bytes) -> float:
     """The limit in force: ``MAX_BYTES`` when None, else a positive number (inf disables it)."""
-    if max_bytes is None:
-        return float(MAX_BYTES)
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float, np.integer, np.floating)):
+    if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(
+            max_bytes, (int, float, np.integer, np.floating))):
         raise TypeError(f"max_bytes must be a number of bytes, got {type(max_bytes).__name__}")
-    value = float(max_bytes)
-    if math.isnan(value) or value <= 0:
-        raise ValueError(f"max_bytes must be > 0, got {max_bytes!r}")
-    return value
+    return _positive_limit(max_bytes, "max_bytes", MAX_BYTES)
 
 
 def check_bytes(nbytes: float, what: str, parameter: str, max_bytes=None) -> None:

@@ -37,7 +37,7 @@ _EXPORTS = {
     "PrivUnit2": "privunit",
     "OneBitSphere": "onebit",
     **dict.fromkeys(["LaplaceScalar", "GaussianScalar", "ScalarStructure"], "scalar"),
-    "ShuffleStructure": "structure",
+    **dict.fromkeys(["ShuffleStructure", "BinaryStructure"], "structure"),
     "TableRandomizer": "table",
     "TableStructure": "table_law",
     **dict.fromkeys(["oracle_names", "make_oracle"], "catalog"),
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from .rappor import OUE, RAPPOR
     from .registry import register
     from .scalar import GaussianScalar, LaplaceScalar, ScalarStructure
-    from .structure import ShuffleStructure
+    from .structure import BinaryStructure, ShuffleStructure
     from .subset import SubsetSelection
     from .table import TableRandomizer
     from .table_law import TableStructure
@@ -66,5 +66,5 @@ if TYPE_CHECKING:
 __all__ = ["LocalRandomizer", "Privacy", "Column", "SummarySpec", "FrequencyOracle",
            "VectorMeanEstimator", "register", "KRR", "RAPPOR", "OUE", "SubsetSelection", "OLH",
            "HadamardResponse", "PIRappor", "VectorPIRappor", "FieldReports", "PrivUnit2",
-           "OneBitSphere", "LaplaceScalar", "GaussianScalar", "ScalarStructure", "ShuffleStructure", "TableRandomizer",
-           "TableStructure", "oracle_names", "make_oracle"]
+           "OneBitSphere", "LaplaceScalar", "GaussianScalar", "ScalarStructure", "ShuffleStructure", "BinaryStructure",
+           "TableRandomizer", "TableStructure", "oracle_names", "make_oracle"]

@@ -15,7 +15,8 @@ privacy        ``privacy`` (:class:`Privacy`), ``eps`` (of that kind), ``replace
 client         ``check_items(xs)``, ``randomize_many(xs, entropy)`` (coins from os.urandom)
 server         ``check_reports``, ``n_reports``, ``summarize`` (an additive statistic: shards and
                workers add theirs), ``summary_spec()``, ``estimate_from_summary``, ``estimate``,
-               ``intervals``
+               ``intervals``, and ``summary_cost(n, batch)``: the operations and peak memory of
+               summarising n reports, stated before any is read (``cost.Cost``)
 storage        ``report_columns()`` (name, dtype, width), ``to_columns``, ``from_columns``,
                ``concat``, ``bits_per_report`` (the wire size)
 compression    ``deletion_eps``, ``sample(prg)``, ``ratio(x, y)``, ``ratio_bounds()``,
@@ -37,9 +38,12 @@ import numpy as np
 
 from ..core.entropy import SYSTEM, Entropy
 from ..core.prg import PRG, check_seed, check_seed_rows
+from . import cost as C
+from .cost import Cost
 
 __all__ = ["Privacy", "Column", "SummarySpec", "LocalRandomizer", "check_randomizer",
-           "check_columns", "int_dtype", "seeds_array", "paired", "seed_batch", "PER_SEED"]
+           "check_columns", "int_dtype", "seeds_array", "paired", "seed_batch", "PER_SEED",
+           "Cost", "fast_hook"]
 
 
 class Privacy(enum.Enum):
@@ -252,6 +256,35 @@ class LocalRandomizer(abc.ABC):
         reports = self.check_reports(reports)
         return self.estimate_from_summary(self.summarize(reports), self.n_reports(reports))
 
+    def summary_cost(self, n: int, batch: int | None = None, *, seeds: bool = False) -> Cost:
+        """What summarising n reports costs, stated before any is read: a ``cost.Cost`` of
+        ``operations`` (weighted steps, about ns of one core: ``cost``'s weights) and
+        ``peak_bytes``, the most this randomizer holds at once while summarising one call of
+        at most ``batch`` reports (None: all n): its working arrays, decode buffers, per-chunk
+        tables and result, not the validated batch handed to it (the reader counts that).
+        ``seeds=True``: the same for ``summarize_seeds`` on n seeds of compressed reports.
+
+        The server refuses a report set whose cost exceeds its limits (docs/guide.md, section
+        3, "What aggregation may spend"), so the figure must be an upper bound: a randomizer
+        whose summary does more work than this default assumes must override it, derived from
+        its own algorithm. The default assumes a linear, dense summary: every report touches
+        each of its stored values a few times and each summary entry once (a sum or counts),
+        each call fills one summary per kernel chunk; seeds are decoded by the slow
+        per-seed default (Python)."""
+        from .base import chunks_for
+        n, b, calls = C.cost_args(n, batch)
+        spec = self.summary_spec()
+        entries = C.entries_of(spec.shape)
+        size = entries * np.dtype(spec.dtype).itemsize
+        values = sum(c.width for c in self.report_columns())
+        chunks = chunks_for(b, entries)
+        per_report = values * 4 * C.SIMPLE + entries * C.walk(C.SIMPLE, size) \
+            + (C.PY_SEED if seeds else 0.0)
+        ops = n * per_report + calls * (C.CALL + entries * (chunks + 2) * C.SIMPLE)
+        peak = b * (values * 8 * 3 + (256 if seeds else 0)) + size * (chunks + 2)
+        return Cost(ops, peak, f"n x (stored values + summary entries) = {n} x ({values} + "
+                               f"{entries}) steps (the contract's default)")
+
     @abc.abstractmethod
     def intervals(self, est, n: int, level: float = 0.95,
                   conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -344,6 +377,13 @@ class LocalRandomizer(abc.ABC):
         the parameter across them, and inverse queries (``max_eps0``) walk them. () when there
         are none (the law is continuous in eps)."""
         return ()
+
+
+def fast_hook(randomizer: LocalRandomizer, hook: str) -> bool:
+    """Whether ``randomizer`` runs its own batch hook ``hook`` (e.g. "summarize_seeds"), not
+    the contract's slow default (a subclass that changes a per-seed method falls back to the
+    default: :class:`seed_batch`); its ``summary_cost`` must then state the default's cost."""
+    return getattr(type(randomizer), hook) is not getattr(LocalRandomizer, hook)
 
 
 def check_randomizer(obj, also: str = "") -> LocalRandomizer:

@@ -28,12 +28,14 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps, chunks_for
-from .contract import Privacy, paired, seed_batch, seeds_array
+from . import cost as C
+from .contract import (Cost, LocalRandomizer, Privacy, fast_hook, paired, seed_batch,
+                       seeds_array)
 from .estimator import binary_variance, histogram_bytes, integer_reports
 from .registry import register
 from .structure import ShuffleStructure, independent_structure, kept
 
-__all__ = ['HadamardResponse', 'VARIANTS', 'MAX_CODE_BITS', 'code_bits', 'primitive_poly']
+__all__ = ['HadamardResponse', 'VARIANTS', 'MAX_CODE_BITS', 'CODE_STEP', 'code_bits', 'primitive_poly']
 
 _field = lazy_module("ldpcompress.kernels.field")  # Numba: compiled at first use
 _had = lazy_module("ldpcompress.kernels.hadamard")
@@ -42,6 +44,7 @@ _seeds = lazy_module("ldpcompress.kernels.seeds")
 VARIANTS = ("general", "basic")
 MAX_CODE_BITS = 24  # the general code's reports (t >= 2): a 2^24-cell histogram is 128 MiB
 BEST_T_SLACK = 1.02  # the default t: the shortest code within 2% of the least variance
+CODE_STEP = 200.0  # summary_cost: ns per (item, row) building the code's rows and duals (~30)
 
 
 def code_bits(k: int, t: int) -> int:
@@ -290,3 +293,23 @@ class HadamardResponse(FrequencyOracle):
         histogram_bytes(self.big_k, 2, what="the Hadamard histogram and transform")
         spec = _field.fwht(np.bincount(reports, minlength=self.big_k).astype(np.int64))
         return _had.span_counts(spec, self.rows())
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """Per report a check and a scattered update of the K-entry histogram (seeds: first
+        the seed's bounded draw, ``decode_seeds``); per call the histogram and its int64 copy,
+        one in-place Walsh-Hadamard transform (K log2 K butterflies) and the span sums
+        (k (2^t - 1) scattered reads of the transform); once, the code's rows and duals
+        (k t, ``CODE_STEP`` each). Memory: the histogram and its copy, the rows and duals,
+        the counts, the (decoded) batch."""
+        if seeds and not fast_hook(self, "decode_seeds"):
+            return LocalRandomizer.summary_cost(self, n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        big, table = self.big_k, 8 * self.big_k
+        spans = self.k * ((1 << self.t) - 1)
+        per = 4 * C.SIMPLE + C.scattered(C.BINCOUNT, table) + (C.SEED if seeds else 0.0)
+        per_call = C.CALL + big * (C.BINCOUNT + C.SIMPLE) + big * math.log2(big) * C.FWHT \
+            + spans * C.scattered(C.SIMPLE, table) + 4 * self.k * C.SIMPLE
+        code = 2 * 8 * self.k * self.t
+        return Cost(n * per + calls * per_call + self.k * self.t * CODE_STEP,
+                    2 * table + code + 3 * 8 * self.k + 8 * b * (3 if seeds else 1),
+                    f"n = {n} indices into K = {big} entries, {calls} transform(s)")

@@ -12,7 +12,8 @@ from ..core.entropy import SYSTEM
 from ..core.prg import word_at
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps, chunks_for
-from .contract import Privacy, paired, seed_batch, seeds_array
+from . import cost as C
+from .contract import Cost, LocalRandomizer, Privacy, fast_hook, paired, seed_batch, seeds_array
 from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, kept
@@ -95,3 +96,18 @@ class KRR(FrequencyOracle):
     def _count(self, ys) -> np.ndarray:
         histogram_bytes(self.k)
         return np.bincount(ys, minlength=self.k).astype(np.int64)
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """Per call: the reports checked (a few passes) and one ``bincount`` into k entries
+        (random updates of a k-entry table), then its int64 copy: n (checks + one scattered
+        update) + calls x k (the table made, copied, added). Seeds: first the seed's draw
+        (``decode_seeds``: a key expansion and a word each). Memory: the table and its copy,
+        the validated (and decoded) items."""
+        if seeds and not fast_hook(self, "decode_seeds"):
+            return LocalRandomizer.summary_cost(self, n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        table = 8 * self.k
+        per = 4 * C.SIMPLE + C.scattered(C.BINCOUNT, table) + (C.SEED if seeds else 0.0)
+        ops = n * per + calls * (C.CALL + self.k * (C.BINCOUNT + 4 * C.SIMPLE))
+        return Cost(ops, 3 * table + b * 8 * (3 if seeds else 2),
+                    f"n = {n} items counted into k = {self.k} entries, {calls} call(s)")

@@ -12,7 +12,8 @@ from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
 from ..core.numerics import MAX_FIELD
 from .base import EPS_MIN, FrequencyOracle, chunked_counts, chunks_for
-from .contract import Column, Privacy, check_columns, int_dtype
+from . import cost as C
+from .contract import Column, Cost, Privacy, check_columns, int_dtype
 from .estimator import histogram_bytes, integer_reports
 from .registry import register
 from .structure import ShuffleStructure, kept
@@ -126,3 +127,19 @@ class OLH(FrequencyOracle):
         columns = tuple(np.ascontiguousarray(r[:, i]) for i in range(3))
         return chunked_counts(_field.affine_hist, columns, self.k, chunks, self.k, self.p, 0,
                               self.g)
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """``affine_hist``: every report hashed at every item, ((a (j+1) + b) mod p) mod g
+        against y, streaming its chunk's k-entry count row: n k steps (from memory when k is
+        large), plus the reports checked and copied into three columns; per call every chunk's
+        row made and added. Memory: the rows (chunks x k, at most ``base.CHUNK_TABLE_BYTES``),
+        their sum, the columns (never compressed: ``seeds`` takes the contract's default)."""
+        if seeds:
+            return super().summary_cost(n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        k, row = self.k, 8 * self.k
+        chunks = chunks_for(b, k)
+        ops = n * (k * C.walk(C.OLH_HASH, row) + 12 * C.SIMPLE) \
+            + calls * (C.CALL + (2 * chunks + 1) * k * C.SIMPLE)
+        return Cost(ops, (chunks + 2) * row + b * 3 * 8 * 3,
+                    f"n x k = {n} x {k} hash evaluations")

@@ -20,7 +20,8 @@ from ..core.limits import array_bytes, check_bytes
 from ..core.numerics import EXP_MAX, MAX_FIELD
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_flag, chunked_counts, chunks_for
-from .contract import Column, Privacy, check_columns, int_dtype
+from . import cost as C
+from .contract import Column, Cost, Privacy, check_columns, int_dtype
 from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, ap3_count, independent_structure, kept
@@ -230,11 +231,46 @@ class PIRappor(FrequencyOracle):
                     f"algorithm='auto' (or {other!r})")
         return self._count(r, algorithm)
 
+    def _algorithm(self) -> str:
+        """The counting algorithm 'auto' takes: enumeration when s is well below k."""
+        return "enum" if 1.5 * self.s < self.k else "direct"
+
+    def _step(self, algorithm: str) -> int:
+        """Reports per kernel call: about COUNT_WORK_PER_CALL steps."""
+        return max(1, COUNT_WORK_PER_CALL // max(self.k if algorithm == "direct" else self.s, 1))
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """The counting ``auto`` picks (:meth:`counts`): 'direct' evaluates every report at
+        every item, streaming a k-entry row (n k steps); 'enum' walks each report's s hits,
+        each a scattered update of a k-entry row (n s steps, their wait for memory growing
+        with k), after an inverse mod p per report (a table of p entries built once when p <=
+        ``INVERSE_TABLE_MAX``, else Fermat). Kernel calls take about ``COUNT_WORK_PER_CALL``
+        steps; each makes and adds its chunks' rows (chunks x k). Memory: the table of
+        inverses, the rows, their sum and the running counts (never compressed: ``seeds``
+        takes the contract's default)."""
+        if seeds:
+            return super().summary_cost(n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        algorithm = self._algorithm()
+        step = self._step(algorithm)
+        k, row = self.k, 8 * self.k
+        slices = C.calls(n, min(b, step)) + calls
+        chunks = chunks_for(min(b, step), k)
+        table = 0
+        if algorithm == "direct":
+            per, what = k * C.walk(C.AFFINE, row), f"n x k = {n} x {k} field evaluations"
+        else:
+            table = 8 * self.p if self.p <= INVERSE_TABLE_MAX else 0
+            per = self.s * C.scattered(C.ENUM, row) + (0.0 if table else C.FERMAT)
+            what = f"n x s = {n} x {self.s} enumerated hits into k = {k} entries"
+        ops = n * (per + 8 * C.SIMPLE) + slices * (C.CALL + (2 * chunks + 2) * k * C.SIMPLE) \
+            + (self.p * C.INVERSE if table else 0.0)
+        return Cost(ops, table + (chunks + 3) * row + b * 16 * 2, what)
+
     def _count(self, r, algorithm: str = "auto") -> np.ndarray:
         if algorithm == "auto":
-            algorithm = "enum" if 1.5 * self.s < self.k else "direct"
-        per_report = self.k if algorithm == "direct" else self.s
-        step = max(1, COUNT_WORK_PER_CALL // max(per_report, 1))
+            algorithm = self._algorithm()
+        step = self._step(algorithm)
         if len(r) <= step:
             return self._count_slice(r.a, r.b, algorithm)
         out = np.zeros(self.k, dtype=np.int64)
@@ -347,10 +383,14 @@ class VectorPIRappor(FrequencyOracle):
                     else math.log(self.a1 * (1 - self.a0) / (self.a0 * (1 - self.a1))))
         check_bytes(array_bytes((self.k, self.t)), f"the item table (k x t = {self.k} x {self.t} "
                     "int64)", "k")
-        # digits of every item in base q (vectorised: k can be large)
-        powers = np.array([self.q ** d for d in range(self.t)], dtype=np.int64)
-        self.items = (np.arange(self.k, dtype=np.int64)[:, None] // powers[None, :]) % self.q
         self.bits_per_report = (self.t + 1) * math.ceil(math.log2(self.q))
+
+    @functools.cached_property
+    def items(self) -> np.ndarray:
+        """The base-q digits of every item, (k, t) int64, built at first use (a server states
+        its cost before building it: ``summary_cost``)."""
+        powers = np.array([self.q ** d for d in range(self.t)], dtype=np.int64)
+        return (np.arange(self.k, dtype=np.int64)[:, None] // powers[None, :]) % self.q
 
     def params(self) -> dict:
         return {"k": self.k, "eps": self.requested_eps, "q": self.q, "t": self.t,
@@ -402,6 +442,22 @@ class VectorPIRappor(FrequencyOracle):
     def check_reports(self, reports) -> np.ndarray:
         """Reports are rows (a_0, ..., a_{t-1}, b): shape (n, t+1), every entry in [0, q)."""
         return integer_reports(reports, self.q, width=self.t + 1, what="field element")
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """The reports packed into codes and made unique (a sort: n log2 n), then every
+        distinct report evaluated at every item, t digits each (at most n k t steps), reading
+        the k x t item table (built once, held). Memory: that table, the codes, the counts
+        (never compressed: ``seeds`` takes the contract's default)."""
+        if seeds:
+            return super().summary_cost(n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        k, t = self.k, self.t
+        items = 8 * k * t
+        ops = n * (k * t * C.walk(C.VECTOR_HIT, items) + (t + 2) * 4 * C.SIMPLE
+                   + 4 * C.SIMPLE * math.log2(b + 1)) \
+            + calls * (C.CALL + k * C.SIMPLE) + k * t * 4 * C.SIMPLE
+        return Cost(ops, items + 8 * k * 2 + b * 8 * 6,
+                    f"n x k x t = {n} x {k} x {t} digit products")
 
     def _count(self, rep) -> np.ndarray:
         # code = b + q (a_0 + q a_1 + ...): identical reports are decoded once

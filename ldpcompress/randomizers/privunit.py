@@ -28,7 +28,8 @@ from ..core.numerics import EXP_MAX
 from ..core.prg import PRG
 from ..core.lazy import lazy_module
 from .base import check_flag, chunks_for
-from .contract import Privacy, paired, seed_batch, seeds_array
+from . import cost as C
+from .contract import Cost, LocalRandomizer, Privacy, fast_hook, paired, seed_batch, seeds_array
 from .registry import register
 from .vectors import NORM_SLACK, VectorMeanEstimator, check_vectors
 from .estimator import check_estimates, normal_quantile
@@ -363,6 +364,25 @@ class PrivUnit2(VectorMeanEstimator):
         """The sum of the decoded reports, without materialising them: float64[d]."""
         seeds = seeds_array(seeds)
         return _seeds.sphere_sum(seeds, self.d, self.par.m, chunks_for(len(seeds), 2 * self.d))
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """Seeds (``sphere_sum``): each seed's d-dimensional sphere point (d keystream words,
+        Box-Muller, a norm), added to its chunk's row: n d steps; per call every chunk's row of
+        d (made, added). Memory: the rows and, per thread at work, the words and the point.
+        Reports: the common server's (``VectorMeanEstimator``)."""
+        from .base import chunks_for
+        if not seeds:
+            return super().summary_cost(n, batch)
+        if not fast_hook(self, "summarize_seeds"):
+            return LocalRandomizer.summary_cost(self, n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        d, row = self.d, 8 * self.d
+        chunks = chunks_for(b, 2 * d)
+        ops = n * (C.SEED + d * C.walk(C.SPHERE, 3 * row)) \
+            + calls * (C.CALL + 3 * chunks * d * C.SIMPLE)
+        peak = (chunks + 2) * row + min(chunks, C.threads()) * (16 * ((d + 1) // 2) + row) \
+            + b * 16
+        return Cost(ops, peak, f"n x d = {n} x {d} sphere coordinates decoded")
 
     @seed_batch
     def ratios_from_seeds(self, xs, seeds) -> np.ndarray:

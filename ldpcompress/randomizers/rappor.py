@@ -13,7 +13,9 @@ from ..core.entropy import SYSTEM
 from ..core.prg import stream_words_at, uniform_at, uniform_limit
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag, chunks_for
-from .contract import Column, Privacy, check_columns, paired, seed_batch, seeds_array
+from . import cost as C
+from .contract import (Column, Cost, LocalRandomizer, Privacy, check_columns, fast_hook, paired,
+                       seed_batch, seeds_array)
 from .registry import register
 from .estimator import integer_reports, rectangular_array
 from .structure import ShuffleStructure, coin, independent_structure, kept
@@ -132,6 +134,27 @@ class RAPPOR(FrequencyOracle):
 
     def _count(self, ys) -> np.ndarray:
         return ys.sum(axis=0, dtype=np.int64)
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """Reports: the stored bytes unpacked into k bools and checked (``from_columns``), then
+        every bit of the (n, k) batch summed over the reports: n k steps each; memory the k
+        counts and (conservatively) one bool copy of the batch. Seeds (``unary_counts``):
+        each seed's key, then k keystream words compared, streaming its chunk's k-entry count
+        row (from memory when k is large), n k steps; per call the rows of every chunk are made
+        and added (chunks x k); memory those rows, their sum and a span of words per thread."""
+        from .base import chunks_for
+        if seeds and not fast_hook(self, "summarize_seeds"):
+            return LocalRandomizer.summary_cost(self, n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        k, row = self.k, 8 * self.k
+        if not seeds:
+            ops = n * k * (C.BOOL_SUM + 2 * C.SIMPLE) + calls * (C.CALL + 2 * k * C.SIMPLE)
+            return Cost(ops, 2 * row + b * k, f"n x k = {n} x {k} bits summed")
+        chunks = chunks_for(b, 2 * k)
+        ops = n * (C.SEED + k * C.walk(C.AES_WORD, row)) \
+            + calls * (C.CALL + (2 * chunks + 1) * k * C.SIMPLE)
+        peak = (chunks + 2) * row + C.threads() * 8 * 1024 + b * 16
+        return Cost(ops, peak, f"n x k = {n} x {k} keystream words decoded")
 
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("bits", "uint8", (self.k + 7) // 8),)

@@ -28,7 +28,8 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.numerics import EXP_MAX
 from ..core.prg import PRG
-from .contract import Column, LocalRandomizer, Privacy, SummarySpec, check_columns
+from . import cost as C
+from .contract import Column, Cost, LocalRandomizer, Privacy, SummarySpec, check_columns
 from .estimator import check_estimates, normal_quantile
 from .registry import register
 
@@ -36,6 +37,8 @@ __all__ = ["ScalarStructure", "ScalarRandomizer", "LaplaceScalar", "GaussianScal
            "laplace_from_uniforms", "TAIL_SCALES"]
 
 TAIL_SCALES = 40.0  # a report beyond hi + 40 noise scales (or below lo - 40) is refused
+MAX_REPORT = 1e150  # |report| bound: squares, variances and sums of up to 1e150 reports stay finite
+MIN_HALF_WIDTH = 1e-300  # (hi - lo)/2 in noise scales: below, the structure's half-width underflows
 _HALF_ULP = 2.0 ** -54
 
 
@@ -116,6 +119,24 @@ class ScalarRandomizer(LocalRandomizer):
         self.mid = 0.5 * (self.lo + self.hi)
         self.bits_per_report = 64
 
+    def _check_scale(self, param: str) -> None:
+        """Refuse, naming ``param`` and the range, a noise scale whose reports or estimator
+        overflow (|report| <= max(|lo|, |hi|) + TAIL_SCALES scale must stay <= MAX_REPORT, so
+        that the variance and the sum of any number of reports are finite) or whose
+        half-width (hi - lo)/(2 scale) underflows."""
+        reach = max(abs(self.lo), abs(self.hi)) + TAIL_SCALES * self.scale
+        if not reach <= MAX_REPORT:
+            raise ValueError(
+                f"{self.name}: reports of [lo, hi] = [{self.lo!r}, {self.hi!r}] with noise scale "
+                f"{self.scale!r} (from {param} = {getattr(self, param)!r}) reach |y| = {reach:.3g},"
+                f" above {MAX_REPORT:g}: the estimator's sums and variance would overflow "
+                f"(narrow [lo, hi] or change {param})")
+        if not 0.5 * (self.hi - self.lo) / self.scale >= MIN_HALF_WIDTH:
+            raise ValueError(
+                f"{self.name}: (hi - lo)/2 is {0.5 * (self.hi - self.lo) / self.scale!r} noise "
+                f"scales, below {MIN_HALF_WIDTH:g} (from {param} = {getattr(self, param)!r}): "
+                f"widen [lo, hi] or change {param}")
+
     # -- client --------------------------------------------------------------------------------
     def check_items(self, xs) -> np.ndarray:
         """Inputs as a 1-D float64 array of finite values in [lo, hi] (errors name the first)."""
@@ -151,6 +172,14 @@ class ScalarRandomizer(LocalRandomizer):
     def summarize(self, reports) -> np.ndarray:
         """The sum of the reports (float64[1])."""
         return np.array([self.check_reports(reports).sum()])
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """A few checks and a sum per report; seeds (Laplace's ``decode_seeds``) are decoded
+        one at a time in Python, a PRG each. Memory: a few copies of the batch."""
+        n, b, calls = C.cost_args(n, batch)
+        per = 8 * C.SIMPLE + (C.PY_SEED if seeds else 0.0)
+        return Cost(n * per + calls * C.CALL, b * 8 * (6 if seeds else 4) + (b * 200 if seeds else 0),
+                    f"n = {n} values summed")
 
     def estimate_from_summary(self, summary, n: int) -> np.ndarray:
         """The mean of x: sum / n (unbiased: E[noise] = 0)."""
@@ -213,6 +242,7 @@ class LaplaceScalar(ScalarRandomizer):
         if not (self.scale > 0.0 and math.isfinite(self.scale)):
             raise ValueError(f"the noise scale (hi - lo)/eps = {self.scale!r} must be finite "
                              "and > 0")
+        self._check_scale("eps")
         self.deletion_eps = 0.5 * self.eps  # w.r.t. Lap(mid, b)
 
     def params(self) -> dict:
@@ -264,6 +294,7 @@ class GaussianScalar(ScalarRandomizer):
         if not 0.5 * (self.hi - self.lo) / self.sigma <= 350.0:
             raise ValueError(f"sigma must be at least (hi - lo)/700 = {(self.hi - self.lo) / 700:.6g}"
                              f", got {sigma!r}")
+        self._check_scale("sigma")
         self.eps = math.inf  # no pure guarantee
         self.deletion_eps = None
 

@@ -20,7 +20,8 @@ from fractions import Fraction
 from ..core.numerics import UNIT_ROUNDOFF
 from ..core.prg import UNIFORM_BITS  # client uniforms are j 2^-53 (WordStream.uniform)
 
-__all__ = ["ShuffleStructure", "independent_structure", "ap3_count", "coin", "kept"]
+__all__ = ["ShuffleStructure", "BinaryStructure", "independent_structure", "ap3_count", "coin",
+           "kept"]
 
 
 
@@ -181,6 +182,60 @@ class ShuffleStructure:
                              "product law does not dominate, use the exact law")
         return ShuffleStructure(self.oracle, self.params, self.a, self.a1, self.a * self.a,
                                 self.a * (1 - self.a), True, None)
+
+
+@dataclass(frozen=True)
+class BinaryStructure:
+    """A binary randomizer, possibly asymmetric: a report is 0 or 1, Pr[1 | bit 1] = p1 and
+    Pr[1 | bit 0] = q0 (exact rationals of the realised probabilities, p1 != q0). Its
+    shuffled output is the count of ones; accounting takes the worst dataset of the others
+    exactly (docs/theory.md §2.14). Symmetric randomized response (p1 + q0 = 1) may state
+    either this or its binary-support ShuffleStructure (k-RR with k = 2): both reach the same
+    bound. ``oracle`` and ``params`` identify the randomizer."""
+
+    oracle: str
+    params: tuple
+    p1: Fraction
+    q0: Fraction
+
+    def __post_init__(self):
+        for name in ("p1", "q0"):
+            v = getattr(self, name)
+            if not isinstance(v, Fraction) or not 0 < v < 1:
+                raise ValueError(f"{self.oracle}: {name} must be a Fraction in (0, 1), got {v!r}")
+        if self.p1 == self.q0:
+            raise ValueError(f"{self.oracle}: p1 = q0 = {float(self.p1)!r}: the report does not "
+                             "depend on the bit (no privacy question to account)")
+
+    def _log_ratios(self) -> tuple[float, float]:
+        a, b = (self.p1, self.q0) if self.p1 > self.q0 else (1 - self.p1, 1 - self.q0)
+        return _log(a / b), _log((1 - b) / (1 - a))
+
+    @property
+    def eps0(self) -> float:
+        """Replacement eps0 = max(log(p1/q0), log((1-q0)/(1-p1))) (labels ordered so p1 > q0),
+        rounded up a few ulps."""
+        v = max(self._log_ratios())
+        return math.nextafter(v + _LOG_ERR * (1.0 + abs(v)), math.inf)
+
+    @property
+    def eps0_lower(self) -> float:
+        """The same rounded down (the eps0 of an attack)."""
+        v = max(self._log_ratios())
+        return max(0.0, math.nextafter(v - _LOG_ERR * (1.0 + abs(v)), -math.inf))
+
+    @property
+    def symmetric(self) -> bool:
+        return self.p1 + self.q0 == 1
+
+    @property
+    def identity(self) -> tuple:
+        return (self.oracle, self.params)
+
+    def describe(self) -> str:
+        shown = ", ".join(f"{name}={value:.6g}" if isinstance(value, float) else f"{name}={value}"
+                          for name, value in self.params)
+        return f"{self.oracle}({shown})"
 
 
 def independent_structure(name: str, params: tuple, a, a1, triple_independent: bool = True,

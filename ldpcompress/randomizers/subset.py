@@ -13,7 +13,9 @@ from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps, chunks_for
-from .contract import Column, Privacy, check_columns, int_dtype, paired, seed_batch, seeds_array
+from . import cost as C
+from .contract import (Column, Cost, LocalRandomizer, Privacy, check_columns, fast_hook, int_dtype,
+                       paired, seed_batch, seeds_array)
 from .estimator import first_flagged_row, histogram_bytes, integer_reports
 from .registry import register
 from .structure import ShuffleStructure, kept
@@ -150,6 +152,28 @@ class SubsetSelection(FrequencyOracle):
     def _count(self, ys) -> np.ndarray:
         histogram_bytes(self.k)
         return np.bincount(ys.ravel(), minlength=self.k).astype(np.int64)
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """Reports: d items each checked (sorted rows: one pass, else a sorted copy) and counted
+        by ``bincount`` into k entries (scattered updates), n d steps, plus k per call; memory
+        the table, its copy and the batch's copies. Seeds (``subset_counts``): d draws and
+        swaps in a k-entry permutation per seed (scattered), per call every chunk's count row
+        and permutation of k entries (made, added), held at once."""
+        from .base import chunks_for
+        if seeds and not fast_hook(self, "summarize_seeds"):
+            return LocalRandomizer.summary_cost(self, n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        k, d, table = self.k, self.d, 8 * self.k
+        if not seeds:
+            ops = n * d * (6 * C.SIMPLE + C.scattered(C.BINCOUNT, table)) \
+                + calls * (C.CALL + k * (C.BINCOUNT + 3 * C.SIMPLE))
+            return Cost(ops, 3 * table + b * d * 8 * 4,
+                        f"n x d = {n} x {d} items counted into k = {k} entries")
+        chunks = chunks_for(b, k)
+        ops = n * (C.SEED + d * (C.DRAW + 3 * C.scattered(0.0, table))) \
+            + calls * (C.CALL + 3 * chunks * k * C.SIMPLE)
+        peak = (chunks + 1) * table + min(chunks, C.threads()) * (table + 16 * d) + b * 16
+        return Cost(ops, peak, f"n x d = {n} x {d} draws decoded in a {k}-item permutation")
 
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("items", int_dtype(self.k), self.d),)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import validate as V
-from .contract import Column, LocalRandomizer, SummarySpec, check_columns
+from . import cost as C
+from .contract import Column, Cost, LocalRandomizer, SummarySpec, check_columns
 
 __all__ = ["NORM_SLACK", "REPORT_NORM_RTOL", "check_vectors", "VectorMeanEstimator"]
 
@@ -75,6 +76,17 @@ class VectorMeanEstimator(LocalRandomizer):
     def summarize(self, reports) -> np.ndarray:
         """The sum of the reports (float64[d])."""
         return self.check_reports(reports).sum(axis=0)
+
+    def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
+        """Every coordinate of every report checked (finite, norm) and summed: n d steps;
+        memory a mask and a copy of the batch, the sum. Seeds: the contract's default unless
+        a subclass states better."""
+        if seeds:
+            return super().summary_cost(n, batch, seeds=True)
+        n, b, calls = C.cost_args(n, batch)
+        d = self.d
+        return Cost(n * d * C.FLOAT_ROW + calls * (C.CALL + 2 * d * C.SIMPLE),
+                    b * d * 9 + b * 16 + 3 * 8 * d, f"n x d = {n} x {d} coordinates summed")
 
     def estimate_from_summary(self, summary, n: int) -> np.ndarray:
         """summary / n; the summary of n reports has norm <= n report_norm (checked)."""

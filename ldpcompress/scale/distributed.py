@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import math
 import os
 import time
 import uuid
@@ -36,20 +37,25 @@ from ..core.progress import JitClock, bar
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.estimator import check_flag
 from .manifest import Shard, common_items
-from .metadata import check_summary_memory
-from .reader import VERIFY_BLOCK, VERIFY_CACHE, check_batch_rows, collect, iter_shard, \
-    row_memory, summarize_shard
+from .budget import Plan, worker_bytes
+from .budget import plan as budget_plan
+from .reader import iter_shard, summarize_shard
 from .result import Aggregation
 from ..core.regular_files import open_regular
 
-__all__ = ["WORKER_TIMEOUT", "SCHEMES_SECURE", "SCHEMES_PLAIN", "DASK_START_SECONDS",
+__all__ = ["WORKER_TIMEOUT", "TASK_TIMEOUT", "CLOSE_TIMEOUT", "POLL_SECONDS", "SCHEMES_SECURE",
+           "SCHEMES_PLAIN", "DASK_START_SECONDS",
            "DASK_EFFICIENCY",
            "MEASURE_SECONDS", "WORKER_BASE_BYTES", "ClusterError", "shard_summary",
-           "dask_workers", "check_scheduler", "tls_security", "aggregate",
+           "dask_workers", "check_scheduler", "check_dashboard", "tls_security", "aggregate",
+           "task_timeout_for",
            "aggregate_in_memory"]
 
 
 WORKER_TIMEOUT = 60.0  # seconds a run may wait for a live worker, per try (retries apply)
+TASK_TIMEOUT = 120.0   # least wait for the next shard to finish (task_timeout_for)
+CLOSE_TIMEOUT = 20.0   # seconds a local cluster gets to shut down (a stuck worker: killed)
+POLL_SECONDS = 2.0     # how often a run waiting for shards looks at the workers' heartbeats
 SCHEMES_SECURE = ("tls", "wss")
 SCHEMES_PLAIN = ("tcp", "ws")
 # "auto" (see dask_workers); measured with bench/scale.py on 2 cores: a LocalCluster starts and
@@ -186,74 +192,137 @@ def dask_workers(rate: float, remaining_bytes: int, remaining_shards: int, cores
 
 def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, client=None, *,
               security=None, allow_insecure: bool = False, retries: int = 3,
-              worker_timeout: float = WORKER_TIMEOUT, batch_rows: int | None = None,
+              worker_timeout: float = WORKER_TIMEOUT, task_timeout: float | None = None,
+              dashboard: str | None = None, batch_rows: int | None = None,
+              expect=None, max_seconds: float | None = None, max_bytes: float | None = None,
               progress: bool = False) -> Aggregation:
     """The summary and estimates of the reports in every report set/shard of ``paths`` (one
-    randomizer, read from the manifests).
+    randomizer, read from the manifests), or of a ``budget.Plan``.
+
+    The server decides what it aggregates and spends: ``expect`` (a randomizer or registry
+    spec) refuses any set recording another randomizer, naming both, before its randomizer is
+    built; the cost stated by the randomizer (``budget.plan``: operations and peak memory) is
+    checked against ``max_seconds`` and ``max_bytes`` (None: ``core.limits.MAX_SECONDS`` and
+    ``MAX_BYTES``, about a minute and 4 GiB) before any shard is read. A Plan carries its own
+    randomizer, batch size and expectation (``expect`` and ``batch_rows`` are then refused)
+    and is checked here unless it was already.
 
     ``scheduler``: "auto" (in this process, moving the remaining shards to a local cluster
     when :func:`dask_workers` predicts it is faster), "memory", "local" (a ``LocalCluster`` of
-    ``n_workers`` processes) or the address of a running scheduler (see
-    :func:`check_scheduler`); ``client`` overrides it. Every shard is checked before any work
-    starts. A shard whose worker dies is resubmitted up to ``retries`` times, then
-    ClusterError names it. A cluster with no live worker is waited for ``worker_timeout``
-    seconds, ``retries + 1`` times in all (before the run and whenever no task finishes and no
-    worker is left), then ClusterError says so: a run never waits forever. A scheduler that
-    cannot be reached is a ClusterError naming it. Each shard is read ``batch_rows`` reports at a time (default:
-    ``reader.batch_rows_for``), here or on a worker. ``progress``: a bar of the reports on
-    stderr. Returns an :class:`~ldpcompress.scale.result.Aggregation`, a dict (summary,
-    estimate, n, randomizer, shards, method, auto, items; each also an attribute; items: the
-    ItemDomain the manifests keep, or None) with method
-    "memory", "dask" or "memory+dask" (auto moved the rest to a cluster) and auto the
-    measurements auto decided by (dict(rate in bytes/s, parallelism, workers), or None).
+    ``n_workers`` processes on the loopback interface, its dashboard off unless ``dashboard``
+    gives an address such as "127.0.0.1:8787": :func:`check_dashboard`) or the address of a
+    running scheduler (see :func:`check_scheduler`); ``client`` overrides it. A shard whose
+    worker dies is resubmitted up to ``retries`` times, then ClusterError names it. A cluster
+    with no live worker is waited for ``worker_timeout`` seconds, ``retries + 1`` times in all,
+    then ClusterError says so; when no shard finishes for ``task_timeout`` seconds (default:
+    the larger of TASK_TIMEOUT and 4 times the stated time, ``task_timeout_for``), e.g.
+    a stopped worker, ClusterError names the shards at work and the timeout: a run never waits
+    forever. A scheduler that cannot be reached is a ClusterError naming it. Each shard is
+    read ``batch_rows`` reports at a time (default: ``reader.batch_rows_for``), here or on a
+    worker. ``progress``: a bar of the reports on stderr. Returns an
+    :class:`~ldpcompress.scale.result.Aggregation`, a dict (summary, estimate, n, randomizer,
+    shards, method, auto, cost, domain; each also an attribute; domain: the ItemDomain the
+    manifests keep, or None) with method "memory", "dask" or
+    "memory+dask" (auto moved the rest to a cluster), auto the measurements auto decided by
+    (dict(rate in bytes/s, parallelism, workers), or None) and cost the checked plan's
+    (dict(operations, seconds, peak_bytes, max_seconds, max_bytes, detail)).
     """
     if not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be a string, got {type(scheduler).__name__}")
     retries = V.integer_at_least(retries, "retries", 0, 100)
     worker_timeout = V.positive_finite(worker_timeout, "worker_timeout")
+    if task_timeout is not None:
+        task_timeout = V.positive_finite(task_timeout, "task_timeout")
     if n_workers is not None:
         n_workers = V.integer_at_least(n_workers, "n_workers", 1, 1024)
     if client is None and scheduler not in ("auto", "memory", "local"):
         check_scheduler(scheduler, security, allow_insecure)
-    randomizer, shards = collect(paths)
+    dashboard = check_dashboard(dashboard, allow_insecure)
+    if isinstance(paths, Plan):
+        if expect is not None or batch_rows is not None:
+            raise ValueError("a Plan carries its own expected randomizer and batch_rows: give "
+                             "them to budget.plan, not to aggregate")
+        plan = paths if paths.checked else paths.check(max_seconds, max_bytes)
+    else:
+        plan = budget_plan(paths, expect, batch_rows).check(max_seconds, max_bytes)
+    randomizer, shards, batch_rows = plan.randomizer, list(plan.shards), plan.batch_rows
     items = common_items(s.manifest for s in shards)  # checked before any counting
-    batch_rows = check_batch_rows(batch_rows, randomizer)
-    expected = sum(s.rows for s in shards)
-    wait = _Watch(retries, worker_timeout)
-    with bar(expected, "aggregate", progress, unit="reports") as counted:
+    wait = _Watch(retries, worker_timeout, task_timeout_for(plan, task_timeout),
+                  worker_timeout + 2.0 * plan.seconds)
+    result = functools.partial(_result, randomizer, shards=shards, plan=plan, items=items)
+    with bar(plan.n, "aggregate", progress, unit="reports") as counted:
         if client is not None:
             total, n = _on_cluster(_dask(), client, randomizer, shards, wait, batch_rows,
                                    counted)
-            return _result(randomizer, total, n, shards, "dask", items=items)
+            return result(total, n, "dask")
         if scheduler in ("auto", "memory"):
             with JitClock(announce=progress):  # says so when the kernels compile
-                total, n, left, plan = _in_memory(randomizer, shards, batch_rows, counted,
+                total, n, left, auto = _in_memory(randomizer, shards, batch_rows, counted,
                                                   decide=scheduler == "auto")
             if not left:
-                return _result(randomizer, total, n, shards, "memory", plan, items)
-            t, m = _new_cluster(randomizer, left, "local", plan["workers"], None, wait,
-                                batch_rows, counted)
-            return _result(randomizer, total + t, n + m, shards, "memory+dask", plan, items)
+                return result(total, n, "memory", auto)
+            t, m = _new_cluster(randomizer, left, "local", auto["workers"], None, wait,
+                                batch_rows, counted, dashboard)
+            return result(total + t, n + m, "memory+dask", auto)
         total, n = _new_cluster(randomizer, shards, scheduler, n_workers, security, wait,
-                                batch_rows, counted)
-    return _result(randomizer, total, n, shards, "dask", items=items)
+                                batch_rows, counted, dashboard)
+    return result(total, n, "dask")
+
+
+def task_timeout_for(plan: Plan, task_timeout: float | None = None) -> float:
+    """Seconds a run waits for the next shard to finish: ``task_timeout``, or by default the
+    larger of TASK_TIMEOUT and 4 times the plan's stated time (which is for one core: a
+    shard on a worker takes no longer unless the worker is stuck)."""
+    if task_timeout is not None:
+        return task_timeout
+    return max(TASK_TIMEOUT, 4.0 * plan.seconds)
+
+
+def check_dashboard(address, allow_insecure: bool = False) -> str | None:
+    """The address a local cluster serves its dashboard at: None (the default: no dashboard,
+    and the scheduler's HTTP endpoints, which list the workers, their directories and memory,
+    are off) or "host:port" on the loopback interface (another host only with
+    ``allow_insecure``: anyone who reaches it sees the workers)."""
+    if address is None:
+        return None
+    if not isinstance(address, str) or address.count(":") != 1 or \
+            not address.rsplit(":", 1)[1].isdigit() or int(address.rsplit(":", 1)[1]) > 65535:
+        raise ValueError(f"dashboard must be host:port such as 127.0.0.1:8787, got {address!r}")
+    host = address.rsplit(":", 1)[0]
+    if not host:
+        raise ValueError(f"dashboard {address}: name the interface, e.g. 127.0.0.1"
+                         f"{address} (an empty host serves every interface)")
+    if not (_loopback(address) or check_flag(allow_insecure, "allow_insecure")):
+        raise ValueError(f"dashboard {address}: not a loopback address; the dashboard lists the "
+                         "workers, their directories and memory to anyone who reaches it: use "
+                         "127.0.0.1, or pass --allow-insecure (allow_insecure=True) on a "
+                         "network you trust")
+    return address
 
 
 def _new_cluster(randomizer, shards, scheduler, n_workers, security, wait: "_Watch",
-                 batch_rows, counted):
-    """Summarize ``shards`` on a LocalCluster ("local") or the scheduler at an address."""
+                 batch_rows, counted, dashboard: str | None = None):
+    """Summarize ``shards`` on a LocalCluster ("local": loopback only, the scheduler's HTTP
+    routes off unless a ``dashboard`` address is given) or the scheduler at an address."""
     dist = _dask()
     cluster = None
     if scheduler == "local":
-        cluster = dist.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0")
+        import dask
+        routes: dict[str, list] = {} if dashboard is not None else {
+            "distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+        with dask.config.set(routes):
+            cluster = dist.LocalCluster(
+                n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address=None, scheduler_kwargs=dict(
+                    dashboard=dashboard is not None,
+                    dashboard_address=dashboard or "127.0.0.1:0"))
     try:
         with _connect(dist, cluster if cluster is not None else scheduler, security,
                       wait.timeout) as own:
             return _on_cluster(dist, own, randomizer, shards, wait, batch_rows, counted)
     finally:
         if cluster is not None:
-            cluster.close()
+            cluster.close(timeout=CLOSE_TIMEOUT)
 
 
 def _connect(dist, address, security, timeout: float):
@@ -271,10 +340,31 @@ def _connect(dist, address, security, timeout: float):
 class _Watch:
     """Waits for a live worker at most ``timeout`` seconds per try, ``retries + 1`` tries in a
     run; then ClusterError. Tries are shared by the whole run (a cluster that keeps losing
-    every worker does not get new ones each time)."""
+    every worker does not get new ones each time). ``task_timeout``: the longest wait for the
+    next shard to finish."""
 
-    def __init__(self, retries: int, timeout: float):
+    def __init__(self, retries: int, timeout: float, task_timeout: float = math.inf,
+                 silence: float | None = None):
         self.retries, self.timeout, self.used = retries, timeout, 0
+        self.task_timeout = task_timeout
+        # a worker holding a shard and silent (no heartbeat) this long is stopped or stuck
+        self.silence = timeout if silence is None else silence
+        self.heard: dict = {}  # worker -> (its last heartbeat as last seen, when it changed)
+
+    def silent(self, workers: dict) -> dict:
+        """Seconds each worker has been silent, measured on this clock: how long its
+        scheduler-side ``last_seen`` has not changed (no clock shared with the scheduler)."""
+        now = time.monotonic()
+        out = {}
+        for addr, info in workers.items():
+            beat = info.get("last_seen") if isinstance(info, dict) else None
+            if beat is None:  # a scheduler that does not say: never called silent
+                continue
+            old = self.heard.get(addr)
+            if old is None or old[0] != beat:
+                self.heard[addr] = (beat, now)
+            out[addr] = now - self.heard[addr][1]
+        return out
 
     def workers(self, dist, client) -> None:
         while True:
@@ -309,7 +399,7 @@ def _on_cluster(dist, client, randomizer: LocalRandomizer, shards, watch: "_Watc
 
     pending = {submit(i, 0): (i, 0) for i in range(len(shards))}
     try:
-        for fut in _finished(dist, client, pending, watch):
+        for fut in _finished(dist, client, pending, watch, shards):
             i, attempt = pending.pop(fut)
             try:  # waits when the result was lost with its worker and is being recomputed
                 result = fut.result()
@@ -340,19 +430,71 @@ def _on_cluster(dist, client, randomizer: LocalRandomizer, shards, watch: "_Watc
     return total, n
 
 
-def _finished(dist, client, pending: dict, watch: _Watch):
-    """The futures of ``pending`` as they finish (``pending`` may grow meanwhile). When none
-    finishes within the watch's timeout and the scheduler has no worker left, the watch waits
-    for one (and raises ClusterError once its tries are spent): never an endless wait."""
+def _finished(dist, client, pending: dict, watch: _Watch, shards):
+    """The futures of ``pending`` (future -> (shard index, attempt)) as they finish
+    (``pending`` may grow meanwhile). When none finishes within the watch's timeout and the
+    scheduler has no worker left, the watch waits for one (and raises ClusterError once its
+    tries are spent); when none finishes for ``watch.task_timeout`` seconds although workers
+    are there (a stopped or stuck worker), ClusterError names the shards at work and the
+    timeout: never an endless wait."""
+    last = time.monotonic()
     while pending:
+        left = watch.task_timeout - (time.monotonic() - last)
+        if left <= 0:
+            raise ClusterError(_stuck(client, pending, shards, watch.task_timeout))
         try:
-            dist.wait(list(pending), timeout=watch.timeout, return_when="FIRST_COMPLETED")
+            dist.wait(list(pending), timeout=min(watch.timeout, left, POLL_SECONDS),
+                      return_when="FIRST_COMPLETED")
         except (TimeoutError, dist.TimeoutError):
-            if not client.scheduler_info().get("workers"):
+            workers = client.scheduler_info().get("workers")
+            if not workers:
                 watch.workers(dist, client)
+                last = time.monotonic()  # a worker came back: its tasks start over
+                continue
+            quiet = {a: t for a, t in watch.silent(workers).items() if t > watch.silence}
+            if quiet:
+                held = _held(client, pending, quiet)
+                if held:
+                    raise ClusterError(_silent(held, quiet, shards, watch)) from None
             continue
+        last = time.monotonic()
         for fut in [f for f in pending if f.done()]:
             yield fut
+
+
+def _held(client, pending: dict, workers) -> dict:
+    """{worker: shard indices of ``pending`` it is processing} for the given workers."""
+    keys = {f.key: i for f, (i, _) in pending.items()}
+    try:
+        processing = client.processing(workers=list(workers))
+    except Exception:  # noqa: BLE001 (the scheduler may be the problem): nothing known held
+        return {}
+    held = {a: sorted(keys[k] for k in ks if k in keys) for a, ks in processing.items()}
+    return {a: v for a, v in held.items() if v}
+
+
+def _silent(held: dict, quiet: dict, shards, watch: _Watch) -> str:
+    """The message when workers holding shards stopped answering (SIGSTOP, a hung host)."""
+    addr = sorted(held)[0]
+    more = f" (and {len(held) - 1} other worker(s))" if len(held) > 1 else ""
+    return (f"{shards[held[addr][0]].path}: its worker {addr}{more} has sent no heartbeat for "
+            f"{quiet[addr]:.0f} s, more than the {watch.silence:.3g} s allowed (the worker "
+            f"timeout of {watch.timeout:g} s plus twice the stated time): it is stopped or "
+            "stuck; restart it, or raise --worker-timeout (worker_timeout=)")
+
+
+def _stuck(client, pending: dict, shards, timeout: float) -> str:
+    """The message of a task timeout: the shards the workers hold (else those waiting)."""
+    keys = {f.key: i for f, (i, _) in pending.items()}
+    try:
+        held = [keys[k] for ks in client.processing().values() for k in ks if k in keys]
+    except Exception:  # noqa: BLE001 (the scheduler may be the problem): name what waits
+        held = []
+    named = sorted(set(held or keys.values()))
+    shown = ", ".join(str(shards[i].path) for i in named[:3]) + \
+        (f" and {len(named) - 3} more" if len(named) > 3 else "")
+    return (f"{shown}: no shard finished within the task timeout of {timeout:g} s (a stopped or "
+            "stuck worker?); raise --task-timeout (task_timeout=) if its shards need longer")
 
 
 def _checked_result(result, shard: Shard, randomizer: LocalRandomizer
@@ -437,23 +579,28 @@ def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: in
         _dask()
     except ImportError:
         return 0
-    worker = (batch_rows * row_memory(randomizer) + VERIFY_CACHE * VERIFY_BLOCK
-              + check_summary_memory(randomizer, "aggregate"))
+    worker = worker_bytes(randomizer, batch_rows)
     return dask_workers(rate, sum(s.size for s in left), len(left), _usable_cores(),
                         _available_memory(), worker, parallelism)
 
 
-def _result(randomizer: LocalRandomizer, total, n, shards, method, plan=None,
-            items=None) -> Aggregation:
+def _result(randomizer: LocalRandomizer, total, n, method, auto=None, *, shards,
+            plan: Plan, items=None) -> Aggregation:
+    cost = dict(operations=plan.cost.operations, seconds=plan.seconds,
+                peak_bytes=plan.cost.peak_bytes, max_seconds=plan.limits[0],
+                max_bytes=plan.limits[1], detail=plan.cost.detail)
     estimate = randomizer.estimate_from_summary(total, n)
     if items is not None and items.k != np.size(estimate):
         raise ValueError(f"{shards[0].manifest}: key 'items' names {items.k} items but "
                          f"{randomizer.describe()} estimates {np.size(estimate)} entries")
     return Aggregation(summary=total, n=n, randomizer=randomizer, shards=len(shards),
-                       method=method, estimate=estimate, auto=plan, domain=items)
+                       method=method, estimate=estimate, auto=auto, cost=cost,
+                       expected=plan.expected, domain=items)
 
 
-def aggregate_in_memory(paths, batch_rows: int | None = None,
-                        progress: bool = False) -> Aggregation:
+def aggregate_in_memory(paths, batch_rows: int | None = None, progress: bool = False, *,
+                        expect=None, max_seconds: float | None = None,
+                        max_bytes: float | None = None) -> Aggregation:
     """The same result in this process, shard by shard, a batch of reports at a time."""
-    return aggregate(paths, scheduler="memory", batch_rows=batch_rows, progress=progress)
+    return aggregate(paths, scheduler="memory", batch_rows=batch_rows, progress=progress,
+                     expect=expect, max_seconds=max_seconds, max_bytes=max_bytes)

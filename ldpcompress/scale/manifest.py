@@ -22,7 +22,8 @@ from pathlib import Path
 from ..core.items import ItemDomain
 from ..core.regular_files import read_regular
 from ..randomizers.contract import LocalRandomizer
-from .metadata import FORMAT, RANDOMIZER_KEY, get_int, get_key, parse_json, randomizer_from_spec
+from .metadata import (FORMAT, RANDOMIZER_KEY, check_expected, get_int, get_key, parse_json,
+                       randomizer_from_spec)
 
 __all__ = ["MANIFEST", "KIND", "MAX_SHARDS", "MAX_MANIFEST_BYTES", "COINS", "Shard",
            "SetInfo", "read_manifest", "read_info", "check_info", "common_items", "plain_name", "load_json",
@@ -151,9 +152,11 @@ def manifest_names(doc: object, source: str) -> list[str]:
     return names
 
 
-def read_manifest(path: str | os.PathLike) -> tuple[LocalRandomizer, list[Shard]]:
+def read_manifest(path: str | os.PathLike, expect: LocalRandomizer | None = None
+                  ) -> tuple[LocalRandomizer, list[Shard]]:
     """The randomizer and shards of one complete report set, every field checked; the shards'
-    files themselves are checked when read (``reader.iter_shard``)."""
+    files themselves are checked when read (``reader.iter_shard``). ``expect``: the randomizer
+    the server expects; a set recording another is refused before its randomizer is built."""
     path = Path(path)
     source = str(path)
     doc = load_json(path, MAX_MANIFEST_BYTES, "manifest")
@@ -169,8 +172,10 @@ def read_manifest(path: str | os.PathLike) -> tuple[LocalRandomizer, list[Shard]
         raise ValueError(f"{source}: the report set is incomplete (its writing was interrupted): "
                          "write it again (--overwrite)")
     set_id = _hex_digest_set(get_key(doc, "set", (str,), source, ""), source)
-    randomizer = randomizer_from_spec(get_key(doc, RANDOMIZER_KEY, (dict,), source, ""),
-                                      source)
+    spec = get_key(doc, RANDOMIZER_KEY, (dict,), source, "")
+    if expect is not None:
+        check_expected(spec, expect, source)
+    randomizer = randomizer_from_spec(spec, source)
     total = get_int(doc, "reports", source)
     entries = get_key(doc, "shards", (list,), source, "")
     if not 1 <= len(entries) <= MAX_SHARDS:

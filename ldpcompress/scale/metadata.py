@@ -4,11 +4,12 @@ metadata, and the checks that turn untrusted JSON back into them.
 A set records its randomizer as ``registry.spec(r)`` = ``{"randomizer": name, "params":
 {...}}`` and nothing else about its law: ``randomizer_from_spec`` rebuilds it through the
 randomizer's own constructor (``registry.check_spec``: unknown names and bad parameters are
-refused naming the file and the key), then estimates the server's memory for its summary
-(``summary_spec()``) and refuses a set the server could not aggregate, with the figure. Each
-shard carries, under the Parquet schema metadata key ``META_KEY``, the format version, the
-set's id, its index and the same spec (``shard_meta``). ``get_key``, ``get_int`` and
-``parse_json`` are the checks every reader of the set's JSON uses: each error is a ValueError
+refused naming the file and the key); what summarising its reports costs is checked by the
+aggregation before any shard is read (``budget``). ``check_expected`` compares an untrusted
+spec with the randomizer the server expects before anything is built from it. Each shard
+carries, under the Parquet schema metadata key ``META_KEY``, the format version, the set's id,
+its index and the same spec (``shard_meta``). ``get_key``, ``get_int`` and ``parse_json`` are
+the checks every reader of the set's JSON uses: each error is a ValueError
 naming the source (the file) and the key. The formats are in docs/guide.md, section 2, "Wire
 formats"; the checks in section 3, "Report sets and aggregation".
 """
@@ -19,14 +20,12 @@ import json
 import numpy as np
 
 from ..core import validate as V
-from ..core.limits import check_bytes, format_bytes
 from ..randomizers import registry
-from ..randomizers.base import chunks_for
 from ..randomizers.contract import LocalRandomizer
 
 __all__ = ["FORMAT", "META_KEY", "MAX_META_BYTES", "RANDOMIZER_KEY", "randomizer_from_spec",
-           "spec_text", "summary_bytes", "check_summary_memory", "shard_meta", "get_key",
-           "get_int", "parse_json"]
+           "spec_text", "summary_bytes", "check_expected", "shard_meta",
+           "get_key", "get_int", "parse_json"]
 
 
 FORMAT = 3          # 2: PI-RAPPOR only (ldpcompress 0.2); 3: any registered randomizer
@@ -49,25 +48,10 @@ def summary_bytes(randomizer: LocalRandomizer) -> int:
     return int(np.prod(spec.shape, dtype=object)) * np.dtype(spec.dtype).itemsize
 
 
-def check_summary_memory(randomizer: LocalRandomizer, where: str,
-                         max_bytes: float | None = None) -> int:
-    """The server's memory for the summaries (worst case: one per kernel chunk, at most
-    ``base.CHUNK_TABLE_BYTES`` in all, plus the running total, a partial sum and the
-    estimates), refused above the memory limit naming ``where``; returns the figure."""
-    size = summary_bytes(randomizer)
-    need = size * (chunks_for(1 << 40, max(1, size // 8)) + 3)
-    try:
-        check_bytes(need, f"the server's summaries of {randomizer.describe()} "
-                    f"({format_bytes(size)} each)", "the randomizer's parameters", max_bytes)
-    except ValueError as err:
-        raise ValueError(f"{where}: {err}") from None
-    return need
-
-
-def randomizer_from_spec(obj: object, source: str, key: str = RANDOMIZER_KEY,
-                         max_bytes: float | None = None) -> LocalRandomizer:
+def randomizer_from_spec(obj: object, source: str, key: str = RANDOMIZER_KEY) -> LocalRandomizer:
     """Rebuild (and check) the randomizer described by an untrusted spec found at ``key`` of
-    ``source``; its summaries must fit in memory. Every error names the source and the key."""
+    ``source``. Every error names the source and the key. What summarising its reports would
+    cost is the aggregation's to check (``budget``), before any shard is read."""
     where = f"{source}: key {key!r}"
     randomizer = registry.check_spec(obj, where)
     try:
@@ -77,8 +61,41 @@ def randomizer_from_spec(obj: object, source: str, key: str = RANDOMIZER_KEY,
     if given != spec_text(randomizer):  # a writer records exactly the rebuilt randomizer's
         raise ValueError(f"{where}: {given or obj!r} is not what a writer records for the "
                          f"randomizer it builds, {spec_text(randomizer)} (an edited file?)")
-    check_summary_memory(randomizer, where, max_bytes)
     return randomizer
+
+
+def check_expected(obj: object, expect: LocalRandomizer, source: str,
+                   key: str = RANDOMIZER_KEY) -> None:
+    """Refuse an untrusted spec (at ``key`` of ``source``) that is not exactly what a writer
+    records for ``expect``, the randomizer the server expects, before anything is built from
+    it; the ValueError names both specs and the parameters that differ."""
+    want = spec_text(expect)
+    try:
+        given = json.dumps(obj, sort_keys=True, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        given = None
+    if given == want:
+        return
+    diff = ""
+    if isinstance(obj, dict):
+        if obj.get("randomizer") != expect.name:
+            diff = f"; the randomizer is {_clip(obj.get('randomizer'), 80)}, not {expect.name!r}"
+        elif isinstance(obj.get("params"), dict):
+            mine = dict(expect.params())
+            keys = sorted(set(obj["params"]) | set(mine))
+            parts = [f"{k} {_clip(obj['params'].get(k, '(absent)'), 80)} (expected "
+                     f"{_clip(mine.get(k, '(absent)'), 80)})" for k in keys
+                     if json.dumps(obj["params"].get(k), sort_keys=True, default=str)
+                     != json.dumps(mine.get(k), sort_keys=True, default=str)]
+            diff = f"; it differs in {', '.join(parts)}" if parts else ""
+    raise ValueError(f"{source}: key {key!r}: the report set's randomizer {_clip(given or obj)} "
+                     f"is not the expected {want}{diff}: refused (the server aggregates only "
+                     "the randomizer it expects)")
+
+
+def _clip(value, limit: int = 400) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def get_key(doc: object, key: str, kinds: tuple[type, ...], source: str, what: str):

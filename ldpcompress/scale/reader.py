@@ -62,15 +62,17 @@ def _real(path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _listed(manifest: Path) -> tuple[LocalRandomizer, list[Shard], set[str]]:
+def _listed(manifest: Path, expect: LocalRandomizer | None
+            ) -> tuple[LocalRandomizer, list[Shard], set[str]]:
     """A set's randomizer, its shards with their paths resolved, and the names listed."""
-    randomizer, shards = read_manifest(manifest)
+    randomizer, shards = read_manifest(manifest, expect)
     real = [Shard(_real(s.path), s.rows, s.size, s.sha256, s.index, s.set_id, manifest)
             for s in shards]
     return randomizer, real, {s.path.name for s in shards}
 
 
-def _walk(root: Path) -> list[tuple[Path, LocalRandomizer, list[Shard]]]:
+def _walk(root: Path, expect: LocalRandomizer | None
+          ) -> list[tuple[Path, LocalRandomizer, list[Shard]]]:
     """Every report set (manifest, randomizer, shards) below root. Every ``*.parquet``
     file below must be listed by the manifest in its own directory, and no directory may be
     reached twice (symlinks)."""
@@ -86,7 +88,7 @@ def _walk(root: Path) -> list[tuple[Path, LocalRandomizer, list[Shard]]]:
         listed: set[str] = set()
         if MANIFEST in files:
             manifest = Path(folder) / MANIFEST
-            meta, shards, listed = _listed(manifest)
+            meta, shards, listed = _listed(manifest, expect)
             manifests.append((manifest, meta, shards))
         for name in sorted(files):
             if name.endswith(".parquet") and name not in listed:
@@ -103,8 +105,8 @@ def _raise(err: OSError):
     raise ValueError(f"{err.filename}: cannot list ({err.strerror or err})")
 
 
-def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
-            ) -> tuple[LocalRandomizer, list[Shard]]:
+def collect(paths: str | os.PathLike | Iterable[str | os.PathLike],
+            expect: LocalRandomizer | None = None) -> tuple[LocalRandomizer, list[Shard]]:
     """The common randomizer and every shard named by ``paths``, all checked before any
     counting.
 
@@ -113,7 +115,8 @@ def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
     the manifest beside it) or, for a ``manifest.json``, its set. Paths are resolved, so a shard
     named twice (twice, as a directory and a file inside, through a symlink) is refused, and so
     is a copy (same SHA-256 under another name). Sets must share the randomizer (equal name
-    and parameters).
+    and parameters); with ``expect``, each must record exactly that randomizer (refused naming
+    both before the set's randomizer is built: ``metadata.check_expected``).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -129,11 +132,11 @@ def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
         if not p.exists():
             raise ValueError(f"{p}: no such file or directory")
         if p.is_dir():
-            for m, meta, shards in _walk(p):
+            for m, meta, shards in _walk(p, expect):
                 found.append((m, meta))
                 picked += [(str(given), s) for s in shards]
         elif p.name == MANIFEST:
-            meta, shards, _ = _listed(_real(p))
+            meta, shards, _ = _listed(_real(p), expect)
             found.append((p, meta))
             picked += [(str(given), s) for s in shards]
         else:
@@ -142,7 +145,7 @@ def collect(paths: str | os.PathLike | Iterable[str | os.PathLike]
             if not manifest.exists():
                 raise ValueError(f"{p}: no {MANIFEST} beside it ({real.parent}): not part of a "
                                  "complete report set")
-            meta, shards, _ = _listed(manifest)
+            meta, shards, _ = _listed(manifest, expect)
             match = [s for s in shards if s.path == real]
             if not match:
                 raise ValueError(f"{p}: not listed in {manifest} (an extra, stale or copied "

@@ -1,6 +1,6 @@
 """The result of aggregating report sets: a dict (``summary``, ``estimate``, ``n``,
-``randomizer``, ``shards``, ``method``, ``auto``, ``domain``: the item names the manifests keep)
-that also reads as an object in a notebook:
+``randomizer``, ``shards``, ``method``, ``auto``, ``cost``, ``expected``, ``domain``: the item
+names the manifests keep) that also reads as an object in a notebook:
 attributes, the randomizer's confidence intervals, a short repr, an HTML table and a pandas
 DataFrame (``to_frame``, pandas optional)."""
 from __future__ import annotations

@@ -35,8 +35,8 @@ from ..randomizers.contract import LocalRandomizer, check_columns, check_randomi
 from ..randomizers.estimator import check_flag
 from . import columns as C
 from .manifest import KIND, MANIFEST, MAX_SHARDS, check_info, plain_name, write_json_atomic
-from .metadata import (FORMAT, META_KEY, RANDOMIZER_KEY, check_summary_memory,
-                       randomizer_from_spec, shard_meta)
+from .budget import check_readable
+from .metadata import FORMAT, META_KEY, RANDOMIZER_KEY, randomizer_from_spec, shard_meta
 from .output_dir import LOCK, check_empty, create_output_dir, take_lock
 from .reader import batch_rows_for
 
@@ -89,7 +89,7 @@ class ReportSetWriter:
         self.info = check_info(info)
         self.spec = registry.spec(randomizer)  # refuses an unregistered randomizer
         # a set the server could not read is refused before anything is written
-        check_summary_memory(randomizer, "report set")
+        check_readable(randomizer, "report set")
         self.shards = V.integer_at_least(shards, "shards", 1, MAX_SHARDS)
         if not isinstance(prefix, str):
             raise TypeError(f"prefix must be a string, got {type(prefix).__name__}")
