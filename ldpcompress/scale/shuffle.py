@@ -187,7 +187,7 @@ class _Sequence:
 
 
 def shuffle_report_set(paths, out: str | os.PathLike, shards: int | None = None,
-                       entropy: Entropy = SYSTEM, bucket_bytes: int = BUCKET_BYTES,
+                       entropy: Entropy = SYSTEM, bucket_bytes: int | None = None,
                        progress: bool = False) -> list[Path]:
     """Rewrite the reports of ``paths`` (report sets or shards of one randomizer, as
     ``aggregate`` takes them; every shard checked against its manifest first) as a new report
@@ -195,10 +195,11 @@ def shuffle_report_set(paths, out: str | os.PathLike, shards: int | None = None,
     in ``shards`` shards (default: as many as the input). The manifest keeps the input's item
     names and coins. ``entropy``: the source of the order (default os.urandom through
     AES-CTR; ``Entropy.seeded_for_simulation`` only in tests). Returns the new shards'
-    paths."""
+    paths. ``bucket_bytes``: pass 2's memory per bucket (default ``BUCKET_BYTES``)."""
     if not isinstance(entropy, Entropy):
         raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
-    bucket_bytes = V.integer_at_least(bucket_bytes, "bucket_bytes", 1)
+    bucket_bytes = V.integer_at_least(BUCKET_BYTES if bucket_bytes is None else bucket_bytes,
+                                      "bucket_bytes", 1)
     randomizer, given = collect(paths)
     n = sum(s.rows for s in given)
     if n == 0:
