@@ -129,3 +129,39 @@ def test_record_round_trip_and_tampering():
             ItemDomain.from_record(bad, "m.json")
     assert ItemDomain(["a", "b"]) != ItemDomain(["a", "b"], catch_all=True)
     assert np.array_equal(dom.index(["x"]), [3])
+
+
+_PIECES = ["a", "b", "apple", "", " ", "\u200d", "\u200b", "\ufeff", "\x00", "\u00a0", "\t",
+           "(out of domain)", CATCH_ALL, "caf\u00e9", "cafe\u0301", "\U0001F469\u200d\U0001F4BB",
+           "\r", "\u2028", "\udcff", "x" * (MAX_NAME_CHARS + 1)]
+
+
+def test_hostile_domain_files_drop_or_map_and_never_crash(tmp_path):
+    """800 files of tricky pieces (test-only seeded choices) in every bad_lines mode: a
+    ValueError naming the file, or a domain whose names are all valid, distinct, the catch-all
+    only last, and kept + bad lines = lines."""
+    import random
+    rng = random.Random(11)  # test-only: which pieces make up the lines
+    path = tmp_path / "d.txt"
+    outcomes = set()
+    for _ in range(800):
+        lines = ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 3)))
+                 for _ in range(rng.randint(0, 8))]
+        body = "\n".join(lines).encode("utf-8", "surrogatepass")
+        path.write_bytes(body)
+        for mode in ("error", "drop", "catch-all"):
+            try:
+                dom = ItemDomain.from_file(path, bad_lines=mode)
+            except ValueError as err:
+                assert str(err).startswith(f"{path}: "), err
+                outcomes.add((mode, "refused"))
+                continue
+            listed = dom.names[:-1] if dom.catch_all else dom.names
+            assert CATCH_ALL not in listed and len(set(dom.names)) == dom.k
+            assert dom.catch_all == (mode == "catch-all")
+            raw = body[3:] if body.startswith(b"\xef\xbb\xbf") else body
+            count = len(raw.split(b"\n")) - (raw.endswith(b"\n") or raw == b"")
+            assert len(listed) + dom.bad_lines.count == count
+            assert ItemDomain.from_record(dom.to_record(), "m") == dom
+            outcomes.add((mode, "built"))
+    assert len(outcomes) == 6  # every mode both refused and built some files
