@@ -136,7 +136,7 @@ def test_client_frequencies_match_the_realised_table():
         assert np.all(np.abs(freq - n * p) <= 5 * np.sqrt(n * p * (1 - p)))
     # the realised table is the given one to 1 / (m 2^62)
     given = [[Fraction(v) for v in row] for row in check_table(GOOD)[0]]
-    st = r.shuffle_structure()
+    st = r.table_structure
     assert all(abs(st.entry(x, y) - given[x][y]) <= Fraction(1, st.denominator)
                for x in range(3) for y in range(4))
 
@@ -145,7 +145,7 @@ def test_client_frequencies_match_the_realised_table():
 
 def test_estimator_is_a_left_inverse_and_its_variance_is_the_multinomial_one():
     r = TableRandomizer(GOOD)
-    p = np.array([[float(v) for v in row] for row in r.shuffle_structure().rows()])
+    p = np.array([[float(v) for v in row] for row in r.table_structure.rows()])
     big_l = r._inverse
     np.testing.assert_allclose(big_l @ p.T, np.eye(3), atol=1e-12)
     counts = np.array([700.0, 200.0, 100.0])
@@ -195,7 +195,7 @@ def test_hostile_summaries_and_dependent_rows_are_refused():
 def test_compression_samples_its_reference_and_bounds_its_ratios(table, ref):
     r = TableRandomizer(table)
     assert r.reference == ref
-    st = r.shuffle_structure()
+    st = r.table_structure
     rows = st.rows()
     if ref == "blanket":
         mins = st.mins()

@@ -31,6 +31,7 @@ from .contract import (Column, LocalRandomizer, Privacy, SummarySpec, check_colu
                        paired, seed_batch, seeds_array)
 from .estimator import check_estimates, check_flag, histogram_bytes, integer_reports, normal_quantile
 from .registry import register
+from .structure import BinaryStructure
 from .table_law import (COIN_BITS, EPS0_MIN, TableStructure, check_table, log_up, realise)
 
 __all__ = ["TableRandomizer", "RANK_TOL"]
@@ -249,6 +250,16 @@ class TableRandomizer(LocalRandomizer):
         return self._ratio[xs, self.decode_seeds(seeds)]
 
     # -- accounting ----------------------------------------------------------------------------
-    def shuffle_structure(self) -> TableStructure:
-        """The realised table (docs/theory.md §2.15): its blanket and attack are computed from it."""
+    @property
+    def table_structure(self) -> TableStructure:
+        """The realised table as exact rationals (what the table's own bounds read)."""
+        return self._structure
+
+    def shuffle_structure(self) -> TableStructure | BinaryStructure:
+        """The realised table (docs/theory.md §2.15): its blanket and attack are computed from it.
+        A 2 x 2 table is a binary randomizer: it states its two realised probabilities
+        Pr[1 | 1] and Pr[1 | 0] instead, whose shuffled count is accounted exactly (§2.14)."""
+        if self.k == 2 and self.m == 2:
+            st = self._structure
+            return BinaryStructure("table", st.params, st.entry(1, 1), st.entry(0, 1))
         return self._structure
