@@ -310,7 +310,7 @@ def _chernoff(law: _Law, n: int, eps: float) -> float:
         lm = zmax + math.log(float(masses @ np.exp(z - zmax)))
         return n * (lm + (len(vals) + 8) * U * (1.0 + abs(zmax))) - math.log(lam) - 1.0
 
-    a, b = math.log(1e-12 / top), math.log(700.0 / top)
+    a, b = math.log(1e-12 / top), math.log(EXP_MAX / top)
     g = (math.sqrt(5.0) - 1.0) / 2.0
     for _ in range(80):
         c, d = b - g * (b - a), a + g * (b - a)
