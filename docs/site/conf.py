@@ -6,9 +6,12 @@ reference generated from the docstrings. Build it (the [docs] extra) with
 The sources are docs/*.md (Markdown, read by myst-parser); this directory holds only the
 configuration so that docs/ can ship its pages with the package (ldpcompress.pages).
 """
+import posixpath
+import re
 from pathlib import Path
 
 import ldpcompress
+from ldpcompress import docs as D
 
 project = "ldpcompress"
 author = "the ldpcompress authors"
@@ -56,10 +59,69 @@ def _pipes_are_text(app, what, name, obj, options, lines: list[str]) -> None:
             literal_indent = None
         parts = line.split("``")
         for j in range(0, len(parts), 2):  # even parts are outside inline literals
-            parts[j] = parts[j].replace("\\|", "|").replace("|", "\\|")
+            parts[j] = section_links(parts[j].replace("\\|", "|").replace("|", "\\|"),
+                                     _docname(app))
         lines[i] = "``".join(parts)
         if stripped.endswith("::"):
             literal_indent = indent
+
+
+# "docs/theory.md §2.5" (or "guide.md §7") in a docstring becomes a link to that section of
+# the page, at the anchor myst-parser gives its heading (GitHub's slug, myst_heading_anchors).
+CITATION = re.compile(r"((?:docs/)?(theory|guide)\.md[, ]+§([\d.]*\d))")
+
+
+def slug(title: str) -> str:
+    """The anchor of a heading: GitHub's rule (lower case, spaces to '-', only word
+    characters and '-' kept), as myst-parser computes it."""
+    return re.sub(r"[^\w\- ]", "", title.lower().replace(" ", "-"))
+
+
+def anchors() -> dict[tuple[str, str], str]:
+    """(page, section number) -> the anchor of that section's heading (levels 1-3 have one)."""
+    if not _ANCHORS:
+        for page in D.PAGES:
+            for s in D.sections(page):
+                if s.number and s.level <= myst_heading_anchors:
+                    _ANCHORS[(page, s.number)] = slug(s.title)
+    return _ANCHORS
+
+
+_ANCHORS: dict[tuple[str, str], str] = {}
+
+
+def section_links(text: str, docname: str) -> str:
+    """``text`` with each "docs/PAGE.md §N" made a reStructuredText link to section N of PAGE,
+    relative to the document ``docname`` being written (an unknown section stays text)."""
+    def link(m: re.Match) -> str:
+        anchor = anchors().get((m[2], m[3]))
+        if anchor is None:
+            return m[1]
+        target = posixpath.relpath(m[2], posixpath.dirname(docname) or ".")
+        # inline markup starts after a space or one of -:/'"<([{ and ends before a space or
+        # one of -.,:;!?\/'")]}>: elsewhere an escaped space (which shows as nothing) parts it
+        before = "" if m.start() == 0 or text[m.start() - 1] in " -:/'\"<([{" else "\\ "
+        after = "" if m.end() == len(text) or text[m.end()] in " -.,:;!?\\/'\")]}>" else "\\ "
+        return f"{before}`{m[1]} <{target}.html#{anchor}>`__{after}"
+    return CITATION.sub(link, text)
+
+
+def _docname(app) -> str:
+    env = getattr(app, "env", None)
+    return getattr(env, "docname", None) or "api"
+
+
+def first_paragraph(lines) -> str:
+    """The summary autosummary shows of a docstring: its whole first paragraph on one line
+    (Sphinx's rule stops at the first '. ', which cuts "y = x w.p. e^eps/..." after "w.p.")."""
+    para: list[str] = []
+    for line in lines:
+        if line.strip():
+            para.append(line.strip())
+        elif para:
+            break
+    text = " ".join(para)
+    return text[:-2] + "." if text.endswith("::") else text
 
 
 JOBS = {"accounting": "Accounting", "randomizers": "Randomizers", "compression": "Compression",
@@ -87,5 +149,7 @@ def _public_api(app, docname: str, source: list[str]) -> None:
 
 
 def setup(app) -> None:
+    from sphinx.ext import autosummary
+    autosummary.extract_summary = lambda doc, settings: first_paragraph(doc)
     app.connect("autodoc-process-docstring", _pipes_are_text)
     app.connect("source-read", _public_api)

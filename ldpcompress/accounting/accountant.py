@@ -90,6 +90,14 @@ class Accountant:
                             ("times", "event"), [(t, repr(e)) for e, t in self.events],
                             [self._settings()])
 
+    def to_frame(self):
+        """The ledger as a pandas DataFrame, one row per composed event in order: columns
+        event (its class name), parameters ('n=10000, eps0=1', its fields) and times; the
+        settings and the total rounds in ``frame.attrs``. pandas is optional (the [pandas]
+        extra): without it, ImportError names how to install it, as every ``to_frame()``."""
+        return D.ledger_frame(self.events, rounds=self.rounds, h=self.h,
+                              max_size=self.max_size, gap=self.gap)
+
     def compose(self, event: Event, times: int = 1) -> "Accountant":
         if not isinstance(event, Event):
             raise TypeError(f"event must be an ldpcompress.accounting Event, got "

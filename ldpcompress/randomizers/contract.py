@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 
 import numpy as np
 
+from ..core import display as D
 from ..core.entropy import SYSTEM, Entropy
 from ..core.prg import PRG, check_seed, check_seed_rows
 from . import cost as C
@@ -205,6 +206,20 @@ class LocalRandomizer(abc.ABC):
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params().items())
         return f"{type(self).__name__}({shown})"
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: a small table of the name, parameters, eps, eps0 (the
+        replacement eps shuffle accounting starts from), bits per report and the kind of
+        ``shuffle_structure()``. Every string is escaped (a plug-in's names are untrusted)."""
+        structure = self.shuffle_structure()
+        kind = "none: the generic bound at eps0" if structure is None else type(structure).__name__
+        privacy = getattr(self.privacy, "value", self.privacy)
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params().items())
+        rows = [("name", self.name), ("parameters", shown),
+                ("eps", f"{D.number(self.eps)} ({privacy})"),
+                ("eps0 (replacement)", self.replacement_eps),
+                ("bits per report", self.bits_per_report), ("shuffle structure", kind)]
+        return D.html_table(repr(self), ("", "value"), rows)
 
     # -- privacy -----------------------------------------------------------------------------
     @property
