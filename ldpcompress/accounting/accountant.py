@@ -55,9 +55,21 @@ H_MIN, H_MAX = 1e-7, 0.5
 class Accountant:
     """Records (event, times) pairs; answers epsilon(delta) and delta(eps) (§3.4).
 
-    h: the PLD grid step; None (default) chooses it per query so that the PLD gap
-    (upper - lower) is at most ``gap`` x eps. max_size caps the composed grid length: a grid
-    that would exceed it is coarsened (h grows) rather than truncated.
+    Parameters
+    ----------
+    h : float, optional
+        The PLD grid step; None (default) chooses it per query so that the PLD gap
+        (upper - lower) is at most ``gap`` x eps.
+    max_size : int, default 1,048,576
+        Cap on the composed grid's length (2^10 to 2^28): a grid that would exceed it is
+        coarsened (h grows) rather than truncated.
+    orders : array of float, optional
+        The Renyi orders of the RDP method (each > 1).
+    gap : float, default 0.01
+        The relative PLD gap (upper - lower) / eps a per-query grid aims at (> 0).
+    max_seconds : float or None, default 60
+        Time limit of a query (its plan is refused beforehand when it would exceed it; None or
+        inf: no limit). A setting of this machine: not saved in a ledger.
     """
 
     def __init__(self, h: float | None = None, max_size: int = P.MAX_SIZE,
@@ -99,6 +111,15 @@ class Accountant:
                               max_size=self.max_size, gap=self.gap)
 
     def compose(self, event: Event, times: int = 1) -> "Accountant":
+        """Record ``times`` rounds of ``event``; returns the accountant (calls chain).
+
+        Parameters
+        ----------
+        event : Event
+            A mechanism of ``ldpcompress.accounting`` (e.g. :class:`ShuffledRound`).
+        times : int, default 1
+            How many rounds of it (>= 1; at most 1e9 rounds in all).
+        """
         if not isinstance(event, Event):
             raise TypeError(f"event must be an ldpcompress.accounting Event, got "
                             f"{type(event).__name__}")
@@ -393,12 +414,34 @@ class Accountant:
 
     # -- queries -------------------------------------------------------------------------------
     def epsilon(self, delta: float, method: str = "auto", compare: bool = False) -> AccountingResult:
-        """Smallest eps with delta(eps) <= delta for the composition (an upper bound)."""
+        """Smallest eps with delta(eps) <= delta for the composition (an upper bound).
+
+        Parameters
+        ----------
+        delta : float
+            The central delta in (0, 1).
+        method : {"auto", "pld", "rdp", "kov", "exact"}, default "auto"
+            The method; "auto" takes the smallest sound answer of those that apply ("exact":
+            a ledger of Gaussian mechanisms only).
+        compare : bool, default False
+            Evaluate every applicable method (their values in the result's ``others``).
+        """
         delta = V.probability_open(delta, "delta")
         return self._query("epsilon", delta, self._check(method), compare)
 
     def delta(self, eps: float, method: str = "auto", compare: bool = False) -> AccountingResult:
-        """delta(eps) of the composition (an upper bound)."""
+        """delta(eps) of the composition (an upper bound).
+
+        Parameters
+        ----------
+        eps : float
+            The central eps (>= 0).
+        method : {"auto", "pld", "rdp", "kov", "exact"}, default "auto"
+            The method; "auto" takes the smallest sound answer of those that apply ("exact":
+            a ledger of Gaussian mechanisms only).
+        compare : bool, default False
+            Evaluate every applicable method (their values in the result's ``others``).
+        """
         eps = V.nonnegative(eps, "eps")
         return self._query("delta", eps, self._check(method), compare)
 

@@ -116,6 +116,17 @@ class ShuffledRound(Event):
     288 n e^-eps0 atoms); ``"dots"`` builds the connect-the-dots upper PLD from ``points`` profile
     evaluations (much faster at large n e^-eps0, slightly looser, no lower estimate); ``"auto"``
     takes "exact" up to EXACT_ATOMS atoms, else "dots".
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    pld_method : {"auto", "exact", "dots"}, default "auto"
+        How the PLD is built (see above).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
     """
 
     n: int
@@ -224,7 +235,19 @@ class _DotsRound(Event):
 
 @dataclass(frozen=True)
 class KRRShuffledRound(_DotsRound):
-    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (§2.4(b), §3.2)."""
+    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (§2.4(b), §3.2).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    k : int
+        Domain size of k-ary randomized response (k >= 2).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -267,7 +290,17 @@ class OracleShuffledRound(_DotsRound):
     LocalRandomizer: one that states no blanket structure gets the generic bound at its
     replacement eps); equal randomizers make equal events. A saved ledger stores only the
     randomizer's name and parameters, and the loader rebuilds it, so its law always comes from
-    the randomizer's own code (accounting/state.py)."""
+    the randomizer's own code (accounting/state.py).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    oracle : LocalRandomizer
+        The randomizer every user runs (stored in a ledger by registry name and parameters).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     oracle: LocalRandomizer
@@ -337,7 +370,15 @@ class OracleShuffledRound(_DotsRound):
 
 @dataclass(frozen=True)
 class Gaussian(Event):
-    """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity."""
+    """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the noise (> 0).
+    sensitivity : float, default 1
+        The L2 sensitivity of the released sum (> 0).
+    """
 
     sigma: float
     sensitivity: float = 1.0
@@ -361,7 +402,15 @@ class Gaussian(Event):
 
 @dataclass(frozen=True)
 class Laplace(Event):
-    """Laplace mechanism with scale b and L1 sensitivity s."""
+    """Laplace mechanism with scale b and L1 sensitivity s.
+
+    Parameters
+    ----------
+    scale : float
+        The noise's scale b (> 0).
+    sensitivity : float, default 1
+        The L1 sensitivity of the released value (> 0).
+    """
 
     scale: float
     sensitivity: float = 1.0
@@ -382,7 +431,13 @@ class Laplace(Event):
 
 @dataclass(frozen=True)
 class PureDP(Event):
-    """Any eps-DP mechanism (dominated by randomized response)."""
+    """Any eps-DP mechanism (dominated by randomized response).
+
+    Parameters
+    ----------
+    eps : float
+        The mechanism's eps (>= 0).
+    """
 
     eps: float
 
@@ -401,7 +456,15 @@ class PureDP(Event):
 
 @dataclass(frozen=True)
 class ApproxDP(Event):
-    """Any (eps, delta)-DP mechanism (no RDP curve)."""
+    """Any (eps, delta)-DP mechanism (no RDP curve).
+
+    Parameters
+    ----------
+    eps : float
+        The mechanism's eps (>= 0).
+    delta : float
+        Its delta in [0, 1).
+    """
 
     eps: float
     delta: float
@@ -419,7 +482,15 @@ class ApproxDP(Event):
 
 @dataclass(frozen=True)
 class PairOfPmfs(Event):
-    """A user-supplied pair (P, Q) of pmfs on a common finite support."""
+    """A user-supplied pair (P, Q) of pmfs on a common finite support.
+
+    Parameters
+    ----------
+    p : tuple of float
+        The pmf of the output on one dataset (entries >= 0, summing to 1).
+    q : tuple of float
+        The pmf on the neighbouring dataset, on the same support.
+    """
 
     p: tuple
     q: tuple
@@ -550,7 +621,17 @@ def _grid_rdp(event: _PoissonSampled, direction: str, orders: np.ndarray) -> np.
 class PoissonSampledGaussian(_PoissonSampled):
     """Each record included with probability q, then a Gaussian of noise sigma on the sum
     (L2 sensitivity ``sensitivity``), add/remove neighbours: dp_accounting's
-    PoissonSampledDpEvent(q, GaussianDpEvent(sigma / sensitivity)) (docs/theory.md §3.6)."""
+    PoissonSampledDpEvent(q, GaussianDpEvent(sigma / sensitivity)) (docs/theory.md §3.6).
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the noise on the sum (> 0).
+    q : float
+        Probability in (0, 1] that each record is included.
+    sensitivity : float, default 1
+        The L2 sensitivity of the released sum (> 0).
+    """
 
     sigma: float
     q: float
@@ -574,7 +655,17 @@ class PoissonSampledLaplace(_PoissonSampled):
     """Each record included with probability q, then Laplace noise of scale b on the sum
     (L1 sensitivity ``sensitivity``), add/remove neighbours: dp_accounting's
     PoissonSampledDpEvent(q, LaplaceDpEvent(scale / sensitivity)). Its losses are bounded, so
-    it is also pure eps-DP with eps = the largest loss, log(1 + q (e^(s/b) - 1))."""
+    it is also pure eps-DP with eps = the largest loss, log(1 + q (e^(s/b) - 1)).
+
+    Parameters
+    ----------
+    scale : float
+        The Laplace noise's scale b on the sum (> 0).
+    q : float
+        Probability in (0, 1] that each record is included.
+    sensitivity : float, default 1
+        The L1 sensitivity of the released value (> 0).
+    """
 
     scale: float
     q: float
@@ -609,7 +700,21 @@ class ShuffledSGDPass(ShuffledRound):
     protocol, so the Thm 3.2 clone pair bounds it (Thm 3.8's extra
     (e^eps + 1)(1 + e^-eps0/2) n delta0 term when delta0 > 0) under substitution of one record
     (docs/theory.md §3.7). Compose ``times=passes``, each pass on a fresh permutation.
-    ``ShuffledSGDPass.gaussian(n, sigma, delta0)`` sets eps0 from a Gaussian step."""
+    ``ShuffledSGDPass.gaussian(n, sigma, delta0)`` sets eps0 from a Gaussian step.
+
+    Parameters
+    ----------
+    n : int
+        Records, one step each.
+    eps0 : float
+        The per-step randomizer's eps (> 0).
+    delta0 : float, default 0
+        Its delta, in [0, 1).
+    pld_method : {"auto", "exact", "dots"}, default "auto"
+        How the PLD is built (see above).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     delta0: float = 0.0
 
@@ -731,7 +836,23 @@ class _SampledRound(Event):
 
 @dataclass(frozen=True)
 class SampledShuffledRound(_SampledRound):
-    """A sampled shuffled round of any eps0-LDP randomizer (docs/theory.md §2.7(a)-(b))."""
+    """A sampled shuffled round of any eps0-LDP randomizer (docs/theory.md §2.7(a)-(b)).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -754,7 +875,25 @@ class SampledShuffledRound(_SampledRound):
 
 @dataclass(frozen=True)
 class SampledKRRShuffledRound(_SampledRound):
-    """A sampled shuffled round of k-RR: the general bound and k-RR's blanket (§2.7)."""
+    """A sampled shuffled round of k-RR: the general bound and k-RR's blanket (§2.7).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    k : int
+        Domain size of k-ary randomized response (k >= 2).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -781,7 +920,23 @@ class SampledKRRShuffledRound(_SampledRound):
 class SampledOracleShuffledRound(_SampledRound):
     """A sampled shuffled round of one randomizer (as OracleShuffledRound: ``oracle`` is the
     randomizer itself, stored in a ledger by name and parameters): the general bound at its
-    realised eps0 and, when it states a blanket structure, its privacy blanket."""
+    realised eps0 and, when it states a blanket structure, its privacy blanket.
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    oracle : LocalRandomizer
+        The randomizer every user runs (stored in a ledger by registry name and parameters).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     oracle: LocalRandomizer

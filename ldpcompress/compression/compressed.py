@@ -47,6 +47,14 @@ class CompressedRandomizer(LocalRandomizer):
     randomizer and TV target, and uses it as the client (its entropy and trial limit). Registry name "compressed", parameters
     ``{"randomizer": <the inner randomizer's spec>, "tv_target": ...}``. Reports are (n, 17)
     uint8 arrays (a list of 17-byte strings is accepted too), stored as one 17-byte column.
+
+    Parameters
+    ----------
+    randomizer : LocalRandomizer or PseudoRandomizer
+        The randomizer to compress (its ``compression_refusal()`` must be None), or a
+        :func:`~ldpcompress.compression.sampler.compress` result.
+    tv_target : float, default 2^-40
+        Total variation distance of the decoded output to the randomizer's law, in (0, 1).
     """
 
     name = "compressed"

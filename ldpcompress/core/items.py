@@ -59,7 +59,13 @@ def _show(name: str, limit: int = 60) -> str:
 
 class ItemDomain:
     """A fixed public list of k >= 2 distinct, non-empty item names; item ``names[j]`` is
-    index j of every frequency oracle built with this k (``oracle = KRR(domain.k, eps)``)."""
+    index j of every frequency oracle built with this k (``oracle = KRR(domain.k, eps)``).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The item names in index order (k >= 2 distinct, non-empty names).
+    """
 
     def __init__(self, names: Iterable[str]):
         if isinstance(names, (str, bytes)):

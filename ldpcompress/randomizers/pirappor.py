@@ -111,7 +111,19 @@ def choose_field(k: int, eps: float) -> tuple[int, int]:
 class PIRappor(FrequencyOracle):
     """PI-RAPPOR over F_p. ``symmetric=False`` (default): a1 = 1/2, replacement eps-DP;
     ``symmetric=True``: a1 = 1 - a0, deletion eps-DP. ``eps`` is the realised value, never
-    above the requested one; ``p`` may be given (it must be a prime > k)."""
+    above the requested one; ``p`` may be given (it must be a prime > k).
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The requested local eps (> 0); the realised ``eps`` is at most this.
+    symmetric : bool, default False
+        a1 = 1/2 with replacement eps (False) or a1 = 1 - a0 with deletion eps (True).
+    p : int, optional
+        The field's prime (> k); chosen from k and eps when omitted.
+    """
 
     name = "pi-rappor"
 
@@ -354,7 +366,21 @@ class PIRappor(FrequencyOracle):
 @register
 class VectorPIRappor(FrequencyOracle):
     """Generalised PI-RAPPOR over F_q^t (§6): h(x) = <a, x> + b, item j = base-q digits of j,
-    s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first."""
+    s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first.
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The requested local eps (> 0); the realised ``eps`` is at most this.
+    q : int
+        The field's prime (>= 3).
+    t : int, optional
+        The dimension of the item vectors (default: the smallest t with q^t >= k).
+    symmetric : bool, default False
+        a1 = 1/2 with replacement eps (False) or a1 = 1 - a0 with deletion eps (True).
+    """
 
     name = "pi-rappor-vector"
 

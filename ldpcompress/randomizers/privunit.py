@@ -261,7 +261,21 @@ class PrivUnit2(VectorMeanEstimator):
     """PrivUnit2 (replacement eps): inputs are vectors of norm <= 1, reports Z = V/m (norm
     1/m); rho = uniform sphere, ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it
     (docs/theory.md §7). ``PrivUnit2(d, eps)`` chooses (p0, gamma) for the smallest variance;
-    with p0 (and gamma) given, their realised eps must not exceed ``eps``."""
+    with p0 (and gamma) given, their realised eps must not exceed ``eps``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the input vectors (d >= 2).
+    eps : float
+        The local replacement eps (> 0).
+    p0 : float, optional
+        Probability of a report on the cap; omitted (with gamma), (p0, gamma) are chosen for
+        the smallest variance at eps.
+    gamma : float, optional
+        The cap's threshold on <x, v>, given only with p0 (default 0 then); the realised eps
+        of (p0, gamma) must not exceed ``eps``.
+    """
 
     name, privacy = "privunit2", Privacy.REPLACEMENT
     deletion_eps: float  # w.r.t. the uniform sphere (finite: PrivUnit2 always compresses)

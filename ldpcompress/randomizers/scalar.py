@@ -229,7 +229,15 @@ class ScalarRandomizer(LocalRandomizer):
 
 @register
 class LaplaceScalar(ScalarRandomizer):
-    """x + Lap(b) on [lo, hi], b = (hi - lo)/eps: replacement eps-DP (pure)."""
+    """x + Lap(b) on [lo, hi], b = (hi - lo)/eps: replacement eps-DP (pure).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The input range [lo, hi] (finite, lo < hi).
+    eps : float
+        The local privacy parameter (> 0).
+    """
 
     name, privacy, noise = "laplace-scalar", Privacy.REPLACEMENT, "laplace"
 
@@ -283,7 +291,15 @@ class LaplaceScalar(ScalarRandomizer):
 @register
 class GaussianScalar(ScalarRandomizer):
     """x + N(0, sigma^2) on [lo, hi]: not pure DP (no finite eps); accounted in the shuffle
-    model by its privacy blanket (docs/theory.md §2.11)."""
+    model by its privacy blanket (docs/theory.md §2.11).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The input range [lo, hi] (finite, lo < hi).
+    sigma : float
+        Standard deviation of the noise (> 0).
+    """
 
     name, privacy, noise = "gaussian-scalar", Privacy.REPLACEMENT, "gaussian"
 

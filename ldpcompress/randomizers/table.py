@@ -49,7 +49,15 @@ def _draw(thr: np.ndarray, alias: np.ndarray, cols: np.ndarray, coins: np.ndarra
 @register
 class TableRandomizer(LocalRandomizer):
     """The randomizer whose report is y with probability table[x][y] for input x (replacement
-    eps0 = max_y log(max_x P[x][y] / min_x P[x][y]) of the realised table, rounded up)."""
+    eps0 = max_y log(max_x P[x][y] / min_x P[x][y]) of the realised table, rounded up).
+
+    Parameters
+    ----------
+    table : sequence of sequences of float or Fraction
+        Row x is the law of the report for input x: k >= 2 rows, each of the same outputs,
+        entries in [0, 1] summing to 1 (checked by ``table_law.check_table``, which names the
+        row and column at fault); each row is realised on the grid 1/(m 2^62).
+    """
 
     name, privacy = "table", Privacy.REPLACEMENT
 
