@@ -180,17 +180,9 @@ def test_site_builds_without_warnings(tmp_path):
     assert not [a for a in links if f'id="{a}"' not in theory]
 
 
-def _site_conf():
-    """docs/site/conf.py as a module (it needs Sphinx only inside its setup())."""
-    spec = importlib.util.spec_from_file_location("site_conf", ROOT / "docs" / "site" / "conf.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_reference_summaries_are_whole_first_paragraphs():
     """Sphinx's summary stops at the first '. ' and showed KRR as "... y = x w.p."."""
-    conf = _site_conf()
+    conf = CONF
     from ldpcompress import KRR
     lines = inspect.cleandoc(KRR.__doc__).splitlines()
     summary = conf.first_paragraph(lines)
@@ -201,7 +193,7 @@ def test_reference_summaries_are_whole_first_paragraphs():
 
 
 def test_theory_citations_become_links_to_their_section():
-    conf = _site_conf()
+    conf = CONF
     text = conf.section_links("by the blanket pair (docs/theory.md §2.4(b)); guide.md §7.", "generated/m")
     assert text == ("by the blanket pair (`docs/theory.md §2.4 <../theory.html#24-k-ary-randomized-"
                     "response>`__\\ (b)); `guide.md §7 <../guide.html#7-your-own-randomizer-the-"
@@ -284,6 +276,17 @@ def test_docstring_examples_run():
     assert failures == 0 and tried >= 10
 
 
+def _site_conf():
+    """docs/site/conf.py as a module (it needs Sphinx only inside its setup())."""
+    spec = importlib.util.spec_from_file_location("site_conf", ROOT / "docs" / "site" / "conf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CONF = _site_conf()
+
+
 # -- every parameter of the public API is documented -------------------------------------------
 PUBLIC_MODULES = ("ldpcompress", "ldpcompress.accounting", "ldpcompress.randomizers",
                   "ldpcompress.compression", "ldpcompress.estimation", "ldpcompress.cli",
@@ -322,6 +325,10 @@ def _public_methods(cls) -> Iterator[tuple[str, object]]:
                 yield f"{owner.__module__}.{owner.__qualname__}.{name}", fn
 
 
+def _owner(fn):
+    return getattr(sys.modules[fn.__module__], fn.__qualname__.rpartition(".")[0])
+
+
 def public_callables() -> dict[str, tuple[object, str]]:
     """Every public callable of :data:`PUBLIC_MODULES`' ``__all__`` (functions, classes'
     constructors, their public methods) -> (object, the docstring that documents it)."""
@@ -336,8 +343,11 @@ def public_callables() -> dict[str, tuple[object, str]]:
                 init = vars(obj).get("__init__")
                 doc = "\n".join(filter(None, [obj.__doc__, getattr(init, "__doc__", None)]))
                 found[f"{obj.__module__}.{obj.__qualname__}"] = (obj, doc)
-                for key, fn in _public_methods(obj):  # an override without a docstring
-                    found.setdefault(key, (fn, inspect.getdoc(fn) or ""))  # shows its base's
+                for key, fn in _public_methods(obj):  # as the reference shows it: an
+                    owner = _owner(fn)                  # override's docstring or its base's,
+                    lines = (inspect.getdoc(fn) or "").splitlines()  # with the base's
+                    lines = CONF.inherited_parameters(owner, fn.__name__, lines)  # Parameters
+                    found.setdefault(key, (fn, "\n".join(lines)))
             elif inspect.isfunction(obj):
                 found[f"{obj.__module__}.{obj.__qualname__}"] = (obj, obj.__doc__ or "")
     return found

@@ -6,8 +6,10 @@ reference generated from the docstrings. Build it (the [docs] extra) with
 The sources are docs/*.md (Markdown, read by myst-parser); this directory holds only the
 configuration so that docs/ can ship its pages with the package (ldpcompress.pages).
 """
+import inspect
 import posixpath
 import re
+import sys
 from pathlib import Path
 
 import ldpcompress
@@ -124,6 +126,47 @@ def first_paragraph(lines) -> str:
     return text[:-2] + "." if text.endswith("::") else text
 
 
+def _section(lines, title: str) -> list[str]:
+    """The lines of a numpy-style section (title, underline, entries) of a docstring."""
+    for i in range(len(lines) - 1):
+        if lines[i].strip() == title and set(lines[i + 1].strip()) == {"-"}:
+            end = next((j for j in range(i + 2, len(lines) - 1) if lines[j].strip()
+                        and not lines[j][0].isspace() and set(lines[j + 1].strip()) == {"-"}),
+                       len(lines))
+            return [line for line in lines[i:end]]
+    return []
+
+
+def inherited_parameters(cls, name: str, lines: list[str]) -> list[str]:
+    """The docstring lines of method ``name`` of ``cls``, with the Parameters section of the
+    method it overrides (the nearest base class's with one, e.g. the randomizer contract's)
+    appended when its own docstring has none and both take the same parameters."""
+    own = vars(cls).get(name)
+    if _section(lines, "Parameters") or not inspect.isfunction(own):
+        return lines
+    for base in cls.__mro__[1:]:
+        theirs = vars(base).get(name)
+        if inspect.isfunction(theirs):
+            section = _section(inspect.cleandoc(theirs.__doc__ or "").splitlines(), "Parameters")
+            if section and _names(own) == _names(theirs):
+                return [*lines, "", *section, ""]
+    return lines
+
+
+def _names(fn) -> list[str]:
+    return list(inspect.signature(fn).parameters)[1:]
+
+
+def _inherit(app, what, name, obj, options, lines: list[str]) -> None:
+    if what != "method" or not inspect.isfunction(getattr(obj, "__func__", obj)):
+        return
+    fn = getattr(obj, "__func__", obj)
+    owner_name, _, method = fn.__qualname__.rpartition(".")
+    owner = getattr(sys.modules.get(fn.__module__), owner_name, None)
+    if inspect.isclass(owner):
+        lines[:] = inherited_parameters(owner, method, list(lines))
+
+
 JOBS = {"accounting": "Accounting", "randomizers": "Randomizers", "compression": "Compression",
         "estimation": "Estimation", "core": "Items, seeds and documentation", "docs": "Items, seeds and documentation"}
 PUBLIC_API = "<!-- public-api"
@@ -151,5 +194,6 @@ def _public_api(app, docname: str, source: list[str]) -> None:
 def setup(app) -> None:
     from sphinx.ext import autosummary
     autosummary.extract_summary = lambda doc, settings: first_paragraph(doc)
+    app.connect("autodoc-process-docstring", _inherit, priority=400)  # before napoleon's
     app.connect("autodoc-process-docstring", _pipes_are_text)
     app.connect("source-read", _public_api)

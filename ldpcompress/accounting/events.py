@@ -70,9 +70,26 @@ class Event:
     relation: str | None = None  # a class constant, or a field where the user gives it
 
     def pld(self, h: float, rounding: str) -> P.PLD | None:
+        """The event's privacy loss distribution on the grid of step h (None: unavailable).
+
+        Parameters
+        ----------
+        h : float
+            The grid step of the losses (> 0).
+        rounding : {"up", "down", "mean"}
+            Pessimistic, optimistic or mean-preserving rounding onto the grid (see the class
+            docstring).
+        """
         raise NotImplementedError
 
     def rdp(self, orders: np.ndarray) -> np.ndarray | None:
+        """An upper bound on the event's Renyi divergence at each order (None: no curve).
+
+        Parameters
+        ----------
+        orders : numpy.ndarray
+            The Renyi orders (each > 1).
+        """
         return None  # no RDP curve
 
     def approx_dp(self) -> tuple[float, float] | None:
@@ -82,6 +99,13 @@ class Event:
         return None  # not a Gaussian mechanism
 
     def to_dp_event(self, dp):
+        """The same mechanism as a dp_accounting DpEvent, or None when it has none.
+
+        Parameters
+        ----------
+        dp : module
+            The dp_accounting module (an optional extra, imported by the caller).
+        """
         return None  # no dp_accounting equivalent
 
     def work(self, h: float, orders: int) -> tuple[float, float, float]:
@@ -91,7 +115,15 @@ class Event:
         spending it (accounting/plan.py). This default assumes a connect-the-dots event of
         ``points`` profile evaluations when it has them (a few profiles of n users), else a
         closed form binned on a grid over its largest loss; events with other costs override
-        it (a misjudged one is stopped at a multiple of the query's limit)."""
+        it (a misjudged one is stopped at a multiple of the query's limit).
+
+        Parameters
+        ----------
+        h : float
+            The PLD grid step.
+        orders : int
+            The number of Renyi orders.
+        """
         points, n = getattr(self, "points", None), getattr(self, "n", None)
         if points is not None and n is not None:
             return points * (15.0 * math.sqrt(n) + 3e4), points, orders * points
@@ -728,7 +760,21 @@ class ShuffledSGDPass(ShuffledRound):
         """A pass whose steps add N(0, (sigma C)^2) noise to a gradient clipped to norm C:
         replacing the record moves it by at most 2C (sensitivity 2 in units of C), so each
         step is (eps0, delta0)-DP with eps0 the Gaussian's exact eps at delta0 (upper end,
-        docs/theory.md §3.5)."""
+        docs/theory.md §3.5).
+
+        Parameters
+        ----------
+        n : int
+            Records, one step each.
+        sigma : float
+            The noise multiplier: noise N(0, (sigma C)^2) for gradients clipped to norm C.
+        delta0 : float
+            The per-step delta, in (0, 1).
+        sensitivity : float, default 2
+            How far replacing the record moves the step, in units of C.
+        **kwargs
+            Further fields of the event (``pld_method``, ``points``).
+        """
         sigma = V.positive_finite(sigma, "sigma")
         sensitivity = V.positive_finite(sensitivity, "sensitivity")
         delta0 = V.probability_open(delta0, "delta0")
