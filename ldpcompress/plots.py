@@ -79,6 +79,19 @@ def amplification_curves(eps0: float | None, ns, delta: float, k: int | None = N
     else on binary randomized response, an eps0-LDP randomizer); ``na``, for each curve, the
     points where it is None ("n/a") with the reason; ``eps0`` (with an oracle: its realised
     replacement eps0). Each value is None where that bound does not apply.
+
+    Parameters
+    ----------
+    eps0 : float or None
+        The local randomizer's replacement eps (None with ``oracle``).
+    ns : iterable of int
+        The numbers of users n at which eps is computed.
+    delta : float
+        The central delta, in (0, 1).
+    k : int, optional
+        The randomizer is k-ary randomized response: adds its blanket bound and attack.
+    oracle : LocalRandomizer, optional
+        A frequency oracle instead of eps0: its own blanket bound and attack.
     """
     out: dict = {"n": [int(n) for n in ns], "closed_form": [], "general": [], "best": [],
                  "lower": []}
@@ -142,6 +155,23 @@ def plot_amplification(eps0: float | None, ns, delta: float, out=None, k: int | 
     it meets an upper bound; the band between the lower bound and the smallest upper bound is
     where the true eps lies. Points where a bound is n/a are counted in its legend entry and
     explained in a note under the axes. Returns :func:`amplification_curves`' numbers.
+
+    Parameters
+    ----------
+    eps0 : float or None
+        The local randomizer's replacement eps (None with ``oracle``).
+    ns : iterable of int
+        The numbers of users n at which eps is computed.
+    delta : float
+        The central delta, in (0, 1).
+    out : str or path, optional
+        File the figure is saved to (150 dpi); None: not saved.
+    k : int, optional
+        The randomizer is k-ary randomized response: adds its blanket bound and attack.
+    oracle : LocalRandomizer, optional
+        A frequency oracle instead of eps0: its own blanket bound and attack.
+    ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure's).
     """
     data = amplification_curves(eps0, ns, delta, k, oracle)
     fig, ax_, own_fig = _axes(ax, (7, 5.2))
@@ -206,7 +236,29 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
     two-sided normal confidence intervals estimate +- z sd at ``level`` (sd: each estimate's
     standard deviation, a scalar or one per item, e.g. sqrt(oracle.variance(n, f))), and the
     true counts as markers when given. ``names`` (one per item, e.g. an ItemDomain's) label
-    the items instead of their indices. The title is wrapped to the figure's width."""
+    the items instead of their indices. The title is wrapped to the figure's width.
+
+    Parameters
+    ----------
+    estimate : array of float
+        The estimated counts, one per item.
+    sd : float or array of float
+        The standard deviation of each estimate (one for all, or one per item).
+    true : array of float, optional
+        The true counts (markers; they also choose the top items).
+    out : str or path, optional
+        File the figure is saved to (150 dpi); None: not saved.
+    top : int, default 20
+        How many items are shown (>= 1).
+    level : float, default 0.95
+        The confidence level of the intervals.
+    title : str, optional
+        The figure's title (wrapped to its width).
+    ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure's).
+    names : sequence of str, optional
+        A name per item (e.g. an ItemDomain), shown instead of the indices.
+    """
     estimate = np.asarray(estimate, dtype=float)
     sd = np.broadcast_to(np.asarray(sd, dtype=float), estimate.shape)
     z = normal_quantile(level)  # the oracles' intervals use the same quantile

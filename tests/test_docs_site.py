@@ -368,6 +368,15 @@ def missing_parameters() -> set[str]:
     return missing
 
 
+def write_backlog() -> None:
+    """Rewrite the backlog as the parameters missing now (after documenting some, or when a
+    merge brings public parameters in): ``python -c "import sys; sys.path.insert(0, 'tests');
+    import test_docs_site as T; T.write_backlog()"``, then review the diff."""
+    head = [line for line in BACKLOG.read_text(encoding="utf-8").splitlines()
+            if line.startswith("#")]
+    BACKLOG.write_text("\n".join([*head, *sorted(missing_parameters())]) + "\n", encoding="utf-8")
+
+
 def test_the_parameter_check_reads_numpy_sections():
     doc = """Summary.
 

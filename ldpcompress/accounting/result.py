@@ -21,6 +21,27 @@ class AccountingResult:
     For connect-the-dots events that law is the dominating dots pair, so ``lower`` estimates
     the accounted bound rather than the true eps. ``h`` is the PLD grid step used. ``cost``
     states the query's planned cost and limit (accounting/plan.py).
+
+    Attributes
+    ----------
+    query : {"epsilon", "delta"}
+        What was asked.
+    value : float
+        The smallest sound upper bound.
+    lower : float or None
+        The PLD method's optimistic estimate (see above).
+    method : str
+        The method that gave ``value``.
+    others : dict
+        Every method evaluated and its upper value (None: not applicable).
+    seconds : float
+        The query's computation time (kernel loading left out).
+    h : float or None
+        The PLD grid step used.
+    notes : tuple of str
+        Remarks on the answer (a method not applicable, a grid coarsened ...).
+    cost : str
+        The query's planned cost and limit.
     """
 
     query: str
