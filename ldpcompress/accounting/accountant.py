@@ -192,7 +192,13 @@ class Accountant:
 
     def pld(self, h: float = 1e-4) -> P.PLD:
         """The composed PLD of the ledger on a round-up grid of step h (every event's
-        pessimistic grid; Gaussians as one): its delta and eps are upper bounds."""
+        pessimistic grid; Gaussians as one): its delta and eps are upper bounds.
+
+        Parameters
+        ----------
+        h : float, default 1e-4
+            The grid step (> 0).
+        """
         h = P.check_grid(h)
         pld = self._compose_pld(h, "up")
         if pld is None:
@@ -238,17 +244,38 @@ class Accountant:
 
     @classmethod
     def from_json(cls, text: str) -> "Accountant":
+        """An accountant from the text ``to_json()`` wrote (untrusted: checked as a file is).
+
+        Parameters
+        ----------
+        text : str
+            The JSON state.
+        """
         return S.loads(text, cls, EVENTS)
 
     def save(self, path, lock_timeout: float = S.LOCK_TIMEOUT) -> None:
         """Write the state to a file: through a symlink to its target, under the ledger's
         lock, atomically, keeping the file's mode; a read-only file is refused (ValueError).
-        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write)."""
+        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write).
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file.
+        lock_timeout : float, default 300
+            Seconds to wait for the ledger's lock (then an error).
+        """
         S.save(self, path, lock_timeout)
 
     @classmethod
     def load(cls, path) -> "Accountant":
-        """Read a state written by save(); the file is checked as untrusted input."""
+        """Read a state written by save(); the file is checked as untrusted input.
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file. (untrusted).
+        """
         return S.load(path, cls, EVENTS)
 
     @classmethod
@@ -262,6 +289,16 @@ class Accountant:
         >>> with Accountant.ledger(path) as acct:           # doctest: +SKIP
         ...     acct.compose(ShuffledRound(10**5, 2.0), times=7)
         ...     eps = acct.epsilon(1e-6)      # should this raise, nothing is written
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file.
+        lock_timeout : float, default 300
+            Seconds to wait for the ledger's lock (then an error).
+        **settings
+            Settings of a new ledger (``h``, ``max_size``, ``orders``, ``gap``) when the file
+            is absent.
         """
         return S.ledger(path, cls, EVENTS, lock_timeout, **settings)
 
