@@ -141,16 +141,22 @@ def inherited_parameters(cls, name: str, lines: list[str]) -> list[str]:
     """The docstring lines of method ``name`` of ``cls``, with the Parameters section of the
     method it overrides (the nearest base class's with one, e.g. the randomizer contract's)
     appended when its own docstring has none and both take the same parameters."""
-    own = vars(cls).get(name)
-    if _section(lines, "Parameters") or not inspect.isfunction(own):
+    own = _function(vars(cls).get(name))
+    if _section(lines, "Parameters") or own is None:
         return lines
     for base in cls.__mro__[1:]:
-        theirs = vars(base).get(name)
-        if inspect.isfunction(theirs):
+        theirs = _function(vars(base).get(name))
+        if theirs is not None:
             section = _section(inspect.cleandoc(theirs.__doc__ or "").splitlines(), "Parameters")
             if section and _names(own) == _names(theirs):
                 return [*lines, "", *section, ""]
     return lines
+
+
+def _function(member):
+    """The function of a class member (a classmethod's or staticmethod's too), else None."""
+    member = getattr(member, "__func__", member)
+    return member if inspect.isfunction(member) else None
 
 
 def _names(fn) -> list[str]:
