@@ -59,7 +59,17 @@ class Privacy(enum.Enum):
 @dataclass(frozen=True)
 class Column:
     """One stored column of a report batch: ``width`` values of ``dtype`` per report (a
-    fixed-size list column when width > 1)."""
+    fixed-size list column when width > 1).
+
+    Parameters
+    ----------
+    name : str
+        The column's name.
+    dtype : str
+        A numpy dtype name.
+    width : int, default 1
+        Values per report (>= 1).
+    """
 
     name: str
     dtype: str
@@ -73,7 +83,15 @@ class Column:
 
 @dataclass(frozen=True)
 class SummarySpec:
-    """Shape and dtype of a randomizer's summary (what ``summarize`` returns)."""
+    """Shape and dtype of a randomizer's summary (what ``summarize`` returns).
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The summary's shape.
+    dtype : str
+        A numpy dtype name.
+    """
 
     shape: tuple
     dtype: str

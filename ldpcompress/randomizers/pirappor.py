@@ -228,7 +228,15 @@ class PIRappor(FrequencyOracle):
         An explicit choice costing more than ``COUNT_WORK_LIMIT`` steps while the other
         algorithm is at least twice cheaper is refused (ValueError naming both costs): it
         could run for hours (e.g. 'enum' at tiny eps, where s ~ p/2). The work is done in
-        calls of about ``COUNT_WORK_PER_CALL`` steps, so Ctrl-C stops it between two calls."""
+        calls of about ``COUNT_WORK_PER_CALL`` steps, so Ctrl-C stops it between two calls.
+
+        Parameters
+        ----------
+        reports : FieldReports
+            A batch of reports (untrusted: validated).
+        algorithm : {"auto", "direct", "enum"}, default "auto"
+            The counting algorithm (see above).
+        """
         if algorithm not in ("auto", "direct", "enum"):
             raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
         r = self.check_reports(reports)
@@ -330,7 +338,13 @@ class PIRappor(FrequencyOracle):
         return math.ceil(math.log2(self.p))
 
     def pack(self, reports: FieldReports) -> bytes:
-        """2 ceil(log2 p) bits per report, (a, b) big-endian bit order, zero-padded to a byte."""
+        """2 ceil(log2 p) bits per report, (a, b) big-endian bit order, zero-padded to a byte.
+
+        Parameters
+        ----------
+        reports : FieldReports
+            A batch of reports (untrusted: validated).
+        """
         r = self.check_reports(reports)
         L = self.field_bits
         v = (r.a.astype(np.uint64) << np.uint64(L)) | r.b.astype(np.uint64)
@@ -340,7 +354,15 @@ class PIRappor(FrequencyOracle):
 
     def unpack(self, data: bytes, n: int) -> FieldReports:
         """Inverse of pack for n reports; rejects a wrong length, non-zero padding bits and
-        field elements >= p (naming the first bad report)."""
+        field elements >= p (naming the first bad report).
+
+        Parameters
+        ----------
+        data : bytes
+            What ``pack`` wrote (untrusted).
+        n : int
+            The number of reports it holds.
+        """
         L = self.field_bits
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, got {type(data).__name__}")

@@ -195,7 +195,15 @@ class ScalarRandomizer(LocalRandomizer):
 
     def variance(self, n: int = 1, data_variance: float | None = None) -> float:
         """Var of the mean estimate from n reports: (Var(x) + noise variance)/n; without
-        ``data_variance`` the worst case (hi - lo)^2/4 (Popoviciu)."""
+        ``data_variance`` the worst case (hi - lo)^2/4 (Popoviciu).
+
+        Parameters
+        ----------
+        n : int, default 1
+            The number of reports.
+        data_variance : float, optional
+            The variance of the users' values (>= 0); None: the worst case (hi - lo)^2/4.
+        """
         n = V.users(n)
         dv = (self.hi - self.lo) ** 2 / 4.0 if data_variance is None else \
             V.nonnegative(data_variance, "data_variance")

@@ -158,7 +158,13 @@ class TableRandomizer(LocalRandomizer):
 
     def variance(self, counts) -> np.ndarray:
         """Variance of each estimated item count when the true item counts are ``counts``
-        (length k, >= 0): sum_x counts[x] (sum_y L[j, y]^2 P[x][y] - [j = x])."""
+        (length k, >= 0): sum_x counts[x] (sum_y L[j, y]^2 P[x][y] - [j = x]).
+
+        Parameters
+        ----------
+        counts : array of float
+            The true count of each item (length k, >= 0).
+        """
         vcoef = self._variances()
         c = check_estimates(counts, "counts", self.k)
         if np.any(c < 0):
