@@ -46,7 +46,17 @@ _HALF_ULP = 2.0 ** -54
 class ScalarStructure:
     """What shuffle accounting needs of a scalar randomizer (docs/theory.md §2.11): the noise
     law ("laplace" or "gaussian") and the half-width of [lo, hi] in units of its scale
-    (b or sigma). ``eps0`` is the replacement eps (inf for Gaussian noise)."""
+    (b or sigma). ``eps0`` is the replacement eps (inf for Gaussian noise).
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+        The noise law.
+    half_width : float
+        (hi - lo)/2 in units of the noise's scale, in (0, 350].
+    params : tuple, default ()
+        The randomizer's parameters as (name, value) pairs.
+    """
 
     noise: str
     half_width: float
