@@ -11,6 +11,7 @@ without a word.
 """
 from __future__ import annotations
 
+import math
 import textwrap
 
 import numpy as np
@@ -19,9 +20,12 @@ from .accounting import amplification as A
 from .core.optional import require
 from .randomizers.estimator import normal_quantile
 
-__all__ = ["amplification_curves", "plot_amplification", "plot_frequency"]
+__all__ = ["amplification_curves", "plot_amplification", "plot_frequency", "plot_plan"]
 
 CURVES = ("closed_form", "general", "oracle", "krr_blanket", "lower")
+# upper / lower at which the band between the bounds is drawn: below it (the bounds agree
+# within 2%) it would be thinner than the lines on a log axis, so it is said in the legend
+BAND_VISIBLE = 1.02
 
 
 def _axes(ax, figsize):
@@ -153,7 +157,9 @@ def plot_amplification(eps0: float | None, ns, delta: float, out=None, k: int | 
     randomizer, and with ``k`` or ``oracle`` that randomizer's own, tighter bound); the exact
     lower bound (an attack) is dashed with crosses, drawn last so that it stays visible where
     it meets an upper bound; the band between the lower bound and the smallest upper bound is
-    where the true eps lies. Points where a bound is n/a are counted in its legend entry and
+    where the true eps lies (where the two agree within 2% at every n the band would be thinner
+    than the lines: it is not drawn, and the legend says the bounds agree; ``band`` in the
+    result says which). Points where a bound is n/a are counted in its legend entry and
     explained in a note under the axes. Returns :func:`amplification_curves`' numbers.
 
     Parameters
@@ -207,8 +213,21 @@ def plot_amplification(eps0: float | None, ns, delta: float, out=None, k: int | 
         ax_.plot(xs, ys, marker="o", ms=3.5, lw=1.6, color=color, label=label_of(key, label))
     lows = np.array([np.nan if v is None else v for v in data["lower"]])
     best = np.array(data["best"], dtype=float)
-    ax_.fill_between(xs, lows, best, where=np.isfinite(lows), color="0.5", alpha=0.18, lw=0,
-                     label="the true eps lies in this band")
+    both = np.isfinite(lows) & np.isfinite(best) & (lows > 0)
+    # the band's largest width on the log axis, as a ratio upper / lower (1: no width)
+    ratio = float(np.max(best[both] / lows[both])) if both.any() else math.nan
+    if both.any() and ratio >= BAND_VISIBLE:
+        ax_.fill_between(xs, lows, best, where=both, color="0.5", alpha=0.18, lw=0,
+                         label="the true eps lies in this band")
+        data["band"] = "drawn"
+    elif both.any():  # the curves coincide: a band would have no visible width
+        ax_.fill_between([], [], [], color="none", label=f"no band: the upper and lower "
+                         f"bounds agree within {100 * (ratio - 1):.2g}% at every n (the true "
+                         "eps is pinned)")
+        data["band"] = "pinned"
+    else:
+        data["band"] = None
+    data["band_ratio"] = None if math.isnan(ratio) else ratio
     ax_.plot(xs, lows, ls="--", color="k", lw=1.2, marker="x", ms=6, zorder=5,
              label=label_of("lower", f"lower bound: exact attack on {attacked}"))
     ax_.set_xscale("log")
@@ -231,12 +250,15 @@ def plot_amplification(eps0: float | None, ns, delta: float, out=None, k: int | 
 
 
 def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: float = 0.95,
-                   title: str | None = None, ax=None, names=None) -> dict:
+                   title: str | None = None, ax=None, names=None, log: bool = False) -> dict:
     """The ``top`` items (by true count when given, else by estimate) with their estimates and
     two-sided normal confidence intervals estimate +- z sd at ``level`` (sd: each estimate's
     standard deviation, a scalar or one per item, e.g. sqrt(oracle.variance(n, f))), and the
     true counts as markers when given. ``names`` (one per item, e.g. an ItemDomain's) label
     the items instead of their indices. The title is wrapped to the figure's width.
+    ``log``: a symmetric-log count axis (linear within one standard error of 0, where estimates
+    may be negative, logarithmic above), so the tail of Zipf-like data and its intervals stay
+    visible beside the largest counts.
 
     Parameters
     ----------
@@ -258,6 +280,8 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
         Axes to draw on (default: a new figure's).
     names : sequence of str, optional
         A name per item (e.g. an ItemDomain), shown instead of the indices.
+    log : bool, default False
+        A symmetric-log count axis (see above).
     """
     estimate = np.asarray(estimate, dtype=float)
     sd = np.broadcast_to(np.asarray(sd, dtype=float), estimate.shape)
@@ -294,7 +318,11 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
     by = "true count" if true is not None else "estimate"
     ax_.set_xlabel(f"{'item' if names is None else 'item name'} (top {order.size} of "
                    f"{estimate.size:,} by {by})")
-    ax_.set_ylabel("count")
+    ax_.set_ylabel("count" + (" (symmetric log scale)" if log else ""))
+    if log:
+        linear = float(np.max(sd[order])) if order.size else 1.0
+        ax_.set_yscale("symlog", linthresh=max(linear, 1.0))
+    data["yscale"] = "symlog" if log else "linear"
     ax_.axhline(0, color="0.3", lw=0.6)
     ax_.grid(True, axis="y", color="0.9", lw=0.6)
     if title:
@@ -302,3 +330,39 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
     ax_.legend(fontsize=8)
     _finish(fig, out, own_fig)
     return data
+
+
+def plot_plan(plan, out=None, ax=None) -> dict:
+    """The standard error of one round's estimates (of a frequency, or of a mean) against the
+    number of rounds T (log-log),
+    one curve per assignment of a :class:`~ldpcompress.planning.CampaignPlan` (public groups,
+    Poisson 1/T, allocation), each at its largest certified eps0; the row to deploy at each T
+    is ringed. Returns {label: [(T, SE, eps0), ...]} and the deployed labels by T."""
+    fig, ax_, own_fig = _axes(ax, (7, 4.8))
+    curves: dict[str, list] = {}
+    for row in plan.rows:
+        curves.setdefault(row.label, []).append((row.rounds, row.error.scaled_se, row.eps0))
+    styles = {"public groups": ("C3", "s"), "Poisson 1/T": ("C1", "^")}
+    for i, (label, pts) in enumerate(sorted(curves.items())):
+        pts.sort()
+        color, marker = styles.get(label, (f"C{(i % 3) * 2}", "o"))
+        ax_.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, ms=4, lw=1.6,
+                 color=color, label=label)
+    deploy = {t: plan.deploy(t) for t in plan.rounds}
+    ax_.scatter([t for t in deploy], [r.error.scaled_se for r in deploy.values()], s=140,
+                facecolors="none", edgecolors="k", lw=1.2, zorder=5, label="deploy (smallest SE)")
+    what = plan.rows[0].error.what if plan.rows else "count"
+    ax_.set_xscale("log")
+    ax_.set_yscale("log")
+    ax_.set_xticks(plan.rounds, [str(t) for t in plan.rounds])
+    ax_.minorticks_off()
+    ax_.set_xlabel("T (rounds)")
+    ax_.set_ylabel(f"standard error of one {'frequency' if what == 'count' else what}, "
+                   "per round")
+    ax_.grid(True, which="major", color="0.9", lw=0.6)
+    title = ax_.set_title("x")
+    _fit_text(fig, title, f"Planning a campaign: n = {_compact(plan.n)} devices, {plan.family},"
+                          f" central ({plan.eps:g}, {plan.delta:g})")
+    ax_.legend(fontsize=8, frameon=False)
+    _finish(fig, out, own_fig)
+    return dict(curves=curves, deploy={t: r.label for t, r in deploy.items()})

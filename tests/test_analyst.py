@@ -48,6 +48,7 @@ ORACLES = {
     "subset": lambda: SubsetSelection(K, 1.0),
     "olh": lambda: OLH(K, 2.0),
     "hadamard": lambda: HadamardResponse(K, 2.0),
+    "hadamard-basic": lambda: HadamardResponse(K, 2.0, variant="basic"),
     "pi-rappor": lambda: PIRappor(K, 2.0),
     "pi-rappor-symmetric": lambda: PIRappor(K, 1.0, symmetric=True),
     "pi-rappor-vector": lambda: VectorPIRappor(K, 2.0, q=37),

@@ -122,6 +122,20 @@ def test_demo_table_and_bad_oracle(capsys):
     assert main(["demo", "--n", "0"]) == 2
 
 
+def test_demo_best_oracle(capsys):
+    """demo --oracle best runs the oracle planning.best_oracle ranks first (fails before: 'best'
+    was refused as an unknown oracle)."""
+    from ldpcompress.planning import best_oracle
+    assert main(["demo", "--n", "5000", "--k", "30", "--oracle", "best", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["results"]
+    ranking = best_oracle(30, 5000, 1.0, 1e-6, server_time=False)
+    assert out["oracle"] == ranking.best.name
+    assert [r["oracle"] for r in out["ranking"]] == [c.name for c in ranking.choices]
+    assert out["eps0"] == ranking.best.eps0 and out["central_eps"] <= 1.0
+    assert main(["demo", "--n", "100", "--oracle", "nope"]) == 2
+    assert "(or best)" in capsys.readouterr().err
+
+
 def test_missing_extra_names_it():
     import pytest
 

@@ -253,6 +253,7 @@ REFUSED = {
     "amplify": ["--n", "1.5", "--eps0", "1", "--delta", "1e-6"],
     "compose": ["--n", "1e4", "--eps0", "2", "--rounds", "1.5", "--delta", "1e-6"],
     "noise": ["--n", "2.5", "--scale", "1"],
+    "plan": ["--n", "1e4", "--rounds", "0", "--central-eps", "1", "--k", "10"],
     "demo": ["--n", "0"],
     "mean": ["--d", "0", "--n", "10"],
     "simulate": ["--n", "10", "--k", "1", "--out", "unused"],

@@ -166,3 +166,66 @@ def test_own_curve_follows_the_randomizers_kernel_at_every_n():
     res = L.epsilon(10 ** 4, delta=1e-6, oracle=lap)
     assert res.method == "blanket_scalar" and data["oracle"] == [res.value]
     assert not data["na"]
+
+
+# -- issue 32 item 8: log axis, the simulated truth, --central-eps, the band ---------------------
+
+def test_frequency_log_axis_keeps_the_tail_visible():
+    """Fails before: plot_frequency had no log option (the Zipf tail sat on the zero line)."""
+    ax = Figure().add_subplot()
+    est = np.array([10_000.0, 900.0, 40.0, 3.0, -2.0])
+    data = plots.plot_frequency(est, 5.0, ax=ax, log=True)
+    assert ax.get_yscale() == "symlog" and data["yscale"] == "symlog"
+    # the linear region is one standard error wide: a count of 40 is drawn on the log part
+    assert ax.yaxis.get_transform().linthresh == 5.0
+    assert plots.plot_frequency(est, 5.0, ax=Figure().add_subplot())["yscale"] == "linear"
+
+
+def test_amplification_band_visible_or_said_in_the_legend():
+    """With --oracle the upper bound and the attack coincide: the shaded band had no width but
+    its legend entry said the true eps lies there (fails before: no 'band' in the result and
+    the band's label drawn though nothing is visible)."""
+    ax = Figure().add_subplot()
+    data = plots.plot_amplification(None, [10 ** 4, 10 ** 5], 1e-6, oracle=PIRappor(100, 4.0),
+                                    ax=ax)
+    ratio = max(b / l for b, l in zip(data["best"], data["lower"]))
+    assert ratio < plots.BAND_VISIBLE and data["band"] == "pinned"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert not any("lies in this band" in t for t in labels)
+    assert any(t.startswith("no band: the upper and lower bounds agree within") for t in labels)
+    wide = plots.plot_amplification(1.0, [10 ** 3, 10 ** 4], 1e-6, ax=Figure().add_subplot())
+    assert wide["band"] == "drawn" and wide["band_ratio"] >= plots.BAND_VISIBLE
+
+
+def test_cli_plot_frequency_truth_central_eps_and_log(tmp_path, capsys):
+    """simulate writes true_counts.npy: plot frequency of the set draws it (fails before:
+    ignored); its central target is --central-eps, and --eps (the old name) is refused with
+    the new one named."""
+    import json
+    from ldpcompress.cli import main
+    d = str(tmp_path / "set")
+    assert main(["simulate", "--n", "3000", "--k", "20", "--oracle", "krr", "--eps", "2",
+                 "--out", d]) == 0
+    capsys.readouterr()
+    truth = np.load(tmp_path / "set" / "true_counts.npy")
+    png = str(tmp_path / "f.png")
+    assert main(["plot", "frequency", d, "--top", "5", "--log", "--out", png, "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"]
+    assert res["true"] == sorted(truth.tolist(), reverse=True)[:5]
+    assert res["yscale"] == "symlog"
+    assert main(["plot", "frequency", "--n", "2000", "--k", "20", "--central-eps", "2",
+                 "--out", png, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["params"]["central_eps"] == 2.0
+    for argv, says in [
+        (["plot", "frequency", "--eps", "2"], "the central target of 'plot frequency' is now "
+                                              "--central-eps"),
+        (["plot", "frequency", "--central-eps", "0"], "--central-eps must be"),
+        (["plot", "amplification", "--central-eps", "1"], "--central-eps is for 'plot frequency'"),
+        (["plot", "amplification", "--log"], "--log is for 'plot frequency'"),
+    ]:
+        assert main(argv + ["--out", png]) == 2
+        assert says in capsys.readouterr().err
+    bad = tmp_path / "set" / "true_counts.npy"
+    np.save(bad, np.array([1.5, 2.0]))
+    assert main(["plot", "frequency", d, "--out", png]) == 2
+    assert "expected 20 non-negative integer counts" in capsys.readouterr().err

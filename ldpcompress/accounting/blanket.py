@@ -52,7 +52,7 @@ from .profiles import Profile
 from .rounding import fraction_down, fraction_up, round_down
 
 __all__ = ["BLOCK_FRAC", "BLOCK_REL", "BLOCK_REL_PAIR", "J_FRAC", "N11_GROUPS", "structure",
-           "require_structure", "realised_eps0", "OracleProfile",
+           "require_structure", "realised_eps0", "law_key", "OracleProfile",
            "BlanketProfile", "OracleLowerProfile", "profile_epsilon", "blanket_profile",
            "lower_profile", "krr_structure", "KRRPairProfile", "KRRAttackProfile"]
 
@@ -91,6 +91,19 @@ def realised_eps0(oracle) -> float:
     eps0 (rounded up), else its stated replacement eps."""
     st = structure(oracle)
     return oracle.replacement_eps if st is None else st.eps0
+
+
+def law_key(oracle) -> tuple | None:
+    """What the shuffled upper bounds of a randomizer depend on, without its identity: its
+    blanket law (a, a1, P(1,1), P(1,0), independence), or its replacement eps when it states no
+    law; None for x + noise. Equal keys give equal upper bounds (e.g. k-RR and subset selection
+    with d = 1 at the same eps), so searches over several randomizers can share them."""
+    st = structure(oracle)
+    if st is None:
+        return ("generic", float(oracle.replacement_eps))
+    if not isinstance(st, ShuffleStructure):
+        return None
+    return ("blanket", st.a, st.a1, st.p11, st.p10, st.independent)
 
 
 def require_structure(oracle) -> ShuffleStructure:

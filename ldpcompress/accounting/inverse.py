@@ -11,13 +11,16 @@ import functools
 import math
 
 from ..core import validate as V
+from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
 from . import amplification as amp
 from .profiles import GeneralProfile, window_tol
-from .solve import bisect_int, golden_min, largest_feasible, smallest_feasible_int
+from .solve import bisect_int, golden_min, largest_below, largest_feasible, smallest_feasible_int
+
+BL = lazy_module("ldpcompress.accounting.blanket")
 
 __all__ = ["N_CAP", "MAX_PLATEAUS", "SAMPLING_KWARGS", "certified", "max_eps0",
-           "min_n"]
+           "min_n", "next_plateau"]
 
 
 N_CAP = V.MAX_SHUFFLE_N  # the forward query refuses larger n
@@ -43,7 +46,7 @@ def _forward_kwargs(k, delta0, forward: dict) -> dict:
 
 
 def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
-             **forward) -> float:
+             memo: dict | None = None, **forward) -> float:
     """Largest eps0 whose shuffled eps(delta) <= eps, as certified by the forward query with the
     same k / delta0 (doubling then bisection; returns the verified lower end).
 
@@ -75,6 +78,10 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
         The randomizer is k-ary randomized response (not with ``oracle_factory``).
     delta0 : float, default 0
         An (eps0, delta0)-DP randomizer when > 0 (not with ``oracle_factory``).
+    memo : dict, optional
+        A dict shared by several searches (with an oracle_factory): each certification is
+        stored under the oracle's shuffled law (``blanket.law_key``), so oracles with equal
+        laws (k-RR and subset selection with d = 1) and repeated queries reuse it.
     **forward
         Further arguments of the forward query :func:`~ldpcompress.accounting.amplification.epsilon`
         (participation sampling ``gamma``, ``sample``, ``relation``; ``blocks``).
@@ -95,7 +102,9 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
             raise ValueError("an oracle_factory describes the randomizer: pass it without k, "
                              "delta0 or other randomizer arguments (participation sampling "
                              "gamma=, sample=, relation= may be given)")
-        return _max_eps0_oracle(n, eps, delta, oracle_factory, **forward)
+        return _max_eps0_oracle(n, eps, delta, oracle_factory, memo, **forward)
+    if memo is not None:
+        raise ValueError("memo is shared by searches over oracles: pass it with oracle_factory")
     kw = _forward_kwargs(k, delta0, forward)
     ok = lambda e0: certified(n, e0, eps, delta, **kw)  # noqa: E731
     if _sampled_add_remove(kw):
@@ -159,19 +168,35 @@ def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
     return found
 
 
-def _max_eps0_oracle(n: int, eps: float, delta: float, factory, **sampling) -> float:
+def _max_eps0_oracle(n: int, eps: float, delta: float, factory, memo: dict | None,
+                     **sampling) -> float:
     """Largest parameter e with factory(e) certified; a parameter the factory refuses
     (ValueError: outside the oracle's range) counts as not certified. ``sampling``: gamma=,
-    sample=, relation= passed to the forward query (docs/theory.md §2.7)."""
-    def ok(e0: float) -> bool:
-        try:
-            oracle = factory(e0)
-        except ValueError:
-            return False
-        return certified(n, None, eps, delta, oracle=oracle, **sampling)
+    sample=, relation= passed to the forward query (docs/theory.md §2.7); ``memo``: see
+    :func:`max_eps0`. The searches are guided by the forward eps itself (solve.largest_below)."""
+    if memo is not None and not isinstance(memo, dict):
+        raise TypeError(f"memo must be a dict, got {type(memo).__name__}")
+    query = (n, delta, tuple(sorted(sampling.items())))
+    seen: dict[float, float] = {}
 
-    # e.g. a deletion-DP oracle: its replacement eps0 is twice its parameter
-    best = _max_eps0_from_below(ok, eps, n, delta, "parameter of this oracle")
+    def value(e0: float) -> float:
+        """The forward eps of factory(e0) (inf: refused, or no sound eps)."""
+        if e0 not in seen:
+            seen[e0] = _forward_value(n, delta, factory, e0, memo, query, sampling)
+        return seen[e0]
+
+    def ok(e0: float) -> bool:
+        return value(e0) <= eps
+
+    # every eps0-LDP randomizer is certified up to the generic bound's answer g: an oracle
+    # whose parameter is its eps0 usually is at g, and the search starts there (fewer slow
+    # probes of a large blanket far below the answer); else (e.g. a deletion-DP oracle: its
+    # replacement eps0 is twice its parameter) it starts from eps, halving until certified
+    start = _generic_answer(n, eps, delta, tuple(sorted(sampling.items())))
+    if start is not None and ok(start):
+        best = largest_below(value, eps, start, EXP_MAX)
+    else:
+        best = _max_eps0_from_below(ok, eps, n, delta, "parameter of this oracle", value)
 
     def plateau(e0: float):
         try:
@@ -181,14 +206,46 @@ def _max_eps0_oracle(n: int, eps: float, delta: float, factory, **sampling) -> f
 
     # walk up the oracle's own discontinuities: a later plateau may be certified again
     for _ in range(MAX_PLATEAUS):
-        start = _next_plateau(plateau, best, EXP_MAX)
+        start = next_plateau(plateau, best, EXP_MAX)
         if start is None or not ok(start):
             break
-        end = _next_plateau(plateau, start, EXP_MAX)
+        end = next_plateau(plateau, start, EXP_MAX)
         top = EXP_MAX if end is None else math.nextafter(end, 0.0)
-        best = largest_feasible(ok, start, top) if end is None or not ok(top) else top
+        best = largest_below(value, eps, start, top) if end is None or not ok(top) else top
         # within [start, end) the law's discrete choices are fixed: certified up to a point
     return best
+
+
+@functools.lru_cache(maxsize=64)
+def _generic_answer(n: int, eps: float, delta: float, sampling: tuple) -> float | None:
+    """max_eps0 of any eps0-LDP randomizer (the generic bound) for this query, or None where
+    that search fails (only a starting point: every answer is certified by the oracle's own
+    forward query)."""
+    try:
+        return max_eps0(n, eps, delta, **dict(sampling))
+    except ValueError:
+        return None
+
+
+def _forward_value(n: int, delta: float, factory, e0: float, memo: dict | None, query: tuple,
+                   sampling: dict) -> float:
+    """amplification.epsilon(n, oracle=factory(e0)) at delta (inf when the factory refuses e0
+    or no sound eps exists), stored in ``memo`` under the oracle's shuffled law."""
+    try:
+        oracle = factory(e0)
+    except ValueError:
+        return math.inf
+    law = None if memo is None else BL.law_key(oracle)
+    key = (query, law)
+    if memo is not None and law is not None and key in memo:
+        return memo[key]
+    try:
+        v = amp.epsilon(n, None, delta, lower=False, oracle=oracle, **sampling).value
+    except amp.NoSoundBound:
+        v = math.inf
+    if memo is not None and law is not None:
+        memo[key] = v
+    return v
 
 
 MAX_PLATEAUS = 64  # plateaus walked above the first answer (each costs ~60 oracle builds)
@@ -203,18 +260,21 @@ def _sampled_add_remove(forward: dict) -> bool:
 
 
 def _max_eps0_from_below(ok, eps: float, n: int, delta: float,
-                         what: str = "eps0") -> float:
-    """Halve from eps until certified (down to 1e-9), then the largest certified value."""
+                         what: str = "eps0", value=None) -> float:
+    """Halve from eps until certified (down to 1e-9), then the largest certified value (the
+    search guided by ``value``, the forward eps, when given: ok(x) is value(x) <= eps)."""
     lo = eps
     while not ok(lo):
         lo /= 2.0
         if lo < 1e-9:
             raise ValueError(f"no {what} >= 1e-9 is certified for ({eps}, {delta})-DP with "
                              f"n = {n}")
+    if value is not None:
+        return largest_below(value, eps, lo, EXP_MAX)
     return largest_feasible(ok, lo, EXP_MAX)
 
 
-def _next_plateau(plateau, x: float, cap: float) -> float | None:
+def next_plateau(plateau, x: float, cap: float) -> float | None:
     """The smallest parameter above x (to a relative 2^-40) whose ``plateau`` differs from
     x's; None when x's has no discrete choices or none changes up to cap. Galloping then
     bisection on the parameter (oracle construction only, no privacy query)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "smallest_feasible_int", "golden_min",
-           "bisect_int"]
+__all__ = ["RTOL", "epsilon_for_delta", "largest_feasible", "largest_below", "shrink_bracket",
+           "smallest_feasible_int", "golden_min", "bisect_int"]
 
 
 RTOL = 1e-10
@@ -94,6 +94,58 @@ def largest_feasible(feasible: Callable[[float], bool], lo: float, hi_cap: float
             lo = mid
         else:
             hi = mid
+    return lo
+
+
+def largest_below(value: Callable[[float], float], target: float, lo: float, hi_cap: float,
+                  rtol: float = 1e-9) -> float:
+    """Largest x in [lo, hi_cap] with value(x) <= target, for a value non-decreasing in x
+    (inf where x is refused): :func:`largest_feasible` of that predicate, its bracket shrunk
+    by Illinois steps on value - target (kept inside the bracket; bisection when a value is
+    infinite or a step stalls), so a smooth value needs ~8 evaluations where bisection needs
+    ~35. value(lo) <= target must hold; returns the verified (lower) end. Callers memoise
+    ``value``: the lower end's is asked for again."""
+    if value(hi_cap) <= target:
+        return hi_cap
+    f_lo = value(lo) - target
+    if not f_lo <= 0.0:
+        raise ValueError(f"largest_below: value(lo = {lo!r}) = {f_lo + target!r} is above the "
+                         f"target {target!r}")
+    hi = min(max(2.0 * lo, lo + 1e-3), hi_cap)
+    f_hi = value(hi) - target
+    while f_hi <= 0.0:
+        lo, f_lo = hi, f_hi
+        hi = min(2.0 * hi, hi_cap)
+        f_hi = value(hi) - target
+    return shrink_bracket(lambda x: value(x) - target, lo, f_lo, hi, f_hi,
+                          lambda lo_, hi_, gap: hi_ - lo_ <= rtol * hi_)
+
+
+def shrink_bracket(f: Callable[[float], float], lo: float, f_lo: float, hi: float,
+                   f_hi: float, done: Callable[[float, float, float], bool]) -> float:
+    """Illinois steps on f inside a bracket with f(lo) <= 0 < f(hi) (bisection when an end's
+    value is infinite or the last step shrank the bracket by less than a quarter) until
+    ``done(lo, hi, -f(lo))``; returns lo, a point where f was computed and is <= 0."""
+    side, width, gap = 0, hi - lo, -f_lo  # gap: -f(lo) as computed (f_lo is halved below)
+    while not done(lo, hi, gap):
+        w = hi - lo
+        if math.isfinite(f_hi) and f_hi > f_lo and w < 0.75 * width:
+            x = lo + w * (-f_lo) / (f_hi - f_lo)
+            x = min(max(x, lo + 1e-3 * w), hi - 1e-3 * w)
+        else:
+            x = lo + 0.5 * w
+        width = w
+        fx = f(x)
+        if fx <= 0.0:
+            lo, f_lo, gap = x, fx, -fx
+            if side == -1:
+                f_hi *= 0.5  # Illinois: the end kept twice has its value halved
+            side = -1
+        else:
+            hi, f_hi = x, fx
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
     return lo
 
 

@@ -11,9 +11,8 @@ registry name and parameters only, ``{"randomizer": name, "params": {...}}``, an
 through ``randomizers.registry``: its law always comes from its own code, never from the file
 (an edited law cannot under-report). Floats are written with full precision (JSON floats
 round-trip exactly); fractions as "p/q" strings.
-
 The accountant passes its class and its registry of event classes (``events.EVENTS``), so
-this module depends on nothing above it. In use::
+this module depends on nothing above it. Usage::
 
     acct.save("ledger.json");  acct = Accountant.load("ledger.json")   # (methods of Accountant)
     with Accountant.ledger("ledger.json") as acct:   # locked read-modify-write

@@ -12,9 +12,10 @@ __all__ = ["register"]
 def _cmd_demo(args) -> None:
     from ..randomizers.catalog import oracle_class  # looks up this name only
     try:
-        oracle_class(args.oracle)
+        if args.oracle != "best":
+            oracle_class(args.oracle)
     except ValueError as err:
-        raise ValueError(f"--{err}") from None  # "--oracle must be one of ..."
+        raise ValueError(f"--{err} (or best)") from None  # "--oracle must be one of ..."
     params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_FIELD - 1),
                   eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
@@ -42,7 +43,8 @@ def register(sub) -> None:
     d.add_argument("--oracle", default="pi-rappor", metavar="NAME",
                    help="the frequency oracle the users run (default pi-rappor): any registered "
                         "frequency oracle built from k and eps ('ldpcompress randomizers' lists "
-                        "the randomizers)")
+                        "the randomizers), or 'best': the one with the smallest error at the "
+                        "eps0 its own bound certifies (planning.best_oracle)")
     d.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
     d.add_argument("--json", action="store_true", help=JSON_HELP)
     d.set_defaults(func=_cmd_demo)

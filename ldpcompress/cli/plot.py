@@ -64,8 +64,34 @@ def _frequency_of_report_sets(args, plots, delta: float, level: float, top: int,
     central = amplification.epsilon(n, delta=delta, oracle=orc, lower=False).value
     title = (f"{orc.describe()}: n = {n:,} reports, local eps = {orc.eps:.3g} "
              f"({orc.privacy.value}); shuffled: central ({central:.3g}, {delta:g})-DP")
-    return plots.plot_frequency(est, sd, out=args.out, title=title, top=top, level=level,
-                                names=None if domain is None else domain.names)
+    true = _true_counts(args.reports, est.size)
+    if true is not None:
+        title += "; diamonds: the simulated truth (true_counts.npy)"
+    return plots.plot_frequency(est, sd, true=true, out=args.out, title=title, top=top,
+                                level=level, names=None if domain is None else domain.names,
+                                log=args.log)
+
+
+def _true_counts(paths, k: int):
+    """The summed ``true_counts.npy`` of simulated report sets (written by ``simulate``) when
+    every given directory has one, else None. Each file is untrusted: a 1-D array of k
+    non-negative integers, read without pickles (ValueError naming the file otherwise)."""
+    from pathlib import Path
+    total = np.zeros(k, dtype=np.int64)
+    for path in paths:
+        f = Path(path) / "true_counts.npy"
+        if not (Path(path).is_dir() and f.is_file()):
+            return None
+        try:
+            arr = np.load(f, allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{f}: not a numpy array file ({err})") from None
+        if arr.ndim != 1 or arr.shape[0] != k or arr.dtype.kind not in "iu" \
+                or (arr.size and int(arr.min()) < 0):
+            raise ValueError(f"{f}: expected {k} non-negative integer counts (one per item), "
+                             f"got shape {arr.shape}, dtype {arr.dtype}")
+        total += arr.astype(np.int64)
+    return total if len(paths) else None
 
 
 def _frequency_simulated(args, plots, delta: float, level: float, top: int, domain,
@@ -81,15 +107,15 @@ def _frequency_simulated(args, plots, delta: float, level: float, top: int, doma
         raise ValueError(f"--domain {args.domain} holds {domain.k} names, not --k {k}")
     k = k if k is not None else domain.k if domain is not None else 1000
     oracle = args.oracle or "pi-rappor"
-    params.update(n=n, k=k, eps=args.eps, oracle=oracle)
-    res = demo.run(n=n, k=k, eps=positive(args.eps, "--eps"), delta=delta, oracle=oracle,
-                   quiet=True)
+    central = positive(1.0 if args.central_eps is None else args.central_eps, "--central-eps")
+    params.update(n=n, k=k, central_eps=central, oracle=oracle)
+    res = demo.run(n=n, k=k, eps=central, delta=delta, oracle=oracle, quiet=True)
     eps, delta = res["target"]
     title = (f"{res['oracle']} (simulated Zipf data), n = {res['n']:,}, k = {k:,}, local eps0 = "
              f"{res['local_eps']:.3g}; shuffled: central ({eps:g}, {delta:g})-DP")
     return plots.plot_frequency(res["estimate"], np.sqrt(res["variance"]), true=res["true"],
                                 out=args.out, title=title, top=top, level=level,
-                                names=None if domain is None else domain.names)
+                                names=None if domain is None else domain.names, log=args.log)
 
 
 def _cmd_plot(args) -> None:
@@ -98,14 +124,21 @@ def _cmd_plot(args) -> None:
     from .. import plots
     from ..core.regular_files import check_output_file
     start = time.perf_counter()
+    if args.eps is not None:  # the old meaning of --eps here: refused, never reinterpreted
+        raise ValueError("--eps means a local eps everywhere (simulate --eps, amplify --eps0 "
+                         "for this plot); the central target of 'plot frequency' is now "
+                         "--central-eps (it was --eps before)")
     nonempty(args.out, "--out")
     check_output_file(args.out, "--out")
     delta = probability(args.delta, "--delta")
     params = dict(what=args.what, out=str(args.out), delta=delta)
     if args.what == "amplification":
-        for option in ("domain", "top", "level"):
+        for option in ("domain", "top", "level", "central_eps"):
             if getattr(args, option) is not None:
-                raise ValueError(f"--{option} is for 'plot frequency'")
+                raise ValueError(f"--{option.replace('_', '-')} is for 'plot frequency'")
+        if args.log:
+            raise ValueError("--log is for 'plot frequency' (amplification is drawn on log "
+                             "axes already)")
         if args.reports:
             raise ValueError("report sets (REPORTS) are plotted by 'plot frequency' only")
         data = _amplification(args, plots, delta, params)
@@ -132,7 +165,8 @@ def register(sub) -> None:
                        "eps0: the bounds for any eps0-LDP randomizer, with --k those of k-ary "
                        "randomized response, with --oracle NAME --k K that oracle's own bound, "
                        "and the exact lower bound. 'plot frequency REPORTS': the estimates of "
-                       "your report sets with confidence intervals; without REPORTS, a "
+                       "your report sets with confidence intervals (beside the true counts "
+                       "of simulated sets, their true_counts.npy); without REPORTS, a "
                        "simulated demo run beside the true counts. Points where a bound does "
                        "not apply are counted in the legend and explained under the plot. "
                        "Needs the [plot] extra.")
@@ -156,8 +190,15 @@ def register(sub) -> None:
         "the users run (default pi-rappor)"))
     p.add_argument("--n", type=number, default=100_000,
                    help="simulated frequency: users (default 100,000)")
-    p.add_argument("--eps", type=number, default=1.0,
-                   help="simulated frequency: target central eps (default 1)")
+    p.add_argument("--central-eps", type=number, default=None,
+                   help="simulated frequency: target central eps of the shuffled reports "
+                        "(default 1; the local eps is the largest it allows)")
+    p.add_argument("--eps", type=number, default=None,
+                   help="refused: --eps is a local eps elsewhere; the central target here is "
+                        "--central-eps")
+    p.add_argument("--log", action="store_true",
+                   help="frequency: a symmetric-log count axis (the tail and its intervals "
+                        "visible beside the largest counts)")
     p.add_argument("--domain", help="frequency: file of the public item names, one per line "
                                     "(item j = line j+1): label the items with them")
     p.add_argument("--top", type=number,

@@ -97,13 +97,24 @@ def run(n: int = 100_000, k: int = 1000, eps: float = 1.0, delta: float = 1e-6,
     kernels (first run only); ``quiet`` silences both whatever ``progress`` says. The timings
     (``times``) exclude compiling and loading kernels, reported on their own as "compile/load";
     ``kernels_compiled`` counts the kernels this run compiled (0 once they are cached)."""
-    oracle_class(oracle)  # a frequency oracle built from (k, eps), or ValueError naming them
+    if oracle != "best":
+        oracle_class(oracle)  # a frequency oracle built from (k, eps), or ValueError naming them
     n, k = V.users(n), V.domain_size(k)
     seed = V.integer_at_least(seed, "seed", 0, 2 ** 63 - 1)
     show_progress = bool(progress) and not quiet
     with JitClock(announce=show_progress, hint=COMPILE_HINT) as jit:
         phase = _Phases(jit)
-        res = _run(n, k, eps, delta, oracle, seed, show_progress, phase)
+        memo: dict = {}
+        ranking = None
+        if oracle == "best":  # every registered oracle at its certified eps0, ranked
+            from ..planning.oracles import best_oracle
+            with phase("choose oracle"):
+                ranking = best_oracle(k, max(n, 1), eps, delta, server_time=False, memo=memo)
+            oracle = ranking.best.name
+        res = _run(n, k, eps, delta, oracle, seed, show_progress, phase, memo)
+    res["ranking"] = None if ranking is None else [
+        dict(oracle=c.name, eps0=c.eps0, se=c.error.se, bits=c.bits_per_report)
+        for c in ranking.choices]
     res["times"] = {"compile/load": jit.seconds, **phase.times}
     res["kernels_compiled"] = jit.compiled
     return res
@@ -127,7 +138,7 @@ def _within_replacement_eps0(factory, eps0: float):
 
 
 def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progress: bool,
-         phase: _Phases) -> dict:
+         phase: _Phases, memo: dict) -> dict:
     factory = functools.partial(make_oracle, oracle, k)
     dash = "--" if in_command_line() else ""  # the option's name on the command line
     # memory first, before the (slow at large n) search: eps0 >= eps, and no oracle's report
@@ -142,7 +153,7 @@ def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progr
     # the oracle's own shuffled bound (privacy blanket) decides how much local eps0 we may spend
     with phase("choose eps0"):
         try:
-            eps0 = inverse.max_eps0(n, eps, delta, factory)
+            eps0 = inverse.max_eps0(n, eps, delta, factory, memo=memo)
         except ValueError as err:
             raise ValueError(f"{dash}eps = {eps:g} ({dash}delta = {delta:g}, {dash}n = {n}): "
                              f"{err}; use a larger {dash}eps") from None
@@ -201,6 +212,9 @@ def show(res: dict) -> None:
     eps, delta = res["target"]
     print(f"ldpcompress demo: {res['n']:,} users, Zipf(1.1) over {res['k']:,} items, "
           f"oracle {res['oracle']}")
+    if res.get("ranking"):
+        print("oracle chosen by best_oracle (each at its certified eps0; SE of a rare count): "
+              + ", ".join(f"{c['oracle']} {c['se']:.3g}" for c in res["ranking"]))
     cap = (f" (capped: the largest {res['oracle']} realises)" if res.get("eps0_capped")
            else "")
     print(f"target central ({eps:g}, {delta:g})-DP after shuffling -> largest local eps0 = "
