@@ -337,7 +337,17 @@ def plot_plan(plan, out=None, ax=None) -> dict:
     number of rounds T (log-log),
     one curve per assignment of a :class:`~ldpcompress.planning.CampaignPlan` (public groups,
     Poisson 1/T, allocation), each at its largest certified eps0; the row to deploy at each T
-    is ringed. Returns {label: [(T, SE, eps0), ...]} and the deployed labels by T."""
+    is ringed. Returns {label: [(T, SE, eps0), ...]} and the deployed labels by T.
+
+    Parameters
+    ----------
+    plan : CampaignPlan
+        What :func:`ldpcompress.planning.plan` returned.
+    out : str or path, optional
+        File the figure is saved to (150 dpi); None: not saved.
+    ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure's).
+    """
     fig, ax_, own_fig = _axes(ax, (7, 4.8))
     curves: dict[str, list] = {}
     for row in plan.rows:

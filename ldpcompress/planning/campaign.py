@@ -179,7 +179,33 @@ def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
     {"k": ...}), the best for each one-round assignment (planning.best_oracle), Poisson and
     k > 1 with allocation's best. per_device: the reports per device tried with allocation.
     tol: absolute width of the composed searches' last bracket. memo: certifications shared
-    with other searches (inverse.max_eps0)."""
+    with other searches (inverse.max_eps0).
+
+    Parameters
+    ----------
+    n : int
+        Devices.
+    rounds : int or list of int
+        The numbers of rounds T to plan (each 1 to n).
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target, in (0, 1).
+    randomizer : str, default "pi-rappor"
+        A registered randomizer's name, or "best" (see above).
+    params : dict, optional
+        The randomizer's parameters other than its eps (e.g. ``{"k": 1000}``).
+    assignments : sequence of str, default ("groups", "poisson", "allocation")
+        The assignments of devices to rounds to compare.
+    per_device : sequence of int, default (1,)
+        Reports per device tried with allocation.
+    lower : bool, default True
+        Also compute each row's lower bound (an exact attack) when one is implemented.
+    tol : float, default 1e-3
+        Absolute width of the composed searches' last bracket.
+    memo : dict, optional
+        Certifications shared with other searches (``inverse.max_eps0``).
+    """
     start = compute_time()
     n = V.shuffle_users(n)
     eps = V.positive_finite(eps, "eps")

@@ -50,7 +50,15 @@ class ErrorFigure:
 
 def estimate_error(randomizer: LocalRandomizer, reports: float) -> ErrorFigure:
     """The error of estimates from ``reports`` (> 0, may be fractional: an expected count) of
-    ``randomizer`` (module docstring); ValueError for a randomizer that states no variance."""
+    ``randomizer`` (module docstring); ValueError for a randomizer that states no variance.
+
+    Parameters
+    ----------
+    randomizer : LocalRandomizer
+        A frequency oracle or a mean estimator that states its variance.
+    reports : float
+        The number of reports (> 0; an expected count may be fractional).
+    """
     m = V.positive_finite(reports, "reports")
     if isinstance(randomizer, FrequencyOracle):
         # Var(m, f) = m Var(1, 0) + f (Var(1, 1) - Var(1, 0)): linear in m and in f

@@ -194,7 +194,31 @@ def best_oracle(k, n, eps, delta, *, rounds=1, assignment: str = "allocation",
     ``by``: "variance" of one count at true count 0 (the rare items), or "mse" of the whole
     histogram, of one round's estimates (module docstring for ``rounds`` and ``assignment``).
     ``server_time``: measure each server's summarising time (simulated reports); ``memo``: a
-    dict of certifications to share with other searches (inverse.max_eps0)."""
+    dict of certifications to share with other searches (inverse.max_eps0).
+
+    Parameters
+    ----------
+    k : int
+        Domain size (k >= 2).
+    n : int
+        Users.
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target, in (0, 1).
+    rounds : int, default 1
+        Shuffled rounds T the users are spread over (1 to n).
+    assignment : {"allocation", "groups"}, default "allocation"
+        How users are spread over the rounds (module docstring).
+    by : {"variance", "mse"}, default "variance"
+        The ranking's error (see above).
+    names : sequence of str, optional
+        Registered oracle names to rank (default: every registered frequency oracle).
+    server_time : bool, default True
+        Measure each server's summarising time on simulated reports.
+    memo : dict, optional
+        Certifications shared with other searches (``inverse.max_eps0``).
+    """
     start = compute_time()
     k = V.domain_size(k)
     n = V.shuffle_users(n)
