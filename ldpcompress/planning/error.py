@@ -28,7 +28,19 @@ __all__ = ["ErrorFigure", "estimate_error"]
 class ErrorFigure:
     """``what`` is estimated ("count" or "mean") from ``reports`` reports: ``variance`` of one
     estimate (one count at true count 0, or the mean), ``mse`` of all of them (the histogram's
-    sum over items; the mean vector's squared norm; equal to ``variance`` for a scalar)."""
+    sum over items; the mean vector's squared norm; equal to ``variance`` for a scalar).
+
+    Attributes
+    ----------
+    what : {"count", "mean"}
+        What is estimated.
+    reports : float
+        The number of reports (expected, may be fractional).
+    variance : float
+        Variance of one estimate.
+    mse : float
+        Mean squared error of all the estimates.
+    """
 
     what: str
     reports: float
