@@ -62,9 +62,21 @@ ROUNDED_MAX_POINTS = 2 ** 20  # a refinement below H_ROUNDED_MIN stays under thi
 class Accountant:
     """Records (event, times) pairs; answers epsilon(delta) and delta(eps) (§3.4).
 
-    h: the PLD grid step; None (default) chooses it per query so that the PLD gap
-    (upper - lower) is at most ``gap`` x eps. max_size caps the composed grid length: a grid
-    that would exceed it is coarsened (h grows) rather than truncated.
+    Parameters
+    ----------
+    h : float, optional
+        The PLD grid step; None (default) chooses it per query so that the PLD gap
+        (upper - lower) is at most ``gap`` x eps.
+    max_size : int, default 1,048,576
+        Cap on the composed grid's length (2^10 to 2^28): a grid that would exceed it is
+        coarsened (h grows) rather than truncated.
+    orders : array of float, optional
+        The Renyi orders of the RDP method (each > 1).
+    gap : float, default 0.01
+        The relative PLD gap (upper - lower) / eps a per-query grid aims at (> 0).
+    max_seconds : float or None, default 60
+        Time limit of a query (its plan is refused beforehand when it would exceed it; None or
+        inf: no limit). A setting of this machine: not saved in a ledger.
     """
 
     def __init__(self, h: float | None = None, max_size: int = P.MAX_SIZE,
@@ -97,7 +109,24 @@ class Accountant:
                             ("times", "event"), [(t, repr(e)) for e, t in self.events],
                             [self._settings()])
 
+    def to_frame(self):
+        """The ledger as a pandas DataFrame, one row per composed event in order: columns
+        event (its class name), parameters ('n=10000, eps0=1', its fields) and times; the
+        settings and the total rounds in ``frame.attrs``. pandas is optional (the [pandas]
+        extra): without it, ImportError names how to install it, as every ``to_frame()``."""
+        return D.ledger_frame(self.events, rounds=self.rounds, h=self.h,
+                              max_size=self.max_size, gap=self.gap)
+
     def compose(self, event: Event, times: int = 1) -> "Accountant":
+        """Record ``times`` rounds of ``event``; returns the accountant (calls chain).
+
+        Parameters
+        ----------
+        event : Event
+            A mechanism of ``ldpcompress.accounting`` (e.g. :class:`ShuffledRound`).
+        times : int, default 1
+            How many rounds of it (>= 1; at most 1e9 rounds in all).
+        """
         if not isinstance(event, Event):
             raise TypeError(f"event must be an ldpcompress.accounting Event, got "
                             f"{type(event).__name__}")
@@ -172,7 +201,13 @@ class Accountant:
 
     def pld(self, h: float = 1e-4) -> P.PLD:
         """The composed PLD of the ledger on a round-up grid of step h (every event's
-        pessimistic grid; Gaussians as one): its delta and eps are upper bounds."""
+        pessimistic grid; Gaussians as one): its delta and eps are upper bounds.
+
+        Parameters
+        ----------
+        h : float, default 1e-4
+            The grid step (> 0).
+        """
         h = P.check_grid(h)
         pld = self._compose_pld(h, "up")
         if pld is None:
@@ -218,17 +253,38 @@ class Accountant:
 
     @classmethod
     def from_json(cls, text: str) -> "Accountant":
+        """An accountant from the text ``to_json()`` wrote (untrusted: checked as a file is).
+
+        Parameters
+        ----------
+        text : str
+            The JSON state.
+        """
         return S.loads(text, cls, EVENTS)
 
     def save(self, path, lock_timeout: float = S.LOCK_TIMEOUT) -> None:
         """Write the state to a file: through a symlink to its target, under the ledger's
         lock, atomically, keeping the file's mode; a read-only file is refused (ValueError).
-        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write)."""
+        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write).
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file.
+        lock_timeout : float, default 300
+            Seconds to wait for the ledger's lock (then an error).
+        """
         S.save(self, path, lock_timeout)
 
     @classmethod
     def load(cls, path) -> "Accountant":
-        """Read a state written by save(); the file is checked as untrusted input."""
+        """Read a state written by save(); the file is checked as untrusted input.
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file. (untrusted).
+        """
         return S.load(path, cls, EVENTS)
 
     @classmethod
@@ -242,6 +298,16 @@ class Accountant:
         >>> with Accountant.ledger(path) as acct:           # doctest: +SKIP
         ...     acct.compose(ShuffledRound(10**5, 2.0), times=7)
         ...     eps = acct.epsilon(1e-6)      # should this raise, nothing is written
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file.
+        lock_timeout : float, default 300
+            Seconds to wait for the ledger's lock (then an error).
+        **settings
+            Settings of a new ledger (``h``, ``max_size``, ``orders``, ``gap``) when the file
+            is absent.
         """
         return S.ledger(path, cls, EVENTS, lock_timeout, **settings)
 
@@ -429,12 +495,34 @@ class Accountant:
 
     # -- queries -------------------------------------------------------------------------------
     def epsilon(self, delta: float, method: str = "auto", compare: bool = False) -> AccountingResult:
-        """Smallest eps with delta(eps) <= delta for the composition (an upper bound)."""
+        """Smallest eps with delta(eps) <= delta for the composition (an upper bound).
+
+        Parameters
+        ----------
+        delta : float
+            The central delta in (0, 1).
+        method : {"auto", "pld", "rdp", "kov", "exact"}, default "auto"
+            The method; "auto" takes the smallest sound answer of those that apply ("exact":
+            a ledger of Gaussian mechanisms only).
+        compare : bool, default False
+            Evaluate every applicable method (their values in the result's ``others``).
+        """
         delta = V.probability_open(delta, "delta")
         return self._query("epsilon", delta, self._check(method), compare)
 
     def delta(self, eps: float, method: str = "auto", compare: bool = False) -> AccountingResult:
-        """delta(eps) of the composition (an upper bound)."""
+        """delta(eps) of the composition (an upper bound).
+
+        Parameters
+        ----------
+        eps : float
+            The central eps (>= 0).
+        method : {"auto", "pld", "rdp", "kov", "exact"}, default "auto"
+            The method; "auto" takes the smallest sound answer of those that apply ("exact":
+            a ledger of Gaussian mechanisms only).
+        compare : bool, default False
+            Evaluate every applicable method (their values in the result's ``others``).
+        """
         eps = V.nonnegative(eps, "eps")
         return self._query("delta", eps, self._check(method), compare)
 

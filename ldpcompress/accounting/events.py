@@ -76,9 +76,26 @@ class Event:
     MEAN_GRID: ClassVar[bool] = True
 
     def pld(self, h: float, rounding: str) -> P.PLD | None:
+        """The event's privacy loss distribution on the grid of step h (None: unavailable).
+
+        Parameters
+        ----------
+        h : float
+            The grid step of the losses (> 0).
+        rounding : {"up", "down", "mean"}
+            Pessimistic, optimistic or mean-preserving rounding onto the grid (see the class
+            docstring).
+        """
         raise NotImplementedError
 
     def rdp(self, orders: np.ndarray) -> np.ndarray | None:
+        """An upper bound on the event's Renyi divergence at each order (None: no curve).
+
+        Parameters
+        ----------
+        orders : numpy.ndarray
+            The Renyi orders (each > 1).
+        """
         return None  # no RDP curve
 
     def approx_dp(self) -> tuple[float, float] | None:
@@ -94,6 +111,13 @@ class Event:
         return pair[0] if pair is not None and pair[1] == 0.0 else None
 
     def to_dp_event(self, dp):
+        """The same mechanism as a dp_accounting DpEvent, or None when it has none.
+
+        Parameters
+        ----------
+        dp : module
+            The dp_accounting module (an optional extra, imported by the caller).
+        """
         return None  # no dp_accounting equivalent
 
     def work(self, h: float, orders: int) -> tuple[float, float, float]:
@@ -103,7 +127,15 @@ class Event:
         spending it (accounting/plan.py). This default assumes a connect-the-dots event of
         ``points`` profile evaluations when it has them (a few profiles of n users), else a
         closed form binned on a grid over its largest loss; events with other costs override
-        it (a misjudged one is stopped at a multiple of the query's limit)."""
+        it (a misjudged one is stopped at a multiple of the query's limit).
+
+        Parameters
+        ----------
+        h : float
+            The PLD grid step.
+        orders : int
+            The number of Renyi orders.
+        """
         points, n = getattr(self, "points", None), getattr(self, "n", None)
         if points is not None and n is not None:
             return points * (15.0 * math.sqrt(n) + 3e4), points, orders * points
@@ -128,6 +160,17 @@ class ShuffledRound(Event):
     288 n e^-eps0 atoms); ``"dots"`` builds the connect-the-dots upper PLD from ``points`` profile
     evaluations (much faster at large n e^-eps0, slightly looser, no lower estimate); ``"auto"``
     takes "exact" up to EXACT_ATOMS atoms, else "dots".
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    pld_method : {"auto", "exact", "dots"}, default "auto"
+        How the PLD is built (see above).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
     """
 
     n: int
@@ -236,7 +279,19 @@ class _DotsRound(Event):
 
 @dataclass(frozen=True)
 class KRRShuffledRound(_DotsRound):
-    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (§2.4(b), §3.2)."""
+    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (§2.4(b), §3.2).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    k : int
+        Domain size of k-ary randomized response (k >= 2).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -279,7 +334,17 @@ class OracleShuffledRound(_DotsRound):
     LocalRandomizer: one that states no blanket structure gets the generic bound at its
     replacement eps); equal randomizers make equal events. A saved ledger stores only the
     randomizer's name and parameters, and the loader rebuilds it, so its law always comes from
-    the randomizer's own code (accounting/state.py)."""
+    the randomizer's own code (accounting/state.py).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    oracle : LocalRandomizer
+        The randomizer every user runs (stored in a ledger by registry name and parameters).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     oracle: LocalRandomizer
@@ -349,7 +414,15 @@ class OracleShuffledRound(_DotsRound):
 
 @dataclass(frozen=True)
 class Gaussian(Event):
-    """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity."""
+    """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the noise (> 0).
+    sensitivity : float, default 1
+        The L2 sensitivity of the released sum (> 0).
+    """
 
     MEAN_GRID: ClassVar[bool] = False
 
@@ -375,7 +448,15 @@ class Gaussian(Event):
 
 @dataclass(frozen=True)
 class Laplace(Event):
-    """Laplace mechanism with scale b and L1 sensitivity s."""
+    """Laplace mechanism with scale b and L1 sensitivity s.
+
+    Parameters
+    ----------
+    scale : float
+        The noise's scale b (> 0).
+    sensitivity : float, default 1
+        The L1 sensitivity of the released value (> 0).
+    """
 
     MEAN_GRID: ClassVar[bool] = False
 
@@ -402,7 +483,13 @@ class Laplace(Event):
 
 @dataclass(frozen=True)
 class PureDP(Event):
-    """Any eps-DP mechanism (dominated by randomized response)."""
+    """Any eps-DP mechanism (dominated by randomized response).
+
+    Parameters
+    ----------
+    eps : float
+        The mechanism's eps (>= 0).
+    """
 
     eps: float
 
@@ -427,7 +514,15 @@ class PureDP(Event):
 
 @dataclass(frozen=True)
 class ApproxDP(Event):
-    """Any (eps, delta)-DP mechanism (no RDP curve)."""
+    """Any (eps, delta)-DP mechanism (no RDP curve).
+
+    Parameters
+    ----------
+    eps : float
+        The mechanism's eps (>= 0).
+    delta : float
+        Its delta in [0, 1).
+    """
 
     eps: float
     delta: float
@@ -445,7 +540,15 @@ class ApproxDP(Event):
 
 @dataclass(frozen=True)
 class PairOfPmfs(Event):
-    """A user-supplied pair (P, Q) of pmfs on a common finite support."""
+    """A user-supplied pair (P, Q) of pmfs on a common finite support.
+
+    Parameters
+    ----------
+    p : tuple of float
+        The pmf of the output on one dataset (entries >= 0, summing to 1).
+    q : tuple of float
+        The pmf on the neighbouring dataset, on the same support.
+    """
 
     p: tuple
     q: tuple
@@ -577,7 +680,17 @@ def _grid_rdp(event: _PoissonSampled, direction: str, orders: np.ndarray) -> np.
 class PoissonSampledGaussian(_PoissonSampled):
     """Each record included with probability q, then a Gaussian of noise sigma on the sum
     (L2 sensitivity ``sensitivity``), add/remove neighbours: dp_accounting's
-    PoissonSampledDpEvent(q, GaussianDpEvent(sigma / sensitivity)) (docs/theory.md §3.6)."""
+    PoissonSampledDpEvent(q, GaussianDpEvent(sigma / sensitivity)) (docs/theory.md §3.6).
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the noise on the sum (> 0).
+    q : float
+        Probability in (0, 1] that each record is included.
+    sensitivity : float, default 1
+        The L2 sensitivity of the released sum (> 0).
+    """
 
     sigma: float
     q: float
@@ -601,7 +714,17 @@ class PoissonSampledLaplace(_PoissonSampled):
     """Each record included with probability q, then Laplace noise of scale b on the sum
     (L1 sensitivity ``sensitivity``), add/remove neighbours: dp_accounting's
     PoissonSampledDpEvent(q, LaplaceDpEvent(scale / sensitivity)). Its losses are bounded, so
-    it is also pure eps-DP with eps = the largest loss, log(1 + q (e^(s/b) - 1))."""
+    it is also pure eps-DP with eps = the largest loss, log(1 + q (e^(s/b) - 1)).
+
+    Parameters
+    ----------
+    scale : float
+        The Laplace noise's scale b on the sum (> 0).
+    q : float
+        Probability in (0, 1] that each record is included.
+    sensitivity : float, default 1
+        The L1 sensitivity of the released value (> 0).
+    """
 
     scale: float
     q: float
@@ -636,7 +759,21 @@ class ShuffledSGDPass(ShuffledRound):
     protocol, so the Thm 3.2 clone pair bounds it (Thm 3.8's extra
     (e^eps + 1)(1 + e^-eps0/2) n delta0 term when delta0 > 0) under substitution of one record
     (docs/theory.md §3.7). Compose ``times=passes``, each pass on a fresh permutation.
-    ``ShuffledSGDPass.gaussian(n, sigma, delta0)`` sets eps0 from a Gaussian step."""
+    ``ShuffledSGDPass.gaussian(n, sigma, delta0)`` sets eps0 from a Gaussian step.
+
+    Parameters
+    ----------
+    n : int
+        Records, one step each.
+    eps0 : float
+        The per-step randomizer's eps (> 0).
+    delta0 : float, default 0
+        Its delta, in [0, 1).
+    pld_method : {"auto", "exact", "dots"}, default "auto"
+        How the PLD is built (see above).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     delta0: float = 0.0
 
@@ -650,7 +787,21 @@ class ShuffledSGDPass(ShuffledRound):
         """A pass whose steps add N(0, (sigma C)^2) noise to a gradient clipped to norm C:
         replacing the record moves it by at most 2C (sensitivity 2 in units of C), so each
         step is (eps0, delta0)-DP with eps0 the Gaussian's exact eps at delta0 (upper end,
-        docs/theory.md §3.5)."""
+        docs/theory.md §3.5).
+
+        Parameters
+        ----------
+        n : int
+            Records, one step each.
+        sigma : float
+            The noise multiplier: noise N(0, (sigma C)^2) for gradients clipped to norm C.
+        delta0 : float
+            The per-step delta, in (0, 1).
+        sensitivity : float, default 2
+            How far replacing the record moves the step, in units of C.
+        **kwargs
+            Further fields of the event (``pld_method``, ``points``).
+        """
         sigma = V.positive_finite(sigma, "sigma")
         sensitivity = V.positive_finite(sensitivity, "sensitivity")
         delta0 = V.probability_open(delta0, "delta0")
@@ -758,7 +909,23 @@ class _SampledRound(Event):
 
 @dataclass(frozen=True)
 class SampledShuffledRound(_SampledRound):
-    """A sampled shuffled round of any eps0-LDP randomizer (docs/theory.md §2.7(a)-(b))."""
+    """A sampled shuffled round of any eps0-LDP randomizer (docs/theory.md §2.7(a)-(b)).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -781,7 +948,25 @@ class SampledShuffledRound(_SampledRound):
 
 @dataclass(frozen=True)
 class SampledKRRShuffledRound(_SampledRound):
-    """A sampled shuffled round of k-RR: the general bound and k-RR's blanket (§2.7)."""
+    """A sampled shuffled round of k-RR: the general bound and k-RR's blanket (§2.7).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    k : int
+        Domain size of k-ary randomized response (k >= 2).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -808,7 +993,23 @@ class SampledKRRShuffledRound(_SampledRound):
 class SampledOracleShuffledRound(_SampledRound):
     """A sampled shuffled round of one randomizer (as OracleShuffledRound: ``oracle`` is the
     randomizer itself, stored in a ledger by name and parameters): the general bound at its
-    realised eps0 and, when it states a blanket structure, its privacy blanket."""
+    realised eps0 and, when it states a blanket structure, its privacy blanket.
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    oracle : LocalRandomizer
+        The randomizer every user runs (stored in a ledger by registry name and parameters).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     oracle: LocalRandomizer

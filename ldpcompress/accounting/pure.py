@@ -76,7 +76,15 @@ class RandomizedResponse(Event):
     ``RandomizedResponseDpEvent(noise_parameter=p, num_buckets=k)``). Substitution neighbours
     (one input changed to another bucket; dp_accounting's REPLACE_ONE, which dominates its
     REPLACE_SPECIAL): pure eps-DP with eps = log(1 + k (1 - p) / p), and its exact PLD and Renyi
-    curve are those of the pair (a, b, rest) vs (b, a, rest), a = 1 - p + p/k, b = p/k."""
+    curve are those of the pair (a, b, rest) vs (b, a, rest), a = 1 - p + p/k, b = p/k.
+
+    Parameters
+    ----------
+    noise_parameter : float
+        p, the probability of answering a uniformly random bucket, in (0, 1).
+    num_buckets : int
+        k, the number of buckets (>= 2).
+    """
 
     noise_parameter: float
     num_buckets: int

@@ -24,6 +24,29 @@ class AccountingResult:
     accountant's target for (value - lower) / value when it chose h itself (None when h was
     fixed or no grid was built); ``target_met`` says whether the answer meets it, and the repr
     and the CLI's JSON say so when it does not.
+
+    Attributes
+    ----------
+    query : {"epsilon", "delta"}
+        What was asked.
+    value : float
+        The smallest sound upper bound.
+    lower : float or None
+        The PLD method's optimistic estimate (see above).
+    method : str
+        The method that gave ``value``.
+    others : dict
+        Every method evaluated and its upper value (None: not applicable).
+    seconds : float
+        The query's computation time (kernel loading left out).
+    h : float or None
+        The PLD grid step used.
+    notes : tuple of str
+        Remarks on the answer (a method not applicable, a grid coarsened ...).
+    cost : str
+        The query's planned cost and limit.
+    gap_target : float or None
+        The target for (value - lower) / value when the accountant chose h (see above).
     """
 
     query: str

@@ -103,6 +103,14 @@ def _failed(command: str, message: str, code: int, kind: str, json_out: bool,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``ldpcompress`` command line; returns its exit status (0 done; 2 input refused,
+    the reason on stderr or in the JSON envelope; 1 an unexpected error under --json).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name (default: ``sys.argv[1:]``).
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     json_out = "--json" in _options(argv)
     parser = build_parser()

@@ -110,7 +110,15 @@ class ItemDomain:
     ``catch_all=True`` adds one item after the listed names, ``CATCH_ALL`` (index k - 1):
     ``index`` maps every name outside the list to it instead of refusing it, and the oracle
     estimates it like any item (k = len(names) + 1). ``bad_lines``: what ``from_file`` left
-    out (a :class:`BadLines`, empty for a domain built from a list)."""
+    out (a :class:`BadLines`, empty for a domain built from a list).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The item names in index order (distinct, non-empty).
+    catch_all : bool, default False
+        Add the catch-all item ``CATCH_ALL`` after them (see above).
+    """
 
     def __init__(self, names: Iterable[str], catch_all: bool = False):
         if not isinstance(catch_all, (bool, np.bool_)):
@@ -193,7 +201,17 @@ class ItemDomain:
         ``NAMED_BAD_LINES`` lines with their reasons; "drop" leaves them out of the domain;
         "catch-all" leaves them out and adds the catch-all item (``catch_all=True``), to which
         inputs outside the domain are mapped. Either way ``domain.bad_lines`` keeps the count
-        and the first lines (:class:`BadLines`)."""
+        and the first lines (:class:`BadLines`).
+
+        Parameters
+        ----------
+        path : str or path
+            The domain file (untrusted).
+        catch_all : bool, default False
+            Add the catch-all item after the names.
+        bad_lines : {"error", "drop", "catch-all"}, default "error"
+            What happens to bad lines (see above).
+        """
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a file path, got {type(path).__name__}")
         if bad_lines not in BAD_LINES:
@@ -274,12 +292,24 @@ class ItemDomain:
 
     def position(self, name: str) -> int | None:
         """The index of one name, None when it is not in the domain (the catch-all's index
-        only for ``CATCH_ALL`` itself)."""
+        only for ``CATCH_ALL`` itself).
+
+        Parameters
+        ----------
+        name : str
+            An item name.
+        """
         return self._where.get(name) if isinstance(name, str) else None
 
     def lookup(self, name: str) -> int | None:
         """The index ``index`` gives one str name: its own, else the catch-all's (None when
-        the domain has no catch-all)."""
+        the domain has no catch-all).
+
+        Parameters
+        ----------
+        name : str
+            An item name.
+        """
         j = self._where.get(name)
         return self.catch_all_index if j is None else j
 
@@ -313,7 +343,15 @@ class ItemDomain:
     @classmethod
     def from_record(cls, record, source: str) -> ItemDomain:
         """The domain of a manifest's record (``to_record``), every field checked: a
-        ValueError names ``source`` (the file) and the key."""
+        ValueError names ``source`` (the file) and the key.
+
+        Parameters
+        ----------
+        record : dict
+            The manifest's record (untrusted).
+        source : str
+            The file it was read from, for the errors.
+        """
         if not isinstance(record, dict) or set(record) != {"names", "catch_all", "sha256"}:
             raise ValueError(f"{source}: key 'items' must be an object with the keys names, "
                              "catch_all and sha256")
@@ -340,7 +378,13 @@ class ItemDomain:
         """The indices (int64 array) of a sequence of names; a name outside the domain is the
         catch-all item when the domain has one (count them with ``catch_all_index``), else a
         ValueError naming it and its position; a non-str is a TypeError (nothing is
-        skipped)."""
+        skipped).
+
+        Parameters
+        ----------
+        items : iterable of str
+            The names to index.
+        """
         if isinstance(items, (str, bytes)):
             raise TypeError("items must be a sequence of item names, got a single "
                             f"{type(items).__name__} (wrap one name in a list)")
@@ -368,7 +412,13 @@ class ItemDomain:
     def label(self, *columns) -> dict:
         """{name: value} for one length-k column (an estimate), {name: (v1, v2, ...)} for
         several (an estimate and its interval ends), in index order, values as Python
-        numbers."""
+        numbers.
+
+        Parameters
+        ----------
+        *columns : array_like
+            One or more columns of k values each.
+        """
         if not columns:
             raise TypeError("label needs at least one column of k values")
         cols = []

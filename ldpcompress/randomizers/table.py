@@ -50,7 +50,15 @@ def _draw(thr: np.ndarray, alias: np.ndarray, cols: np.ndarray, coins: np.ndarra
 @register
 class TableRandomizer(LocalRandomizer):
     """The randomizer whose report is y with probability table[x][y] for input x (replacement
-    eps0 = max_y log(max_x P[x][y] / min_x P[x][y]) of the realised table, rounded up)."""
+    eps0 = max_y log(max_x P[x][y] / min_x P[x][y]) of the realised table, rounded up).
+
+    Parameters
+    ----------
+    table : sequence of sequences of float or Fraction
+        Row x is the law of the report for input x: k >= 2 rows, each of the same outputs,
+        entries in [0, 1] summing to 1 (checked by ``table_law.check_table``, which names the
+        row and column at fault); each row is realised on the grid 1/(m 2^62).
+    """
 
     name, privacy = "table", Privacy.REPLACEMENT
 
@@ -151,7 +159,13 @@ class TableRandomizer(LocalRandomizer):
 
     def variance(self, counts) -> np.ndarray:
         """Variance of each estimated item count when the true item counts are ``counts``
-        (length k, >= 0): sum_x counts[x] (sum_y L[j, y]^2 P[x][y] - [j = x])."""
+        (length k, >= 0): sum_x counts[x] (sum_y L[j, y]^2 P[x][y] - [j = x]).
+
+        Parameters
+        ----------
+        counts : array of float
+            The true count of each item (length k, >= 0).
+        """
         vcoef = self._variances()
         c = check_estimates(counts, "counts", self.k)
         if np.any(c < 0):
