@@ -26,7 +26,9 @@ from ..core.progress import compute_time
 from .accounting import ASSIGNMENTS, RoundsPlan, plan_rounds
 from .prefix import Alphabet, Encoded, candidate_indices, check_shape, children, valid_blocks
 
-__all__ = ["Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate"]
+DRAWS = ("reports", "counts")
+
+__all__ = ["DRAWS", "Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -165,12 +167,17 @@ def simulate(counts: dict[str, int] | Sequence[tuple[str, int]], n: int, eps: fl
              max_len: int | None = None, oracles: Sequence[str] | None = None,
              assignments: Sequence[str] = ASSIGNMENTS, level: float = 0.95,
              entropy: Entropy | None = None, seed: int = 0,
-             plan: RoundsPlan | None = None) -> HeavyResult:
+             plan: RoundsPlan | None = None, draw: str = "reports") -> HeavyResult:
     """Simulate a campaign end to end: n devices drawn from ``counts`` (word -> weight), each
     round's clients (the oracle's batch encoder on a seeded simulation source), shuffle (the
     reports are summarised as a multiset), server and survivors, and the certified accounting.
     ``keep``: survivors per round (default max(2 top, 20)). ``plan``: a RoundsPlan to reuse
-    (its n, rounds, k must match)."""
+    (its n, rounds, k must match). ``draw``: "reports" (every device's report from the
+    oracle's batch encoder, then the server's summary) or "counts" (each candidate's support
+    count drawn from its exact marginal law Bin(c, a1) + Bin(m - c, a0): the same estimate
+    law per candidate, without the reports; the candidates' counts drawn independently)."""
+    if draw not in DRAWS:
+        raise ValueError(f"draw must be one of {DRAWS}, got {draw!r}")
     start = compute_time()
     n = V.shuffle_users(n)
     top = V.integer_at_least(top, "top", 1, 10 ** 5)
@@ -218,9 +225,14 @@ def simulate(counts: dict[str, int] | Sequence[tuple[str, int]], n: int, eps: fl
         else:
             here = device_word[member == j]
         xs = candidate_indices(codes[here], cands)
-        reports = oracle.randomize_many(xs, ent)
-        t1 = compute_time()
-        summary = oracle.summarize(reports)
+        if draw == "reports":
+            reports = oracle.randomize_many(xs, ent)
+            t1 = compute_time()
+            summary = oracle.summarize(reports)
+        else:  # each support count from its exact marginal law (simulation)
+            true = np.bincount(xs, minlength=oracle.k)
+            summary = rng.binomial(true, oracle.a1) + rng.binomial(len(xs) - true, oracle.a0)
+            t1 = compute_time()
         m = len(xs)
         est = oracle.estimate_from_summary(summary, m) if m else np.zeros(oracle.k)
         var = np.asarray(oracle.variance(max(m, 1), np.clip(est, 0, m)), dtype=float) * (m > 0)
