@@ -234,3 +234,50 @@ def test_cli_refuses_bad_arguments(argv, match, capsys):
     from ldpcompress.cli.main import main
     assert main(["heavy-hitters", "simulate", *argv]) == 2
     assert match in capsys.readouterr().err
+
+
+# -- one round of a deployment: candidate lists with digests --------------------------------
+def test_rounds_encode_aggregate_and_next_list():
+    from ldpcompress.core.entropy import simulation_entropy
+    from ldpcompress.heavy.rounds import aggregate_round, encode_words, first_round, next_round
+    rl = first_round("abc", 1, 3, 2)
+    assert rl.k == 2 * 4 + 1 and list(rl.codes) == [0, 1, 2, 3]
+    oracle = make_oracle("krr", rl.k, 12.0)  # nearly exact reports: the counts are the truth
+    words = ["ab"] * 30 + ["c"] * 20 + ["d"] * 5 + ["abcd"] * 5
+    digest, reports = encode_words(words, rl, oracle, simulation_entropy(5))
+    est = aggregate_round(rl, oracle, reports, digest)
+    # P(a report is not the device's index) = (k - 1) / (e^12 + k - 1) < 5e-5 per report
+    assert np.round(est[[1, 3, rl.k - 1]]).tolist() == [35.0, 20.0, 5.0]  # a, c, other
+    nxt = next_round(rl, est)
+    assert nxt.index == 2 and list(nxt.codes) == [4, 5, 6, 7, 12]  # a$, aa, ab, ac; c$
+
+
+def test_a_round_read_against_another_list_is_refused():
+    from ldpcompress.core.entropy import simulation_entropy
+    from ldpcompress.heavy.rounds import aggregate_round, encode_words, first_round, next_round
+    rl = first_round("abc", 1, 3, 2)
+    oracle = make_oracle("krr", rl.k, 3.0)
+    digest, reports = encode_words(["ab", "c"], rl, oracle, simulation_entropy(1))
+    other = next_round(rl, np.arange(rl.k, dtype=float))
+    with pytest.raises(ValueError, match=f"list {digest[:16]}.*round 2's list {other.digest[:16]}"):
+        aggregate_round(other, oracle, reports, digest)
+
+
+def test_an_edited_candidate_list_is_refused():
+    from ldpcompress.heavy.rounds import RoundList, first_round
+    rl = first_round("abc", 1, 3, 2)
+    doc = json.loads(rl.to_json())
+    assert RoundList.from_json(rl.to_json()) == rl
+    doc["codes"] = [0, 1, 3]
+    with pytest.raises(ValueError, match="stored digest .* differs .*the list was edited"):
+        RoundList.from_json(json.dumps(doc))
+    doc = json.loads(rl.to_json())
+    doc["codes"] = [3, 1]
+    with pytest.raises(ValueError, match="strictly increasing"):
+        RoundList.from_json(json.dumps(doc))
+    with pytest.raises(ValueError, match="not JSON"):
+        RoundList.from_json("{")
+    doc = json.loads(rl.to_json())
+    doc["codes"] = ["0"]
+    with pytest.raises(ValueError, match="codes must be a list of integers"):
+        RoundList.from_json(json.dumps(doc))

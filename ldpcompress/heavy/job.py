@@ -225,6 +225,7 @@ def simulate(counts: dict[str, int] | Sequence[tuple[str, int]], n: int, eps: fl
         else:
             here = device_word[member == j]
         xs = candidate_indices(codes[here], cands)
+        xs[xs == len(cands)] = oracle.k - 1  # "other": the domain's last index
         if draw == "reports":
             reports = oracle.randomize_many(xs, ent)
             t1 = compute_time()
@@ -238,7 +239,7 @@ def simulate(counts: dict[str, int] | Sequence[tuple[str, int]], n: int, eps: fl
         var = np.asarray(oracle.variance(max(m, 1), np.clip(est, 0, m)), dtype=float) * (m > 0)
         t2 = compute_time()
         records.append(RoundRecord(j + 1, cands, m, np.asarray(est, float), var,
-                                   int((xs == len(cands)).sum()), t1 - t0, t2 - t1))
+                                   int((xs == oracle.k - 1).sum()), t1 - t0, t2 - t1))
         listed = est[:len(cands)]
         order = np.argsort(-listed, kind="stable")[:shape.keep]
         parents = np.sort(cands[order])
