@@ -157,9 +157,8 @@ def test_unknown_symbols_and_long_words_report_other(small_plan):
                    oracles=["krr"], plan=small_plan, seed=4)
     unknown = sum(c for w, c in res.truth.items() if w != "ab")
     assert res.unknown == unknown > 0
-    assert sum(r.unknown for r in res.rounds) >= unknown  # each participant of those reports
-    assert all(w.word in {"ab", "a", "b", "c", "aa", "bb", "cc", "ba", "ca"} or
-               set(w.word) <= set("abc") for w in res.words)
+    assert all(r.unknown > 0 for r in res.rounds)  # ~unknown / T of them in every round
+    assert all(set(w.word) <= set("abc") for w in res.words)
     assert res.words[0].word == "ab"
 
 
@@ -247,9 +246,10 @@ def test_rounds_encode_aggregate_and_next_list():
     digest, reports = encode_words(words, rl, oracle, simulation_entropy(5))
     est = aggregate_round(rl, oracle, reports, digest)
     # P(a report is not the device's index) = (k - 1) / (e^12 + k - 1) < 5e-5 per report
-    assert np.round(est[[1, 3, rl.k - 1]]).tolist() == [35.0, 20.0, 5.0]  # a, c, other
+    # 'd' is outside the alphabet and 'abcd' longer than max_len = 2: both report other
+    assert np.round(est[[1, 3, rl.k - 1]]).tolist() == [30.0, 20.0, 10.0]  # a, c, other
     nxt = next_round(rl, est)
-    assert nxt.index == 2 and list(nxt.codes) == [4, 5, 6, 7, 12]  # a$, aa, ab, ac; c$
+    assert nxt.index == 2 and list(nxt.codes) == [4, 5, 6, 7, 12, 13, 14, 15]  # a$..ac, c$..cc
 
 
 def test_a_round_read_against_another_list_is_refused():

@@ -174,8 +174,8 @@ def plan_rounds(n: int, rounds: int, k: int, eps: float, delta: float, *,
             skipped.update(res.skipped)
             for r in res.rows:
                 if isinstance(r.randomizer, FrequencyOracle):
-                    rows.append(AssignmentRow(r.assignment, r.randomizer, r.eps0, r.error.se,
-                                              r.upper))
+                    rows.append(AssignmentRow(r.assignment, r.randomizer, r.eps0,
+                                              r.error.se, r.upper))
     if "allocation" in assignments:
         row = _generic_allocation(n, rounds, k, eps, delta, names)
         if isinstance(row, str):
@@ -187,11 +187,11 @@ def plan_rounds(n: int, rounds: int, k: int, eps: float, delta: float, *,
                          f"devices in {rounds} rounds: {skipped}")
     # keep the best row per assignment, then deploy the smallest SE (ties: allocation first)
     per: dict[str, AssignmentRow] = {}
-    for r in rows:
-        if r.assignment not in per or r.se < per[r.assignment].se:
-            per[r.assignment] = r
+    for row_ in rows:
+        if row_.assignment not in per or row_.se < per[row_.assignment].se:
+            per[row_.assignment] = row_
     order = {"allocation": 0, "poisson": 1, "groups": 2}
-    chosen = min(per.values(), key=lambda r: (r.se, order[r.assignment]))
+    chosen = min(per.values(), key=lambda a: (a.se, order[a.assignment]))
     upper = certified_eps(n, rounds, chosen.assignment, chosen.oracle, delta)
     if not upper <= eps:
         raise ValueError(f"the deployed ledger certifies {upper:.6g} > eps = {eps:g}")

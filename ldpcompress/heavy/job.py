@@ -161,7 +161,7 @@ def _sizes(n: int, rounds: int, assignment: str, rng: np.random.Generator) -> np
     raise AssertionError(assignment)
 
 
-def simulate(counts: dict[str, int] | Sequence[tuple[str, int]], n: int, eps: float,
+def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps: float,
              delta: float, *, top: int = 20, rounds: int = 6, step: int = 2,
              keep: int | None = None, alphabet: Alphabet | str | None = None,
              max_len: int | None = None, oracles: Sequence[str] | None = None,
