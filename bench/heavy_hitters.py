@@ -105,9 +105,11 @@ def main() -> None:
                       f"{res.plan.upper:>9.4f} {low:>7} {res.plan.seconds:>7.1f} "
                       f"{rounds_s:>8.2f} {max(r.server_seconds for r in res.rounds):>12.3f} "
                       f"{res.plan.oracle.bits_per_report:>5}")
+            local = runs[1][1].recall(top)
+            ratio = (f"{ours.recall(top) / local:.3g}x local PEM's" if local > 0 else
+                     "local PEM found none")
             print(f"this library's whole campaign (accounting, clients, server): {total:.1f} s; "
-                  f"recall ratio against local PEM: "
-                  f"{ours.recall(top) / max(runs[1][1].recall(top), 1e-9):.3g}x")
+                  f"recall {ratio}")
 
 
 if __name__ == "__main__":
