@@ -103,9 +103,14 @@ def ledger(n: int, rounds: int, assignment: str, oracle: FrequencyOracle) -> Acc
 
 def certified_eps(n: int, rounds: int, assignment: str, oracle: FrequencyOracle,
                   delta: float) -> float:
-    """The ledger's eps at delta; for allocation the smaller of the ledger's and the direct
-    query's (allocation.epsilon: the same event, both sound upper bounds)."""
+    """The ledger's eps at delta; for groups and allocation the smaller of the ledger's and the
+    direct one-event query's (amplification.epsilon, allocation.epsilon: the same event, both
+    sound upper bounds; the ledger's grid is coarser)."""
     value = ledger(n, rounds, assignment, oracle).epsilon(delta).value
+    if assignment == "groups":
+        from ..accounting import amplification as amp
+        value = min(value, amp.epsilon(n // rounds, None, delta, oracle=oracle,
+                                       lower=False).value)
     if assignment == "allocation":
         ev = AL.AllocatedShuffledRounds(n, rounds, oracle=oracle, randomizers="adaptive")
         value = min(value, AL.epsilon(ev, delta, lower=False).value)
