@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -45,6 +46,7 @@ from ..randomizers.contract import LocalRandomizer
 from . import amplification as AMP
 from . import blanket as BL
 from .events import EVENTS, Event, KRRShuffledRound, OracleShuffledRound, ShuffledRound
+from .rounding import fraction_up
 from .solve import largest_feasible
 
 __all__ = ["SCHEMES", "RANDOMIZERS", "MAX_CAMPAIGN_ROUNDS", "AllocatedShuffledRounds",
@@ -198,7 +200,9 @@ class AllocatedShuffledRounds(Event):
         pair = self.round_event.approx_dp()
         if pair is None or pair[1] != 0.0:
             return None
-        return pair[0] * self.times, 0.0  # basic composition of pure DP
+        # basic composition of pure DP, the product formed exactly and rounded up (the "pure"
+        # method reads delta = 0 from this eps on)
+        return fraction_up(Fraction(pair[0]) * self.times), 0.0
 
 
 EVENTS[AllocatedShuffledRounds.__name__] = AllocatedShuffledRounds

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Callable, ClassVar, Protocol
 
 import numpy as np
@@ -57,6 +58,8 @@ class Event:
       was rounded); return None when a rounding is unavailable (e.g. no optimistic grid).
     * ``rdp(orders) -> array | None``: an upper bound on its Renyi divergence at each order.
     * ``approx_dp() -> (eps, delta) | None``: the event as an (eps, delta)-DP guarantee (KOV).
+    * ``pure_eps() -> float | None``: eps when the event is pure (eps, 0)-DP (by default from
+      ``approx_dp``); a ledger of such events is answered in closed form too (method "pure").
     * ``gaussian_mu() -> float | None``: mu = sensitivity / sigma when the event is exactly a
       Gaussian mechanism (Gaussians compose in closed form, docs/theory.md §3.5).
     * ``to_dp_event(dp) -> DpEvent | None``: the same mechanism as a dp_accounting DpEvent
@@ -68,6 +71,9 @@ class Event:
     """
 
     relation: str | None = None  # a class constant, or a field where the user gives it
+    # pld(h, "mean") rounds mean-preservingly (GLW21: a composed gap ~ h sqrt(T)); False where it
+    # falls back to a round-up or on-grid connect-the-dots grid (a certified gap ~ T h)
+    MEAN_GRID: ClassVar[bool] = True
 
     def pld(self, h: float, rounding: str) -> P.PLD | None:
         raise NotImplementedError
@@ -80,6 +86,12 @@ class Event:
 
     def gaussian_mu(self) -> float | None:
         return None  # not a Gaussian mechanism
+
+    def pure_eps(self) -> float | Fraction | None:
+        """eps (a float rounded up, or an exact rational) when the event is pure (eps, 0)-DP,
+        else None (accounting/pure.py sums them exactly)."""
+        pair = self.approx_dp()
+        return pair[0] if pair is not None and pair[1] == 0.0 else None
 
     def to_dp_event(self, dp):
         return None  # no dp_accounting equivalent
@@ -339,6 +351,8 @@ class OracleShuffledRound(_DotsRound):
 class Gaussian(Event):
     """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity."""
 
+    MEAN_GRID: ClassVar[bool] = False
+
     sigma: float
     sensitivity: float = 1.0
 
@@ -363,6 +377,8 @@ class Gaussian(Event):
 class Laplace(Event):
     """Laplace mechanism with scale b and L1 sensitivity s."""
 
+    MEAN_GRID: ClassVar[bool] = False
+
     scale: float
     sensitivity: float = 1.0
 
@@ -375,6 +391,10 @@ class Laplace(Event):
 
     def rdp(self, orders):
         return R.laplace_rdp(self.scale, orders, self.sensitivity)
+
+    def pure_eps(self):
+        """sensitivity / scale (the largest privacy loss) as an exact rational."""
+        return Fraction(self.sensitivity) / Fraction(self.scale)
 
     def to_dp_event(self, dp):
         return dp.LaplaceDpEvent(self.scale / self.sensitivity)
@@ -397,6 +417,12 @@ class PureDP(Event):
 
     def approx_dp(self):
         return self.eps, 0.0
+
+    def to_dp_event(self, dp):
+        """Randomized response over 2 buckets, the dominating pair of eps-DP: noise parameter
+        p = 2 / (e^eps + 1), rounded down (less noise: an eps at least this one's)."""
+        p = math.nextafter(2.0 * float(special.expit(-self.eps)), 0.0)
+        return dp.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
 
 
 @dataclass(frozen=True)
@@ -487,6 +513,7 @@ class _PoissonSampled(Event):
     sensitivity."""
 
     relation = "add/remove"
+    MEAN_GRID: ClassVar[bool] = False  # connect-the-dots on the grid for "up" and "mean"
     NOISE: ClassVar[type]
     SCALE: ClassVar[str]
     sensitivity: float
@@ -836,3 +863,5 @@ def _sampled_atoms(event: _SampledRound):
 # Central mechanisms under random allocation (balls and bins, docs/theory.md §3.8): the module
 # registers its events in EVENTS when imported
 from . import allocation_central  # noqa: E402,F401
+# randomized response over k buckets (accounting/pure.py), registered the same way
+from . import pure  # noqa: E402,F401

@@ -24,7 +24,7 @@ def one_line(message: str) -> str:
 DESCRIPTION = """\
 Shuffle-model differential privacy: what central (eps, delta) shuffled local reports give
 (amplify, compose, noise), compressed and fast frequency and mean estimation (demo, mean), and a
-server for report sets of any randomizer at scale (simulate, encode, aggregate, plot;
+server for report sets of any randomizer at scale (simulate, encode, aggregate, shuffle, plot;
 'randomizers' lists them). Every command takes --json
 (one schema: command, version, params, results, timings). The mathematics and its sources are in
 docs/theory.md, usage in docs/guide.md; both are installed with the package: 'docs/theory.md
