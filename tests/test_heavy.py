@@ -286,3 +286,20 @@ def test_an_edited_candidate_list_is_refused():
     doc["codes"] = ["0"]
     with pytest.raises(ValueError, match="codes must be a list of integers"):
         RoundList.from_json(json.dumps(doc))
+
+
+def test_result_views(small_plan, tmp_path):
+    res = simulate(_zipf_population(7), N, 1.0, 1e-6, top=2, rounds=T, step=1, keep=2,
+                   alphabet=ABC, oracles=["krr"], plan=small_plan, seed=7)
+    html = res._repr_html_()
+    assert all(w.word in html for w in res.words) and "substitution" in html
+    pytest.importorskip("pandas")
+    frame = res.to_frame()
+    assert list(frame["word"]) == [w.word for w in res.words]
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    from ldpcompress.plots import plot_heavy_hitters
+    shown = plot_heavy_hitters(res, out=tmp_path / "hh.png")
+    assert (tmp_path / "hh.png").stat().st_size > 0
+    assert shown == {w.word: (w.estimate, res.truth.get(w.word, 0)) for w in res.words}
