@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hang import no_hang
 
 import ldpcompress as L
 from ldpcompress.core.entropy import Entropy, simulation_entropy
@@ -242,3 +243,29 @@ def test_a_ledger_with_an_edited_table_is_refused_naming_the_event(bad, match):
     saved["events"][0]["oracle"]["params"]["table"] = bad
     with pytest.raises((ValueError, TypeError), match=r"events\[0\]\.oracle: .*" + match):
         L.Accountant.from_json(json.dumps(saved))
+
+
+# -- hostile input: the largest tables the validator accepts (issue 27 item 3) -------------------
+
+def _wide(k, m, seed):
+    rng = np.random.default_rng(seed)  # test-only: a table's entries, not privacy coins
+    p = rng.uniform(1.0, 3.0, size=(k, m))
+    return (p / p.sum(axis=1, keepdims=True)).tolist()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k, m", [(2, 32768), (2, 1024)])
+def test_a_wide_table_answers_a_query_by_the_generic_bound_without_hanging(k, m):
+    # before: epsilon(1e6) lumped every law's m atoms in exact rationals at each eps tried
+    # (2 x 1024: 90 s; 2 x 32768: not done in 400 s)
+    r = TableRandomizer(_wide(k, m, 4))
+    with no_hang(f"epsilon of a {k} x {m} table"):
+        res = L.epsilon(10 ** 6, delta=1e-6, oracle=r)
+    assert res.method == "general"
+    assert res.value == L.epsilon(10 ** 6, r.eps, 1e-6, lower=False).value
+    note = [b.note for b in res.bounds if b.name == "blanket_table"][0]
+    assert f"m = {m} outputs" in note and "[2, 64]" in note
+    with no_hang(f"the client of a {k} x {m} table"):
+        ys = r.randomize_many(np.zeros(1000, dtype=np.int64))
+        counts = r.summarize(ys)
+    assert counts.sum() == 1000 and ys.min() >= 0 and ys.max() < m

@@ -226,7 +226,7 @@ def test_queries_inverse_and_accountant_through_the_contract():
 
 
 def test_a_table_too_large_for_the_pair_scan_gets_the_generic_bound():
-    k, m = 200, 100
+    k, m = 20, 16  # k (k-1) m = 6080 > 4096, m within 64
     rng = np.random.default_rng(2)
     p = rng.uniform(1.0, 2.0, size=(k, m))
     r = TableRandomizer((p / p.sum(axis=1, keepdims=True)).tolist())
