@@ -86,7 +86,8 @@ def register(sub) -> None:
                        description="The shuffled prefix tree: find the frequent words of a "
                        "domain nobody listed (docs/guide.md, 'Heavy hitters over unknown "
                        "domains').")
-    hs = p.add_subparsers(dest="heavy_command", required=True, metavar="STEP")
+    hs = p.add_subparsers(dest="heavy_command", required=True, metavar="STEP",
+                          help="simulate: a whole simulated campaign")
     s = hs.add_parser("simulate", help="simulate a whole campaign from a word,count CSV",
                       description="Draw --n devices from a UTF-8 CSV of word,count rows and run "
                       "every round end to end (clients on a seeded simulation source, shuffle, "
