@@ -207,8 +207,9 @@ def plan_rounds(n: int, rounds: int, k: int, eps: float, delta: float, *,
 
 
 def _lower(n: int, rounds: int, row: AssignmentRow, delta: float) -> float | None:
-    """An exact attack's eps on one round of the deployed assignment (the campaign reveals at
-    least that round): a lower bound on the campaign's true eps."""
+    """An exact attack's eps on round 1 of the deployed assignment (its candidate list is
+    fixed: every block; the campaign reveals at least that round): a lower bound on the
+    campaign's true eps. None for allocation (no attack is proved with adaptive lists)."""
     from ..accounting import amplification as amp
     try:
         if row.assignment == "groups":
@@ -216,7 +217,9 @@ def _lower(n: int, rounds: int, row: AssignmentRow, delta: float) -> float | Non
         if row.assignment == "poisson":
             return amp.epsilon(n, None, delta, oracle=row.oracle, gamma=1.0 / rounds,
                                lower=True).lower
-        return AL.epsilon(AL.AllocatedShuffledRounds(n, rounds, oracle=row.oracle), delta).lower
+        # allocation: the one-round-of-n attack holds when every round feeds the oracle the
+        # same item, which adaptive candidate lists do not guarantee: no attack is claimed
+        return None
     except ValueError:
         return None
 
