@@ -376,3 +376,29 @@ def plot_plan(plan, out=None, ax=None) -> dict:
     ax_.legend(fontsize=8, frameon=False)
     _finish(fig, out, own_fig)
     return dict(curves=curves, deploy={t: r.label for t, r in deploy.items()})
+
+
+def plot_heavy_hitters(result, out=None, ax=None) -> dict:
+    """The words a :class:`~ldpcompress.heavy.HeavyResult` found, in order: each estimate with
+    its interval, beside the true count in a simulation. Returns {word: (estimate, true)}."""
+    fig, ax_, own_fig = _axes(ax, (max(6.0, 0.35 * len(result.words) + 2), 4.8))
+    xs = list(range(len(result.words)))
+    est = [w.estimate for w in result.words]
+    err = [[w.estimate - w.low for w in result.words], [w.high - w.estimate for w in result.words]]
+    ax_.errorbar(xs, est, yerr=err, fmt="o", ms=4, color="C0", capsize=2,
+                 label=f"estimate, {result.level:.0%} interval")
+    shown = {w.word: (w.estimate, None) for w in result.words}
+    if result.truth:
+        true = [result.truth.get(w.word, 0) for w in result.words]
+        ax_.scatter(xs, true, marker="x", color="C3", zorder=5, label="true count")
+        shown = {w.word: (w.estimate, t) for w, t in zip(result.words, true)}
+    ax_.set_xticks(xs, [w.word for w in result.words], rotation=60, fontsize=8)
+    ax_.set_ylabel(f"count among n = {_compact(result.n)} devices")
+    ax_.grid(True, axis="y", color="0.9", lw=0.6)
+    p = result.plan
+    title = ax_.set_title("x")
+    _fit_text(fig, title, f"Heavy hitters: {p.assignment}, {p.oracle.describe()}, central "
+                          f"({p.upper:.3g}, {p.delta:g})")
+    ax_.legend(fontsize=8, frameon=False)
+    _finish(fig, out, own_fig)
+    return shown

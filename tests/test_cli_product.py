@@ -263,6 +263,7 @@ REFUSED = {
     "plot": ["frequency", "no-such-set", "--out", "unused.png"],
     "randomizers": ["--plugin", "no-such-plugin.py"],
     "docs": ["theory", "--section", "99.99"],
+    "heavy-hitters": ["simulate", "--counts", "no-such.csv", "--n", "0", "--eps", "1"],
 }
 
 

@@ -58,13 +58,15 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    from . import accounting, amplify, demo, docs, mean, plan, plot, randomizers, scale
+    from . import (accounting, amplify, demo, docs, heavy, mean, plan, plot, randomizers,
+                   scale)
     parser = _Parser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ldpcompress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
-    for module in (amplify, accounting, plan, demo, mean, scale, plot, randomizers, docs):
+    for module in (amplify, accounting, plan, heavy, demo, mean, scale, plot, randomizers,
+                   docs):
         module.register(sub)
     parser.set_defaults(commands=sub.choices, kernels=True)  # docs runs none: no Numba
     return parser
