@@ -376,3 +376,20 @@ def test_binary_structure_is_validated():
         BinaryStructure("x", (), Fraction(1, 3), Fraction(1, 3))
     with pytest.raises(ValueError, match="q0 must be a Fraction"):
         BinaryStructure("x", (), Fraction(1, 3), 0.5)
+
+
+def test_generic_lower_end_answers_when_binary_rr_needs_no_eps():
+    """n = 200, eps0 = 3, delta = 0.14: binary RR's total variation (0.121) is below delta, so
+    its eps is 0, while 3-RR's (0.161) is above: the upward bracket of 3-RR started at 0 and
+    multiplied 0 by 1.5 forever (a hang, found by the hypothesis test of amplify). The lower end
+    is now 3-RR's exact eps, at most the general upper bound."""
+    from hang import no_hang
+
+    import ldpcompress as L
+    with no_hang("generic lower bound at n = 200, eps0 = 3, delta = 0.14", seconds=60):
+        res = L.epsilon(200, 3.0, 0.14)
+    assert 0 < res.lower <= res.value <= 3.0
+    # the lower end is a k-RR attack's eps: its delta there is at least the target
+    from ldpcompress.accounting.binary import GenericLowerProfile, window_tol
+    g = GenericLowerProfile(200, 3.0)
+    assert g.krr_profile(3).delta(res.lower * (1 - 1e-9), window_tol(0.14)) >= 0.14 * (1 - 1e-9)

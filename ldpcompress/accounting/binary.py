@@ -458,8 +458,9 @@ class GenericLowerProfile(Profile):
 
         def solve(prof, start):
             # bracket upward from the eps so far: far above the answer the attacks' tails are
-            # slow to sum, so eps0 (delta = 0 there) is only the last resort
-            hi = min(self.eps0, 1.25 * start)
+            # slow to sum, so eps0 (delta = 0 there) is only the last resort; a start of 0
+            # (binary RR's answer when its delta(0) is below the target) grows from a floor
+            hi = min(self.eps0, max(1.25 * start, self.eps0 * 2.0 ** -20))
             while hi < self.eps0 and prof.delta(hi, tol) > delta:
                 hi = min(self.eps0, 1.5 * hi)
             return epsilon_for_delta(lambda e: prof.delta(e, tol), delta, hi, upper=False,
