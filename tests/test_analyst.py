@@ -380,7 +380,7 @@ def test_item_domain_from_file(tmp_path):
         with pytest.raises(ValueError) as err:
             L.ItemDomain.from_file(path)
         assert words in str(err.value) and str(path) in str(err.value)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="path must be a file path"):
         L.ItemDomain.from_file(3)
 
 
@@ -388,7 +388,7 @@ def test_item_domain_label_checks_the_length():
     dom = L.ItemDomain(FRUIT)
     with pytest.raises(ValueError, match="k = 4"):
         dom.label([1, 2, 3])
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="label needs at least one column"):
         dom.label()
 
 

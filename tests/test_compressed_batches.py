@@ -271,7 +271,7 @@ def test_the_simulated_encoders_refuse_client_entropy(entropy):
 
 def test_simulated_encoder_checks_inputs_and_ratios():
     pr = compress(RAPPOR(8, 1.0))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="every item must be in"):
         pr.encode_many_simulated([0, 8], simulation_entropy(1))
     assert pr.encode_many_simulated(np.zeros(0, dtype=int), simulation_entropy(1)).shape == (0, 17)
 
