@@ -310,7 +310,7 @@ def test_seed_report_decoders_random_bytes(data):
             first = pr.decode(data)
             assert np.array_equal(np.asarray(first), np.asarray(pr.decode(data)))
         else:
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="version"):
                 pr.decode(data)
 
 
