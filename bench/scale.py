@@ -30,7 +30,19 @@
    kernels). Flat figures across shard sizes mean memory is bounded by the batch, not by the
    shard; the "whole shard" column reads the shard at once (``read_shard``) for contrast.
 
-Usage: ``python bench/scale.py`` (a few minutes on 2 cores); ``--quick`` for smaller sizes.
+5. ``simulate --compressed`` (issue 32, item 6; target: 1e6 compressed RAPPOR(k = 1024)
+   reports in <= 60 s on 2 cores): the command as a user runs it, in a fresh process, through
+   the batch simulation encoder (the default: seeded coins, said in the manifest) and, before,
+   through the clients' own path (``--client-coins``: OS CSPRNG coins, what the command did
+   until then) on fewer reports; rates and their ratio in the same run.
+
+6. The shuffler step (issue 32, item 2): ``shuffle_report_set`` on a k-RR (k = 1024) set of
+   1e7 reports in 8 shards (1e6 with ``--quick``), in a fresh process: wall time, reports/s and
+   peak RSS, against the in-memory aggregation of the same set (one verified read) in the same
+   run; and the same with 1e6 reports, to show memory does not grow with n.
+
+Usage: ``python bench/scale.py`` (a few minutes on 2 cores); ``--quick`` for smaller sizes;
+``--simulate`` runs section 5 only, ``--shuffle`` section 6 only.
 """
 import hashlib
 import io
@@ -332,8 +344,68 @@ def memory(sizes) -> None:
             shutil.rmtree(out)
 
 
+def simulate_compressed(n_batch: int, n_client: int) -> None:
+    """Section 5: ``ldpcompress simulate --compressed`` timed whole (start-up included)."""
+    print(f"\nsimulate --oracle rappor --k 1024 --eps 4 --compressed (wall time of the command, "
+          f"{D._usable_cores()} usable cores)")
+    rates = {}
+    for label, n, extra in (("client path (--client-coins, before)", n_client,
+                             ["--client-coins"]), ("batch simulation encoder (now)", n_batch, [])):
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "ldpcompress", "simulate", "--oracle", "rappor", "--k",
+                   "1024", "--eps", "4", "--compressed", "--n", str(n), "--out",
+                   str(Path(tmp) / "set")] + extra
+            subprocess.run(cmd[:-2 - len(extra)] + ["--n", "100", "--out", str(Path(tmp) / "w")]
+                           + extra, check=True, capture_output=True)  # compile, warm caches
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            secs = time.perf_counter() - t
+        rates[label] = n / secs
+        print(f"  {label:<40} n = {n:>9,}: {secs:7.1f} s, {n / secs:>9,.0f} reports/s")
+    before, now = rates.values()
+    print(f"  ratio (batch / client path): {now / before:.1f}x; 1e6 reports: "
+          f"{1e6 / now:.0f} s now (target <= 60 s), {1e6 / before:.0f} s before (extrapolated)")
+
+
+SHUFFLE_SET = """
+import numpy as np
+from ldpcompress.randomizers import KRR
+from ldpcompress.scale.writer import write_items
+def items(n, k, chunk=1 << 20):  # simulated users' data (not privacy coins)
+    rng = np.random.default_rng(0)
+    for lo in range(0, n, chunk):
+        yield rng.integers(0, k, min(chunk, n - lo))
+write_items({out!r}, KRR(1024, 4.0), items({n}, 1024), {n}, 8)
+"""
+SHUFFLE = """
+from ldpcompress.scale.shuffle import shuffle_report_set
+extra = dict(files=len(shuffle_report_set({src!r}, {out!r})))
+"""
+
+
+def shuffle_figures(sizes) -> None:
+    """Section 6: shuffle throughput and peak memory against one verified read."""
+    print("\nshuffle_report_set, k-RR(k = 1024) sets in 8 shards, each in a fresh process "
+          "(peak RSS); baseline: aggregate (one verified read) of the same set")
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = str(Path(tmp) / "in"), str(Path(tmp) / "out")
+            child(SHUFFLE_SET.format(out=src, n=n))
+            agg = child(AGGREGATE.format(out=src))
+            shuf = child(SHUFFLE.format(src=src, out=out))
+            print(f"  n = {n:>11,}: shuffle {shuf['seconds']:6.1f} s ({n / shuf['seconds']:>10,.0f} "
+                  f"reports/s), peak {mib(shuf['self'])}; aggregate {agg['seconds']:5.1f} s, "
+                  f"peak {mib(agg['self'])}; ratio {shuf['seconds'] / agg['seconds']:.1f}x")
+
+
 def main():
     quick = "--quick" in sys.argv
+    if "--shuffle" in sys.argv:
+        shuffle_figures([10 ** 5, 10 ** 6] if quick else [10 ** 6, 10 ** 7])
+        return
+    if "--simulate" in sys.argv:
+        simulate_compressed(10 ** 5 if quick else 10 ** 6, 2000 if quick else 20_000)
+        return
     from dask.distributed import Client, LocalCluster
     t = time.perf_counter()
     cluster = LocalCluster(threads_per_worker=1, processes=True, dashboard_address=":0")

@@ -44,14 +44,32 @@ def _page_name(page: str) -> str:
 
 
 def page_path(page: str) -> Path:
-    """The file of ``page`` ('guide' or 'theory')."""
+    """The file of ``page`` ('guide' or 'theory').
+
+    Parameters
+    ----------
+    page : str
+        'guide' or 'theory' ('theory.md' and 'docs/theory.md' name the same page).
+    """
     return docs_path() / f"{_page_name(page)}.md"
 
 
 class Section:
     """One heading of a page: its ``level`` (1 for '#'), ``number`` ('2.5', or '' when the
     title has none), ``title`` and the ``text`` from the heading to the next heading of the same
-    or a higher level."""
+    or a higher level.
+
+    Parameters
+    ----------
+    level : int
+        The heading's level (1 for '#').
+    number : str
+        Its section number ('2.5'), or ''.
+    title : str
+        The heading's text, number included.
+    text : str
+        The section's text, heading included.
+    """
 
     def __init__(self, level: int, number: str, title: str, text: str):
         self.level, self.number, self.title, self.text = level, number, title, text
@@ -62,7 +80,13 @@ class Section:
 
 def sections(page: str) -> list[Section]:
     """The headings of ``page`` in order, each with its text (headings inside code blocks are
-    code, not headings)."""
+    code, not headings).
+
+    Parameters
+    ----------
+    page : str
+        'guide' or 'theory' ('theory.md' and 'docs/theory.md' name the same page).
+    """
     lines = page_path(page).read_text(encoding="utf-8").splitlines(keepends=True)
     heads, fence = [], None
     for i, line in enumerate(lines):
@@ -86,7 +110,15 @@ def sections(page: str) -> list[Section]:
 def read_page(page: str, section: str | None = None) -> str:
     """The text of ``page`` ('guide' or 'theory'), or of one of its sections: ``section`` is a
     number as the docs cite it ('2.5', '§2.5', '7') or words of a heading ('contract').
-    ValueError names the section and lists those the page has."""
+    ValueError names the section and lists those the page has.
+
+    Parameters
+    ----------
+    page : str
+        'guide' or 'theory' ('theory.md' and 'docs/theory.md' name the same page).
+    section : str, optional
+        A section number ('2.5', '§2.5') or words of a heading; None: the whole page.
+    """
     if section is None:
         return page_path(page).read_text(encoding="utf-8")
     if not isinstance(section, str) or not section.strip():

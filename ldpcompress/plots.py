@@ -83,6 +83,19 @@ def amplification_curves(eps0: float | None, ns, delta: float, k: int | None = N
     else on binary randomized response, an eps0-LDP randomizer); ``na``, for each curve, the
     points where it is None ("n/a") with the reason; ``eps0`` (with an oracle: its realised
     replacement eps0). Each value is None where that bound does not apply.
+
+    Parameters
+    ----------
+    eps0 : float or None
+        The local randomizer's replacement eps (None with ``oracle``).
+    ns : iterable of int
+        The numbers of users n at which eps is computed.
+    delta : float
+        The central delta, in (0, 1).
+    k : int, optional
+        The randomizer is k-ary randomized response: adds its blanket bound and attack.
+    oracle : LocalRandomizer, optional
+        A frequency oracle instead of eps0: its own blanket bound and attack.
     """
     out: dict = {"n": [int(n) for n in ns], "closed_form": [], "general": [], "best": [],
                  "lower": []}
@@ -148,6 +161,23 @@ def plot_amplification(eps0: float | None, ns, delta: float, out=None, k: int | 
     than the lines: it is not drawn, and the legend says the bounds agree; ``band`` in the
     result says which). Points where a bound is n/a are counted in its legend entry and
     explained in a note under the axes. Returns :func:`amplification_curves`' numbers.
+
+    Parameters
+    ----------
+    eps0 : float or None
+        The local randomizer's replacement eps (None with ``oracle``).
+    ns : iterable of int
+        The numbers of users n at which eps is computed.
+    delta : float
+        The central delta, in (0, 1).
+    out : str or path, optional
+        File the figure is saved to (150 dpi); None: not saved.
+    k : int, optional
+        The randomizer is k-ary randomized response: adds its blanket bound and attack.
+    oracle : LocalRandomizer, optional
+        A frequency oracle instead of eps0: its own blanket bound and attack.
+    ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure's).
     """
     data = amplification_curves(eps0, ns, delta, k, oracle)
     fig, ax_, own_fig = _axes(ax, (7, 5.2))
@@ -228,7 +258,31 @@ def plot_frequency(estimate, sd, true=None, out=None, top: int = 20, level: floa
     the items instead of their indices. The title is wrapped to the figure's width.
     ``log``: a symmetric-log count axis (linear within one standard error of 0, where estimates
     may be negative, logarithmic above), so the tail of Zipf-like data and its intervals stay
-    visible beside the largest counts."""
+    visible beside the largest counts.
+
+    Parameters
+    ----------
+    estimate : array of float
+        The estimated counts, one per item.
+    sd : float or array of float
+        The standard deviation of each estimate (one for all, or one per item).
+    true : array of float, optional
+        The true counts (markers; they also choose the top items).
+    out : str or path, optional
+        File the figure is saved to (150 dpi); None: not saved.
+    top : int, default 20
+        How many items are shown (>= 1).
+    level : float, default 0.95
+        The confidence level of the intervals.
+    title : str, optional
+        The figure's title (wrapped to its width).
+    ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure's).
+    names : sequence of str, optional
+        A name per item (e.g. an ItemDomain), shown instead of the indices.
+    log : bool, default False
+        A symmetric-log count axis (see above).
+    """
     estimate = np.asarray(estimate, dtype=float)
     sd = np.broadcast_to(np.asarray(sd, dtype=float), estimate.shape)
     z = normal_quantile(level)  # the oracles' intervals use the same quantile
@@ -283,7 +337,17 @@ def plot_plan(plan, out=None, ax=None) -> dict:
     number of rounds T (log-log),
     one curve per assignment of a :class:`~ldpcompress.planning.CampaignPlan` (public groups,
     Poisson 1/T, allocation), each at its largest certified eps0; the row to deploy at each T
-    is ringed. Returns {label: [(T, SE, eps0), ...]} and the deployed labels by T."""
+    is ringed. Returns {label: [(T, SE, eps0), ...]} and the deployed labels by T.
+
+    Parameters
+    ----------
+    plan : CampaignPlan
+        What :func:`ldpcompress.planning.plan` returned.
+    out : str or path, optional
+        File the figure is saved to (150 dpi); None: not saved.
+    ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure's).
+    """
     fig, ax_, own_fig = _axes(ax, (7, 4.8))
     curves: dict[str, list] = {}
     for row in plan.rows:
@@ -312,3 +376,29 @@ def plot_plan(plan, out=None, ax=None) -> dict:
     ax_.legend(fontsize=8, frameon=False)
     _finish(fig, out, own_fig)
     return dict(curves=curves, deploy={t: r.label for t, r in deploy.items()})
+
+
+def plot_heavy_hitters(result, out=None, ax=None) -> dict:
+    """The words a :class:`~ldpcompress.heavy.HeavyResult` found, in order: each estimate with
+    its interval, beside the true count in a simulation. Returns {word: (estimate, true)}."""
+    fig, ax_, own_fig = _axes(ax, (max(6.0, 0.35 * len(result.words) + 2), 4.8))
+    xs = list(range(len(result.words)))
+    est = [w.estimate for w in result.words]
+    err = [[w.estimate - w.low for w in result.words], [w.high - w.estimate for w in result.words]]
+    ax_.errorbar(xs, est, yerr=err, fmt="o", ms=4, color="C0", capsize=2,
+                 label=f"estimate, {result.level:.0%} interval")
+    shown = {w.word: (w.estimate, None) for w in result.words}
+    if result.truth:
+        true = [result.truth.get(w.word, 0) for w in result.words]
+        ax_.scatter(xs, true, marker="x", color="C3", zorder=5, label="true count")
+        shown = {w.word: (w.estimate, t) for w, t in zip(result.words, true)}
+    ax_.set_xticks(xs, [w.word for w in result.words], rotation=60, fontsize=8)
+    ax_.set_ylabel(f"count among n = {_compact(result.n)} devices")
+    ax_.grid(True, axis="y", color="0.9", lw=0.6)
+    p = result.plan
+    title = ax_.set_title("x")
+    _fit_text(fig, title, f"Heavy hitters: {p.assignment}, {p.oracle.describe()}, central "
+                          f"({p.upper:.3g}, {p.delta:g})")
+    ax_.legend(fontsize=8, frameon=False)
+    _finish(fig, out, own_fig)
+    return shown

@@ -273,8 +273,8 @@ def test_a_5000_deep_composed_tree_imports_without_recursion():
 
 @pytest.mark.parametrize("build, message", [
     (lambda dp: dp.NonPrivateDpEvent(), "not differentially private"),
-    (lambda dp: dp.ComposedDpEvent([dp.GaussianDpEvent(1.0), dp.RandomizedResponseDpEvent(0.5, 2)]),
-     r"dp_event.events\[1\]: RandomizedResponseDpEvent is not supported"),
+    (lambda dp: dp.ComposedDpEvent([dp.GaussianDpEvent(1.0), dp.UnsupportedDpEvent()]),
+     r"dp_event.events\[1\]: UnsupportedDpEvent is not supported"),
     (lambda dp: dp.PoissonSampledDpEvent(0.1, dp.RandomizedResponseDpEvent(0.5, 2)),
      "PoissonSampledDpEvent of RandomizedResponseDpEvent"),
     (lambda dp: dp.SampledWithoutReplacementDpEvent(100, 10, dp.GaussianDpEvent(1.0)),

@@ -259,9 +259,11 @@ REFUSED = {
     "simulate": ["--n", "10", "--k", "1", "--out", "unused"],
     "encode": ["--csv", "no-such.csv", "--k", "4", "--eps", "1", "--out", "unused"],
     "aggregate": ["no-such-set"],
+    "shuffle": ["no-such-set", "unused"],
     "plot": ["frequency", "no-such-set", "--out", "unused.png"],
     "randomizers": ["--plugin", "no-such-plugin.py"],
     "docs": ["theory", "--section", "99.99"],
+    "heavy-hitters": ["simulate", "--counts", "no-such.csv", "--n", "0", "--eps", "1"],
 }
 
 

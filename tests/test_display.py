@@ -101,6 +101,56 @@ def test_to_frame_without_pandas_names_it(monkeypatch, krr_result):
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas -> ImportError
     with pytest.raises(ImportError, match=r"pip install 'ldpcompress\[pandas\]'.*pandas"):
         krr_result.to_frame()
+    with pytest.raises(ImportError, match=r"pip install 'ldpcompress\[pandas\]'.*pandas"):
+        Accountant().compose(Gaussian(sigma=2.0)).to_frame()
+
+
+def test_accountant_to_frame_has_one_row_per_event_in_order():
+    pd = pytest.importorskip("pandas")
+    oracle = PIRappor(1000, 4.0)
+    acct = Accountant(h=1e-3).compose(OracleShuffledRound(10 ** 5, oracle), times=100)
+    acct.compose(Gaussian(sigma=20.0)).compose(ShuffledRound(10 ** 4, 0.5), times=7)
+    frame = acct.to_frame()
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["event", "parameters", "times"]
+    assert list(frame["event"]) == ["OracleShuffledRound", "Gaussian", "ShuffledRound"]
+    assert list(frame["times"]) == [100, 1, 7] and frame["times"].sum() == acct.rounds == 108
+    assert frame.loc[0, "parameters"].startswith(f"n=100000, oracle={oracle!r}")
+    assert frame.loc[1, "parameters"] == "sigma=20, sensitivity=1"
+    assert frame.loc[2, "parameters"].startswith("n=10000, eps0=0.5")
+    assert frame.attrs["rounds"] == 108 and frame.attrs["h"] == 1e-3
+    empty = Accountant().to_frame()
+    assert len(empty) == 0 and list(empty.columns) == ["event", "parameters", "times"]
+
+
+def test_randomizer_html_table_states_the_contract_parts():
+    for r in (KRR(10, 2.0), PIRappor(1000, 4.0), L.PrivUnit2(8, 2.0), L.LaplaceScalar(0.0, 1.0, 1.0)):
+        page = r._repr_html_()
+        assert page.count("<tr>") == 1 + 6  # head + name, parameters, eps, eps0, bits, structure
+        assert f"<td>{r.name}</td>" in page and f"<td>{r.bits_per_report:,}</td>" in page
+        assert f"<td>{r.replacement_eps:.6g}</td>" in page
+        kind = type(r.shuffle_structure()).__name__
+        assert f"<td>{kind}</td>" in page and f"<td>{r.eps:.6g} (replacement)</td>" in page
+        for key in r.params():
+            assert f"{key}=" in page
+
+
+def test_randomizer_html_escapes_a_plug_ins_names():
+    """A plug-in's registry name, class name and string parameters are untrusted: nothing of
+    them reaches the page unescaped."""
+    from shipped import load_example
+    base = load_example()
+
+    class Evil(base):
+        name = "<script>alert(1)</script>"
+
+        def params(self):
+            return {"eps": self.eps, "label": "<img src=x onerror=alert(2)> & \"'"}
+
+    Evil.__name__ = "Evil<b>"
+    page = Evil(1.0)._repr_html_()
+    assert "<script>" not in page and "<img" not in page and "<b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "Evil&lt;b&gt;(" in page
+    assert "&lt;img src=x onerror=alert(2)&gt; &amp; &quot;" in page
 
 
 def test_aggregation_is_a_result_object(tmp_path):

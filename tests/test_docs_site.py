@@ -1,7 +1,10 @@
 """The documentation a pip user can reach: the pages ship in the wheel and print from an
 installed package (``ldpcompress docs``, ``docs_path()``), and the site (guide, theory, API
 reference) builds with warnings as errors when the [docs] extra is installed."""
+import enum
+import importlib
 import importlib.util
+import inspect
 import os
 import pkgutil
 import re
@@ -10,6 +13,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -165,6 +169,42 @@ def test_site_builds_without_warnings(tmp_path):
     api = (html / "api.html").read_text(encoding="utf-8")
     for name in ldpcompress.__all__:  # every exported name is in the API tables
         assert f">{name}<" in api or f">{name}</span>" in api, name
+    # summaries are whole first paragraphs: KRR's is not cut after "w.p."
+    assert "y = x w.p. e^eps/(e^eps+k-1), else uniform other." in api
+    # "docs/theory.md §N" are links, and each lands on a heading of the theory page
+    theory = (html / "theory.html").read_text(encoding="utf-8")
+    links = set()
+    for page in (html / "generated").glob("*.html"):
+        links |= set(re.findall(r'href="\.\./theory\.html#([^"]+)"', page.read_text(encoding="utf-8")))
+    assert len(links) >= 10 and "25-the-privacy-blanket-for-binary-support-oracles-bbgn19-scw25-bd26" in links
+    assert not [a for a in links if f'id="{a}"' not in theory]
+
+
+def test_reference_summaries_are_whole_first_paragraphs():
+    """Sphinx's summary stops at the first '. ' and showed KRR as "... y = x w.p."."""
+    conf = CONF
+    from ldpcompress import KRR
+    lines = inspect.cleandoc(KRR.__doc__).splitlines()
+    summary = conf.first_paragraph(lines)
+    assert summary.startswith("k-ary randomized response (replacement eps): y = x w.p. "
+                              "e^eps/(e^eps+k-1), else uniform other. rho = Uniform[k];")
+    assert summary.endswith("(ceil(log2 k) bits).") and "Parameters" not in summary
+    assert conf.first_paragraph(["", "  One line::", "", "  code"]) == "One line."
+
+
+def test_theory_citations_become_links_to_their_section():
+    conf = CONF
+    text = conf.section_links("by the blanket pair (docs/theory.md §2.4(b)); guide.md §7.", "generated/m")
+    assert text == ("by the blanket pair (`docs/theory.md §2.4 <../theory.html#24-k-ary-randomized-"
+                    "response>`__\\ (b)); `guide.md §7 <../guide.html#7-your-own-randomizer-the-"
+                    "contract>`__.")
+    assert conf.section_links("theory.md §9.9", "api") == "theory.md §9.9"  # no such section
+    # every section the code cites has an anchor (a heading of level <= 3), all distinct
+    anchors = conf.anchors()
+    assert len(set(anchors.values())) == len(anchors)
+    cited = {(page, number) for f in ROOT.joinpath("ldpcompress").rglob("*.py")
+             for _, page, number in conf.CITATION.findall(f.read_text(encoding="utf-8"))}
+    assert len(cited) >= 20 and not cited - set(anchors)
 
 
 def test_readme_demo_figures_are_what_the_bounds_give():
@@ -237,3 +277,138 @@ def test_docstring_examples_run():
         result = doctest.testmod(importlib.import_module(info.name), optionflags=doctest.ELLIPSIS)
         failures, tried = failures + result.failed, tried + result.attempted
     assert failures == 0 and tried >= 10
+
+
+def _site_conf():
+    """docs/site/conf.py as a module (it needs Sphinx only inside its setup())."""
+    spec = importlib.util.spec_from_file_location("site_conf", ROOT / "docs" / "site" / "conf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CONF = _site_conf()
+
+
+# -- every parameter of the public API is documented -------------------------------------------
+# the package and the modules the API reference lists (docs/api.md)
+PUBLIC_MODULES = ("ldpcompress", *re.findall(r"^   (ldpcompress\.\w+)$",
+                                             (ROOT / "docs" / "api.md").read_text(encoding="utf-8"),
+                                             re.M))
+# Parameters not yet documented, one "callable parameter" a line. The list may only shrink: a
+# parameter documented since must leave it, and any other missing one fails the test.
+BACKLOG = ROOT / "tests" / "undocumented_parameters.txt"
+
+
+def documented_parameters(doc: str | None) -> set[str]:
+    """The names a numpy-style docstring lists under Parameters, Other Parameters or (for the
+    fields of a dataclass) Attributes: each entry line at the section's indentation, 'name',
+    'name : type' or 'a, b : type' ('*args' and '**kwargs' written as such)."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    names: set[str] = set()
+    inside = False
+    for i, line in enumerate(lines):
+        if re.fullmatch(r"-{3,}", line.strip()):
+            continue
+        if i + 1 < len(lines) and re.fullmatch(r"-{3,}", lines[i + 1].strip()) and line.strip():
+            inside = line.strip() in ("Parameters", "Other Parameters", "Attributes")
+            continue
+        if inside and line and not line[0].isspace():
+            names.update(n.strip() for n in line.split(" : ")[0].split(","))
+    return names
+
+
+def _public_methods(cls) -> Iterator[tuple[str, object]]:
+    """The public functions a class defines or inherits from the package's own classes."""
+    for owner in cls.__mro__:
+        if not owner.__module__.startswith("ldpcompress"):
+            continue
+        for name, member in vars(owner).items():
+            fn = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+            if not name.startswith("_") and inspect.isfunction(fn):
+                yield f"{owner.__module__}.{owner.__qualname__}.{name}", fn
+
+
+def _owner(fn):
+    return getattr(sys.modules[fn.__module__], fn.__qualname__.rpartition(".")[0])
+
+
+def public_callables() -> dict[str, tuple[object, str]]:
+    """Every public callable of :data:`PUBLIC_MODULES`' ``__all__`` (functions, classes'
+    constructors, their public methods) -> (object, the docstring that documents it)."""
+    found: dict[str, tuple[object, str]] = {}
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj):
+                if issubclass(obj, enum.Enum):
+                    continue  # members, not a constructor to call
+                init = vars(obj).get("__init__")
+                doc = "\n".join(filter(None, [obj.__doc__, getattr(init, "__doc__", None)]))
+                found[f"{obj.__module__}.{obj.__qualname__}"] = (obj, doc)
+                for key, fn in _public_methods(obj):  # as the reference shows it: an
+                    owner = _owner(fn)                  # override's docstring or its base's,
+                    lines = (inspect.getdoc(fn) or "").splitlines()  # with the base's
+                    lines = CONF.inherited_parameters(owner, fn.__name__, lines)  # Parameters
+                    found.setdefault(key, (fn, "\n".join(lines)))
+            elif inspect.isfunction(obj):
+                found[f"{obj.__module__}.{obj.__qualname__}"] = (obj, obj.__doc__ or "")
+    return found
+
+
+def missing_parameters() -> set[str]:
+    missing = set()
+    for key, (obj, doc) in public_callables().items():
+        try:
+            params = inspect.signature(obj).parameters
+        except (TypeError, ValueError):  # no signature to document
+            continue
+        listed = documented_parameters(doc)
+        for p in params.values():
+            shown = {p.VAR_POSITIONAL: f"*{p.name}", p.VAR_KEYWORD: f"**{p.name}"}.get(p.kind, p.name)
+            if p.name not in ("self", "cls") and shown not in listed:
+                missing.add(f"{key} {shown}")
+    return missing
+
+
+def write_backlog() -> None:
+    """Rewrite the backlog as the parameters missing now (after documenting some, or when a
+    merge brings public parameters in): ``python -c "import sys; sys.path.insert(0, 'tests');
+    import test_docs_site as T; T.write_backlog()"``, then review the diff."""
+    head = [line for line in BACKLOG.read_text(encoding="utf-8").splitlines()
+            if line.startswith("#")]
+    BACKLOG.write_text("\n".join([*head, *sorted(missing_parameters())]) + "\n", encoding="utf-8")
+
+
+def test_the_parameter_check_reads_numpy_sections():
+    doc = """Summary.
+
+    Parameters
+    ----------
+    n : int
+        Users.
+    a, b
+        Two at once.
+    *args
+        Passed on.
+
+    Returns
+    -------
+    x : float
+        Not a parameter.
+    """
+    assert documented_parameters(doc) == {"n", "a", "b", "*args"}
+    assert documented_parameters("n: users (informal, not a section)") == set()
+
+
+def test_every_public_parameter_is_documented():
+    """Every parameter of every public callable (the public modules' ``__all__``, classes'
+    constructors and public methods) is listed in its docstring's Parameters section, except
+    the backlog's, which may only shrink."""
+    missing = missing_parameters()
+    backlog = {line.strip() for line in BACKLOG.read_text(encoding="utf-8").splitlines()
+               if line.strip() and not line.startswith("#")}
+    assert not missing - backlog, sorted(missing - backlog)  # document these
+    assert not backlog - missing, sorted(backlog - missing)  # documented (or gone): remove them
+    assert len(public_callables()) > 300

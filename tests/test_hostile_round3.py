@@ -218,7 +218,7 @@ def test_subset_selection_with_two_items_against_brute_force():
             for eps in (0.0, 0.3, 0.9):
                 res = L.delta(n, eps=eps, oracle=oracle)
                 assert mp.mpf(res.value) >= mp_krr_worst_delta(n, 2, e0, eps), (n, eps)
-    assert L.epsilon(1000, delta=1e-6, oracle=oracle).method in ("blanket", "krr_blanket")
+    assert L.epsilon(1000, delta=1e-6, oracle=oracle).method in ("blanket", "krr_blanket", "binary_exact")
     # the blanket profile itself (its (b1, b2) law has no "rest" class) against brute force
     from ldpcompress.accounting.blanket import BlanketProfile
     with mp.workdps(50):

@@ -127,3 +127,18 @@ def test_compose_sampling_options_are_checked(argv, words, capsys):
     code = main(["compose", "--n", "1e4", "--eps0", "2", "--rounds", "3", "--delta", "1e-6"]
                 + argv)
     assert code == 2 and words in capsys.readouterr().err
+
+
+def test_json_says_when_the_gap_target_is_missed(tmp_path, capsys):
+    """compose --json carries gap_target and gap_target_met (fails before: the miss was only
+    one of the notes)."""
+    from ldpcompress.accounting import PoissonSampledGaussian
+    path = tmp_path / "sgd.json"
+    Accountant().compose(PoissonSampledGaussian(sigma=1.1, q=0.004), times=2000).save(path)
+    out = _run(["compose", "--delta", "1e-5", "--ledger", str(path)], capsys)["results"]
+    assert out["gap_target"] == 0.01 and out["gap_target_met"] is False
+    assert out["eps"] - out["lower"] > 0.01 * out["eps"]
+    small = tmp_path / "small.json"
+    Accountant().compose(ShuffledRound(10 ** 4, 1.0), times=10).save(small)
+    out = _run(["compose", "--delta", "1e-6", "--ledger", str(small)], capsys)["results"]
+    assert out["gap_target_met"] is True

@@ -26,9 +26,10 @@ ORACLES = [lambda e: PIRappor(1000, e), lambda e: OUE(1000, e),
            lambda e: OLH(1000, e), lambda e: HadamardResponse(1000, e),
            lambda e: SubsetSelection(200, e), lambda e: PIRappor(1000, e, symmetric=True),
            lambda e: VectorPIRappor(1000, e, q=37),
-           lambda e: RAPPOR(1000, e / 2)]  # symmetric: replacement eps0 = 2 eps
+           lambda e: RAPPOR(1000, e / 2),  # symmetric: replacement eps0 = 2 eps
+           lambda e: HadamardResponse(1000, e, variant="basic")]
 IDS = ["pi-rappor", "oue", "olh", "hadamard", "subset", "pi-rappor-sym", "pi-rappor-vector",
-       "rappor-sym"]
+       "rappor-sym", "hadamard-basic"]
 # the bound's distance to the exact attack: within 3 %, 7.1 % for symmetric RAPPOR (bound
 # 0.10415, attack 0.09722 at n = 1e5, eps0 = 4)
 GAP = {"rappor-sym": 1.08}

@@ -348,6 +348,10 @@ def test_writers_stream_in_bounded_memory(tmp_path, monkeypatch):
     # 2e6 rows); now both stream CHUNK rows at a time
     monkeypatch.setattr(writer, "CHUNK", 2048)
     monkeypatch.setattr(items_csv, "CSV_CHUNK", 1024)
+    # encode's shuffler step holds one bucket and one read batch: both small here too
+    from ldpcompress.scale import reader, shuffle
+    monkeypatch.setattr(shuffle, "BUCKET_BYTES", 1 << 16)
+    monkeypatch.setattr(reader, "READ_BATCH_BYTES", 1 << 16)
     csv = tmp_path / "items.csv"
     csv.write_text("\n".join(str(i % 97) for i in range(20_000)) + "\n")
     peaks = {}
@@ -356,14 +360,19 @@ def test_writers_stream_in_bounded_memory(tmp_path, monkeypatch):
     for name, argv in [("simulate", ["simulate", "--n", "1e5", "--k", "100", "--shards", "2",
                                      "--out", str(tmp_path / "s")]),
                        ("encode", ["encode", "--csv", str(csv), "--k", "100", "--eps", "2",
-                                   "--shards", "3", "--out", str(tmp_path / "e")])]:
+                                   "--shards", "3", "--in-order", "--out", str(tmp_path / "e")]),
+                       ("shuffled", ["encode", "--csv", str(csv), "--k", "100", "--eps", "2",
+                                     "--shards", "3", "--out", str(tmp_path / "f")])]:
         tracemalloc.start()
         assert main(argv) == 0
         peaks[name] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     # before: 1e5 reports alone took 1.6 MB, 2e4 CSV rows as lists of strings 2.5 MB
     assert peaks["simulate"] < 0.8e6 and peaks["encode"] < 0.4e6, peaks
+    # the shuffler step adds one bucket, one read batch and the reader's hash blocks (1 MiB)
+    assert peaks["shuffled"] < 0.4e6 + 2 * reader.VERIFY_BLOCK, peaks
     assert D.aggregate_in_memory([tmp_path / "e"])["n"] == 20_000
+    assert D.aggregate_in_memory([tmp_path / "f"])["n"] == 20_000
     assert D.aggregate_in_memory([tmp_path / "s"])["n"] == 100_000
 
 

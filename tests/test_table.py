@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hang import no_hang
 
 import ldpcompress as L
 from ldpcompress.core.entropy import Entropy, simulation_entropy
@@ -135,7 +136,7 @@ def test_client_frequencies_match_the_realised_table():
         assert np.all(np.abs(freq - n * p) <= 5 * np.sqrt(n * p * (1 - p)))
     # the realised table is the given one to 1 / (m 2^62)
     given = [[Fraction(v) for v in row] for row in check_table(GOOD)[0]]
-    st = r.shuffle_structure()
+    st = r.table_structure
     assert all(abs(st.entry(x, y) - given[x][y]) <= Fraction(1, st.denominator)
                for x in range(3) for y in range(4))
 
@@ -144,7 +145,7 @@ def test_client_frequencies_match_the_realised_table():
 
 def test_estimator_is_a_left_inverse_and_its_variance_is_the_multinomial_one():
     r = TableRandomizer(GOOD)
-    p = np.array([[float(v) for v in row] for row in r.shuffle_structure().rows()])
+    p = np.array([[float(v) for v in row] for row in r.table_structure.rows()])
     big_l = r._inverse
     np.testing.assert_allclose(big_l @ p.T, np.eye(3), atol=1e-12)
     counts = np.array([700.0, 200.0, 100.0])
@@ -194,7 +195,7 @@ def test_hostile_summaries_and_dependent_rows_are_refused():
 def test_compression_samples_its_reference_and_bounds_its_ratios(table, ref):
     r = TableRandomizer(table)
     assert r.reference == ref
-    st = r.shuffle_structure()
+    st = r.table_structure
     rows = st.rows()
     if ref == "blanket":
         mins = st.mins()
@@ -242,3 +243,29 @@ def test_a_ledger_with_an_edited_table_is_refused_naming_the_event(bad, match):
     saved["events"][0]["oracle"]["params"]["table"] = bad
     with pytest.raises((ValueError, TypeError), match=r"events\[0\]\.oracle: .*" + match):
         L.Accountant.from_json(json.dumps(saved))
+
+
+# -- hostile input: the largest tables the validator accepts (issue 27 item 3) -------------------
+
+def _wide(k, m, seed):
+    rng = np.random.default_rng(seed)  # test-only: a table's entries, not privacy coins
+    p = rng.uniform(1.0, 3.0, size=(k, m))
+    return (p / p.sum(axis=1, keepdims=True)).tolist()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k, m", [(2, 32768), (2, 1024)])
+def test_a_wide_table_answers_a_query_by_the_generic_bound_without_hanging(k, m):
+    # before: epsilon(1e6) lumped every law's m atoms in exact rationals at each eps tried
+    # (2 x 1024: 90 s; 2 x 32768: not done in 400 s)
+    r = TableRandomizer(_wide(k, m, 4))
+    with no_hang(f"epsilon of a {k} x {m} table"):
+        res = L.epsilon(10 ** 6, delta=1e-6, oracle=r)
+    assert res.method == "general"
+    assert res.value == L.epsilon(10 ** 6, r.eps, 1e-6, lower=False).value
+    note = [b.note for b in res.bounds if b.name == "blanket_table"][0]
+    assert f"m = {m} outputs" in note and "[2, 64]" in note
+    with no_hang(f"the client of a {k} x {m} table"):
+        ys = r.randomize_many(np.zeros(1000, dtype=np.int64))
+        counts = r.summarize(ys)
+    assert counts.sum() == 1000 and ys.min() >= 0 and ys.max() < m

@@ -4,6 +4,7 @@ shuffled reports (brute force over every dataset of the other users, exact ratio
 kernel agrees with mpmath, tables of the shipped oracles give their dedicated bounds, and the
 queries, inverse queries and the accountant work through the contract."""
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ def _tables(count, seed=3):
 @pytest.mark.slow
 @pytest.mark.parametrize("r", _tables(10), ids=lambda r: r.describe())
 def test_bounds_bracket_the_exact_worst_case_of_the_shuffled_reports(r, monkeypatch):
-    st = r.shuffle_structure()
+    st = r.table_structure
     rows = st.rows()
     for n in (1, 2, 3, 4, 5) if st.k * st.m <= 9 else (1, 2, 3, 4):
         for eps in (0.02, 0.3, 1.0):
@@ -48,7 +49,7 @@ def test_bounds_bracket_the_exact_worst_case_of_the_shuffled_reports(r, monkeypa
 
 @pytest.mark.parametrize("r", _tables(5, seed=8), ids=lambda r: r.describe())
 def test_the_exact_kernel_agrees_with_mpmath(r):
-    st = r.shuffle_structure()
+    st = r.table_structure
     rows = st.rows()
     up_p, lo_p = T.TableBlanketProfile(7, st), T.TableLowerProfile(7, st)
     for n in (1, 3, 7, 20):
@@ -94,7 +95,7 @@ def test_the_lattice_routes_bracket_mpmath_at_moderate_n(r, monkeypatch):
     """Forced onto the lattice (split for the blanket, lumps for the attack), the bounds stay on
     their side of the exact multinomial sum and close to it."""
     monkeypatch.setattr(T, "EXACT_TERMS", -1)
-    st = r.shuffle_structure()
+    st = r.table_structure
     rows = st.rows()
     n, eps = 40, 0.1
     up_law = T.TableBlanketProfile(n, st).laws()[0]
@@ -117,7 +118,7 @@ def test_a_rare_far_output_keeps_both_bounds_sound_and_finite():
     keeps the far atom by Jensen given its count; both stay on their sides (brute force at
     n = 3) and answer at n = 1e5."""
     r = TableRandomizer([[0.5, 0.5 - 1e-12, 1e-12], [1e-12, 0.5, 0.5 - 1e-12], [0.3, 0.3, 0.4]])
-    st = r.shuffle_structure()
+    st = r.table_structure
     worst, _ = worst_delta(st.rows(), 3, 5.0)
     assert T.TableLowerProfile(3, st).delta(5.0, 1e-30) <= worst \
         <= T.TableBlanketProfile(3, st).delta(5.0, 1e-30)
@@ -127,7 +128,7 @@ def test_a_rare_far_output_keeps_both_bounds_sound_and_finite():
 
 def test_the_attack_is_the_exact_delta_of_its_datasets():
     r = _tables(3, seed=5)[2]
-    st = r.shuffle_structure()
+    st = r.table_structure
     rows = st.rows()
     for n, eps in ((3, 0.1), (4, 0.3)):
         lo = T.TableLowerProfile(n, st).delta(eps, 1e-30)
@@ -165,7 +166,8 @@ def test_tables_of_the_oracles_give_their_dedicated_bounds(name, eps0):
     for n in (10 ** 4, 10 ** 5):
         ours = L.epsilon(n, delta=1e-6, oracle=table)
         theirs = L.epsilon(n, delta=1e-6, oracle=oracle, lower=False)
-        assert ours.method == "blanket_table"
+        # a 2 x 2 table (yes/no) is binary RR: the exact count, as its dedicated oracle
+        assert ours.method == ("binary_exact" if table.m == 2 else "blanket_table")
         assert ours.value == pytest.approx(theirs.value, rel=1e-3), (n, ours, theirs)
         assert ours.lower <= ours.value
 
@@ -175,7 +177,7 @@ def test_the_table_blanket_is_never_below_the_unblocked_krr_blanket():
     table's lattice may only add to it, and little."""
     r = KRR(3, 2.0)
     table = TableRandomizer(krr_table(3, r.shuffle_structure().a1))
-    st = table.shuffle_structure()
+    st = table.table_structure
     for n in (50, 2000):
         for eps in (0.1, 0.4):
             exact = L.accounting.amplification.krr_blanket_delta(n, st.eps0, 3, eps,
@@ -226,7 +228,7 @@ def test_queries_inverse_and_accountant_through_the_contract():
 
 
 def test_a_table_too_large_for_the_pair_scan_gets_the_generic_bound():
-    k, m = 200, 100
+    k, m = 20, 16  # k (k-1) m = 6080 > 4096, m within 64
     rng = np.random.default_rng(2)
     p = rng.uniform(1.0, 2.0, size=(k, m))
     r = TableRandomizer((p / p.sum(axis=1, keepdims=True)).tolist())
@@ -239,3 +241,22 @@ def test_a_table_too_large_for_the_pair_scan_gets_the_generic_bound():
 def test_profiles_refuse_other_structures():
     with pytest.raises(TypeError, match="TableStructure"):
         T.TableBlanketProfile(100, KRR(3, 1.0).shuffle_structure())
+
+
+def test_a_two_by_two_table_is_accounted_as_a_binary_randomizer():
+    """A 2 x 2 table is binary randomized response (possibly asymmetric): its shuffled count is
+    accounted exactly over the others' datasets (§2.14), as KRR(2) is, not by the table's
+    looser min-blanket (0.0432 against the exact 0.0357 for yes/no at eps0 = 1, n = 1e4)."""
+    import ldpcompress as L
+    from ldpcompress.randomizers.structure import BinaryStructure
+    p = Fraction(3, 4)
+    sym = TableRandomizer([[p, 1 - p], [1 - p, p]])
+    st = sym.shuffle_structure()
+    assert isinstance(st, BinaryStructure) and (st.p1, st.q0) == (sym.table_structure.entry(1, 1),
+                                                                 sym.table_structure.entry(0, 1))
+    res = L.epsilon(10**4, delta=1e-6, oracle=sym)
+    krr = L.epsilon(10**4, delta=1e-6, oracle=L.KRR(2, sym.eps))
+    assert res.method == "binary_exact" and res.lower <= res.value <= krr.value * (1 + 1e-9)
+    asym = TableRandomizer([[Fraction(9, 10), Fraction(1, 10)], [Fraction(4, 5), Fraction(1, 5)]])
+    res = L.epsilon(10**4, delta=1e-6, oracle=asym)
+    assert res.method == "binary_exact" and res.lower <= res.value

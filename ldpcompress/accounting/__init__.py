@@ -21,6 +21,7 @@ _EXPORTS = {
                      "SampledKRRShuffledRound", "SampledOracleShuffledRound"], "events"),
     **dict.fromkeys(["AllocatedGaussian", "AllocatedLaplace"], "allocation_central"),
     "AllocatedShuffledRounds": "allocation",
+    **dict.fromkeys(["RandomizedResponse"], "pure"),
 }
 __getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)  # imported at first use
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
                          SampledShuffledRound, ShuffledRound, ShuffledSGDPass)
     from .allocation import AllocatedShuffledRounds
     from .allocation_central import AllocatedGaussian, AllocatedLaplace
+    from .pure import RandomizedResponse
     from .inverse import max_eps0, min_n
 
 __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "AmplificationResult",
@@ -40,4 +42,4 @@ __all__ = ["epsilon", "delta", "max_eps0", "min_n", "clone_pair_delta", "Amplifi
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
            "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass",
            "SampledShuffledRound", "SampledKRRShuffledRound", "SampledOracleShuffledRound",
-           "AllocatedGaussian", "AllocatedLaplace", "AllocatedShuffledRounds"]
+           "AllocatedGaussian", "AllocatedLaplace", "AllocatedShuffledRounds", "RandomizedResponse"]

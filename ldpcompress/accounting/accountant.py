@@ -33,6 +33,7 @@ from . import gaussian as G
 from . import interop as I
 from . import plan as PL
 from . import pld as P
+from . import pure as PU
 from . import rdp as R
 from . import state as S
 from . import allocation as _allocation  # noqa: F401  (registers its event in EVENTS)
@@ -47,17 +48,35 @@ __all__ = ["AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "MAX_ROUNDS", "Acco
 MAX_ROUNDS = 10 ** 9  # composed rounds in all; beyond, integer sizes overflow int64 grids
 
 
-METHODS = ("auto", "pld", "rdp", "kov", "exact")
+METHODS = ("auto", "pld", "rdp", "kov", "exact", "pure")
 DUAL_MAX_ROUNDS = 40  # up to this many rounds, round-up/round-down grids (gap <= T h) win
 H_MIN, H_MAX = 1e-7, 0.5
+# the finest first grid when rounded-up rounds dominate the gap: finer than dp_accounting's
+# default 1e-4 (MNIST DP-SGD: eps 2.381671 at 8e-5, 2.381634 at 5e-5, 2.381705 at 1e-4, where
+# dp_accounting, which leaves out the FFT's rounding error, reports 2.381686), at 0.6x the
+# composition time of 5e-5
+H_ROUNDED_MIN = 8e-5
+ROUNDED_MAX_POINTS = 2 ** 20  # a refinement below H_ROUNDED_MIN stays under this grid length
 
 
 class Accountant:
     """Records (event, times) pairs; answers epsilon(delta) and delta(eps) (§3.4).
 
-    h: the PLD grid step; None (default) chooses it per query so that the PLD gap
-    (upper - lower) is at most ``gap`` x eps. max_size caps the composed grid length: a grid
-    that would exceed it is coarsened (h grows) rather than truncated.
+    Parameters
+    ----------
+    h : float, optional
+        The PLD grid step; None (default) chooses it per query so that the PLD gap
+        (upper - lower) is at most ``gap`` x eps.
+    max_size : int, default 1,048,576
+        Cap on the composed grid's length (2^10 to 2^28): a grid that would exceed it is
+        coarsened (h grows) rather than truncated.
+    orders : array of float, optional
+        The Renyi orders of the RDP method (each > 1).
+    gap : float, default 0.01
+        The relative PLD gap (upper - lower) / eps a per-query grid aims at (> 0).
+    max_seconds : float or None, default 60
+        Time limit of a query (its plan is refused beforehand when it would exceed it; None or
+        inf: no limit). A setting of this machine: not saved in a ledger.
     """
 
     def __init__(self, h: float | None = None, max_size: int = P.MAX_SIZE,
@@ -90,7 +109,24 @@ class Accountant:
                             ("times", "event"), [(t, repr(e)) for e, t in self.events],
                             [self._settings()])
 
+    def to_frame(self):
+        """The ledger as a pandas DataFrame, one row per composed event in order: columns
+        event (its class name), parameters ('n=10000, eps0=1', its fields) and times; the
+        settings and the total rounds in ``frame.attrs``. pandas is optional (the [pandas]
+        extra): without it, ImportError names how to install it, as every ``to_frame()``."""
+        return D.ledger_frame(self.events, rounds=self.rounds, h=self.h,
+                              max_size=self.max_size, gap=self.gap)
+
     def compose(self, event: Event, times: int = 1) -> "Accountant":
+        """Record ``times`` rounds of ``event``; returns the accountant (calls chain).
+
+        Parameters
+        ----------
+        event : Event
+            A mechanism of ``ldpcompress.accounting`` (e.g. :class:`ShuffledRound`).
+        times : int, default 1
+            How many rounds of it (>= 1; at most 1e9 rounds in all).
+        """
         if not isinstance(event, Event):
             raise TypeError(f"event must be an ldpcompress.accounting Event, got "
                             f"{type(event).__name__}")
@@ -116,6 +152,7 @@ class Accountant:
         Reads ``GaussianDpEvent`` and ``LaplaceDpEvent`` (as :class:`Gaussian` and
         :class:`Laplace`), ``PoissonSampledDpEvent`` of either (add/remove neighbours, as
         dp_accounting: :class:`PoissonSampledGaussian`, :class:`PoissonSampledLaplace`),
+        ``RandomizedResponseDpEvent`` (as :class:`RandomizedResponse`, substitution neighbours),
         ``SelfComposedDpEvent`` and ``ComposedDpEvent`` at any depth, and ``NoOpDpEvent``.
         Equal events are merged (composition is commutative). Needs the extra
         ``[dp-accounting]`` (docs/guide.md §1, "Central mechanisms, DP-SGD and dp_accounting
@@ -158,12 +195,19 @@ class Accountant:
 
     def to_dp_event(self):
         """The ledger as a dp_accounting DpEvent tree (every event must have one: Gaussian,
-        Laplace and their Poisson-sampled forms); otherwise export :meth:`pld`."""
+        Laplace and their Poisson-sampled forms, RandomizedResponse, PureDP as randomized
+        response over 2 buckets); otherwise export :meth:`pld`."""
         return I.to_dp_event(self.events)
 
     def pld(self, h: float = 1e-4) -> P.PLD:
         """The composed PLD of the ledger on a round-up grid of step h (every event's
-        pessimistic grid; Gaussians as one): its delta and eps are upper bounds."""
+        pessimistic grid; Gaussians as one): its delta and eps are upper bounds.
+
+        Parameters
+        ----------
+        h : float, default 1e-4
+            The grid step (> 0).
+        """
         h = P.check_grid(h)
         pld = self._compose_pld(h, "up")
         if pld is None:
@@ -209,17 +253,38 @@ class Accountant:
 
     @classmethod
     def from_json(cls, text: str) -> "Accountant":
+        """An accountant from the text ``to_json()`` wrote (untrusted: checked as a file is).
+
+        Parameters
+        ----------
+        text : str
+            The JSON state.
+        """
         return S.loads(text, cls, EVENTS)
 
     def save(self, path, lock_timeout: float = S.LOCK_TIMEOUT) -> None:
         """Write the state to a file: through a symlink to its target, under the ledger's
         lock, atomically, keeping the file's mode; a read-only file is refused (ValueError).
-        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write)."""
+        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write).
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file.
+        lock_timeout : float, default 300
+            Seconds to wait for the ledger's lock (then an error).
+        """
         S.save(self, path, lock_timeout)
 
     @classmethod
     def load(cls, path) -> "Accountant":
-        """Read a state written by save(); the file is checked as untrusted input."""
+        """Read a state written by save(); the file is checked as untrusted input.
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file. (untrusted).
+        """
         return S.load(path, cls, EVENTS)
 
     @classmethod
@@ -233,6 +298,16 @@ class Accountant:
         >>> with Accountant.ledger(path) as acct:           # doctest: +SKIP
         ...     acct.compose(ShuffledRound(10**5, 2.0), times=7)
         ...     eps = acct.epsilon(1e-6)      # should this raise, nothing is written
+
+        Parameters
+        ----------
+        path : str or path
+            The ledger's file.
+        lock_timeout : float, default 300
+            Seconds to wait for the ledger's lock (then an error).
+        **settings
+            Settings of a new ledger (``h``, ``max_size``, ``orders``, ``gap``) when the file
+            is absent.
         """
         return S.ledger(path, cls, EVENTS, lock_timeout, **settings)
 
@@ -275,12 +350,37 @@ class Accountant:
     def _scheme(self) -> str:
         return "dual" if self._grid_rounds() <= DUAL_MAX_ROUNDS else "mean"
 
+    def _rounded_rounds(self) -> int:
+        """Grids composed whose "mean" grid is not mean-rounded (Event.MEAN_GRID False): each
+        adds up to h to the certified gap, whatever the other rounds do."""
+        return sum(t for e, t in self._merged() if not e.MEAN_GRID)
+
     def _gap_per_h(self, delta: float) -> float:
-        """Predicted gap (upper - lower) in eps per unit of h for the scheme in use."""
+        """Predicted gap (upper - lower) in eps per unit of h for the scheme in use: T for
+        round-up/round-down grids, the GLW21 concentration term for one mean grid (a first
+        guess: the measured gap refines it, and rounded-up rounds are met by _h_floor)."""
         t = self._grid_rounds()
         if self._scheme() == "dual":
             return float(t)
         return 2.0 * math.sqrt(t * math.log(100.0 / delta) / 2.0) + 1.0
+
+    def _grid_points(self, h: float) -> int:
+        """Length of the longest direction of the composed grid of step h (built already)."""
+        key = (h, "mean" if self._scheme() == "mean" else "up",
+               None if self._plan is None else self._plan.points)
+        pld = self._composed.get(key)
+        return 0 if pld is None else max(d.pmf.size for d in pld.dirs)
+
+    def _h_floor(self, delta: float) -> float:
+        """The finest first grid the accountant tries: H_ROUNDED_MIN when rounded-up rounds
+        dominate the predicted gap on one mean grid (a gap ~ T h: the target may need a grid
+        too long to compose quickly; a refinement below it is made only while the composed grid
+        stays under ROUNDED_MAX_POINTS, else the target is reported missed), else H_MIN."""
+        t, det = self._grid_rounds(), self._rounded_rounds()
+        if self._scheme() == "mean" and det > 0 and \
+                det >= 2.0 * math.sqrt((t - det) * math.log(100.0 / delta) / 2.0) + 1.0:
+            return H_ROUNDED_MIN
+        return H_MIN
 
     def _pld_at(self, h: float, fn):
         """fn(upper_pld, lower_pld_or_None, scheme) on the grids of step h: scheme "dual" (a
@@ -300,13 +400,15 @@ class Accountant:
         """(upper, lower, h, notes): the PLD answer with h fixed by the user, or chosen so the
         gap is <= self.gap x the answer. GridTooLarge coarsens h."""
         notes = []
+        floor, stopped = H_MIN, False
         if self.h is not None:
             h, auto = self.h, False
         else:
             auto = True
             per_h = self._gap_per_h(delta_for_gap)
             scale = eps_scale if eps_scale and math.isfinite(eps_scale) else 1.0
-            h = min(H_MAX, max(H_MIN, 0.8 * self.gap * scale / per_h))
+            floor = self._h_floor(delta_for_gap)
+            h = min(H_MAX, max(floor, 0.8 * self.gap * scale / per_h))
         coarsened = False
         last = None
         for _ in range(12):
@@ -330,7 +432,11 @@ class Accountant:
             gap = up - low
             if gap <= self.gap * up or h <= H_MIN:
                 break
-            h = max(H_MIN, 0.8 * h * self.gap * up / gap)  # refine once more
+            finer = max(H_MIN, 0.8 * h * self.gap * up / gap)  # refine once more
+            if finer < floor and self._grid_points(h) * h / finer > ROUNDED_MAX_POINTS:
+                stopped = True  # rounded-up rounds dominate: a grid this fine costs minutes
+                break
+            h = finer
         if last is None:
             raise ValueError("the PLD grid could not be sized: " + "; ".join(notes))
         up, low, h = last
@@ -340,7 +446,11 @@ class Accountant:
                          "exceeds it): not an answer")
         if refine and low is not None and math.isfinite(up) and up > 0 and \
                 up - low > self.gap * up:
-            notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}")
+            why = (f" (rounded-up rounds ({self._rounded_rounds():,}) dominate the gap: the "
+                   f"grid it needs would pass {ROUNDED_MAX_POINTS:,} points; fix h to go finer)"
+                   if stopped else "")
+            notes.append(f"PLD gap {up - low:.3g} exceeds {self.gap:.0%} of eps at h = {h:.3g}"
+                         + why)
         return up, low, h, notes
 
     def _check_pld_cost(self, h: float) -> None:
@@ -385,12 +495,34 @@ class Accountant:
 
     # -- queries -------------------------------------------------------------------------------
     def epsilon(self, delta: float, method: str = "auto", compare: bool = False) -> AccountingResult:
-        """Smallest eps with delta(eps) <= delta for the composition (an upper bound)."""
+        """Smallest eps with delta(eps) <= delta for the composition (an upper bound).
+
+        Parameters
+        ----------
+        delta : float
+            The central delta in (0, 1).
+        method : {"auto", "pld", "rdp", "kov", "exact"}, default "auto"
+            The method; "auto" takes the smallest sound answer of those that apply ("exact":
+            a ledger of Gaussian mechanisms only).
+        compare : bool, default False
+            Evaluate every applicable method (their values in the result's ``others``).
+        """
         delta = V.probability_open(delta, "delta")
         return self._query("epsilon", delta, self._check(method), compare)
 
     def delta(self, eps: float, method: str = "auto", compare: bool = False) -> AccountingResult:
-        """delta(eps) of the composition (an upper bound)."""
+        """delta(eps) of the composition (an upper bound).
+
+        Parameters
+        ----------
+        eps : float
+            The central eps (>= 0).
+        method : {"auto", "pld", "rdp", "kov", "exact"}, default "auto"
+            The method; "auto" takes the smallest sound answer of those that apply ("exact":
+            a ledger of Gaussian mechanisms only).
+        compare : bool, default False
+            Evaluate every applicable method (their values in the result's ``others``).
+        """
         eps = V.nonnegative(eps, "eps")
         return self._query("delta", eps, self._check(method), compare)
 
@@ -400,6 +532,10 @@ class Accountant:
         if len(merged) == 1 and merged[0][1] == 1:
             return merged[0][0].gaussian_mu()
         return None
+
+    def _pure_total(self) -> float | None:
+        """E = sum of t eps over the events when every one is pure (eps, 0)-DP, else None."""
+        return PU.composed_eps(PL.group(self.events))
 
     def _relations_note(self) -> list[str]:
         kinds = sorted({e.relation.replace("_", "/") for e, _ in self.events
@@ -424,11 +560,15 @@ class Accountant:
         if method == "exact" and mu is None:
             raise ValueError("method 'exact' needs a ledger of Gaussian mechanisms only "
                              "(they compose to one Gaussian); use method='auto'")
+        if method == "pure" and self._pure_total() is None:
+            raise ValueError("method 'pure' needs a ledger of pure (eps, 0)-DP events only "
+                             "(Laplace, PureDP, RandomizedResponse, ...); use method='auto'")
+        pure = ("pure",) if self._pure_total() is not None else ()
         methods: tuple[str, ...]
-        if method == "auto" and not compare:
-            methods = ("exact",) if mu is not None else ("rdp", "kov", "pld")
+        if method == "auto" and not compare:  # (on a tie, the first listed is reported)
+            methods = ("exact",) if mu is not None else ("rdp", "kov", "pld") + pure
         elif method == "auto" or compare:
-            methods = ("rdp", "kov", "pld") + (("exact",) if mu is not None else ())
+            methods = ("rdp", "kov", "pld") + pure + (("exact",) if mu is not None else ())
         else:
             methods = (method,)
         values: dict = {}
@@ -469,8 +609,9 @@ class Accountant:
         if lower is not None and lower > value:
             lower = value  # a tighter method beat the PLD's own optimistic estimate
         others = {m: v for m, v in values.items() if m != best}
+        target = self.gap if self.h is None and h is not None and query == "epsilon" else None
         return AccountingResult(query, value, lower, best, others,
-                                compute_time() - clock, h, tuple(notes), self._plan.note)
+                                compute_time() - clock, h, tuple(notes), self._plan.note, target)
 
     def _pld_by(self, query: str, arg: float, values: dict):
         finite = [v for v in values.values() if v is not None and math.isfinite(v)]
@@ -501,6 +642,10 @@ class Accountant:
         return None
 
     def _by(self, method: str, query: str, arg: float) -> float:
+        if method == "pure":  # closed form of (E, 0)-DP (accounting/pure.py)
+            total = self._pure_total()
+            assert total is not None  # "pure" is asked or chosen only then
+            return PU.pure_epsilon(total, arg) if query == "epsilon" else PU.pure_delta(total, arg)
         if method == "rdp":
             if query == "epsilon":
                 refine = lambda a: float(self._rdp(np.array([a]))[0])  # noqa: E731

@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -45,6 +46,7 @@ from ..randomizers.contract import LocalRandomizer
 from . import amplification as AMP
 from . import blanket as BL
 from .events import EVENTS, Event, KRRShuffledRound, OracleShuffledRound, ShuffledRound
+from .rounding import fraction_up
 from .solve import largest_feasible
 
 __all__ = ["SCHEMES", "RANDOMIZERS", "MAX_CAMPAIGN_ROUNDS", "AllocatedShuffledRounds",
@@ -81,6 +83,30 @@ class AllocatedShuffledRounds(Event):
     outputs (only the bounds proved for that are used). ``scheme`` says how a device picks
     its k > 1 rounds (``"distinct"``, ``"blocks"``, ``"independent"``; ignored for k = 1).
     Substitution neighbours only (``relation``: add/remove is refused, see check_relation).
+
+    Parameters
+    ----------
+    n : int
+        Devices.
+    rounds : int
+        Shuffled rounds of the campaign.
+    per_device : int, default 1
+        Rounds each device reports in, in [1, rounds].
+    scheme : {"distinct", "blocks", "independent"}, default "distinct"
+        How a device picks its rounds (ignored for per_device = 1).
+    eps0 : float, optional
+        The randomizers' largest replacement eps (not with ``oracle``).
+    k_rr : int, optional
+        With eps0: the randomizer is k-ary randomized response on k_rr items.
+    oracle : LocalRandomizer, optional
+        The randomizer, accounted by its realised law (instead of eps0).
+    randomizers : {"same", "adaptive"}, default "same"
+        One randomizer on each device's value in every round, or a per-round item chosen from
+        the earlier rounds' outputs.
+    relation : str, default "substitution"
+        The neighbouring relation (add/remove is refused).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD (8 to 1e5).
     """
 
     n: int
@@ -198,7 +224,9 @@ class AllocatedShuffledRounds(Event):
         pair = self.round_event.approx_dp()
         if pair is None or pair[1] != 0.0:
             return None
-        return pair[0] * self.times, 0.0  # basic composition of pure DP
+        # basic composition of pure DP, the product formed exactly and rounded up (the "pure"
+        # method reads delta = 0 from this eps on)
+        return fraction_up(Fraction(pair[0]) * self.times), 0.0
 
 
 EVENTS[AllocatedShuffledRounds.__name__] = AllocatedShuffledRounds

@@ -382,7 +382,21 @@ class AllocatedGaussian(_Allocated):
     """Each record in ``per_record`` of ``steps`` steps per epoch, chosen uniformly and
     secretly (balls-and-bins DP-SGD at per_record = 1); each step adds N(0, sigma^2) to the
     sum of its batch's contributions (L2 sensitivity ``sensitivity``); ``epochs`` epochs.
-    Add/remove neighbours (docs/theory.md §3.8)."""
+    Add/remove neighbours (docs/theory.md §3.8).
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of each step's noise (sigma / sensitivity in [0.25, 1e4]).
+    steps : int
+        Steps per epoch.
+    per_record : int, default 1
+        Steps of each epoch a record takes part in (chosen uniformly and secretly).
+    epochs : int, default 1
+        Epochs, each with a fresh allocation.
+    sensitivity : float, default 1
+        The L2 sensitivity of a record's contribution.
+    """
 
     sigma: float
     steps: int
@@ -397,7 +411,21 @@ class AllocatedGaussian(_Allocated):
 
 @dataclass(frozen=True)
 class AllocatedLaplace(_Allocated):
-    """As AllocatedGaussian with Laplace noise of scale b (L1 sensitivity) at each step."""
+    """As AllocatedGaussian with Laplace noise of scale b (L1 sensitivity) at each step.
+
+    Parameters
+    ----------
+    scale : float
+        The scale b of each step's Laplace noise (b / sensitivity in [0.1, 1e4]).
+    steps : int
+        Steps per epoch.
+    per_record : int, default 1
+        Steps of each epoch a record takes part in (chosen uniformly and secretly).
+    epochs : int, default 1
+        Epochs, each with a fresh allocation.
+    sensitivity : float, default 1
+        The L1 sensitivity of a record's contribution.
+    """
 
     scale: float
     steps: int

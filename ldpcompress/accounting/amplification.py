@@ -65,7 +65,23 @@ class NoSoundBound(ValueError):
 
 @dataclass(frozen=True)
 class Bound:
-    """One bound's answer: ``value`` is eps or delta, None when the bound does not apply."""
+    """One bound's answer: ``value`` is eps or delta, None when the bound does not apply.
+
+    Attributes
+    ----------
+    name : str
+        The bound's short name (e.g. "closed_form", "clone_pair").
+    label : str
+        What it is, with its citation.
+    value : float or None
+        Its eps or delta; None when it does not apply (``note`` says why).
+    upper : bool, default True
+        An upper bound (rounded up) or a lower one (an exact attack, rounded down).
+    note : str, default ""
+        Why it does not apply, or a remark on its value.
+    seconds : float, default 0
+        Its computation time (kernel loading left out).
+    """
 
     name: str
     label: str
@@ -95,6 +111,23 @@ class AmplificationResult:
 
     ``value`` is the smallest upper bound among ``bounds``; ``method`` names it; ``lower`` is the
     exact lower bound (§2.6) when one is computed, so ``value - lower`` shows the tightness.
+
+    Attributes
+    ----------
+    query : {"epsilon", "delta"}
+        What was asked.
+    value : float
+        The smallest sound upper bound.
+    method : str
+        The name of the bound that gave ``value``.
+    lower : float or None
+        The exact lower bound, when one is computed.
+    bounds : tuple of Bound
+        Every bound evaluated, applicable or not.
+    params : dict
+        The query's parameters as validated (n, eps0, delta ...).
+    seconds : float
+        The query's computation time (kernel loading left out).
     """
 
     query: str  # "epsilon" or "delta"
@@ -198,11 +231,22 @@ def _delta_bound(profile: Profile, eps: float) -> Bound:
 def clone_pair_delta(n, q, p, eps, tol: float = 1e-30, *, pc: float | None = None):
     """H_{e^eps}(P||Q) of the generic clone pair (FMT21 Thm 3.2; upper bound, +outside mass).
 
-    n users, clone probability q in [0, 1], split p in [1/2, 1]; eps scalar or array.
-    pc = 1 - p may be given (it must then agree with p to rounding, and be > 0): pass it
-    whenever p is close to 1, e.g. pc = 1/(e^eps0+1) for p = e^eps0/(e^eps0+1), since p itself
-    then carries few digits of 1 - p. Without pc, p < 1 is required and 1 - p (exact for
-    p >= 1/2) is used. 1 - q is formed as 1 - q (q is taken as exact).
+    Parameters
+    ----------
+    n : int
+        Users (n >= 1).
+    q : float
+        Clone probability in [0, 1] (taken as exact: 1 - q is formed as 1 - q).
+    p : float
+        Split in [1/2, 1); without ``pc``, 1 - p (exact for p >= 1/2) is used.
+    eps : float or array of float
+        The eps (>= 0) at which the hockey-stick divergence is evaluated.
+    tol : float, default 1e-30
+        Mass the summation window may leave out (added to the answer), in [1e-300, 1).
+    pc : float, optional
+        1 - p, given when p is close to 1 (it must agree with p to rounding and be > 0), e.g.
+        pc = 1/(e^eps0+1) for p = e^eps0/(e^eps0+1), since p itself then carries few digits
+        of 1 - p.
     """
     n = V.shuffle_users(n)
     q = V.probability_in(q, "q", 0.0, 1.0)
@@ -584,14 +628,43 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
             relation=None) -> AmplificationResult:
     """Central eps at delta for n shuffled eps0-LDP reports: the min over every sound bound.
 
-    k: the randomizer is k-RR (adds the §2.4 bounds and the k-RR lower bound).
-    delta0 > 0: an (eps0, delta0)-DP randomizer (Thm 3.8 only).
-    oracle: a frequency-oracle object (e.g. ``PIRappor(k, 4.0)``) instead of eps0: its realised
-    replacement eps0, its privacy-blanket bound beside the generic ones, and its own exact
-    attack as the lower bound (docs/theory.md §2.5-2.6).
-    gamma / sample: participation sampling, each user reporting with probability gamma or a
-    uniform m = sample of the n users, under ``relation`` "substitution" (default) or
-    "add_remove" (docs/theory.md §2.7, accounting/participation.py).
+    Parameters
+    ----------
+    n : int
+        Users, each sending one report to the shuffler (n >= 1).
+    eps0 : float, optional
+        The local randomizer's replacement eps (pure eps0-LDP, or (eps0, delta0)-DP with
+        ``delta0``); omitted when ``oracle`` gives it.
+    delta : float
+        The central delta in (0, 1) at which eps is asked (required).
+    k : int, optional
+        The randomizer is k-ary randomized response: adds the k-RR bounds of
+        docs/theory.md §2.4 and the k-RR lower bound.
+    delta0 : float, default 0
+        An (eps0, delta0)-DP randomizer when > 0 (FMT21 Thm 3.8 only).
+    oracle : LocalRandomizer, optional
+        A frequency-oracle object (e.g. ``PIRappor(k, 4.0)``) instead of eps0: its realised
+        replacement eps0, its privacy-blanket bound beside the generic ones, and its own exact
+        attack as the lower bound (docs/theory.md §2.5, §2.6).
+    blocks : int or None, default 64
+        Blocks of the k-RR blanket sum (None: unblocked; blocking is sound and within 1e-3
+        relative at 64, docs/theory.md §2.4).
+    lower : bool, default True
+        Also compute the lower bound (an exact attack, rounded down) when one applies.
+    gamma : float, optional
+        Poisson participation: each user reports independently with probability gamma in
+        (0, 1] (docs/theory.md §2.7).
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, optional
+        The neighbouring relation of the sampled bound ("substitution" by default); without
+        sampling only "substitution" is accepted.
+
+    Returns
+    -------
+    AmplificationResult
+        The smallest sound upper bound, the method that gave it, every bound evaluated and
+        the lower bound.
     """
     if delta is None:
         raise TypeError("epsilon() needs delta")
@@ -625,7 +698,41 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
           blocks: int | None = 64, lower: bool = True, gamma=None, sample=None,
           relation=None) -> AmplificationResult:
     """Central delta at eps for n shuffled eps0-LDP reports (or reports of ``oracle``): the min
-    over every sound bound; gamma / sample / relation as in :func:`epsilon`."""
+    over every sound bound.
+
+    Parameters
+    ----------
+    n : int
+        Users, each sending one report to the shuffler (n >= 1).
+    eps0 : float, optional
+        The local randomizer's replacement eps; omitted when ``oracle`` gives it.
+    eps : float
+        The central eps >= 0 at which delta is asked (required).
+    k : int, optional
+        The randomizer is k-ary randomized response (adds the bounds of docs/theory.md §2.4).
+    delta0 : float, default 0
+        An (eps0, delta0)-DP randomizer when > 0 (FMT21 Thm 3.8 only).
+    oracle : LocalRandomizer, optional
+        A frequency-oracle object instead of eps0, as in :func:`epsilon`.
+    blocks : int or None, default 64
+        Blocks of the k-RR blanket sum (None: unblocked).
+    lower : bool, default True
+        Also compute the lower bound (an exact attack, rounded up in delta's favour: never
+        above the true delta) when one applies.
+    gamma : float, optional
+        Poisson participation: each user reports independently with probability gamma in
+        (0, 1] (docs/theory.md §2.7).
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, optional
+        The neighbouring relation of the sampled bound ("substitution" by default); without
+        sampling only "substitution" is accepted.
+
+    Returns
+    -------
+    AmplificationResult
+        The smallest sound upper bound on delta, its method, every bound and the lower bound.
+    """
     if eps is None:
         raise TypeError("delta() needs eps")
     res = _sampled("delta", n, eps0, eps, k, delta0, oracle, lower, gamma, sample, relation)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Callable, ClassVar, Protocol
 
 import numpy as np
@@ -57,6 +58,8 @@ class Event:
       was rounded); return None when a rounding is unavailable (e.g. no optimistic grid).
     * ``rdp(orders) -> array | None``: an upper bound on its Renyi divergence at each order.
     * ``approx_dp() -> (eps, delta) | None``: the event as an (eps, delta)-DP guarantee (KOV).
+    * ``pure_eps() -> float | None``: eps when the event is pure (eps, 0)-DP (by default from
+      ``approx_dp``); a ledger of such events is answered in closed form too (method "pure").
     * ``gaussian_mu() -> float | None``: mu = sensitivity / sigma when the event is exactly a
       Gaussian mechanism (Gaussians compose in closed form, docs/theory.md §3.5).
     * ``to_dp_event(dp) -> DpEvent | None``: the same mechanism as a dp_accounting DpEvent
@@ -68,11 +71,31 @@ class Event:
     """
 
     relation: str | None = None  # a class constant, or a field where the user gives it
+    # pld(h, "mean") rounds mean-preservingly (GLW21: a composed gap ~ h sqrt(T)); False where it
+    # falls back to a round-up or on-grid connect-the-dots grid (a certified gap ~ T h)
+    MEAN_GRID: ClassVar[bool] = True
 
     def pld(self, h: float, rounding: str) -> P.PLD | None:
+        """The event's privacy loss distribution on the grid of step h (None: unavailable).
+
+        Parameters
+        ----------
+        h : float
+            The grid step of the losses (> 0).
+        rounding : {"up", "down", "mean"}
+            Pessimistic, optimistic or mean-preserving rounding onto the grid (see the class
+            docstring).
+        """
         raise NotImplementedError
 
     def rdp(self, orders: np.ndarray) -> np.ndarray | None:
+        """An upper bound on the event's Renyi divergence at each order (None: no curve).
+
+        Parameters
+        ----------
+        orders : numpy.ndarray
+            The Renyi orders (each > 1).
+        """
         return None  # no RDP curve
 
     def approx_dp(self) -> tuple[float, float] | None:
@@ -81,7 +104,20 @@ class Event:
     def gaussian_mu(self) -> float | None:
         return None  # not a Gaussian mechanism
 
+    def pure_eps(self) -> float | Fraction | None:
+        """eps (a float rounded up, or an exact rational) when the event is pure (eps, 0)-DP,
+        else None (accounting/pure.py sums them exactly)."""
+        pair = self.approx_dp()
+        return pair[0] if pair is not None and pair[1] == 0.0 else None
+
     def to_dp_event(self, dp):
+        """The same mechanism as a dp_accounting DpEvent, or None when it has none.
+
+        Parameters
+        ----------
+        dp : module
+            The dp_accounting module (an optional extra, imported by the caller).
+        """
         return None  # no dp_accounting equivalent
 
     def work(self, h: float, orders: int) -> tuple[float, float, float]:
@@ -91,7 +127,15 @@ class Event:
         spending it (accounting/plan.py). This default assumes a connect-the-dots event of
         ``points`` profile evaluations when it has them (a few profiles of n users), else a
         closed form binned on a grid over its largest loss; events with other costs override
-        it (a misjudged one is stopped at a multiple of the query's limit)."""
+        it (a misjudged one is stopped at a multiple of the query's limit).
+
+        Parameters
+        ----------
+        h : float
+            The PLD grid step.
+        orders : int
+            The number of Renyi orders.
+        """
         points, n = getattr(self, "points", None), getattr(self, "n", None)
         if points is not None and n is not None:
             return points * (15.0 * math.sqrt(n) + 3e4), points, orders * points
@@ -116,6 +160,17 @@ class ShuffledRound(Event):
     288 n e^-eps0 atoms); ``"dots"`` builds the connect-the-dots upper PLD from ``points`` profile
     evaluations (much faster at large n e^-eps0, slightly looser, no lower estimate); ``"auto"``
     takes "exact" up to EXACT_ATOMS atoms, else "dots".
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    pld_method : {"auto", "exact", "dots"}, default "auto"
+        How the PLD is built (see above).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
     """
 
     n: int
@@ -224,7 +279,19 @@ class _DotsRound(Event):
 
 @dataclass(frozen=True)
 class KRRShuffledRound(_DotsRound):
-    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (§2.4(b), §3.2)."""
+    """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (§2.4(b), §3.2).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    k : int
+        Domain size of k-ary randomized response (k >= 2).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -267,7 +334,17 @@ class OracleShuffledRound(_DotsRound):
     LocalRandomizer: one that states no blanket structure gets the generic bound at its
     replacement eps); equal randomizers make equal events. A saved ledger stores only the
     randomizer's name and parameters, and the loader rebuilds it, so its law always comes from
-    the randomizer's own code (accounting/state.py)."""
+    the randomizer's own code (accounting/state.py).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    oracle : LocalRandomizer
+        The randomizer every user runs (stored in a ledger by registry name and parameters).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     oracle: LocalRandomizer
@@ -337,7 +414,17 @@ class OracleShuffledRound(_DotsRound):
 
 @dataclass(frozen=True)
 class Gaussian(Event):
-    """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity."""
+    """Gaussian mechanism N(0, sigma^2) with the given L2 sensitivity.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the noise (> 0).
+    sensitivity : float, default 1
+        The L2 sensitivity of the released sum (> 0).
+    """
+
+    MEAN_GRID: ClassVar[bool] = False
 
     sigma: float
     sensitivity: float = 1.0
@@ -361,7 +448,17 @@ class Gaussian(Event):
 
 @dataclass(frozen=True)
 class Laplace(Event):
-    """Laplace mechanism with scale b and L1 sensitivity s."""
+    """Laplace mechanism with scale b and L1 sensitivity s.
+
+    Parameters
+    ----------
+    scale : float
+        The noise's scale b (> 0).
+    sensitivity : float, default 1
+        The L1 sensitivity of the released value (> 0).
+    """
+
+    MEAN_GRID: ClassVar[bool] = False
 
     scale: float
     sensitivity: float = 1.0
@@ -376,13 +473,23 @@ class Laplace(Event):
     def rdp(self, orders):
         return R.laplace_rdp(self.scale, orders, self.sensitivity)
 
+    def pure_eps(self):
+        """sensitivity / scale (the largest privacy loss) as an exact rational."""
+        return Fraction(self.sensitivity) / Fraction(self.scale)
+
     def to_dp_event(self, dp):
         return dp.LaplaceDpEvent(self.scale / self.sensitivity)
 
 
 @dataclass(frozen=True)
 class PureDP(Event):
-    """Any eps-DP mechanism (dominated by randomized response)."""
+    """Any eps-DP mechanism (dominated by randomized response).
+
+    Parameters
+    ----------
+    eps : float
+        The mechanism's eps (>= 0).
+    """
 
     eps: float
 
@@ -398,10 +505,24 @@ class PureDP(Event):
     def approx_dp(self):
         return self.eps, 0.0
 
+    def to_dp_event(self, dp):
+        """Randomized response over 2 buckets, the dominating pair of eps-DP: noise parameter
+        p = 2 / (e^eps + 1), rounded down (less noise: an eps at least this one's)."""
+        p = math.nextafter(2.0 * float(special.expit(-self.eps)), 0.0)
+        return dp.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
+
 
 @dataclass(frozen=True)
 class ApproxDP(Event):
-    """Any (eps, delta)-DP mechanism (no RDP curve)."""
+    """Any (eps, delta)-DP mechanism (no RDP curve).
+
+    Parameters
+    ----------
+    eps : float
+        The mechanism's eps (>= 0).
+    delta : float
+        Its delta in [0, 1).
+    """
 
     eps: float
     delta: float
@@ -419,7 +540,15 @@ class ApproxDP(Event):
 
 @dataclass(frozen=True)
 class PairOfPmfs(Event):
-    """A user-supplied pair (P, Q) of pmfs on a common finite support."""
+    """A user-supplied pair (P, Q) of pmfs on a common finite support.
+
+    Parameters
+    ----------
+    p : tuple of float
+        The pmf of the output on one dataset (entries >= 0, summing to 1).
+    q : tuple of float
+        The pmf on the neighbouring dataset, on the same support.
+    """
 
     p: tuple
     q: tuple
@@ -487,6 +616,7 @@ class _PoissonSampled(Event):
     sensitivity."""
 
     relation = "add/remove"
+    MEAN_GRID: ClassVar[bool] = False  # connect-the-dots on the grid for "up" and "mean"
     NOISE: ClassVar[type]
     SCALE: ClassVar[str]
     sensitivity: float
@@ -550,7 +680,17 @@ def _grid_rdp(event: _PoissonSampled, direction: str, orders: np.ndarray) -> np.
 class PoissonSampledGaussian(_PoissonSampled):
     """Each record included with probability q, then a Gaussian of noise sigma on the sum
     (L2 sensitivity ``sensitivity``), add/remove neighbours: dp_accounting's
-    PoissonSampledDpEvent(q, GaussianDpEvent(sigma / sensitivity)) (docs/theory.md §3.6)."""
+    PoissonSampledDpEvent(q, GaussianDpEvent(sigma / sensitivity)) (docs/theory.md §3.6).
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the noise on the sum (> 0).
+    q : float
+        Probability in (0, 1] that each record is included.
+    sensitivity : float, default 1
+        The L2 sensitivity of the released sum (> 0).
+    """
 
     sigma: float
     q: float
@@ -574,7 +714,17 @@ class PoissonSampledLaplace(_PoissonSampled):
     """Each record included with probability q, then Laplace noise of scale b on the sum
     (L1 sensitivity ``sensitivity``), add/remove neighbours: dp_accounting's
     PoissonSampledDpEvent(q, LaplaceDpEvent(scale / sensitivity)). Its losses are bounded, so
-    it is also pure eps-DP with eps = the largest loss, log(1 + q (e^(s/b) - 1))."""
+    it is also pure eps-DP with eps = the largest loss, log(1 + q (e^(s/b) - 1)).
+
+    Parameters
+    ----------
+    scale : float
+        The Laplace noise's scale b on the sum (> 0).
+    q : float
+        Probability in (0, 1] that each record is included.
+    sensitivity : float, default 1
+        The L1 sensitivity of the released value (> 0).
+    """
 
     scale: float
     q: float
@@ -609,7 +759,21 @@ class ShuffledSGDPass(ShuffledRound):
     protocol, so the Thm 3.2 clone pair bounds it (Thm 3.8's extra
     (e^eps + 1)(1 + e^-eps0/2) n delta0 term when delta0 > 0) under substitution of one record
     (docs/theory.md §3.7). Compose ``times=passes``, each pass on a fresh permutation.
-    ``ShuffledSGDPass.gaussian(n, sigma, delta0)`` sets eps0 from a Gaussian step."""
+    ``ShuffledSGDPass.gaussian(n, sigma, delta0)`` sets eps0 from a Gaussian step.
+
+    Parameters
+    ----------
+    n : int
+        Records, one step each.
+    eps0 : float
+        The per-step randomizer's eps (> 0).
+    delta0 : float, default 0
+        Its delta, in [0, 1).
+    pld_method : {"auto", "exact", "dots"}, default "auto"
+        How the PLD is built (see above).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     delta0: float = 0.0
 
@@ -623,7 +787,21 @@ class ShuffledSGDPass(ShuffledRound):
         """A pass whose steps add N(0, (sigma C)^2) noise to a gradient clipped to norm C:
         replacing the record moves it by at most 2C (sensitivity 2 in units of C), so each
         step is (eps0, delta0)-DP with eps0 the Gaussian's exact eps at delta0 (upper end,
-        docs/theory.md §3.5)."""
+        docs/theory.md §3.5).
+
+        Parameters
+        ----------
+        n : int
+            Records, one step each.
+        sigma : float
+            The noise multiplier: noise N(0, (sigma C)^2) for gradients clipped to norm C.
+        delta0 : float
+            The per-step delta, in (0, 1).
+        sensitivity : float, default 2
+            How far replacing the record moves the step, in units of C.
+        **kwargs
+            Further fields of the event (``pld_method``, ``points``).
+        """
         sigma = V.positive_finite(sigma, "sigma")
         sensitivity = V.positive_finite(sensitivity, "sensitivity")
         delta0 = V.probability_open(delta0, "delta0")
@@ -731,7 +909,23 @@ class _SampledRound(Event):
 
 @dataclass(frozen=True)
 class SampledShuffledRound(_SampledRound):
-    """A sampled shuffled round of any eps0-LDP randomizer (docs/theory.md §2.7(a)-(b))."""
+    """A sampled shuffled round of any eps0-LDP randomizer (docs/theory.md §2.7(a)-(b)).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -754,7 +948,25 @@ class SampledShuffledRound(_SampledRound):
 
 @dataclass(frozen=True)
 class SampledKRRShuffledRound(_SampledRound):
-    """A sampled shuffled round of k-RR: the general bound and k-RR's blanket (§2.7)."""
+    """A sampled shuffled round of k-RR: the general bound and k-RR's blanket (§2.7).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    eps0 : float
+        The local randomizer's replacement eps (> 0).
+    k : int
+        Domain size of k-ary randomized response (k >= 2).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     eps0: float
@@ -781,7 +993,23 @@ class SampledKRRShuffledRound(_SampledRound):
 class SampledOracleShuffledRound(_SampledRound):
     """A sampled shuffled round of one randomizer (as OracleShuffledRound: ``oracle`` is the
     randomizer itself, stored in a ledger by name and parameters): the general bound at its
-    realised eps0 and, when it states a blanket structure, its privacy blanket."""
+    realised eps0 and, when it states a blanket structure, its privacy blanket.
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each (n >= 1).
+    oracle : LocalRandomizer
+        The randomizer every user runs (stored in a ledger by registry name and parameters).
+    gamma : float, optional
+        Poisson participation: each user reports with probability gamma in (0, 1].
+    sample : int, optional
+        Fixed-size participation: a uniform m = sample of the n users report (not with gamma).
+    relation : {"substitution", "add_remove"}, default "substitution"
+        The neighbouring relation of the bound (docs/theory.md §2.7).
+    points : int, default 120
+        Profile evaluations of the connect-the-dots PLD.
+    """
 
     n: int
     oracle: LocalRandomizer
@@ -836,3 +1064,5 @@ def _sampled_atoms(event: _SampledRound):
 # Central mechanisms under random allocation (balls and bins, docs/theory.md §3.8): the module
 # registers its events in EVENTS when imported
 from . import allocation_central  # noqa: E402,F401
+# randomized response over k buckets (accounting/pure.py), registered the same way
+from . import pure  # noqa: E402,F401

@@ -2,7 +2,10 @@
 
 * :func:`events_from_dp_event`: a DpEvent tree as (event, times) pairs the accountant composes:
   Gaussian and Laplace mechanisms (noise multiplier = sigma or scale at sensitivity 1), their
-  PoissonSampledDpEvent forms (add/remove neighbours, as dp_accounting's default), NoOp, and
+  PoissonSampledDpEvent forms (add/remove neighbours, as dp_accounting's default),
+  RandomizedResponseDpEvent (as :class:`RandomizedResponse`, same noise_parameter and
+  num_buckets; substitution neighbours, dp_accounting's REPLACE_ONE, which it accepts for this
+  event besides REPLACE_SPECIAL, a weaker relation the REPLACE_ONE bound covers), NoOp, and
   SelfComposedDpEvent / ComposedDpEvent at any depth (walked with an explicit stack, never by
   recursion). Anything else is refused naming the event and where it sits in the tree.
   ``RandomAllocationDpEvent`` (a Gaussian or Laplace step, k of T steps, add/remove) is read
@@ -61,6 +64,25 @@ def _leaf(dp, node, where: str, events: dict):
     if isinstance(node, dp.LaplaceDpEvent):
         return events["Laplace"](scale=_noise(node.noise_multiplier, where, "noise_multiplier"))
     return None
+
+
+def _randomized_response(node, where: str, events: dict):
+    """A RandomizedResponseDpEvent as RandomizedResponse; None when it releases nothing about
+    its input (one bucket, or noise_parameter = 1: a uniform output), as dp_accounting."""
+    k, p = node.num_buckets, node.noise_parameter
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"{where}.num_buckets must be an integer >= 1, got {k!r}")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"{where}.noise_parameter must be a number in [0, 1], got {p!r}")
+    if k == 1 or p == 1.0:
+        return None
+    if p == 0.0:
+        raise ValueError(f"{where}: noise_parameter = 0 releases the input: the event is not "
+                         "differentially private (eps is infinite)")
+    try:
+        return events["RandomizedResponse"](noise_parameter=float(p), num_buckets=k)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
 
 
 def _sampled(dp, node, where: str, events: dict):
@@ -144,13 +166,16 @@ def events_from_dp_event(dp_event, events: dict) -> list:
             event = _allocated(dp, node, where, events)
         elif isinstance(node, (dp.GaussianDpEvent, dp.LaplaceDpEvent)):
             event = _leaf(dp, node, where, events)
+        elif isinstance(node, dp.RandomizedResponseDpEvent):
+            event = _randomized_response(node, where, events)
         elif isinstance(node, dp.NonPrivateDpEvent):
             raise ValueError(f"{where}: NonPrivateDpEvent is not differentially private (eps is "
                              "infinite): nothing can be accounted")
         else:
             raise ValueError(f"{where}: {type(node).__name__} is not supported by this accountant "
                              "(it models Gaussian, Laplace, their PoissonSampledDpEvent and "
-                             f"{RANDOM_ALLOCATION} forms and their compositions); account it with "
+                             f"{RANDOM_ALLOCATION} forms, RandomizedResponseDpEvent and their "
+                             "compositions); account it with "
                              "dp_accounting itself")
         if event is not None:
             totals[event] = totals.get(event, 0) + times
@@ -160,7 +185,7 @@ def events_from_dp_event(dp_event, events: dict) -> list:
 def to_dp_event(pairs):
     """A DpEvent tree for (event, times) pairs: ComposedDpEvent of SelfComposedDpEvents (or the
     one event). Every event must have a DpEvent (Gaussian, Laplace, their Poisson-sampled
-    forms); the error names the first that has none."""
+    forms, randomized response); the error names the first that has none."""
     dp = require("dp-accounting", "dp_accounting")
     parts = []
     for i, (event, times) in enumerate(pairs):

@@ -63,9 +63,33 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
     largest certified parameter of the last plateau, going up, whose smallest parameter is
     certified, and stops at the first plateau whose smallest parameter is not.
 
-    memo: a dict shared by several searches (with an oracle_factory): each certification is
-    stored under the oracle's shuffled law (``blanket.law_key``), so oracles with equal laws
-    (k-RR and subset selection with d = 1) and repeated queries reuse it.
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each.
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target in (0, 1).
+    oracle_factory : callable, optional
+        eps0 -> frequency oracle (see above); without it the randomizer is any eps0-LDP one
+        (or k-RR with ``k``).
+    k : int, optional
+        The randomizer is k-ary randomized response (not with ``oracle_factory``).
+    delta0 : float, default 0
+        An (eps0, delta0)-DP randomizer when > 0 (not with ``oracle_factory``).
+    memo : dict, optional
+        A dict shared by several searches (with an oracle_factory): each certification is
+        stored under the oracle's shuffled law (``blanket.law_key``), so oracles with equal
+        laws (k-RR and subset selection with d = 1) and repeated queries reuse it.
+    **forward
+        Further arguments of the forward query :func:`~ldpcompress.accounting.amplification.epsilon`
+        (participation sampling ``gamma``, ``sample``, ``relation``; ``blocks``).
+
+    Returns
+    -------
+    float
+        The largest certified eps0 (the verified end of the search).
     """
     n, eps = V.shuffle_users(n), V.positive_finite(eps, "eps")
     delta = V.probability_open(delta, "delta")
@@ -103,6 +127,27 @@ def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
     then bisection. For an (eps0, delta0)-DP randomizer (FMT21 Thm 3.8) the added term
     (e^eps + 1)(1 + e^-eps0/2) n delta0 grows with n, so the certified n form a window: see
     :func:`_min_n_window`.
+
+    Parameters
+    ----------
+    eps0 : float or None
+        The local randomizer's replacement eps (None with ``oracle=``).
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target in (0, 1).
+    k : int, optional
+        The randomizer is k-ary randomized response.
+    delta0 : float, default 0
+        An (eps0, delta0)-DP randomizer when > 0.
+    **forward
+        Further arguments of the forward query :func:`~ldpcompress.accounting.amplification.epsilon`
+        (``oracle``, participation sampling ``gamma``, ``sample``, ``relation``; ``blocks``).
+
+    Returns
+    -------
+    int
+        The smallest certified n (verified by the forward query).
     """
     eps0 = None if eps0 is None and "oracle" in forward else V.local_eps0(eps0)
     eps = V.positive_finite(eps, "eps")

@@ -17,7 +17,8 @@ from .pld import clone_pair_grid, general_split, profile_atoms
 from .rounding import round_up
 
 __all__ = ["DEFAULT_ORDERS", "log_exp_excess", "check_orders", "clone_pair_rdp", "shuffled_rdp", "atoms_rdp",
-           "profile_rdp", "gaussian_rdp", "laplace_rdp", "pure_rdp", "cks_epsilon",
+           "profile_rdp", "gaussian_rdp", "laplace_rdp", "pure_rdp",
+           "randomized_response_rdp", "cks_epsilon",
            "rdp_to_epsilon"]
 
 
@@ -155,17 +156,24 @@ def laplace_rdp(scale: float, orders=DEFAULT_ORDERS, sensitivity: float = 1.0) -
 
 def pure_rdp(eps: float, orders=DEFAULT_ORDERS) -> np.ndarray:
     """RDP of randomized response with parameter eps, which dominates every eps-DP mechanism:
-    log((e^(a eps) + e^((1-a) eps)) / (1 + e^eps)) / (a - 1).
-
-    The ratio is 1 + f, f = (e^(a eps) - 1)(1 - e^(-(a-1) eps)) / (1 + e^eps) (a product of
-    positive factors: no cancellation at small eps or a near 1), formed in log space and
-    rounded up: D = logaddexp(0, log f) / (a - 1).
-    """
+    log((e^(a eps) + e^((1-a) eps)) / (1 + e^eps)) / (a - 1) (:func:`randomized_response_rdp`
+    with b = 1 / (1 + e^eps))."""
     eps = V.positive_finite(eps, "eps")
+    return randomized_response_rdp(eps, -float(np.logaddexp(0.0, eps)), orders)
+
+
+def randomized_response_rdp(eps: float, log_b: float, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """RDP of a symmetric pair with losses +-eps on masses b e^eps and b, loss 0 on the rest
+    (randomized response over k buckets: b = p / k, docs/theory.md §3.4):
+    D_a = log(b (e^(a eps) + e^((1-a) eps)) + 1 - b (1 + e^eps)) / (a - 1).
+
+    The argument of the log is 1 + b f, f = (e^(a eps) - 1)(1 - e^(-(a-1) eps)) (a product of
+    positive factors: no cancellation at small eps or a near 1), formed in log space and
+    rounded up: D = logaddexp(0, log b + log f) / (a - 1), at most eps. Increasing in eps and
+    b, so an eps rounded up gives an upper bound."""
     a = check_orders(orders)
     am1 = a - 1.0
-    log_f = (_log_expm1(a * eps) + np.log(-np.expm1(-am1 * eps))
-             - np.logaddexp(0.0, eps))
+    log_f = log_b + _log_expm1(a * eps) + np.log(-np.expm1(-am1 * eps))
     return round_up(np.minimum(np.logaddexp(0.0, log_f) / am1, eps))
 
 

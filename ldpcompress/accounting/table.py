@@ -35,7 +35,7 @@ from ..randomizers.table_law import TableStructure
 from .profiles import GeneralProfile, Profile
 from .scalar import positive_part
 
-__all__ = ["RESOLUTION", "ATTACK_RESOLUTION", "COARSE_RESOLUTION", "EXACT_TERMS", "MAX_WORK",
+__all__ = ["RESOLUTION", "ATTACK_RESOLUTION", "COARSE_RESOLUTION", "EXACT_TERMS", "MAX_WORK", "MAX_OUTPUTS",
            "MAX_POINTS", "MAX_SPAN", "TableBlanketProfile", "TableLowerProfile", "table_bounds",
            "split_lattice", "lump_lattice"]
 
@@ -46,7 +46,8 @@ ATTACK_RESOLUTION = 32   # attack lattice (lumping loses ~ h x the atoms' spacin
 COARSE_RESOLUTION = 6    # a cheaper (still sound) blanket lattice that rules pairs out
 EXACT_TERMS = 2e5        # multinomial terms summed exactly (small n)
 EXACT_MAX_N = 400        # ... for n up to this
-MAX_WORK = 2e6           # k (k - 1) m: pairs x outputs scanned per evaluation
+MAX_WORK = 4096          # k (k - 1) m: pairs x outputs scanned per evaluation (16 x 16 fits)
+MAX_OUTPUTS = 64         # outputs m: atoms of one law, lumped in exact rationals per evaluation
 MAX_POINTS = 1 << 22     # FFT window (lattice points) above which the step widens
 MAX_SPAN = 1 << 14       # lattice points one draw may span (a rare far atom: a coarser step)
 ATTACK_TRIPLES = 3       # exact attacks per evaluation: the strongest by the normal proxy,
@@ -309,7 +310,7 @@ def _chernoff(law: _Law, n: int, eps: float) -> float:
         lm = zmax + math.log(float(masses @ np.exp(z - zmax)))
         return n * (lm + (len(vals) + 8) * U * (1.0 + abs(zmax))) - math.log(lam) - 1.0
 
-    a, b = math.log(1e-12 / top), math.log(700.0 / top)
+    a, b = math.log(1e-12 / top), math.log(EXP_MAX / top)
     g = (math.sqrt(5.0) - 1.0) / 2.0
     for _ in range(80):
         c, d = b - g * (b - a), a + g * (b - a)
@@ -335,10 +336,14 @@ class _TableProfile(Profile):
 
     def unsupported(self) -> str | None:
         st = self.structure
+        if st.m > MAX_OUTPUTS:
+            return (f"the table has m = {st.m} outputs: its own bounds take m in [2, "
+                    f"{MAX_OUTPUTS}] (each law's m atoms are lumped exactly at every eps tried; "
+                    "beyond, minutes per query)")
         work = st.k * (st.k - 1) * st.m
         if work > MAX_WORK:
-            return (f"the table's pairs need {work:.3g} entries per evaluation (k (k-1) m, "
-                    f"limit {MAX_WORK:.0e})")
+            return (f"the table's pairs need {work} entries per evaluation (k (k-1) m in "
+                    f"[4, {MAX_WORK}]; beyond, minutes per query)")
         return None
 
 

@@ -199,7 +199,8 @@ def _cmd_compose(args) -> None:
             methods[m] = v
         lower = res.lower if res.lower is not None and math.isfinite(res.lower) else None
         results = dict(eps=res.value, method=res.method, lower=lower, h=res.h, methods=methods,
-                       notes=notes, cost=res.cost)
+                       notes=notes, cost=res.cost, gap_target=res.gap_target,
+                       gap_target_met=res.target_met)
         if path is not None:
             results.update(ledger=dict(created=not existed, rounds=acct.rounds,
                                        events=_ledger_rows(acct)))
@@ -217,7 +218,7 @@ def _cmd_compose(args) -> None:
             print(f"  {row['times']} x {row['event']}({args_text})")
     print(f"delta={args.delta:g}")
     rows = []
-    for m in ("exact", "pld", "rdp", "kov"):
+    for m in ("exact", "pure", "pld", "rdp", "kov"):
         if m in values:
             mark = "  <- reported" if m == res.method else ""
             rows.append((m.upper(), fmt(values[m]) + mark))
@@ -228,6 +229,9 @@ def _cmd_compose(args) -> None:
     grid = f", PLD grid step h = {res.h:.3g}" if res.h is not None else ""
     print(f"\neps = {fmt(res.value)} ({res.method.upper()}, the smallest sound bound){lower}"
           f"{grid}; {res.seconds * 1e3:.0f} ms")
+    if res.target_met is False and res.gap is not None:
+        print(f"gap target missed: eps - lower = {fmt(res.gap)} > "
+              f"{res.gap_target:g} x eps (eps is an upper bound regardless; fix --h to go finer)")
 
 
 def _cmd_noise(args) -> None:

@@ -24,7 +24,7 @@ def one_line(message: str) -> str:
 DESCRIPTION = """\
 Shuffle-model differential privacy: what central (eps, delta) shuffled local reports give
 (amplify, compose, noise), compressed and fast frequency and mean estimation (demo, mean), and a
-server for report sets of any randomizer at scale (simulate, encode, aggregate, plot;
+server for report sets of any randomizer at scale (simulate, encode, aggregate, shuffle, plot;
 'randomizers' lists them). Every command takes --json
 (one schema: command, version, params, results, timings). The mathematics and its sources are in
 docs/theory.md, usage in docs/guide.md; both are installed with the package: 'docs/theory.md
@@ -58,13 +58,15 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    from . import accounting, amplify, demo, docs, mean, plan, plot, randomizers, scale
+    from . import (accounting, amplify, demo, docs, heavy, mean, plan, plot, randomizers,
+                   scale)
     parser = _Parser(prog="ldpcompress", description=DESCRIPTION, epilog=EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ldpcompress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands")
-    for module in (amplify, accounting, plan, demo, mean, scale, plot, randomizers, docs):
+    for module in (amplify, accounting, plan, heavy, demo, mean, scale, plot, randomizers,
+                   docs):
         module.register(sub)
     parser.set_defaults(commands=sub.choices, kernels=True)  # docs runs none: no Numba
     return parser
@@ -103,6 +105,14 @@ def _failed(command: str, message: str, code: int, kind: str, json_out: bool,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``ldpcompress`` command line; returns its exit status (0 done; 2 input refused,
+    the reason on stderr or in the JSON envelope; 1 an unexpected error under --json).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name (default: ``sys.argv[1:]``).
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     json_out = "--json" in _options(argv)
     parser = build_parser()

@@ -56,6 +56,7 @@ def _frequency_of_report_sets(args, plots, delta: float, level: float, top: int,
     load_plugins(args.plugin)
     res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
     orc, n, est = res["randomizer"], res["n"], res["estimate"]
+    domain = res.get("domain") if domain is None else domain  # the names the manifest keeps
     if domain is not None and domain.k != est.size:
         raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports have "
                          f"k = {est.size} items")

@@ -1,8 +1,10 @@
-"""CLI commands for the server at scale: simulate, encode, aggregate (``plot``: cli/plot.py).
+"""CLI commands for the server at scale: simulate, encode, aggregate, shuffle (``plot``:
+cli/plot.py).
 Any registered randomizer (``--oracle NAME`` and its parameters, ``--compressed``,
 ``--plugin``: see ``randomizers``); its inputs come from ``inputs``."""
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 
@@ -14,6 +16,7 @@ from . import randomizers as CR
 from .inputs import inputs_of, simulated
 from .util import (JSON_HELP, byte_size, count, emit_json, nonempty, number, positive,
                    positive_limit, probability, read_domain)
+from ..core.items import BAD_LINES
 
 __all__ = ["POSTPROCESS", "output_cost", "register"]
 
@@ -45,6 +48,20 @@ def _set_results(randomizer: LocalRandomizer, n: int, paths, out) -> dict:
                 disk_bytes_per_report=stored / n)
 
 
+def _coins(args, seed: int):
+    """(entropy, manifest's coins) of ``simulate``: --compressed reports come from the batch
+    simulation encoder with seeded coins (no privacy: a simulation), unless --client-coins
+    asks for the clients' own path (OS CSPRNG coins, 20-40x slower); other randomizers always
+    use the client path (it is fast)."""
+    from ..core.entropy import SYSTEM, simulation_entropy
+    if args.compressed and not args.client_coins:
+        # a key of its own, so the coins are independent of the simulated data (--seed)
+        coin_seed = int.from_bytes(hashlib.sha256(b"ldpcompress simulate coins %d" % seed)
+                                   .digest()[:8], "little")
+        return simulation_entropy(coin_seed), "simulated"
+    return SYSTEM, "os.urandom"
+
+
 def _cmd_simulate(args) -> None:
     from ..scale import writer
     from ..scale.manifest import MAX_SHARDS
@@ -57,22 +74,26 @@ def _cmd_simulate(args) -> None:
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} reports (--n)")
     inputs = inputs_of(randomizer)
+    entropy, coins = _coins(args, seed)
     chunks, truth = simulated(inputs, n, seed, writer.CHUNK)
     paths = writer.write_items(args.out, randomizer, chunks, n, shards, overwrite=args.overwrite,
-                               files={inputs.truth_file: truth}, progress=True)
+                               entropy=entropy, files={inputs.truth_file: truth}, progress=True,
+                               info=dict(coins=coins))
     if args.json:
         params = dict(n=n, shards=shards, seed=seed, out=str(args.out), overwrite=args.overwrite,
-                      **_randomizer_params(args))
-        emit_json("simulate", params, _set_results(randomizer, n, paths, args.out),
+                      client_coins=args.client_coins, **_randomizer_params(args))
+        emit_json("simulate", params,
+                  dict(_set_results(randomizer, n, paths, args.out), coins=coins),
                   dict(total=time.perf_counter() - start))
         return
     print(f"wrote {n:,} reports of {randomizer.describe()} in {len(paths)} files to {args.out} "
           f"with a manifest and {inputs.truth_file} (eps = {randomizer.eps:.4f}, "
-          f"{randomizer.privacy.value})")
+          f"{randomizer.privacy.value}; coins {coins})")
 
 
 def _cmd_encode(args) -> None:
-    from ..scale.items_csv import count_csv_items, count_csv_vectors, csv_items, csv_vectors
+    from ..scale.items_csv import count_csv_items_mapped, count_csv_vectors, csv_items, \
+        csv_vectors
     from ..scale.manifest import MAX_SHARDS
     from ..scale.writer import write_items
     start = time.perf_counter()
@@ -88,7 +109,8 @@ def _cmd_encode(args) -> None:
         if domain is not None and domain.k != inputs.size:
             raise ValueError(f"--domain {args.domain} holds {domain.k} names, not the "
                              f"{inputs.size} items of {randomizer.describe()}")
-        n = count_csv_items(args.csv, inputs.size, args.header, domain)  # every line checked
+        # every line checked
+        n, mapped = count_csv_items_mapped(args.csv, inputs.size, args.header, domain)
         rows = csv_items(args.csv, inputs.size, args.header, domain)
     else:  # vectors, or real values (one number a line): rows of inputs.size numbers
         if domain is not None:
@@ -99,20 +121,60 @@ def _cmd_encode(args) -> None:
         def check(chunk):
             return randomizer.check_items(chunk.reshape(shape))
 
-        n = count_csv_vectors(args.csv, inputs.size, args.header, check)
+        n, mapped = count_csv_vectors(args.csv, inputs.size, args.header, check), 0
         rows = (c.reshape(shape) for c in csv_vectors(args.csv, inputs.size, args.header))
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} inputs in {args.csv}")
-    paths = write_items(args.out, randomizer, rows, n, shards, overwrite=args.overwrite,
-                        progress=True)
+    info = dict(coins="os.urandom", items=domain)
+    if args.in_order:
+        paths = write_items(args.out, randomizer, rows, n, shards, overwrite=args.overwrite,
+                            progress=True, info=info)
+    else:
+        paths = _encode_shuffled(args.out, randomizer, rows, n, shards, args.overwrite, info)
     if args.json:
         params = dict(csv=str(args.csv), header=args.header, domain=args.domain, shards=shards,
-                      out=str(args.out), overwrite=args.overwrite, **_randomizer_params(args))
-        emit_json("encode", params, _set_results(randomizer, n, paths, args.out),
-                  dict(total=time.perf_counter() - start))
+                      out=str(args.out), overwrite=args.overwrite, catch_all=args.catch_all,
+                      in_order=args.in_order,
+                      bad_lines=args.bad_lines, **_randomizer_params(args))
+        results = _set_results(randomizer, n, paths, args.out)
+        if domain is not None:
+            results.update(catch_all=mapped if domain.catch_all else None,
+                           bad_lines=domain.bad_lines.count,
+                           bad_lines_named=[list(b) for b in domain.bad_lines])
+        emit_json("encode", params, results, dict(total=time.perf_counter() - start))
         return
     print(f"encoded {n:,} inputs from {args.csv} with {randomizer.describe()} into "
           f"{len(paths)} files in {args.out}")
+    _say_domain(domain, mapped, n)
+
+
+def _encode_shuffled(out, randomizer, rows, n: int, shards: int, overwrite: bool, info):
+    """Encode into a hidden directory beside ``out``, then the shuffler step into ``out``
+    (emptied first with ``overwrite``): the set never holds the CSV's order."""
+    import os
+    import shutil
+    from pathlib import Path
+    from ..scale.output_dir import prepare_output
+    from ..scale.shuffle import shuffle_report_set
+    from ..scale.writer import write_items
+    target = prepare_output(out, overwrite)
+    staged = target.parent / f".{target.name}.encoded-{os.urandom(8).hex()}"
+    try:
+        write_items(staged, randomizer, rows, n, shards, progress=True, info=info)
+        return shuffle_report_set(staged, target, shards=shards, progress=True)
+    finally:
+        shutil.rmtree(Path(staged), ignore_errors=True)
+
+
+def _say_domain(domain, mapped: int, n: int) -> None:
+    """What the domain file's bad lines and the catch-all did (nothing when neither)."""
+    if domain is None:
+        return
+    if domain.bad_lines.count:
+        print(f"--domain: {domain.bad_lines.describe()}")
+    if domain.catch_all:
+        print(f"{mapped:,} of {n:,} inputs ({mapped / n:.2%}) were outside the domain: counted "
+              f"in its catch-all item '{domain.names[-1]}' (item {domain.k - 1})")
 
 
 def _security(args):
@@ -128,8 +190,12 @@ def _security(args):
 
 
 def _domain(args):
-    """The --domain file (one public item name per line) or None."""
-    return None if args.domain is None else read_domain(args.domain)
+    """The --domain file (one public item name per line; --catch-all, --bad-lines) or None."""
+    if args.domain is None:
+        if args.catch_all or args.bad_lines != "error":
+            raise ValueError("--catch-all and --bad-lines apply to a --domain file: give one")
+        return None
+    return read_domain(args.domain, catch_all=args.catch_all, bad_lines=args.bad_lines)
 
 
 # stated cost of the command's own work on n estimates (randomizers/cost.py units: ns of one
@@ -220,6 +286,12 @@ def _cmd_aggregate(args) -> None:
     if domain is not None and domain.k != est.size:
         raise ValueError(f"--domain {args.domain} holds {domain.k} names but the reports' "
                          f"estimates have {est.size} entries ({r.describe()})")
+    kept = res.get("domain")
+    if domain is not None and kept is not None and domain != kept:
+        raise ValueError(f"--domain {args.domain} differs from the item names the report set's "
+                         "manifest keeps (same k, other names or order): drop --domain to use "
+                         "the set's own names")
+    domain = kept if domain is None else domain
     if args.postprocess != "none" and not counts:
         raise ValueError(f"--postprocess applies to estimated counts; {r.describe()} estimates "
                          "a mean")
@@ -233,7 +305,8 @@ def _cmd_aggregate(args) -> None:
         from ..randomizers import registry
         params = dict(reports=[str(x) for x in args.reports], scheduler=args.scheduler,
                       retries=retries, out=args.out, level=level, postprocess=args.postprocess,
-                      domain=args.domain, plugin=args.plugin or [],
+                      domain=args.domain, catch_all=args.catch_all, bad_lines=args.bad_lines,
+                      plugin=args.plugin or [],
                       expected=None if expect is None else registry.spec(expect),
                       max_seconds=plan.limits[0], max_memory=plan.limits[1],
                       task_timeout=task_timeout, dashboard=args.dashboard)
@@ -259,6 +332,28 @@ def _cmd_aggregate(args) -> None:
             print(f"  {name:>12} {est[j]:>12,.1f}  [{low[j]:,.1f}, {high[j]:,.1f}]{extra}")
         else:
             print(f"  {name:>12} {est[j]:>12.6f}  [{low[j]:.6f}, {high[j]:.6f}]")
+
+
+def _cmd_shuffle(args) -> None:
+    from ..scale.manifest import MAX_SHARDS
+    from ..scale.shuffle import shuffle_report_set
+    start = time.perf_counter()
+    nonempty(args.reports, "REPORTS")
+    nonempty(args.out, "OUT")
+    shards = None if args.shards is None else count(args.shards, "--shards", 1, MAX_SHARDS)
+    CR.load_plugins(args.plugin)
+    paths = shuffle_report_set(args.reports, args.out, shards=shards, progress=True)
+    from ..scale.manifest import read_manifest
+    randomizer, listed = read_manifest(paths[0].parent / "manifest.json")
+    n = sum(s.rows for s in listed)
+    if args.json:
+        emit_json("shuffle", dict(reports=str(args.reports), out=str(args.out), shards=shards,
+                                  plugin=args.plugin or []),
+                  _set_results(randomizer, n, paths, args.out),
+                  dict(total=time.perf_counter() - start))
+        return
+    print(f"shuffled {n:,} reports of {randomizer.describe()} from {args.reports} into "
+          f"{len(paths)} files in {args.out} (a uniform random order from the OS CSPRNG)")
 
 
 def _spec_json(randomizer: LocalRandomizer) -> str:
@@ -302,30 +397,54 @@ def _writer_options(parser, eps_default: float | None, shards_default: int | Non
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
+def _domain_options(parser) -> None:
+    parser.add_argument("--catch-all", action="store_true",
+                        help="add the catch-all item after the --domain names (k = lines + 1): "
+                             "inputs outside the domain are counted there, not refused")
+    parser.add_argument("--bad-lines", choices=BAD_LINES, default="error",
+                        help="bad lines of the --domain file (empty, duplicate, invisible "
+                             "characters, not UTF-8): refuse the file naming the first few "
+                             "(error, the default), drop them, or drop them and add the "
+                             "catch-all item (catch-all); the count is reported")
+
+
 def register(sub) -> None:
     s = sub.add_parser("simulate", help="write a report set of simulated users (any randomizer)",
                        description="Simulate n users and randomize their inputs with --oracle "
-                       "(client coins from the OS CSPRNG; --compressed: 17-byte seed reports) "
+                       "(client coins from the OS CSPRNG; --compressed: 17-byte seed reports from "
+                       "the batch simulation encoder, seeded coins, said in the manifest) "
                        "into a report set: Parquet shards, a manifest with digests, and the "
                        "truth. Items: Zipf(1.1) over the k items, their histogram in "
                        "true_counts.npy. Vectors (mean estimation): a fixed unit direction plus "
                        "Gaussian noise, scaled to norm <= 1, their mean in true_mean.npy.")
     s.add_argument("--n", type=number, required=True, help="number of simulated users/reports")
-    s.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
+    s.add_argument("--seed", type=number, default=0,
+                   help="seed of the simulated data (and of the simulated coins of "
+                        "--compressed reports)")
+    s.add_argument("--client-coins", action="store_true",
+                   help="with --compressed: encode through the clients' own path (OS CSPRNG "
+                        "coins, 20-40x slower) instead of the batch simulation encoder")
     _writer_options(s, 4.0, None)
     s.set_defaults(func=_cmd_simulate)
     e = sub.add_parser("encode", help="randomize a CSV of users' inputs into a report set",
                        description="Randomize every input of a CSV file (one per line: an "
                        "item, or for mean estimation the d coordinates of a vector) with "
                        "--oracle (--compressed: 17-byte seed reports) into a report set "
-                       "(Parquet shards and a manifest).")
+                       "(Parquet shards and a manifest), in a uniform random order (the "
+                       "shuffler step) unless --in-order.")
     e.add_argument("--csv", required=True,
                    help="one input per line: an integer in [0, k) (with --domain a name), "
                         "d comma-separated numbers (a vector), or one number (a real value)")
     e.add_argument("--header", action="store_true", help="line 1 is a header, not an input")
     e.add_argument("--domain", help="file of the public item names, one per line (item j = "
                                     "line j+1), fixed in advance, never built from the data: "
-                                    "the CSV then holds names (default --k: their number)")
+                                    "the CSV then holds names (default --k: their number); "
+                                    "the names are kept in the manifest")
+    _domain_options(e)
+    e.add_argument("--in-order", action="store_true",
+                   help="write the reports in the CSV's order (default: shuffled into a "
+                        "uniform random order, the shuffler step; with --in-order it must run "
+                        "elsewhere before the server reads the set: 'ldpcompress shuffle')")
     _writer_options(e, None, 1)
     e.set_defaults(func=_cmd_encode)
     a = sub.add_parser("aggregate", help="estimates of report sets (in memory or on Dask)",
@@ -379,7 +498,26 @@ def register(sub) -> None:
                         "non-negative counts summing to n (simplex), or Norm-Sub (Wang et al. "
                         "2020); the unbiased estimates are kept beside them")
     a.add_argument("--domain", help="file of the public item names, one per line (item j = "
-                                    "line j+1): label the output with them")
+                                    "line j+1): label the output with them (default: the "
+                                    "names the set's manifest keeps, if any)")
+    _domain_options(a)
     CR.add_plugin_option(a)
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
+    h = sub.add_parser("shuffle", help="rewrite a report set in a uniform random order (the "
+                                       "shuffler step)",
+                       description="The shuffler step of the shuffle model: rewrite every report "
+                       "of REPORTS (a report set, or its shards) as a new report set in OUT (new "
+                       "or empty) in a uniformly random order drawn from the OS CSPRNG, across "
+                       "shards, in bounded memory (a two-pass scatter into buckets). Nothing is "
+                       "written to OUT until the new set is complete and verified (count, "
+                       "digests, fingerprint of the reports); the input is never changed. The "
+                       "shuffler sees every report: it must be trusted not to leak the input "
+                       "order or any metadata (docs/guide.md, 'The shuffler step').")
+    h.add_argument("reports", help="the report set directory (or a shard, or its manifest)")
+    h.add_argument("out", help="new or empty directory for the shuffled set")
+    h.add_argument("--shards", type=number, default=None,
+                   help="number of Parquet files of the new set (default: as many as the input)")
+    CR.add_plugin_option(h)
+    h.add_argument("--json", action="store_true", help=JSON_HELP)
+    h.set_defaults(func=_cmd_shuffle)

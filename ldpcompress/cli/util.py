@@ -130,12 +130,14 @@ def nonempty(path, option: str):
     return path
 
 
-def read_domain(path, option: str = "--domain"):
-    """The ItemDomain of a file of public item names (one per line); errors name the option."""
+def read_domain(path, option: str = "--domain", catch_all: bool = False,
+                bad_lines: str = "error"):
+    """The ItemDomain of a file of public item names (one per line; ``ItemDomain.from_file``
+    with ``catch_all`` and ``bad_lines``); errors name the option."""
     from ..core.items import ItemDomain
     nonempty(path, option)
     try:
-        return ItemDomain.from_file(path)
+        return ItemDomain.from_file(path, catch_all=catch_all, bad_lines=bad_lines)
     except ValueError as err:  # "<file>: <what is wrong>" (never an OSError: the file is named)
         raise ValueError(f"{option} {err}") from None
 

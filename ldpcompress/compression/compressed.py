@@ -47,6 +47,14 @@ class CompressedRandomizer(LocalRandomizer):
     randomizer and TV target, and uses it as the client (its entropy and trial limit). Registry name "compressed", parameters
     ``{"randomizer": <the inner randomizer's spec>, "tv_target": ...}``. Reports are (n, 17)
     uint8 arrays (a list of 17-byte strings is accepted too), stored as one 17-byte column.
+
+    Parameters
+    ----------
+    randomizer : LocalRandomizer or PseudoRandomizer
+        The randomizer to compress (its ``compression_refusal()`` must be None), or a
+        :func:`~ldpcompress.compression.sampler.compress` result.
+    tv_target : float, default 2^-40
+        Total variation distance of the decoded output to the randomizer's law, in (0, 1).
     """
 
     name = "compressed"
@@ -103,7 +111,13 @@ class CompressedRandomizer(LocalRandomizer):
         """The FT21 Alg. 1 client with coins from ``entropy`` (default: os.urandom, or the
         pseudo-randomizer this wrapper was built from); refuses a randomizer whose expected
         trials per report exceed ``limits.MAX_EXPECTED_TRIALS`` (build the wrapper from
-        ``compress(randomizer, max_expected_trials=...)`` to raise it)."""
+        ``compress(randomizer, max_expected_trials=...)`` to raise it).
+
+        Parameters
+        ----------
+        entropy : Entropy, optional
+            The source of seeds and coins (see above).
+        """
         if entropy is not None and not isinstance(entropy, Entropy):
             raise TypeError(f"entropy must be an ldpcompress Entropy, got "
                             f"{type(entropy).__name__}")
@@ -154,11 +168,23 @@ class CompressedRandomizer(LocalRandomizer):
         return arr
 
     def seeds(self, reports) -> np.ndarray:
-        """The (n, 16) seeds of validated reports."""
+        """The (n, 16) seeds of validated reports.
+
+        Parameters
+        ----------
+        reports
+            A batch of 17-byte reports (untrusted: validated).
+        """
         return np.ascontiguousarray(self.check_reports(reports)[:, 1:])
 
     def decode_many(self, reports):
-        """The inner randomizer's outputs the reports stand for (one batch)."""
+        """The inner randomizer's outputs the reports stand for (one batch).
+
+        Parameters
+        ----------
+        reports
+            A batch of 17-byte reports (untrusted: validated).
+        """
         return self.inner.decode_seeds(self.seeds(reports))
 
     def summary_spec(self) -> SummarySpec:

@@ -52,7 +52,15 @@ def acceptance_floor(eps_d: float) -> float:
 
 
 def trials_for(eps_d: float, tv_target: float) -> int:
-    """T = ceil(log(tau) / log(1 - e^-eps_d)): (1 - e^-eps_d)^T <= tau."""
+    """T = ceil(log(tau) / log(1 - e^-eps_d)): (1 - e^-eps_d)^T <= tau.
+
+    Parameters
+    ----------
+    eps_d : float
+        The randomizer's deletion eps w.r.t. its reference law (> 0).
+    tv_target : float
+        The total variation target tau, in (0, 1).
+    """
     return max(1, math.ceil(math.log(tv_target) / math.log1p(-math.exp(-eps_d))))
 
 
@@ -67,7 +75,23 @@ def check_compressible(randomizer, also: str = "") -> LocalRandomizer:
 
 
 class PseudoRandomizer:
-    """A randomizer that sends 17 bytes (version + seed) instead of its output."""
+    """A randomizer that sends 17 bytes (version + seed) instead of its output.
+
+    Parameters
+    ----------
+    randomizer : LocalRandomizer
+        A randomizer ``compress`` accepts (``compression_refusal()`` is None).
+    tv_target : float, default 2^-40
+        Total variation distance of the decoded output to the randomizer's law, in (0, 1): it
+        sets the cap on trials per report (:func:`trials_for`).
+    entropy : Entropy, default os.urandom
+        Source of the seeds and coins (seeded sources are for simulations only).
+    max_expected_trials : float, optional
+        Refuse when the expected trials per report exceed this (default
+        ``limits.MAX_EXPECTED_TRIALS`` = 1e4): encoding would take too long.
+    hint : str, default ""
+        Text appended to the refusal when the expected trials are too many (how to avoid it).
+    """
 
     def __init__(self, randomizer: LocalRandomizer, tv_target: float = 2.0 ** -40,
                  entropy: Entropy = SYSTEM, max_expected_trials: float | None = None,
@@ -110,7 +134,13 @@ class PseudoRandomizer:
         return min(1.0, max(self._floor, r / self._bound))
 
     def encode(self, x) -> bytes:
-        """One compressed report of item x."""
+        """One compressed report of item x.
+
+        Parameters
+        ----------
+        x
+            One user's input.
+        """
         x = self.randomizer.check_item(x)
         block = 64
         done = 0
@@ -126,31 +156,73 @@ class PseudoRandomizer:
         return reports.pack(self.entropy.seeds(1)[0])
 
     def decode(self, report):
-        """The randomizer's output carried by a report (deterministic)."""
+        """The randomizer's output carried by a report (deterministic).
+
+        Parameters
+        ----------
+        report : bytes
+            One 17-byte report (untrusted: validated).
+        """
         return self.randomizer.decode_seed(reports.unpack(report))
 
     def encode_many(self, xs, progress: bool = False) -> list[bytes]:
-        """One compressed report per item; ``progress``: a bar of the reports on stderr."""
+        """One compressed report per item; ``progress``: a bar of the reports on stderr.
+
+        Parameters
+        ----------
+        xs : array_like
+            The users' inputs, one per report.
+        progress : bool, default False
+            Show a bar of the reports on stderr.
+        """
         return [self.encode(x) for x in track(xs, "encode", progress, unit="reports")]
 
     def seeds(self, reports_) -> np.ndarray:
         """The seeds of a batch of reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
-        sequence of 17-byte reports), every report validated: uint8 (n, 16)."""
+        sequence of 17-byte reports), every report validated: uint8 (n, 16).
+
+        Parameters
+        ----------
+        reports_ : bytes, numpy.ndarray or sequence of bytes
+            A batch of 17-byte reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
+            sequence of reports), untrusted: every report is validated.
+        """
         return reports.seed_rows(reports_)
 
     def decode_many(self, reports_):
         """The randomizer's outputs carried by a batch of reports, as one report batch (e.g.
-        RAPPOR: bool (n, k)), decoded in a kernel for the shipped randomizers."""
+        RAPPOR: bool (n, k)), decoded in a kernel for the shipped randomizers.
+
+        Parameters
+        ----------
+        reports_ : bytes, numpy.ndarray or sequence of bytes
+            A batch of 17-byte reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
+            sequence of reports), untrusted: every report is validated.
+        """
         return self.randomizer.decode_seeds(self.seeds(reports_))
 
     def summarize(self, reports_) -> np.ndarray:
         """The randomizer's additive summary of the outputs of a batch of reports (frequency
         oracles: the support counts), without materialising the outputs where the randomizer
-        has a batch hook."""
+        has a batch hook.
+
+        Parameters
+        ----------
+        reports_ : bytes, numpy.ndarray or sequence of bytes
+            A batch of 17-byte reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
+            sequence of reports), untrusted: every report is validated.
+        """
         return self.randomizer.summarize_seeds(self.seeds(reports_))
 
     def estimate(self, reports_) -> np.ndarray:
-        """The randomizer's unbiased estimates from a batch of reports."""
+        """The randomizer's unbiased estimates from a batch of reports.
+
+        Parameters
+        ----------
+        reports_ : bytes, numpy.ndarray or sequence of bytes
+            A batch of 17-byte reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
+            sequence of reports), untrusted: every report is validated.
+        """
         seeds = self.seeds(reports_)
         return self.randomizer.estimate_from_summary(self.randomizer.summarize_seeds(seeds),
                                                      len(seeds))
@@ -163,7 +235,15 @@ class PseudoRandomizer:
 
         ``entropy`` must be a seeded simulation source (``Entropy.seeded_for_simulation``):
         its reports give no privacy, and the batch AES kernel may be the table one, whose
-        timing leaks the biased rejected seeds; real clients use :meth:`encode_many`."""
+        timing leaks the biased rejected seeds; real clients use :meth:`encode_many`.
+
+        Parameters
+        ----------
+        xs : array_like
+            The users' inputs, one per report.
+        entropy : Entropy
+            A seeded source (``simulation_entropy``): simulation only.
+        """
         simulation_only(entropy, "PseudoRandomizer.encode_many_simulated")
         xs = self.randomizer.check_items(xs)
         n = len(xs)

@@ -29,7 +29,23 @@ __all__ = ['CompressedPrivUnit2', 'choose_split', 'check_split']
 
 class CompressedPrivUnit2:
     """K copies of compressed PrivUnit2 at eps/K each (FT21 Lemma 5.1); a report is K seeds.
-    The decoded mean of the K copies is unbiased; expected trials K e^(eps_d(eps/K))."""
+    The decoded mean of the K copies is unbiased; expected trials K e^(eps_d(eps/K)).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the vectors (d >= 2).
+    eps : float
+        The local replacement eps of the whole report (> 0); each copy runs at eps/K.
+    split : int, default 1
+        K, the number of copies (1 to 1000; :func:`choose_split` finds one).
+    tv_target : float, default 2^-40
+        Total variation distance of each copy's decoded output to PrivUnit2's law, in (0, 1).
+    entropy : Entropy, default os.urandom
+        Source of the seeds and coins (seeded sources are for simulations only).
+    max_expected_trials : float, optional
+        Refuse when the expected trials per report (all K copies) exceed this.
+    """
 
     def __init__(self, d: int, eps: float, split: int = 1, tv_target: float = 2.0 ** -40,
                  entropy: Entropy = SYSTEM, max_expected_trials: float | None = None):
@@ -55,10 +71,24 @@ class CompressedPrivUnit2:
         return self.split * self.pr.bytes_per_report
 
     def encode(self, x) -> list[bytes]:
+        """One report of vector x: K seeds of the copies at eps/K.
+
+        Parameters
+        ----------
+        x : array_like
+            One user's vector (norm <= 1).
+        """
         u = round_to_sphere(check_vector(x, self.d), self.entropy)
         return [self.pr.encode(u) for _ in range(self.split)]
 
     def decode(self, report: list[bytes]) -> np.ndarray:
+        """The decoded vector of one report: the mean of its K copies.
+
+        Parameters
+        ----------
+        report : list of bytes
+            K 17-byte reports (untrusted: validated).
+        """
         if not isinstance(report, (list, tuple)):
             raise TypeError(f"a report is a list of {self.split} seeds, got {type(report).__name__}")
         if len(report) != self.split:
@@ -66,17 +96,39 @@ class CompressedPrivUnit2:
         return np.mean([self.pr.decode(r) for r in report], axis=0)
 
     def encode_many(self, xs, progress: bool = False) -> list[list[bytes]]:
-        """One report (K seeds) per vector; ``progress``: a bar of the reports on stderr."""
+        """One report (K seeds) per vector; ``progress``: a bar of the reports on stderr.
+
+        Parameters
+        ----------
+        xs : array_like
+            The users' vectors (norm <= 1), one per report.
+        progress : bool, default False
+            Show a bar of the reports on stderr.
+        """
         return [self.encode(x) for x in track(xs, "encode", progress, unit="reports")]
 
     def seeds(self, reports) -> np.ndarray:
         """The n K seeds of a batch of n reports (lists of K 17-byte reports, an (n, K, 17)
-        uint8 array or a blob of n K 17 bytes), every report validated: uint8 (n K, 16)."""
+        uint8 array or a blob of n K 17 bytes), every report validated: uint8 (n K, 16).
+
+        Parameters
+        ----------
+        reports
+            A batch of reports, each K 17-byte reports (lists of K reports, an (n, K, 17) uint8
+            array or a blob of n K 17 bytes), untrusted: every report is validated.
+        """
         return seed_rows(reports, self.split)
 
     def decode_many(self, reports) -> np.ndarray:
         """Decoded vectors (the mean of each report's K copies) as an (n, d) array (n = 0
-        gives shape (0, d)), decoded in a kernel."""
+        gives shape (0, d)), decoded in a kernel.
+
+        Parameters
+        ----------
+        reports
+            A batch of reports, each K 17-byte reports (lists of K reports, an (n, K, 17) uint8
+            array or a blob of n K 17 bytes), untrusted: every report is validated.
+        """
         seeds = self.seeds(reports)
         n = len(seeds) // self.split
         check_bytes(batch_bytes(len(seeds), self.d), f"{len(seeds)} decoded vectors of "
@@ -84,11 +136,25 @@ class CompressedPrivUnit2:
         return self.inner.decode_seeds(seeds).reshape(n, self.split, self.d).mean(axis=1)
 
     def summarize(self, reports) -> np.ndarray:
-        """The sum of the decoded vectors of a batch (float64[d]), without materialising them."""
+        """The sum of the decoded vectors of a batch (float64[d]), without materialising them.
+
+        Parameters
+        ----------
+        reports
+            A batch of reports, each K 17-byte reports (lists of K reports, an (n, K, 17) uint8
+            array or a blob of n K 17 bytes), untrusted: every report is validated.
+        """
         return self.inner.summarize_seeds(self.seeds(reports)) / self.split
 
     def estimate(self, reports) -> np.ndarray:
-        """The estimated mean of the users' vectors: the summary over the n reports."""
+        """The estimated mean of the users' vectors: the summary over the n reports.
+
+        Parameters
+        ----------
+        reports
+            A batch of reports, each K 17-byte reports (lists of K reports, an (n, K, 17) uint8
+            array or a blob of n K 17 bytes), untrusted: every report is validated.
+        """
         seeds = self.seeds(reports)
         summary = self.inner.summarize_seeds(seeds) / self.split
         return self.inner.estimate_from_summary(summary, len(seeds) // self.split)
@@ -96,7 +162,15 @@ class CompressedPrivUnit2:
     def encode_many_simulated(self, xs, entropy: Entropy) -> np.ndarray:
         """SIMULATION ONLY (see ``PseudoRandomizer.encode_many_simulated``): one report per
         vector, each rounded to the sphere once and compressed K times, as an (n, K, 17) uint8
-        array; ``entropy`` must be ``Entropy.seeded_for_simulation(seed)``."""
+        array; ``entropy`` must be ``Entropy.seeded_for_simulation(seed)``.
+
+        Parameters
+        ----------
+        xs : array_like
+            The users' vectors (norm <= 1), one per report.
+        entropy : Entropy
+            ``Entropy.seeded_for_simulation(seed)``: simulation only.
+        """
         simulation_only(entropy, "CompressedPrivUnit2.encode_many_simulated")
         us = round_rows_to_sphere(self.inner.check_items(xs), entropy)
         out = self.pr.encode_many_simulated(np.repeat(us, self.split, axis=0), entropy)
@@ -126,7 +200,19 @@ def check_split(d: int, eps: float, split: int, names: tuple[str, str] = ("eps",
 def choose_split(d: int, eps: float, max_trials: float = 1000.0, name: str = "eps") -> int:
     """Smallest K whose expected trials K e^(eps_d(eps/K)) are at most max_trials (capped at
     ``limits.MAX_EXPECTED_TRIALS``), K copies at eps/K (FT21 Lemma 5.1); K starts where eps/K
-    enters eps_range(d). Errors name eps as ``name``."""
+    enters eps_range(d). Errors name eps as ``name``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the vectors (d >= 2).
+    eps : float
+        The local eps of the whole report (> 0).
+    max_trials : float, default 1000
+        The most expected trials per report (capped at ``limits.MAX_EXPECTED_TRIALS``).
+    name : str, default "eps"
+        The name errors give eps.
+    """
     d = check_dimension(d)
     eps = V.positive_finite(eps, name)
     max_trials = min(resolve_max_trials(max_trials), resolve_max_trials(None))

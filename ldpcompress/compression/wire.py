@@ -20,12 +20,24 @@ REPORT_BYTES = 1 + SEED_BYTES
 
 
 def pack(seed: bytes) -> bytes:
-    """Report bytes of a seed."""
+    """Report bytes of a seed.
+
+    Parameters
+    ----------
+    seed : bytes
+        A 16-byte seed.
+    """
     return bytes([VERSION]) + seed
 
 
 def unpack(report) -> bytes:
-    """The seed inside a report; ValueError for a wrong length or version."""
+    """The seed inside a report; ValueError for a wrong length or version.
+
+    Parameters
+    ----------
+    report : bytes
+        A 17-byte report (untrusted).
+    """
     if not isinstance(report, (bytes, bytearray, memoryview)):
         raise TypeError(f"report must be bytes, got {type(report).__name__}")
     report = bytes(report)

@@ -6,6 +6,7 @@ when a ``to_frame()`` is called and otherwise raises ImportError naming it.
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 from typing import Any, Iterable, Sequence
@@ -14,7 +15,7 @@ import numpy as np
 
 from .optional import require
 
-__all__ = ["number", "pandas", "html_table", "estimates_frame"]
+__all__ = ["number", "pandas", "html_table", "estimates_frame", "fields", "ledger_frame"]
 
 
 def number(value: Any, digits: int = 6) -> str:
@@ -66,4 +67,25 @@ def estimates_frame(randomizer, estimate, n: int, level: float = 0.95, names=Non
         index = pd.Index(labels, name="name")
     frame = pd.DataFrame({"estimate": est, "low": low, "high": high}, index=index)
     frame.attrs.update(randomizer=randomizer.describe(), n=int(n), level=float(level))
+    return frame
+
+
+def fields(obj: Any) -> str:
+    """The fields of a dataclass instance as 'name=value, ...': floats with 6 significant
+    digits, other values by their repr (integers without separators: commas part fields)."""
+    def shown(v):
+        return f"{float(v):.6g}" if isinstance(v, (float, np.floating)) else repr(v)
+    return ", ".join(f"{f.name}={shown(getattr(obj, f.name))}" for f in dataclasses.fields(obj))
+
+
+def ledger_frame(events: Sequence[tuple[Any, int]], **attrs):
+    """A DataFrame of a ledger, one row per (event, times) in order: columns event (its class
+    name), parameters (:func:`fields`) and times, indexed from 0; ``attrs`` are kept in
+    ``frame.attrs``."""
+    pd = pandas()
+    frame = pd.DataFrame({"event": [type(e).__name__ for e, _ in events],
+                          "parameters": [fields(e) for e, _ in events],
+                          "times": np.array([t for _, t in events], dtype=np.int64)},
+                         index=pd.RangeIndex(len(events), name="position"))
+    frame.attrs.update(attrs)
     return frame

@@ -93,5 +93,11 @@ def deterministic_source(seed: int) -> Callable[[int], bytes]:
 
 def simulation_entropy(seed: int) -> Entropy:
     """``Entropy.seeded_for_simulation(seed)``: seeded coins for reproducible simulations and
-    tests ONLY (the same seed gives identical reports; no privacy), never for clients."""
+    tests ONLY (the same seed gives identical reports; no privacy), never for clients.
+
+    Parameters
+    ----------
+    seed : int
+        The simulation's seed (equal seeds give equal coins).
+    """
     return Entropy.seeded_for_simulation(seed)

@@ -72,6 +72,9 @@ def open_regular(path: str | os.PathLike, what: str,
         raise
 
 
+READ_PIECE = 1 << 20  # bytes read at a time by read_regular
+
+
 def read_regular(path: str | os.PathLike, what: str, max_bytes: int) -> bytes:
     """The whole content of a regular file of at most ``max_bytes`` bytes (a larger one, or one
     that grows past it while read, is refused naming the file and the limit, before it can
@@ -82,7 +85,16 @@ def read_regular(path: str | os.PathLike, what: str, max_bytes: int) -> bytes:
             if size > max_bytes:
                 raise ValueError(f"{path}: {what} is at most {max_bytes} bytes, the file has "
                                  f"{size}")
-            raw = fh.read(max_bytes + 1)
+            # in pieces: read(max_bytes + 1) would allocate the whole limit (256 MiB for a
+            # manifest) whatever the file's size
+            pieces, got = [], 0
+            while got <= max_bytes:
+                piece = fh.read(min(READ_PIECE, max_bytes + 1 - got))
+                if not piece:
+                    break
+                pieces.append(piece)
+                got += len(piece)
+            raw = b"".join(pieces)
         except OSError as err:
             raise ValueError(f"{path}: cannot read ({err.strerror or err})") from None
     if len(raw) > max_bytes:

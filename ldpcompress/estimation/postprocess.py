@@ -34,7 +34,13 @@ def _total(total) -> float:
 
 
 def clip_nonnegative(est) -> np.ndarray:
-    """max(est_j, 0) for every item j (the sum is no longer n)."""
+    """max(est_j, 0) for every item j (the sum is no longer n).
+
+    Parameters
+    ----------
+    est : array of float
+        The unbiased estimates, one per item (finite).
+    """
     return np.maximum(check_estimates(est, "est"), 0.0)
 
 
@@ -53,7 +59,15 @@ def _projection(y: np.ndarray, total: float) -> np.ndarray:
 
 def project_simplex(est, total) -> np.ndarray:
     """The closest point (Euclidean) to est with every entry >= 0 and entries summing to
-    ``total`` (n for counts, 1 for frequencies): max(est - theta, 0), O(k log k)."""
+    ``total`` (n for counts, 1 for frequencies): max(est - theta, 0), O(k log k).
+
+    Parameters
+    ----------
+    est : array of float
+        The unbiased estimates, one per item (finite).
+    total : float
+        The sum the result must have (finite, >= 0).
+    """
     y = check_estimates(est, "est")
     return _projection(y, _total(total))
 
@@ -63,7 +77,15 @@ def norm_sub(est, total) -> np.ndarray:
     shifted by one common amount (repeating while a shift makes some negative) so the sum is
     ``total``. When the positive estimates sum to total or more this is
     :func:`project_simplex`; when they sum to less, the missing mass is spread evenly over the
-    positive estimates (over every item when none is positive)."""
+    positive estimates (over every item when none is positive).
+
+    Parameters
+    ----------
+    est : array of float
+        The unbiased estimates, one per item (finite).
+    total : float
+        The sum the result must have (finite, >= 0).
+    """
     y = check_estimates(est, "est")
     total = _total(total)
     pos = y > 0

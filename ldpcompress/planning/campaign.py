@@ -60,7 +60,31 @@ class PlanRow:
     """One assignment of a campaign of ``rounds`` rounds: the randomizer at ``eps0`` (its eps
     parameter), ``reports`` per round (expected, for Poisson and allocation), the ``error`` of
     one round's estimates, the certified central eps at eps0 (``upper`` <= the target) and the
-    attack's (``lower``, None when none is implemented)."""
+    attack's (``lower``, None when none is implemented).
+
+    Attributes
+    ----------
+    rounds : int
+        The campaign's rounds T.
+    assignment : {"groups", "poisson", "allocation"}
+        How devices are assigned to rounds.
+    per_device : int
+        Reports per device (allocation).
+    randomizer : LocalRandomizer
+        The randomizer at eps0.
+    eps0 : float
+        Its certified eps parameter.
+    error : ErrorFigure
+        The error of one round's estimates.
+    upper : float
+        The certified central eps at eps0 (<= the target).
+    lower : float or None
+        The attack's eps (None when none is implemented).
+    seconds : float
+        The row's computation time.
+    note : str, default ""
+        A remark on the row.
+    """
 
     rounds: int
     assignment: str
@@ -94,7 +118,25 @@ class PlanRow:
 class CampaignPlan:
     """The rows of every (rounds, assignment), and for each number of rounds the row to
     deploy: the smallest standard error on the data's scale (``ErrorFigure.scaled_se``: of a
-    frequency, or of a mean; ties: allocation, then Poisson, then groups)."""
+    frequency, or of a mean; ties: allocation, then Poisson, then groups).
+
+    Attributes
+    ----------
+    n : int
+        Devices.
+    eps : float
+        The central eps target.
+    delta : float
+        The central delta target.
+    family : str
+        What is estimated (the randomizer's family).
+    rows : tuple of PlanRow
+        Every (rounds, assignment) row.
+    skipped : dict
+        Rows left out and why (never silently).
+    seconds : float
+        The plan's computation time.
+    """
 
     n: int
     eps: float
@@ -105,6 +147,13 @@ class CampaignPlan:
     seconds: float = 0.0
 
     def deploy(self, rounds: int) -> PlanRow:
+        """The row to deploy at ``rounds``: the smallest scaled standard error (ties as above).
+
+        Parameters
+        ----------
+        rounds : int
+            A number of rounds the plan holds.
+        """
         rows = [r for r in self.rows if r.rounds == rounds]
         if not rows:
             raise ValueError(f"rounds: no row for {rounds} rounds")
@@ -123,7 +172,13 @@ class CampaignPlan:
 
     def table(self, rounds: int) -> list[list[str]]:
         """The rows of ``rounds`` as text cells (header first), best first; the deployed row
-        is starred."""
+        is starred.
+
+        Parameters
+        ----------
+        rounds : int
+            A number of rounds the plan holds.
+        """
         rows = sorted((r for r in self.rows if r.rounds == rounds),
                       key=lambda r: r.error.scaled_se)
         what = rows[0].error.what if rows else "count"
@@ -179,7 +234,33 @@ def plan(n, rounds, eps, delta, randomizer: str = "pi-rappor", *,
     {"k": ...}), the best for each one-round assignment (planning.best_oracle), Poisson and
     k > 1 with allocation's best. per_device: the reports per device tried with allocation.
     tol: absolute width of the composed searches' last bracket. memo: certifications shared
-    with other searches (inverse.max_eps0)."""
+    with other searches (inverse.max_eps0).
+
+    Parameters
+    ----------
+    n : int
+        Devices.
+    rounds : int or list of int
+        The numbers of rounds T to plan (each 1 to n).
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target, in (0, 1).
+    randomizer : str, default "pi-rappor"
+        A registered randomizer's name, or "best" (see above).
+    params : dict, optional
+        The randomizer's parameters other than its eps (e.g. ``{"k": 1000}``).
+    assignments : sequence of str, default ("groups", "poisson", "allocation")
+        The assignments of devices to rounds to compare.
+    per_device : sequence of int, default (1,)
+        Reports per device tried with allocation.
+    lower : bool, default True
+        Also compute each row's lower bound (an exact attack) when one is implemented.
+    tol : float, default 1e-3
+        Absolute width of the composed searches' last bracket.
+    memo : dict, optional
+        Certifications shared with other searches (``inverse.max_eps0``).
+    """
     start = compute_time()
     n = V.shuffle_users(n)
     eps = V.positive_finite(eps, "eps")

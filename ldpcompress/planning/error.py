@@ -28,7 +28,19 @@ __all__ = ["ErrorFigure", "estimate_error"]
 class ErrorFigure:
     """``what`` is estimated ("count" or "mean") from ``reports`` reports: ``variance`` of one
     estimate (one count at true count 0, or the mean), ``mse`` of all of them (the histogram's
-    sum over items; the mean vector's squared norm; equal to ``variance`` for a scalar)."""
+    sum over items; the mean vector's squared norm; equal to ``variance`` for a scalar).
+
+    Attributes
+    ----------
+    what : {"count", "mean"}
+        What is estimated.
+    reports : float
+        The number of reports (expected, may be fractional).
+    variance : float
+        Variance of one estimate.
+    mse : float
+        Mean squared error of all the estimates.
+    """
 
     what: str
     reports: float
@@ -50,7 +62,15 @@ class ErrorFigure:
 
 def estimate_error(randomizer: LocalRandomizer, reports: float) -> ErrorFigure:
     """The error of estimates from ``reports`` (> 0, may be fractional: an expected count) of
-    ``randomizer`` (module docstring); ValueError for a randomizer that states no variance."""
+    ``randomizer`` (module docstring); ValueError for a randomizer that states no variance.
+
+    Parameters
+    ----------
+    randomizer : LocalRandomizer
+        A frequency oracle or a mean estimator that states its variance.
+    reports : float
+        The number of reports (> 0; an expected count may be fractional).
+    """
     m = V.positive_finite(reports, "reports")
     if isinstance(randomizer, FrequencyOracle):
         # Var(m, f) = m Var(1, 0) + f (Var(1, 1) - Var(1, 0)): linear in m and in f

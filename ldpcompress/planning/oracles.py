@@ -45,7 +45,27 @@ class OracleChoice:
     """One oracle at its certified parameter ``eps0``: its ``error`` (of one round's
     estimates), wire size, compressed size (None: compression does not apply at this eps0, or
     is not shorter), ``server_seconds`` (measured: summarising n reports, extrapolated from a
-    simulated sample; None when not measured) and the seconds its search took."""
+    simulated sample; None when not measured) and the seconds its search took.
+
+    Attributes
+    ----------
+    name : str
+        The oracle's registry name.
+    oracle : FrequencyOracle
+        The oracle at eps0.
+    eps0 : float
+        Its certified parameter.
+    error : ErrorFigure
+        The error of one round's estimates.
+    bits_per_report : int
+        Its wire size.
+    compressed_bits : int or None
+        The compressed report's size (None: compression does not apply or is not shorter).
+    server_seconds : float or None
+        Measured summarising time for n reports (None: not measured).
+    search_seconds : float
+        The time its eps0 search took.
+    """
 
     name: str
     oracle: FrequencyOracle
@@ -67,7 +87,31 @@ class OracleChoice:
 @dataclass(frozen=True)
 class OracleRanking:
     """The oracles ranked by ``by`` (smallest first); ``skipped``: oracle name -> why it has
-    no row (no parameter certified, or it failed), never left out silently."""
+    no row (no parameter certified, or it failed), never left out silently.
+
+    Attributes
+    ----------
+    k : int
+        Domain size.
+    n : int
+        Users.
+    eps : float
+        The central eps target.
+    delta : float
+        The central delta target.
+    rounds : int
+        Shuffled rounds the users are spread over.
+    assignment : str
+        How users are spread over the rounds.
+    by : str
+        The ranking's error ("variance" or "mse").
+    choices : tuple of OracleChoice
+        The oracles, best first.
+    skipped : dict
+        Oracle name -> why it has no row.
+    seconds : float
+        The ranking's computation time.
+    """
 
     k: int
     n: int
@@ -194,7 +238,31 @@ def best_oracle(k, n, eps, delta, *, rounds=1, assignment: str = "allocation",
     ``by``: "variance" of one count at true count 0 (the rare items), or "mse" of the whole
     histogram, of one round's estimates (module docstring for ``rounds`` and ``assignment``).
     ``server_time``: measure each server's summarising time (simulated reports); ``memo``: a
-    dict of certifications to share with other searches (inverse.max_eps0)."""
+    dict of certifications to share with other searches (inverse.max_eps0).
+
+    Parameters
+    ----------
+    k : int
+        Domain size (k >= 2).
+    n : int
+        Users.
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target, in (0, 1).
+    rounds : int, default 1
+        Shuffled rounds T the users are spread over (1 to n).
+    assignment : {"allocation", "groups"}, default "allocation"
+        How users are spread over the rounds (module docstring).
+    by : {"variance", "mse"}, default "variance"
+        The ranking's error (see above).
+    names : sequence of str, optional
+        Registered oracle names to rank (default: every registered frequency oracle).
+    server_time : bool, default True
+        Measure each server's summarising time on simulated reports.
+    memo : dict, optional
+        Certifications shared with other searches (``inverse.max_eps0``).
+    """
     start = compute_time()
     k = V.domain_size(k)
     n = V.shuffle_users(n)

@@ -46,5 +46,15 @@ def oracle_class(name: str) -> Callable[[int, float], FrequencyOracle]:
 def make_oracle(name: str, k: int, eps: float) -> FrequencyOracle:
     """The oracle called ``name`` on k items with its own eps parameter: replacement eps for
     every oracle except "rappor", the symmetric (classic) RAPPOR, whose eps is its deletion eps
-    (replacement 2 eps); "oue" is the asymmetric RAPPOR."""
+    (replacement 2 eps); "oue" is the asymmetric RAPPOR.
+
+    Parameters
+    ----------
+    name : str
+        A registered frequency oracle's name (``oracle_names()``).
+    k : int
+        Domain size (k >= 2).
+    eps : float
+        The oracle's own eps parameter (> 0), as above.
+    """
     return oracle_class(name)(k, eps)

@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 
 import numpy as np
 
+from ..core import display as D
 from ..core.entropy import SYSTEM, Entropy
 from ..core.prg import PRG, check_seed, check_seed_rows
 from . import cost as C
@@ -58,7 +59,17 @@ class Privacy(enum.Enum):
 @dataclass(frozen=True)
 class Column:
     """One stored column of a report batch: ``width`` values of ``dtype`` per report (a
-    fixed-size list column when width > 1)."""
+    fixed-size list column when width > 1).
+
+    Parameters
+    ----------
+    name : str
+        The column's name.
+    dtype : str
+        A numpy dtype name.
+    width : int, default 1
+        Values per report (>= 1).
+    """
 
     name: str
     dtype: str
@@ -72,7 +83,15 @@ class Column:
 
 @dataclass(frozen=True)
 class SummarySpec:
-    """Shape and dtype of a randomizer's summary (what ``summarize`` returns)."""
+    """Shape and dtype of a randomizer's summary (what ``summarize`` returns).
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The summary's shape.
+    dtype : str
+        A numpy dtype name.
+    """
 
     shape: tuple
     dtype: str
@@ -181,7 +200,13 @@ class LocalRandomizer(abc.ABC):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "LocalRandomizer":
-        """Rebuild from ``params()`` (untrusted: the constructor validates every value)."""
+        """Rebuild from ``params()`` (untrusted: the constructor validates every value).
+
+        Parameters
+        ----------
+        params : mapping of str to value
+            The ``params()`` of a randomizer of this class (untrusted).
+        """
         if not isinstance(params, Mapping) or not all(isinstance(k, str) for k in params):
             raise TypeError(f"{cls.name}: params must be a mapping of names to values")
         return cls(**params)
@@ -206,6 +231,20 @@ class LocalRandomizer(abc.ABC):
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params().items())
         return f"{type(self).__name__}({shown})"
 
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: a small table of the name, parameters, eps, eps0 (the
+        replacement eps shuffle accounting starts from), bits per report and the kind of
+        ``shuffle_structure()``. Every string is escaped (a plug-in's names are untrusted)."""
+        structure = self.shuffle_structure()
+        kind = "none: the generic bound at eps0" if structure is None else type(structure).__name__
+        privacy = getattr(self.privacy, "value", self.privacy)
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params().items())
+        rows = [("name", self.name), ("parameters", shown),
+                ("eps", f"{D.number(self.eps)} ({privacy})"),
+                ("eps0 (replacement)", self.replacement_eps),
+                ("bits per report", self.bits_per_report), ("shuffle structure", kind)]
+        return D.html_table(repr(self), ("", "value"), rows)
+
     # -- privacy -----------------------------------------------------------------------------
     @property
     def replacement_eps(self) -> float:
@@ -216,27 +255,68 @@ class LocalRandomizer(abc.ABC):
     # -- client ------------------------------------------------------------------------------
     @abc.abstractmethod
     def check_items(self, xs) -> np.ndarray:
-        """Users' inputs as a validated array (TypeError/ValueError naming the first bad one)."""
+        """Users' inputs as a validated array (TypeError/ValueError naming the first bad one).
+
+        Parameters
+        ----------
+        xs : array_like
+            The users' inputs, one per report.
+        """
 
     def check_item(self, x):
-        """One user's input, validated."""
+        """One user's input, validated.
+
+        Parameters
+        ----------
+        x
+            One user's input.
+        """
         return self.check_items(np.asarray([x]) if np.ndim(x) == 0 else np.asarray(x)[None])[0]
 
     @abc.abstractmethod
     def randomize_many(self, xs, entropy: Entropy = SYSTEM):
-        """One report per input, coins from ``entropy`` (default os.urandom)."""
+        """One report per input, coins from ``entropy`` (default os.urandom).
+
+        Parameters
+        ----------
+        xs : array_like
+            The users' inputs, one per report.
+        entropy : Entropy, default os.urandom
+            The source of coins; seeded sources (``simulation_entropy``) are for simulations only.
+        """
 
     def randomize(self, x, entropy: Entropy = SYSTEM):
-        """One report (the batch client on one input)."""
+        """One report (the batch client on one input).
+
+        Parameters
+        ----------
+        x
+            One user's input.
+        entropy : Entropy, default os.urandom
+            The source of coins; seeded sources (``simulation_entropy``) are for simulations only.
+        """
         return self.randomize_many(np.asarray([x]) if np.ndim(x) == 0 else np.asarray(x)[None],
                                    entropy)[0]
 
     # -- server ------------------------------------------------------------------------------
     @abc.abstractmethod
     def check_reports(self, reports):
-        """Untrusted reports validated (dtype, shape, every field in range) and normalised."""
+        """Untrusted reports validated (dtype, shape, every field in range) and normalised.
+
+        Parameters
+        ----------
+        reports
+            A batch of reports as ``randomize_many`` returns them (untrusted: validated).
+        """
 
     def n_reports(self, reports) -> int:
+        """The number of reports in a validated batch.
+
+        Parameters
+        ----------
+        reports
+            A batch of validated reports (``check_reports``).
+        """
         return len(reports)
 
     @abc.abstractmethod
@@ -246,13 +326,34 @@ class LocalRandomizer(abc.ABC):
     @abc.abstractmethod
     def summarize(self, reports) -> np.ndarray:
         """The additive statistic of a batch (validated inside): the summary of a union of
-        batches is the sum of their summaries (frequency oracles: support counts)."""
+        batches is the sum of their summaries (frequency oracles: support counts).
+
+        Parameters
+        ----------
+        reports
+            A batch of reports as ``randomize_many`` returns them (untrusted: validated).
+        """
 
     @abc.abstractmethod
     def estimate_from_summary(self, summary: np.ndarray, n: int) -> np.ndarray:
-        """Unbiased estimates from the summary of n reports."""
+        """Unbiased estimates from the summary of n reports.
+
+        Parameters
+        ----------
+        summary : numpy.ndarray
+            The sum of the batches' ``summarize`` results (of ``summary_spec()``'s shape).
+        n : int
+            The number of reports summarised.
+        """
 
     def estimate(self, reports) -> np.ndarray:
+        """Unbiased estimates from a batch of reports (validated inside).
+
+        Parameters
+        ----------
+        reports
+            A batch of reports as ``randomize_many`` returns them (untrusted: validated).
+        """
         reports = self.check_reports(reports)
         return self.estimate_from_summary(self.summarize(reports), self.n_reports(reports))
 
@@ -270,7 +371,17 @@ class LocalRandomizer(abc.ABC):
         its own algorithm. The default assumes a linear, dense summary: every report touches
         each of its stored values a few times and each summary entry once (a sum or counts),
         each call fills one summary per kernel chunk; seeds are decoded by the slow
-        per-seed default (Python)."""
+        per-seed default (Python).
+
+        Parameters
+        ----------
+        n : int
+            The number of reports (or seeds) to summarise.
+        batch : int, optional
+            The most reports handed to one ``summarize`` call (None: all n at once).
+        seeds : bool, default False
+            State the cost of ``summarize_seeds`` on n seeds instead.
+        """
         from .base import chunks_for
         n, b, calls = C.cost_args(n, batch)
         spec = self.summary_spec()
@@ -288,12 +399,37 @@ class LocalRandomizer(abc.ABC):
     @abc.abstractmethod
     def intervals(self, est, n: int, level: float = 0.95,
                   conservative: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Per-entry confidence intervals of ``est`` from n reports at ``level``."""
+        """Per-entry confidence intervals of ``est`` from n reports at ``level``.
+
+        Parameters
+        ----------
+        est : numpy.ndarray
+            Estimates from ``estimate`` or ``estimate_from_summary``.
+        n : int
+            The number of reports they come from.
+        level : float, default 0.95
+            The confidence level, in (0, 1).
+        conservative : bool, default False
+            Use the variance bound that holds for every input distribution instead of the plug-in
+            one.
+        """
 
     def to_frame(self, est, n: int, level: float = 0.95, names=None):
         """``est`` (from n reports) with its confidence intervals at ``level`` as a pandas
         DataFrame: columns estimate, low, high, indexed by item or by ``names`` (an
-        ItemDomain or a list). pandas is optional: ImportError names it."""
+        ItemDomain or a list). pandas is optional: ImportError names it.
+
+        Parameters
+        ----------
+        est : numpy.ndarray
+            Estimates from ``estimate`` or ``estimate_from_summary``.
+        n : int
+            The number of reports they come from.
+        level : float, default 0.95
+            The confidence level, in (0, 1).
+        names : ItemDomain or list of str, optional
+            A name per entry, for the index.
+        """
         from ..core.display import estimates_frame
         return estimates_frame(self, est, n, level, names)
 
@@ -304,14 +440,32 @@ class LocalRandomizer(abc.ABC):
 
     @abc.abstractmethod
     def to_columns(self, reports) -> dict[str, np.ndarray]:
-        """The validated reports as arrays matching ``report_columns()``."""
+        """The validated reports as arrays matching ``report_columns()``.
+
+        Parameters
+        ----------
+        reports
+            A batch of validated reports (``check_reports``).
+        """
 
     @abc.abstractmethod
     def from_columns(self, columns: Mapping[str, np.ndarray]):
-        """Untrusted stored columns back to validated reports (errors name the first bad one)."""
+        """Untrusted stored columns back to validated reports (errors name the first bad one).
+
+        Parameters
+        ----------
+        columns : mapping of str to numpy.ndarray
+            Stored columns (untrusted), named as ``report_columns()``.
+        """
 
     def concat(self, batches: list):
-        """One batch from several (validated ones)."""
+        """One batch from several (validated ones).
+
+        Parameters
+        ----------
+        batches : list
+            Validated report batches (an empty list gives an empty batch).
+        """
         return np.concatenate(batches) if batches else self.from_columns(
             {c.name: np.zeros((0, c.width) if c.width > 1 else 0, dtype=c.dtype)
              for c in self.report_columns()})
@@ -330,19 +484,47 @@ class LocalRandomizer(abc.ABC):
         return None
 
     def sample(self, prg: PRG):
-        """One output y ~ rho (the reference law) from the PRG stream."""
+        """One output y ~ rho (the reference law) from the PRG stream.
+
+        Parameters
+        ----------
+        prg : PRG
+            The AES-CTR stream of one seed.
+        """
         raise NotImplementedError(f"{self.name} has no reference sampler")
 
     def decode_seed(self, seed: bytes):
-        """The output a compressed report's seed stands for: sample(G(seed))."""
+        """The output a compressed report's seed stands for: sample(G(seed)).
+
+        Parameters
+        ----------
+        seed : bytes
+            The 16-byte seed of a compressed report.
+        """
         return self.sample(PRG(seed))
 
     def ratio(self, x, y) -> float:
-        """R(x)(y) / rho(y)."""
+        """R(x)(y) / rho(y).
+
+        Parameters
+        ----------
+        x
+            One user's input.
+        y
+            One output of the randomizer.
+        """
         raise NotImplementedError(f"{self.name} has no density ratio")
 
     def ratio_from_seed(self, x, seed: bytes) -> float:
-        """ratio(x, decode_seed(seed)); subclasses may compute it without the whole output."""
+        """ratio(x, decode_seed(seed)); subclasses may compute it without the whole output.
+
+        Parameters
+        ----------
+        x
+            One user's input.
+        seed : bytes
+            The 16-byte seed of a compressed report.
+        """
         return self.ratio(x, self.decode_seed(seed))
 
     def ratio_bounds(self) -> tuple[float, float] | None:
@@ -350,20 +532,40 @@ class LocalRandomizer(abc.ABC):
         return None
 
     def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
-        """ratio(x_i, decode_seed(seed_i)) for a batch (slow default: one at a time)."""
+        """ratio(x_i, decode_seed(seed_i)) for a batch (slow default: one at a time).
+
+        Parameters
+        ----------
+        xs : array_like
+            The users' inputs, one per report.
+        seeds : sequence of bytes or numpy.ndarray
+            16-byte seeds of compressed reports (a list of bytes or an (n, 16) uint8 array).
+        """
         seeds = seeds_array(seeds)
         paired(xs, seeds)
         return np.array([self.ratio_from_seed(self.check_item(x), bytes(s))
                          for x, s in zip(xs, seeds)], dtype=float)
 
     def decode_seeds(self, seeds):
-        """The outputs of a batch of seeds as one report batch (slow default)."""
+        """The outputs of a batch of seeds as one report batch (slow default).
+
+        Parameters
+        ----------
+        seeds : sequence of bytes or numpy.ndarray
+            16-byte seeds of compressed reports (a list of bytes or an (n, 16) uint8 array).
+        """
         seeds = seeds_array(seeds)
         outs = [self.decode_seed(bytes(s)) for s in seeds]
         return self.check_reports(np.asarray(outs)) if outs else self.concat([])
 
     def summarize_seeds(self, seeds) -> np.ndarray:
-        """summarize() of the outputs a batch of seeds stands for (slow default)."""
+        """summarize() of the outputs a batch of seeds stands for (slow default).
+
+        Parameters
+        ----------
+        seeds : sequence of bytes or numpy.ndarray
+            16-byte seeds of compressed reports (a list of bytes or an (n, 16) uint8 array).
+        """
         return self.summarize(self.decode_seeds(seeds))
 
     # -- accounting --------------------------------------------------------------------------

@@ -200,7 +200,13 @@ class BinaryEstimator:
 
     def check_reports(self, reports):
         """The reports validated (dtype, shape, every field in range) and normalised for the
-        kernels; ValueError/TypeError naming the first bad report. Subclasses define it."""
+        kernels; ValueError/TypeError naming the first bad report. Subclasses define it.
+
+        Parameters
+        ----------
+        reports
+            A batch of reports (untrusted: validated).
+        """
         raise NotImplementedError
 
     def _count(self, reports) -> np.ndarray:
@@ -208,37 +214,87 @@ class BinaryEstimator:
         raise NotImplementedError
 
     def counts(self, reports) -> np.ndarray:
-        """How many reports support each item (length k, int64)."""
+        """How many reports support each item (length k, int64).
+
+        Parameters
+        ----------
+        reports
+            A batch of reports (untrusted: validated).
+        """
         return self._count(self.check_reports(reports))
 
     def n_reports(self, reports) -> int:
+        """The number of reports in a validated batch.
+
+        Parameters
+        ----------
+        reports
+            A batch of validated reports.
+        """
         return len(reports)
 
     def check_item_index(self, j) -> int:
-        """An item index j in [0, k) (integral floats such as 3.0 accepted)."""
+        """An item index j in [0, k) (integral floats such as 3.0 accepted).
+
+        Parameters
+        ----------
+        j : int
+            The index to check.
+        """
         return integer_at_least(j, "j", 0, self.k - 1)
 
     def _count_one(self, reports, j: int) -> int:
         return int(self._count(reports)[j])
 
     def count_one(self, reports, j: int) -> int:
-        """How many reports support item j."""
+        """How many reports support item j.
+
+        Parameters
+        ----------
+        reports
+            A batch of reports (untrusted: validated).
+        j : int
+            An item index in [0, k).
+        """
         j = self.check_item_index(j)
         return self._count_one(self.check_reports(reports), j)
 
     def estimate(self, reports) -> np.ndarray:
-        """Unbiased counts of every item (an empty batch gives all zeros, n = 0)."""
+        """Unbiased counts of every item (an empty batch gives all zeros, n = 0).
+
+        Parameters
+        ----------
+        reports
+            A batch of reports (untrusted: validated).
+        """
         reports = self.check_reports(reports)
         return binary_estimate(self._count(reports), self.n_reports(reports), self.a0, self.a1)
 
     def estimate_one(self, reports, j: int) -> float:
+        """The unbiased count of item j alone.
+
+        Parameters
+        ----------
+        reports
+            A batch of reports (untrusted: validated).
+        j : int
+            An item index in [0, k).
+        """
         j = self.check_item_index(j)
         reports = self.check_reports(reports)
         return float(binary_estimate(self._count_one(reports, j), self.n_reports(reports),
                                      self.a0, self.a1))
 
     def variance(self, n: int, f=0.0):
-        """Variance of the estimate of an item with true count f among n reports."""
+        """Variance of the estimate of an item with true count f among n reports.
+
+        Parameters
+        ----------
+        n : int
+            The number of reports.
+        f : float or array of float, default 0
+            The item's true count, in [0, n].
+        """
         return binary_variance(n, f, self.a0, self.a1)
 
     def intervals(self, est, n: int, level: float = 0.95,
@@ -254,7 +310,19 @@ class BinaryEstimator:
         Bernoulli reports), so coverage is close to ``level`` when n a0 and the counts are not
         tiny; it is per item, not simultaneous: among k items about (1 - level) k intervals
         miss (for all items at once use level 1 - alpha/k). The true count lies in [0, n]:
-        intersecting an interval with it keeps its coverage."""
+        intersecting an interval with it keeps its coverage.
+
+        Parameters
+        ----------
+        est : float or numpy.ndarray
+            The estimate (length k, or one value of ``estimate_one``).
+        n : int
+            The number of reports it comes from.
+        level : float, default 0.95
+            The confidence level, in (0, 1).
+        conservative : bool, default False
+            Use the worst-case variance over every true count (see above).
+        """
         est = check_estimates(est, "est", self.k, scalar=True)
         n = integer_at_least(n, "n", 0)
         return binary_intervals(est, n, self.a0, self.a1, level, conservative)

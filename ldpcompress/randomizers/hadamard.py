@@ -103,7 +103,20 @@ class HadamardResponse(FrequencyOracle):
     the variance's minimiser with m <= 24) fixes the density. ``variant="basic"``: t = 1 with
     row x + 1 of the Hadamard matrix H_K, K = 2^ceil(log2(k + 1)), a1 = e^eps/(e^eps + 1),
     a0 = 1/2 (the library's HadamardResponse before the general variant; saved parameters
-    without a variant mean it). Counts by one fast Walsh-Hadamard transform."""
+    without a variant mean it). Counts by one fast Walsh-Hadamard transform.
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The local replacement eps (> 0).
+    variant : {"general", "basic"}, default "general"
+        The construction (see above).
+    t : int, optional
+        The codimension of the supported subspaces (general variant; default: the variance's
+        minimiser); 1 or None for the basic variant.
+    """
 
     name, privacy = "hadamard", Privacy.REPLACEMENT
 

@@ -27,7 +27,15 @@ _seeds = lazy_module("ldpcompress.kernels.seeds")  # Numba: compiled at first us
 class KRR(FrequencyOracle):
     """k-ary randomized response (replacement eps): y = x w.p. e^eps/(e^eps+k-1), else uniform
     other. rho = Uniform[k]; ratio = k e^eps/(e^eps+k-1) at y = x, k/(e^eps+k-1) otherwise.
-    A report is the item it names (ceil(log2 k) bits)."""
+    A report is the item it names (ceil(log2 k) bits).
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The local privacy parameter (> 0).
+    """
 
     name, privacy = "krr", Privacy.REPLACEMENT
 

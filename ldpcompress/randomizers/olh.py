@@ -32,7 +32,15 @@ OLH_ATTACK_MAX_P = 1 << 24  # the exact attack counts hash triples in O(p) (~30 
 class OLH(FrequencyOracle):
     """Optimized local hashing (replacement eps): h(x) = ((a x + b) mod p) mod g with the affine
     family over a prime p > k, g = round(e^eps + 1) buckets, k-RR on the bucket. a0 is exact
-    for the non-uniform bucket sizes of F_p mod g."""
+    for the non-uniform bucket sizes of F_p mod g.
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The local privacy parameter (> 0).
+    """
 
     name, privacy = "olh", Privacy.REPLACEMENT
 

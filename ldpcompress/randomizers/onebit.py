@@ -25,7 +25,15 @@ special = lazy_module("scipy.special")  # imported at first use
 class OneBitSphere(VectorMeanEstimator):
     """Duchi et al.'s sphere randomizer (replacement eps): Z uniform on the hemisphere around u
     w.p. e^eps/(e^eps+1) (else the opposite one), scaled by B = (e^eps+1)/((e^eps-1) c_d) with
-    c_d = E|<z, u>| = Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)), so E[Z] = u; |Z|^2 = B^2."""
+    c_d = E|<z, u>| = Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)), so E[Z] = u; |Z|^2 = B^2.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the input vectors (d >= 2).
+    eps : float
+        The local replacement eps (> 0).
+    """
 
     name, privacy = "onebit-sphere", Privacy.REPLACEMENT
 

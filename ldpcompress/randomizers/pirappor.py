@@ -111,7 +111,19 @@ def choose_field(k: int, eps: float) -> tuple[int, int]:
 class PIRappor(FrequencyOracle):
     """PI-RAPPOR over F_p. ``symmetric=False`` (default): a1 = 1/2, replacement eps-DP;
     ``symmetric=True``: a1 = 1 - a0, deletion eps-DP. ``eps`` is the realised value, never
-    above the requested one; ``p`` may be given (it must be a prime > k)."""
+    above the requested one; ``p`` may be given (it must be a prime > k).
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The requested local eps (> 0); the realised ``eps`` is at most this.
+    symmetric : bool, default False
+        a1 = 1/2 with replacement eps (False) or a1 = 1 - a0 with deletion eps (True).
+    p : int, optional
+        The field's prime (> k); chosen from k and eps when omitted.
+    """
 
     name = "pi-rappor"
 
@@ -216,7 +228,15 @@ class PIRappor(FrequencyOracle):
         An explicit choice costing more than ``COUNT_WORK_LIMIT`` steps while the other
         algorithm is at least twice cheaper is refused (ValueError naming both costs): it
         could run for hours (e.g. 'enum' at tiny eps, where s ~ p/2). The work is done in
-        calls of about ``COUNT_WORK_PER_CALL`` steps, so Ctrl-C stops it between two calls."""
+        calls of about ``COUNT_WORK_PER_CALL`` steps, so Ctrl-C stops it between two calls.
+
+        Parameters
+        ----------
+        reports : FieldReports
+            A batch of reports (untrusted: validated).
+        algorithm : {"auto", "direct", "enum"}, default "auto"
+            The counting algorithm (see above).
+        """
         if algorithm not in ("auto", "direct", "enum"):
             raise ValueError(f"algorithm must be 'auto', 'direct' or 'enum', got {algorithm!r}")
         r = self.check_reports(reports)
@@ -318,7 +338,13 @@ class PIRappor(FrequencyOracle):
         return math.ceil(math.log2(self.p))
 
     def pack(self, reports: FieldReports) -> bytes:
-        """2 ceil(log2 p) bits per report, (a, b) big-endian bit order, zero-padded to a byte."""
+        """2 ceil(log2 p) bits per report, (a, b) big-endian bit order, zero-padded to a byte.
+
+        Parameters
+        ----------
+        reports : FieldReports
+            A batch of reports (untrusted: validated).
+        """
         r = self.check_reports(reports)
         L = self.field_bits
         v = (r.a.astype(np.uint64) << np.uint64(L)) | r.b.astype(np.uint64)
@@ -328,7 +354,15 @@ class PIRappor(FrequencyOracle):
 
     def unpack(self, data: bytes, n: int) -> FieldReports:
         """Inverse of pack for n reports; rejects a wrong length, non-zero padding bits and
-        field elements >= p (naming the first bad report)."""
+        field elements >= p (naming the first bad report).
+
+        Parameters
+        ----------
+        data : bytes
+            What ``pack`` wrote (untrusted).
+        n : int
+            The number of reports it holds.
+        """
         L = self.field_bits
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, got {type(data).__name__}")
@@ -354,7 +388,21 @@ class PIRappor(FrequencyOracle):
 @register
 class VectorPIRappor(FrequencyOracle):
     """Generalised PI-RAPPOR over F_q^t (§6): h(x) = <a, x> + b, item j = base-q digits of j,
-    s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first."""
+    s = ceil(q alpha0); (t+1) ceil(log2 q) bits. The server groups identical reports first.
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The requested local eps (> 0); the realised ``eps`` is at most this.
+    q : int
+        The field's prime (>= 3).
+    t : int, optional
+        The dimension of the item vectors (default: the smallest t with q^t >= k).
+    symmetric : bool, default False
+        a1 = 1/2 with replacement eps (False) or a1 = 1 - a0 with deletion eps (True).
+    """
 
     name = "pi-rappor-vector"
 

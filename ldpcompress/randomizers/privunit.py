@@ -261,7 +261,21 @@ class PrivUnit2(VectorMeanEstimator):
     """PrivUnit2 (replacement eps): inputs are vectors of norm <= 1, reports Z = V/m (norm
     1/m); rho = uniform sphere, ratio p0/P_cap on the cap and (1-p0)/(1-P_cap) off it
     (docs/theory.md §7). ``PrivUnit2(d, eps)`` chooses (p0, gamma) for the smallest variance;
-    with p0 (and gamma) given, their realised eps must not exceed ``eps``."""
+    with p0 (and gamma) given, their realised eps must not exceed ``eps``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the input vectors (d >= 2).
+    eps : float
+        The local replacement eps (> 0).
+    p0 : float, optional
+        Probability of a report on the cap; omitted (with gamma), (p0, gamma) are chosen for
+        the smallest variance at eps.
+    gamma : float, optional
+        The cap's threshold on <x, v>, given only with p0 (default 0 then); the realised eps
+        of (p0, gamma) must not exceed ``eps``.
+    """
 
     name, privacy = "privunit2", Privacy.REPLACEMENT
     deletion_eps: float  # w.r.t. the uniform sphere (finite: PrivUnit2 always compresses)
@@ -421,7 +435,13 @@ class PrivUnit2(VectorMeanEstimator):
     def coordinate_variance(self, u=None):
         """Var(Z_i) for a unit input whose coordinate i is u (a real or an array in [-1, 1]):
         (A u^2 + B (1 - u^2)) / m^2 - u^2 (summed over i it is ``variance()``). u = None gives
-        the largest over every unit input, max(A/m^2 - 1, B/m^2)."""
+        the largest over every unit input, max(A/m^2 - 1, B/m^2).
+
+        Parameters
+        ----------
+        u : float or array of float, optional
+            The input's coordinate, in [-1, 1]; None: the largest over every unit input.
+        """
         a, b = self._second_moments()
         if u is None:
             return max(a - 1.0, b)
@@ -442,7 +462,19 @@ class PrivUnit2(VectorMeanEstimator):
         exact when every user holds the same unit vector, approximate otherwise. With
         ``conservative=True``, sd_i^2 = max(A, B) / (m^2 n), the largest Var(Z_i) over every
         input of norm <= 1 (rounding to the sphere included), valid for any users' data.
-        Per coordinate, not simultaneous (see :meth:`error_radius` for the whole vector)."""
+        Per coordinate, not simultaneous (see :meth:`error_radius` for the whole vector).
+
+        Parameters
+        ----------
+        mean : array of float
+            The average of the n reports (length d).
+        n : int
+            The number of reports.
+        level : float, default 0.95
+            The confidence level, in (0, 1).
+        conservative : bool, default False
+            Use the largest coordinate variance over every input (see above).
+        """
         mean = check_estimates(mean, "mean", self.d)
         n = V.users(n)
         z = normal_quantile(level)
@@ -461,7 +493,15 @@ class PrivUnit2(VectorMeanEstimator):
     def error_radius(self, n: int, level: float = 0.95) -> float:
         """r with Pr[|mean - true mean|_2 >= r] <= 1 - level for the mean of n reports, for
         any inputs of norm <= 1, without approximation (Chebyshev: E|Z - x|^2 = 1/m^2 - |x|^2
-        <= 1/m^2 per report, so r = 1 / (m sqrt(n (1 - level)))); conservative."""
+        <= 1/m^2 per report, so r = 1 / (m sqrt(n (1 - level)))); conservative.
+
+        Parameters
+        ----------
+        n : int
+            The number of reports.
+        level : float, default 0.95
+            The probability, in (0, 1), that the error stays below r.
+        """
         n = V.users(n)
         level = V.probability_open(level, "level")
         return 1.0 / (self.par.m * math.sqrt(n * (1.0 - level)))

@@ -34,7 +34,17 @@ class RAPPOR(FrequencyOracle):
     2 eps). ``symmetric=False`` (see :class:`OUE`): a1 = 1/2, a0 = 1/(e^eps+1), replacement
     eps-DP (deletion log((e^eps+1)/2) w.r.t. rho). rho = iid Bern(a0) bits; bit j of the sample
     is [u_j < a0] for the j-th uniform of the stream, so ratio needs one word. Stored as the
-    k bits packed into ceil(k/8) bytes (the wire format)."""
+    k bits packed into ceil(k/8) bytes (the wire format).
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The local privacy parameter (> 0). (deletion eps when symmetric, else replacement eps).
+    symmetric : bool, default True
+        The classic symmetric RAPPOR (True) or the asymmetric one of OUE (False).
+    """
 
     name = "rappor"
 
@@ -179,7 +189,15 @@ class RAPPOR(FrequencyOracle):
 class OUE(RAPPOR):
     """Optimized unary encoding (Wang et al. 2017): the asymmetric RAPPOR, a1 = 1/2,
     a0 = 1/(e^eps+1), replacement eps-DP; the frequency oracle with the smallest variance of
-    the unary family, and PI-RAPPOR's model."""
+    the unary family, and PI-RAPPOR's model.
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The local privacy parameter (> 0). (replacement eps).
+    """
 
     name = "oue"
 

@@ -46,7 +46,17 @@ _HALF_ULP = 2.0 ** -54
 class ScalarStructure:
     """What shuffle accounting needs of a scalar randomizer (docs/theory.md §2.11): the noise
     law ("laplace" or "gaussian") and the half-width of [lo, hi] in units of its scale
-    (b or sigma). ``eps0`` is the replacement eps (inf for Gaussian noise)."""
+    (b or sigma). ``eps0`` is the replacement eps (inf for Gaussian noise).
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+        The noise law.
+    half_width : float
+        (hi - lo)/2 in units of the noise's scale, in (0, 350].
+    params : tuple, default ()
+        The randomizer's parameters as (name, value) pairs.
+    """
 
     noise: str
     half_width: float
@@ -195,7 +205,15 @@ class ScalarRandomizer(LocalRandomizer):
 
     def variance(self, n: int = 1, data_variance: float | None = None) -> float:
         """Var of the mean estimate from n reports: (Var(x) + noise variance)/n; without
-        ``data_variance`` the worst case (hi - lo)^2/4 (Popoviciu)."""
+        ``data_variance`` the worst case (hi - lo)^2/4 (Popoviciu).
+
+        Parameters
+        ----------
+        n : int, default 1
+            The number of reports.
+        data_variance : float, optional
+            The variance of the users' values (>= 0); None: the worst case (hi - lo)^2/4.
+        """
         n = V.users(n)
         dv = (self.hi - self.lo) ** 2 / 4.0 if data_variance is None else \
             V.nonnegative(data_variance, "data_variance")
@@ -229,7 +247,15 @@ class ScalarRandomizer(LocalRandomizer):
 
 @register
 class LaplaceScalar(ScalarRandomizer):
-    """x + Lap(b) on [lo, hi], b = (hi - lo)/eps: replacement eps-DP (pure)."""
+    """x + Lap(b) on [lo, hi], b = (hi - lo)/eps: replacement eps-DP (pure).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The input range [lo, hi] (finite, lo < hi).
+    eps : float
+        The local privacy parameter (> 0).
+    """
 
     name, privacy, noise = "laplace-scalar", Privacy.REPLACEMENT, "laplace"
 
@@ -283,7 +309,15 @@ class LaplaceScalar(ScalarRandomizer):
 @register
 class GaussianScalar(ScalarRandomizer):
     """x + N(0, sigma^2) on [lo, hi]: not pure DP (no finite eps); accounted in the shuffle
-    model by its privacy blanket (docs/theory.md §2.11)."""
+    model by its privacy blanket (docs/theory.md §2.11).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The input range [lo, hi] (finite, lo < hi).
+    sigma : float
+        Standard deviation of the noise (> 0).
+    """
 
     name, privacy, noise = "gaussian-scalar", Privacy.REPLACEMENT, "gaussian"
 

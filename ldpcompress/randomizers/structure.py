@@ -53,6 +53,27 @@ class ShuffleStructure:
     items ``attack_items`` = (x1, x1', x3) (None: no attack implemented). ``oracle`` and
     ``params`` ((name, value) pairs) identify the oracle it was derived from. Probabilities are exact rationals of
     the realised parameters.
+
+    Parameters
+    ----------
+    oracle : str
+        The registry name of the randomizer it was derived from.
+    params : tuple
+        That randomizer's parameters as (name, value) pairs.
+    a : Fraction
+        Pr_w[b(Y, x) = 1], in (0, 1).
+    a1 : Fraction
+        Pr_{R_x}[b(Y, x) = 1], in (a, 1).
+    p11 : Fraction
+        Pr_w[b1 = 1, b2 = 1].
+    p10 : Fraction
+        Pr_w[b1 = 1, b2 = 0] (= p01); p11 + p10 = a.
+    independent : bool
+        The law of (b1, b2) is Bern(a) x Bern(a).
+    t3 : Fraction, optional
+        Pr_w[b1 = 1, b2 = 0, b3 = 0] for the attack's items, in (0, p10] (None: no attack).
+    attack_items : tuple of int, default (0, 2, 1)
+        The attack's items (x1, x1', x3).
     """
 
     oracle: str
@@ -139,7 +160,13 @@ class ShuffleStructure:
     def local_delta(self, eps: float) -> float:
         """H_{e^eps}(R_x1 || R_x1') = P(1,0) (A - e^eps B)_+ (only reports supporting x1 and
         not x1' have a positive part): an upper bound for any n, since the shuffled output
-        is a post-processing of user 1's report and independent others. Log space."""
+        is a post-processing of user 1's report and independent others. Log space.
+
+        Parameters
+        ----------
+        eps : float
+            The eps (>= 0) of the hockey-stick divergence.
+        """
         la = _log(self.a1 * self.p10 / self.a)
         lb = eps + _log((1 - self.a1) * self.p10 / (1 - self.a))
         err = 2.0 * _LOG_ERR * (2.0 + abs(la) + abs(lb))  # of lb - la, with eps's addition
@@ -191,7 +218,19 @@ class BinaryStructure:
     shuffled output is the count of ones; accounting takes the worst dataset of the others
     exactly (docs/theory.md §2.14). Symmetric randomized response (p1 + q0 = 1) may state
     either this or its binary-support ShuffleStructure (k-RR with k = 2): both reach the same
-    bound. ``oracle`` and ``params`` identify the randomizer."""
+    bound. ``oracle`` and ``params`` identify the randomizer.
+
+    Parameters
+    ----------
+    oracle : str
+        The registry name of the randomizer it was derived from.
+    params : tuple
+        That randomizer's parameters as (name, value) pairs.
+    p1 : Fraction
+        Pr[report 1 | bit 1], in (0, 1).
+    q0 : Fraction
+        Pr[report 1 | bit 0], in (0, 1), not p1.
+    """
 
     oracle: str
     params: tuple

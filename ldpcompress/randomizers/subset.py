@@ -32,7 +32,17 @@ _seeds = lazy_module("ldpcompress.kernels.seeds")
 class SubsetSelection(FrequencyOracle):
     """d-subset of [k] containing x w.p. p = d e^eps/(d e^eps + k - d) (replacement eps).
     rho = uniform d-subset; ratio = p k/d if x in S else (1-p) k/(k-d). A user holding j' != j
-    reports j w.p. a0 = (p (d-1) + (1-p) d)/(k-1). A report is d ceil(log2 k) bits."""
+    reports j w.p. a0 = (p (d-1) + (1-p) d)/(k-1). A report is d ceil(log2 k) bits.
+
+    Parameters
+    ----------
+    k : int
+        Domain size: inputs are items 0..k-1 (k >= 2).
+    eps : float
+        The local privacy parameter (> 0).
+    d : int, optional
+        The subset size, in [1, k - 1] (default: round(k / (e^eps + 1)), at least 1).
+    """
 
     name, privacy = "subset", Privacy.REPLACEMENT
 

@@ -31,6 +31,7 @@ from .contract import (Column, LocalRandomizer, Privacy, SummarySpec, check_colu
                        paired, seed_batch, seeds_array)
 from .estimator import check_estimates, check_flag, histogram_bytes, integer_reports, normal_quantile
 from .registry import register
+from .structure import BinaryStructure
 from .table_law import (COIN_BITS, EPS0_MIN, TableStructure, check_table, log_up, realise)
 
 __all__ = ["TableRandomizer", "RANK_TOL"]
@@ -49,7 +50,15 @@ def _draw(thr: np.ndarray, alias: np.ndarray, cols: np.ndarray, coins: np.ndarra
 @register
 class TableRandomizer(LocalRandomizer):
     """The randomizer whose report is y with probability table[x][y] for input x (replacement
-    eps0 = max_y log(max_x P[x][y] / min_x P[x][y]) of the realised table, rounded up)."""
+    eps0 = max_y log(max_x P[x][y] / min_x P[x][y]) of the realised table, rounded up).
+
+    Parameters
+    ----------
+    table : sequence of sequences of float or Fraction
+        Row x is the law of the report for input x: k >= 2 rows, each of the same outputs,
+        entries in [0, 1] summing to 1 (checked by ``table_law.check_table``, which names the
+        row and column at fault); each row is realised on the grid 1/(m 2^62).
+    """
 
     name, privacy = "table", Privacy.REPLACEMENT
 
@@ -150,7 +159,13 @@ class TableRandomizer(LocalRandomizer):
 
     def variance(self, counts) -> np.ndarray:
         """Variance of each estimated item count when the true item counts are ``counts``
-        (length k, >= 0): sum_x counts[x] (sum_y L[j, y]^2 P[x][y] - [j = x])."""
+        (length k, >= 0): sum_x counts[x] (sum_y L[j, y]^2 P[x][y] - [j = x]).
+
+        Parameters
+        ----------
+        counts : array of float
+            The true count of each item (length k, >= 0).
+        """
         vcoef = self._variances()
         c = check_estimates(counts, "counts", self.k)
         if np.any(c < 0):
@@ -249,6 +264,16 @@ class TableRandomizer(LocalRandomizer):
         return self._ratio[xs, self.decode_seeds(seeds)]
 
     # -- accounting ----------------------------------------------------------------------------
-    def shuffle_structure(self) -> TableStructure:
-        """The realised table (docs/theory.md §2.15): its blanket and attack are computed from it."""
+    @property
+    def table_structure(self) -> TableStructure:
+        """The realised table as exact rationals (what the table's own bounds read)."""
+        return self._structure
+
+    def shuffle_structure(self) -> TableStructure | BinaryStructure:
+        """The realised table (docs/theory.md §2.15): its blanket and attack are computed from it.
+        A 2 x 2 table is a binary randomizer: it states its two realised probabilities
+        Pr[1 | 1] and Pr[1 | 0] instead, whose shuffled count is accounted exactly (§2.14)."""
+        if self.k == 2 and self.m == 2:
+            st = self._structure
+            return BinaryStructure("table", st.params, st.entry(1, 1), st.entry(0, 1))
         return self._structure

@@ -227,7 +227,17 @@ def log_down(x: Fraction) -> float:
 class TableStructure:
     """What shuffle accounting needs of a table randomizer (docs/theory.md §2.15): its
     realised table, entry [x][y] = ``counts[x][y] / denominator`` (exact; every entry > 0,
-    rows sum to 1), and its identity (``params``: (name, value) pairs)."""
+    rows sum to 1), and its identity (``params``: (name, value) pairs).
+
+    Parameters
+    ----------
+    params : tuple
+        The randomizer's parameters as (name, value) pairs.
+    counts : tuple of tuple of int
+        The realised table's numerators (k x m, every entry > 0).
+    denominator : int
+        Their common denominator (each row sums to it).
+    """
 
     params: tuple
     counts: tuple
@@ -251,6 +261,15 @@ class TableStructure:
         return len(self.counts[0])
 
     def entry(self, x: int, y: int) -> Fraction:
+        """P[x][y] of the realised table, exactly.
+
+        Parameters
+        ----------
+        x : int
+            The input, in [0, k).
+        y : int
+            The output, in [0, m).
+        """
         return Fraction(self.counts[x][y], self.denominator)
 
     def rows(self) -> list[list[Fraction]]:

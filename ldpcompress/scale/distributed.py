@@ -36,7 +36,7 @@ from ..core.optional import require
 from ..core.progress import JitClock, bar
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.estimator import check_flag
-from .manifest import Shard
+from .manifest import Shard, common_items
 from .budget import Plan, worker_bytes
 from .budget import plan as budget_plan
 from .reader import iter_shard, summarize_shard
@@ -221,7 +221,8 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     read ``batch_rows`` reports at a time (default: ``reader.batch_rows_for``), here or on a
     worker. ``progress``: a bar of the reports on stderr. Returns an
     :class:`~ldpcompress.scale.result.Aggregation`, a dict (summary, estimate, n, randomizer,
-    shards, method, auto, cost; each also an attribute) with method "memory", "dask" or
+    shards, method, auto, cost, domain; each also an attribute; domain: the ItemDomain the
+    manifests keep, or None) with method "memory", "dask" or
     "memory+dask" (auto moved the rest to a cluster), auto the measurements auto decided by
     (dict(rate in bytes/s, parallelism, workers), or None) and cost the checked plan's
     (dict(operations, seconds, peak_bytes, max_seconds, max_bytes, detail)).
@@ -245,9 +246,10 @@ def aggregate(paths, scheduler: str = "auto", n_workers: int | None = None, clie
     else:
         plan = budget_plan(paths, expect, batch_rows).check(max_seconds, max_bytes)
     randomizer, shards, batch_rows = plan.randomizer, list(plan.shards), plan.batch_rows
+    items = common_items(s.manifest for s in shards)  # checked before any counting
     wait = _Watch(retries, worker_timeout, task_timeout_for(plan, task_timeout),
                   worker_timeout + 2.0 * plan.seconds)
-    result = functools.partial(_result, randomizer, shards=shards, plan=plan)
+    result = functools.partial(_result, randomizer, shards=shards, plan=plan, items=items)
     with bar(plan.n, "aggregate", progress, unit="reports") as counted:
         if client is not None:
             total, n = _on_cluster(_dask(), client, randomizer, shards, wait, batch_rows,
@@ -583,13 +585,17 @@ def _auto_workers(randomizer: LocalRandomizer, rate: float, left, batch_rows: in
 
 
 def _result(randomizer: LocalRandomizer, total, n, method, auto=None, *, shards,
-            plan: Plan) -> Aggregation:
+            plan: Plan, items=None) -> Aggregation:
     cost = dict(operations=plan.cost.operations, seconds=plan.seconds,
                 peak_bytes=plan.cost.peak_bytes, max_seconds=plan.limits[0],
                 max_bytes=plan.limits[1], detail=plan.cost.detail)
+    estimate = randomizer.estimate_from_summary(total, n)
+    if items is not None and items.k != np.size(estimate):
+        raise ValueError(f"{shards[0].manifest}: key 'items' names {items.k} items but "
+                         f"{randomizer.describe()} estimates {np.size(estimate)} entries")
     return Aggregation(summary=total, n=n, randomizer=randomizer, shards=len(shards),
-                       method=method, estimate=randomizer.estimate_from_summary(total, n),
-                       auto=auto, cost=cost, expected=plan.expected)
+                       method=method, estimate=estimate, auto=auto, cost=cost,
+                       expected=plan.expected, domain=items)
 
 
 def aggregate_in_memory(paths, batch_rows: int | None = None, progress: bool = False, *,

@@ -29,7 +29,8 @@ from ..randomizers.estimator import check_flag
 if TYPE_CHECKING:
     from ..core.items import ItemDomain
 
-__all__ = ["CSV_CHUNK", "csv_items", "count_csv_items", "csv_vectors", "count_csv_vectors"]
+__all__ = ["CSV_CHUNK", "csv_items", "count_csv_items", "count_csv_items_mapped", "csv_vectors",
+           "count_csv_vectors"]
 
 
 CSV_CHUNK = 1 << 16           # CSV lines parsed into Python ints before becoming an array
@@ -48,13 +49,15 @@ def _parse_item(text: str, k: int, line: int, source: str) -> int:
 
 
 def _name_parser(domain, source: str):
-    """Cell -> index of a name in the public ItemDomain (core.items), refusing unknown names."""
+    """Cell -> index of a name in the public ItemDomain (core.items): an unknown name is the
+    catch-all item when the domain has one, else refused."""
     def parse(text: str, k: int, line: int, _source: str) -> int:
-        j = domain.position(text.strip())
+        j = domain.lookup(text.strip())
         if j is None:
             raise ValueError(f"{source}, line {line}: {text.strip()[:60]!r} is not in the item "
                              f"domain (k = {k}); the domain is fixed in advance, never "
-                             "extended from users' data")
+                             "extended from users' data (a domain with the catch-all item, "
+                             "--catch-all, counts such inputs there)")
         return j
     return parse
 
@@ -106,7 +109,8 @@ def csv_items(path: str | os.PathLike, k: int, header: bool = False,
     Strict, so that no line is ever dropped: a UTF-8 BOM is allowed; line 1 is skipped only
     with ``header`` (and must then not be an item); every other line must hold exactly one cell,
     a decimal integer in [0, k), or with ``domain`` (a public ``core.items.ItemDomain`` of k
-    names) one of its names. Anything else is a ValueError naming the line and the value.
+    names) one of its names (any other name: the domain's catch-all item when it has one).
+    Anything else is a ValueError naming the line and the value.
     """
     k = V.domain_size(k)
     if domain is not None and domain.k != k:
@@ -220,8 +224,20 @@ def _is_item(text: str, k: int, parse=_parse_item) -> bool:
 def count_csv_items(path: str | os.PathLike, k: int, header: bool = False,
                     domain: ItemDomain | None = None) -> int:
     """Check every line of the CSV (as :func:`csv_items`) and count the items."""
-    n = sum(c.size for c in csv_items(path, k, header, domain))
+    return count_csv_items_mapped(path, k, header, domain)[0]
+
+
+def count_csv_items_mapped(path: str | os.PathLike, k: int, header: bool = False,
+                           domain: ItemDomain | None = None) -> tuple[int, int]:
+    """(items, items counted in the domain's catch-all item: 0 without one), every line
+    checked as :func:`csv_items` does."""
+    other = None if domain is None else domain.catch_all_index
+    n = mapped = 0
+    for c in csv_items(path, k, header, domain):
+        n += c.size
+        if other is not None:
+            mapped += int(np.count_nonzero(c == other))
     if n == 0:
         raise ValueError(f"{path}: no items")
-    return n
+    return n, mapped
 

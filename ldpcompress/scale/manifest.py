@@ -3,7 +3,9 @@
 ``manifest.json`` holds the kind, the format version, whether the set is complete, the set's
 random id, the randomizer (its registry name and parameters: ``registry.spec``), the total
 report count and, per shard, its file name, row count, size and SHA-256 (and the set's other
-files, e.g. ``true_counts.npy``, with theirs). ``read_manifest`` checks every field of one
+files, e.g. ``true_counts.npy``, with theirs); optionally how the reports' coins were drawn
+(``coins``: "os.urandom", or "simulated" for seeded simulation coins that give no privacy)
+and the public item names (``items``: ``ItemDomain.to_record``, checked by their SHA-256). ``read_manifest`` checks every field of one
 complete set, rebuilds the randomizer through its own constructor and returns it with the
 shards as :class:`Shard` records; the writer replaces the file atomically (``write_json_atomic``), so a
 reader sees the old manifest or the new one, never a part. File names must be plain names
@@ -17,19 +19,83 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.items import ItemDomain
 from ..core.regular_files import read_regular
 from ..randomizers.contract import LocalRandomizer
 from .metadata import (FORMAT, RANDOMIZER_KEY, check_expected, get_int, get_key, parse_json,
                        randomizer_from_spec)
 
-__all__ = ["MANIFEST", "KIND", "MAX_SHARDS", "MAX_MANIFEST_BYTES", "Shard", "read_manifest",
-           "plain_name", "load_json", "manifest_names", "write_json_atomic"]
+__all__ = ["MANIFEST", "KIND", "MAX_SHARDS", "MAX_MANIFEST_BYTES", "COINS", "Shard",
+           "SetInfo", "read_manifest", "read_info", "check_info", "common_items", "plain_name", "load_json",
+           "manifest_names", "write_json_atomic"]
 
 
 MANIFEST = "manifest.json"
 KIND = "ldpcompress report set"
 MAX_SHARDS = 100_000
 MAX_MANIFEST_BYTES = 1 << 28  # 256 MiB: about two million shard entries
+COINS = ("os.urandom", "simulated")  # how a set's coins were drawn (key "coins")
+
+
+@dataclass(frozen=True)
+class SetInfo:
+    """What a manifest says of its set beyond the shards: how the coins were drawn (None for
+    sets written before the key existed) and the public item names (None when not kept)."""
+
+    coins: str | None
+    items: ItemDomain | None
+
+
+def check_info(info) -> dict:
+    """The optional manifest keys a writer may add (``coins``, ``items``), checked: returns
+    them as JSON-ready values (``items`` given as an ItemDomain)."""
+    if info is None:
+        return {}
+    if not isinstance(info, dict):
+        raise TypeError(f"info must be a dict, got {type(info).__name__}")
+    unknown = set(info) - {"coins", "items"}
+    if unknown:
+        raise ValueError(f"info keys must be 'coins' and 'items', got {sorted(unknown)}")
+    out: dict = {}
+    if info.get("coins") is not None:
+        if info["coins"] not in COINS:
+            raise ValueError(f"info['coins'] must be one of {COINS}, got {info['coins']!r}")
+        out["coins"] = info["coins"]
+    if info.get("items") is not None:
+        if not isinstance(info["items"], ItemDomain):
+            raise TypeError(f"info['items'] must be an ItemDomain, got "
+                            f"{type(info['items']).__name__}")
+        out["items"] = info["items"].to_record()
+    return out
+
+
+def read_info(path: str | os.PathLike) -> SetInfo:
+    """The ``coins`` and ``items`` of a set's manifest (each optional), checked."""
+    source = str(path)
+    doc = load_json(Path(path), MAX_MANIFEST_BYTES, "manifest")
+    if not isinstance(doc, dict):
+        raise ValueError(f"{source}: a manifest must be a JSON object")
+    coins = doc.get("coins")
+    if coins is not None and coins not in COINS:
+        raise ValueError(f"{source}: key 'coins' must be one of {COINS}, got {coins!r}")
+    items = doc.get("items")
+    return SetInfo(coins, None if items is None else ItemDomain.from_record(items, source))
+
+
+def common_items(manifests) -> ItemDomain | None:
+    """The item names the sets of ``manifests`` keep, when they all keep the same (None when
+    none keeps any); sets that keep different names, or some none, are refused naming two."""
+    found: dict[str, ItemDomain | None] = {}
+    for path in dict.fromkeys(str(m) for m in manifests):
+        found[path] = read_info(path).items
+    if not found:
+        return None
+    (first, domain), *rest = found.items()
+    for path, other in rest:
+        if other != domain:
+            raise ValueError(f"{first} and {path} label their items differently (their "
+                             "manifests keep different item names): aggregate them apart")
+    return domain
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ the modules that do each job, so that ``from ldpcompress.scale import report_fil
 working. Each job has its own module, data flowing one way (each imports only modules listed
 below it)::
 
+    shuffle        the shuffler step: a set rewritten in a uniform random order (two passes)
     items_csv      users' items (or vectors) from a strict CSV, one per line, streamed
     writer         ReportSetWriter, write_reports, write_items: shards, then the manifest
     reader         collect the sets named by paths; hash, parse and check shards in batches
@@ -25,12 +26,14 @@ from __future__ import annotations
 from ..core.regular_files import check_output_file, check_regular, open_regular
 from .columns import arrow_schema, row_bytes
 from .items_csv import CSV_CHUNK, count_csv_items, csv_items
-from .manifest import KIND, MANIFEST, MAX_MANIFEST_BYTES, MAX_SHARDS, Shard, read_manifest
+from .manifest import (KIND, MANIFEST, MAX_MANIFEST_BYTES, MAX_SHARDS, SetInfo, Shard,
+                       common_items, read_info, read_manifest)
 from .metadata import (FORMAT, MAX_META_BYTES, META_KEY, RANDOMIZER_KEY, randomizer_from_spec,
                        shard_meta)
 from .output_dir import LOCK, prepare_output
 from .reader import (READ_BATCH_BYTES, READ_BATCH_ROWS, READ_BUFFER, VERIFY_BLOCK, VERIFY_CACHE,
                      batch_rows_for, collect, iter_shard, read_shard, summarize_shard)
+from .shuffle import shuffle_report_set
 from .writer import (CHUNK, PAGE_BYTES, ROW_GROUP_ROWS, ReportSetWriter, check_disk, write_items,
                      write_reports)
 
@@ -41,4 +44,5 @@ __all__ = ["FORMAT", "META_KEY", "RANDOMIZER_KEY", "MANIFEST", "KIND", "CHUNK",
            "Shard", "check_regular", "open_regular", "read_manifest", "LOCK", "prepare_output",
            "ReportSetWriter", "write_reports", "write_items", "check_output_file", "check_disk",
            "csv_items", "count_csv_items", "collect", "iter_shard", "summarize_shard",
-           "read_shard", "batch_rows_for"]
+           "read_shard", "batch_rows_for", "SetInfo", "read_info", "common_items",
+           "shuffle_report_set"]

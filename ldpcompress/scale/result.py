@@ -1,5 +1,6 @@
 """The result of aggregating report sets: a dict (``summary``, ``estimate``, ``n``,
-``randomizer``, ``shards``, ``method``, ``auto``, ``cost``, ``expected``) that also reads as an object in a notebook:
+``randomizer``, ``shards``, ``method``, ``auto``, ``cost``, ``expected``, ``domain``: the item
+names the manifests keep) that also reads as an object in a notebook:
 attributes, the randomizer's confidence intervals, a short repr, an HTML table and a pandas
 DataFrame (``to_frame``, pandas optional)."""
 from __future__ import annotations
@@ -30,7 +31,10 @@ class Aggregation(dict):
 
     def to_frame(self, level: float = 0.95, names=None):
         """The estimates with their intervals as a pandas DataFrame (columns estimate, low,
-        high; indexed by item or coordinate, or by ``names``)."""
+        high; indexed by ``names``, else by the item names the manifests keep, else by item
+        or coordinate)."""
+        if names is None:
+            names = self.get("domain")
         return D.estimates_frame(self["randomizer"], self["estimate"], self["n"], level, names)
 
     def __repr__(self) -> str:
@@ -43,9 +47,11 @@ class Aggregation(dict):
         est = np.asarray(self["estimate"], dtype=float).ravel()
         low, high = (np.asarray(v, dtype=float).ravel() for v in self.intervals())
         top = np.argsort(-est, kind="stable")[:SHOWN]
+        items = self.get("domain")
+        label = (lambda j: items.names[j]) if items is not None else int
         return D.html_table(
             f"{self['randomizer'].describe()}: n = {D.number(self['n'])} reports, "
             f"{self['shards']} shard(s), {self['method']}",
-            ("entry", "estimate", "95% low", "95% high"),
-            [(int(j), est[j], low[j], high[j]) for j in top],
+            ("item" if items is not None else "entry", "estimate", "95% low", "95% high"),
+            [(label(j), est[j], low[j], high[j]) for j in top],
             [f"the {min(SHOWN, est.size)} largest of {est.size} entries"])

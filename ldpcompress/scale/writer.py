@@ -34,7 +34,7 @@ from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer, check_columns, check_randomizer
 from ..randomizers.estimator import check_flag
 from . import columns as C
-from .manifest import KIND, MANIFEST, MAX_SHARDS, plain_name, write_json_atomic
+from .manifest import KIND, MANIFEST, MAX_SHARDS, check_info, plain_name, write_json_atomic
 from .budget import check_readable
 from .metadata import FORMAT, META_KEY, RANDOMIZER_KEY, randomizer_from_spec, shard_meta
 from .output_dir import LOCK, check_empty, create_output_dir, take_lock
@@ -83,8 +83,10 @@ class ReportSetWriter:
     """
 
     def __init__(self, out_dir: str | os.PathLike, randomizer: LocalRandomizer, shards: int,
-                 overwrite: bool = False, prefix: str = "reports", files: Iterable[str] = ()):
+                 overwrite: bool = False, prefix: str = "reports", files: Iterable[str] = (),
+                 info: Mapping[str, object] | None = None):
         check_randomizer(randomizer)
+        self.info = check_info(info)
         self.spec = registry.spec(randomizer)  # refuses an unregistered randomizer
         # a set the server could not read is refused before anything is written
         check_readable(randomizer, "report set")
@@ -131,7 +133,8 @@ class ReportSetWriter:
             self.created.append(path)
         write_json_atomic(path, dict(
             kind=KIND, format=FORMAT, complete=complete, set=self.set_id,
-            **{RANDOMIZER_KEY: self.spec}, reports=sum(e.get("rows", 0) for e in shards), shards=shards, files=files),
+            **{RANDOMIZER_KEY: self.spec}, **self.info,
+            reports=sum(e.get("rows", 0) for e in shards), shards=shards, files=files),
             durable=complete, tag=self.set_id)
 
     @property
@@ -298,13 +301,15 @@ class _Rechunk:
 def write_items(out_dir: str | os.PathLike, randomizer: LocalRandomizer,
                 chunks: Iterable[np.ndarray], n: int, shards: int, overwrite: bool = False,
                 entropy: Entropy = SYSTEM, files: Mapping[str, Callable[[], bytes]] | None = None,
-                free_bytes: float | None = None, progress: bool = False) -> list[Path]:
+                free_bytes: float | None = None, progress: bool = False,
+                info: Mapping[str, object] | None = None) -> list[Path]:
     """Randomize a stream of n users' inputs (arrays of any sizes, as ``randomize_many``
     takes them) into a report set of ``shards`` shards, CHUNK rows at a time (fewer for wide
     reports: ``reader.batch_rows_for``): memory stays bounded whatever n. ``files``: other files of the set, name -> a function giving their
     bytes, called once every shard is written (e.g. the true counts of simulated data; real
     users' inputs must never be stored). ``progress``: a bar of the reports written, on
-    stderr. Returns the shards' paths."""
+    stderr. ``info``: what the manifest says of the set (``manifest.check_info``: how the coins
+    were drawn, the item names). Returns the shards' paths."""
     check_randomizer(randomizer)
     n = V.integer_at_least(n, "n", 1)
     shards = V.integer_at_least(shards, "shards", 1, min(n, MAX_SHARDS))
@@ -318,7 +323,7 @@ def write_items(out_dir: str | os.PathLike, randomizer: LocalRandomizer,
             yield randomizer.randomize_many(xs, entropy)
             done.update(len(xs))  # the batch is written when the writer asks for the next
 
-    with ReportSetWriter(out_dir, randomizer, shards, overwrite, files=files) as w, \
+    with ReportSetWriter(out_dir, randomizer, shards, overwrite, files=files, info=info) as w, \
             bar(n, "write reports", progress, unit="reports") as done:
         for i in range(shards):
             w.write_shard(batches((i + 1) * n // shards - i * n // shards))

@@ -4,7 +4,7 @@ C(T, i) p^(T-i) (1-p)^i, p = e^eps / (1 + e^eps), so delta(x) = sum_i m_i (1 - e
 in closed form. Written from that formula alone (nothing shared with the library)."""
 import mpmath as mp
 
-__all__ = ["mp_rr_composition_delta", "mp_rr_composition_epsilon"]
+__all__ = ["mp_rr_composition_delta", "mp_rr_composition_epsilon", "mp_krr_pair", "mp_renyi"]
 
 
 def _atoms(eps, times):
@@ -37,3 +37,21 @@ def mp_rr_composition_epsilon(eps, times, delta, dps=50):
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
         return lo
+
+
+def mp_krr_pair(p, k, dps=50):
+    """Randomized response over k buckets with noise parameter p, inputs 0 and 1, as exact
+    pmfs over the outputs (0, 1, any other bucket): (1 - p + p/k, p/k, (k-2) p/k) and its
+    mirror, in mpmath from the mechanism's definition."""
+    with mp.workdps(dps):
+        p = mp.mpf(p)
+        stay, move = 1 - p + p / k, p / k
+        return [stay, move, (k - 2) * move], [move, stay, (k - 2) * move]
+
+
+def mp_renyi(p_law, q_law, alpha, dps=50):
+    """Renyi divergence of order alpha of two finite pmfs (mpmath)."""
+    with mp.workdps(dps):
+        a = mp.mpf(alpha)
+        s = mp.fsum(x ** a * y ** (1 - a) for x, y in zip(p_law, q_law) if x > 0)
+        return mp.log(s) / (a - 1)

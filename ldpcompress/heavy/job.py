@@ -1,0 +1,283 @@
+"""The heavy-hitter job: a shuffled prefix tree that finds the frequent words of a domain nobody
+listed (docs/guide.md, "Heavy hitters over unknown domains"; docs/theory.md §2.17).
+
+Round j asks each participating device for its next ``step`` symbols among the candidates the
+server broadcast: the survivors of round j - 1 extended by every valid block (a prefix that
+ended with the terminator only by terminators), plus the catch-all "other" (the last index).
+Every round runs one frequency oracle on k = keep x blocks + 1 indices, chosen with its
+assignment by :func:`~ldpcompress.heavy.accounting.plan_rounds`. The ``keep`` candidates of
+largest estimate survive; the last round's terminated candidates are the words, ranked by
+their estimate combined (inverse-variance) over every round that held the word's terminated
+prefix.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Sequence
+
+import numpy as np
+
+from ..core import display as D
+from ..core import validate as V
+from ..core.entropy import Entropy, simulation_only
+from ..core.progress import compute_time
+from .accounting import ASSIGNMENTS, RoundsPlan, plan_rounds
+from .prefix import Alphabet, Encoded, candidate_indices, check_shape, children, valid_blocks
+
+DRAWS = ("reports", "counts")
+
+__all__ = ["DRAWS", "Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate"]
+
+
+@dataclass(frozen=True)
+class TreeShape:
+    """The public shape of the tree: alphabet, symbols per round (``step``), rounds, survivors
+    per round (``keep``), the longest word (``max_len``) and the oracle's domain k."""
+
+    alphabet: Alphabet
+    step: int
+    rounds: int
+    keep: int
+    max_len: int
+
+    @classmethod
+    def of(cls, alphabet: Alphabet, step: int, rounds: int, keep: int,
+           max_len: int | None = None) -> "TreeShape":
+        step = V.integer_at_least(step, "step", 1, 8)
+        rounds = V.integer_at_least(rounds, "rounds", 1, 64)
+        keep = V.integer_at_least(keep, "keep", 1, 10 ** 5)
+        return cls(alphabet, step, rounds, keep, check_shape(alphabet, step, rounds, max_len))
+
+    @property
+    def blocks(self) -> int:
+        return len(valid_blocks(self.alphabet, self.step))
+
+    @property
+    def k(self) -> int:
+        return self.keep * self.blocks + 1
+
+
+@dataclass(frozen=True)
+class Word:
+    word: str
+    estimate: float
+    low: float
+    high: float
+
+    def as_dict(self) -> dict:
+        return dict(word=self.word, estimate=self.estimate, low=self.low, high=self.high)
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One round: its candidates (codes), devices that reported, estimated counts among them
+    (the "other" index last), their variance at the plug-in count, and seconds (clients,
+    server)."""
+
+    index: int
+    candidates: np.ndarray
+    reports: int
+    estimates: np.ndarray
+    variances: np.ndarray
+    unknown: int
+    client_seconds: float
+    server_seconds: float
+
+
+@dataclass(frozen=True)
+class HeavyResult:
+    """The words found, in order, with estimates of their count among the n devices and
+    intervals at ``level``; the certified accounting; the rounds; the truth in simulation."""
+
+    words: tuple[Word, ...]
+    n: int
+    plan: RoundsPlan
+    shape: TreeShape
+    rounds: tuple[RoundRecord, ...]
+    level: float
+    unknown: int
+    truth: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return dict(words=[w.as_dict() for w in self.words], n=self.n, level=self.level,
+                    accounting=self.plan.as_dict(), unknown_devices=self.unknown,
+                    k=self.shape.k, rounds=[dict(round=r.index, candidates=len(r.candidates),
+                                                  reports=r.reports,
+                                                  client_seconds=r.client_seconds,
+                                                  server_seconds=r.server_seconds)
+                                             for r in self.rounds],
+                    seconds=self.seconds)
+
+    def recall(self, top: int) -> float:
+        """Fraction of the true top ``top`` words (simulation) among the first ``top`` found."""
+        if not self.truth:
+            raise ValueError("recall needs the truth: a simulated campaign")
+        true = sorted(self.truth, key=lambda w: (-self.truth[w], w))[:top]
+        found = {w.word for w in self.words[:top]}
+        return sum(w in found for w in true) / max(len(true), 1)
+
+    def rows(self) -> list[list[str]]:
+        head = ["rank", "word", "estimate", "low", "high"] + (["true"] if self.truth else [])
+        out = [head]
+        for i, w in enumerate(self.words, 1):
+            row = [str(i), w.word, f"{w.estimate:,.0f}", f"{w.low:,.0f}", f"{w.high:,.0f}"]
+            if self.truth:
+                row.append(f"{self.truth.get(w.word, 0):,}")
+            out.append(row)
+        return out
+
+    def to_frame(self):
+        from ..core.optional import require
+        pd = require("pandas", "pandas")
+        return pd.DataFrame([dict(word=w.word, estimate=w.estimate, low=w.low, high=w.high,
+                               **({"true": self.truth.get(w.word, 0)} if self.truth else {}))
+                          for w in self.words])
+
+    def __repr__(self) -> str:
+        p = self.plan
+        return (f"HeavyResult({len(self.words)} words, n={self.n:,}, {p.assignment}, "
+                f"{p.oracle.describe()}, central eps <= {p.upper:.4g} at delta {p.delta:g})")
+
+    def _repr_html_(self) -> str:
+        rows = self.rows()
+        return D.html_table(repr(self), rows[0], rows[1:],
+                            [f"neighbouring relation: {self.plan.relation}"])
+
+
+def _sizes(n: int, rounds: int, assignment: str, rng: np.random.Generator) -> np.ndarray:
+    """Each device's round (0-based), or -1 for none: simulation of the assignment."""
+    if assignment == "groups":
+        groups = np.full(n, -1, dtype=np.int64)
+        per = n // rounds
+        order = rng.permutation(n)  # simulation: public groups drawn at random
+        for j in range(rounds):
+            groups[order[j * per:(j + 1) * per]] = j
+        return groups
+    if assignment == "allocation":
+        return rng.integers(0, rounds, n)  # simulation: the secretly chosen round
+    raise AssertionError(assignment)
+
+
+def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps: float,
+             delta: float, *, top: int = 20, rounds: int = 6, step: int = 2,
+             keep: int | None = None, alphabet: Alphabet | str | None = None,
+             max_len: int | None = None, oracles: Sequence[str] | None = None,
+             assignments: Sequence[str] = ASSIGNMENTS, level: float = 0.95,
+             entropy: Entropy | None = None, seed: int = 0,
+             plan: RoundsPlan | None = None, draw: str = "reports") -> HeavyResult:
+    """Simulate a campaign end to end: n devices drawn from ``counts`` (word -> weight), each
+    round's clients (the oracle's batch encoder on a seeded simulation source), shuffle (the
+    reports are summarised as a multiset), server and survivors, and the certified accounting.
+    ``keep``: survivors per round (default max(2 top, 20)). ``plan``: a RoundsPlan to reuse
+    (its n, rounds, k must match). ``draw``: "reports" (every device's report from the
+    oracle's batch encoder, then the server's summary) or "counts" (each candidate's support
+    count drawn from its exact marginal law Bin(c, a1) + Bin(m - c, a0): the same estimate
+    law per candidate, without the reports; the candidates' counts drawn independently)."""
+    if draw not in DRAWS:
+        raise ValueError(f"draw must be one of {DRAWS}, got {draw!r}")
+    start = compute_time()
+    n = V.shuffle_users(n)
+    top = V.integer_at_least(top, "top", 1, 10 ** 5)
+    keep = max(2 * top, 20) if keep is None else keep
+    alpha = alphabet if isinstance(alphabet, Alphabet) else (
+        Alphabet() if alphabet is None else Alphabet(alphabet))
+    shape = TreeShape.of(alpha, step, rounds, keep, max_len)
+    level = V.probability_open(level, "level")
+    items = list(counts.items()) if isinstance(counts, dict) else list(counts)
+    if not items:
+        raise ValueError("counts: give at least one (word, count) row")
+    words = [w for w, _ in items]
+    weights = np.asarray([c for _, c in items], dtype=float)
+    if not np.all(np.isfinite(weights)) or weights.min() < 0 or weights.sum() <= 0:
+        raise ValueError("counts: weights must be finite, >= 0 and not all 0")
+    if len(set(words)) != len(words):
+        raise ValueError("counts: a word appears twice")
+    ent = simulation_only(entropy if entropy is not None else
+                          Entropy.seeded_for_simulation(seed), "heavy.simulate")
+    rng = np.random.default_rng(seed)  # simulation: the population and the assignment
+    drawn = rng.multinomial(n, weights / weights.sum())
+    truth = {w: int(c) for w, c in zip(words, drawn) if c}
+    if plan is None:
+        plan = plan_rounds(n, shape.rounds, shape.k, eps, delta, oracles=oracles,
+                           assignments=assignments)
+    elif (plan.n, plan.rounds, plan.k) != (n, shape.rounds, shape.k):
+        raise ValueError(f"plan: made for (n, rounds, k) = {(plan.n, plan.rounds, plan.k)}, "
+                         f"this campaign is {(n, shape.rounds, shape.k)}")
+    enc = Encoded.of(words, alpha, shape.rounds * shape.step, shape.max_len)
+    device_word = np.repeat(np.arange(len(words)), drawn)
+    unknown = int(drawn[~enc.known].sum())
+    if plan.assignment == "poisson":
+        member = None
+    else:
+        member = _sizes(n, shape.rounds, plan.assignment, rng)
+    records: list[RoundRecord] = []
+    parents = np.zeros(1, dtype=np.int64)
+    oracle = plan.oracle
+    for j in range(shape.rounds):
+        t0 = compute_time()
+        cands = children(parents, alpha, shape.step, root=(j == 0))
+        codes = enc.prefix_codes((j + 1) * shape.step, alpha.base)
+        if member is None:
+            here = device_word[rng.random(n) < 1.0 / shape.rounds]  # simulation: Poisson 1/T
+        else:
+            here = device_word[member == j]
+        xs = candidate_indices(codes[here], cands)
+        xs[xs == len(cands)] = oracle.k - 1  # "other": the domain's last index
+        if draw == "reports":
+            reports = oracle.randomize_many(xs, ent)
+            t1 = compute_time()
+            summary = oracle.summarize(reports)
+        else:  # each support count from its exact marginal law (simulation)
+            true = np.bincount(xs, minlength=oracle.k)
+            summary = rng.binomial(true, oracle.a1) + rng.binomial(len(xs) - true, oracle.a0)
+            t1 = compute_time()
+        m = len(xs)
+        est = oracle.estimate_from_summary(summary, m) if m else np.zeros(oracle.k)
+        var = np.asarray(oracle.variance(max(m, 1), np.clip(est, 0, m)), dtype=float) * (m > 0)
+        t2 = compute_time()
+        records.append(RoundRecord(j + 1, cands, m, np.asarray(est, float), var,
+                                   int((xs == oracle.k - 1).sum()), t1 - t0, t2 - t1))
+        listed = est[:len(cands)]
+        order = np.argsort(-listed, kind="stable")[:shape.keep]
+        parents = np.sort(cands[order])
+    found = _final(records, shape, n, level, top)
+    return HeavyResult(tuple(found), n, plan, shape, tuple(records), level, unknown, truth,
+                       compute_time() - start)
+
+
+def _final(records: list[RoundRecord], shape: TreeShape, n: int, level: float,
+           top: int) -> list[Word]:
+    """The last round's terminated candidates, each estimate (of the count among n) combined
+    by inverse variance over the rounds that listed the word's terminated prefix."""
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    last = records[-1]
+    base, step, T = shape.alphabet.base, shape.step, shape.rounds
+    out = []
+    for idx, code in enumerate(last.candidates):
+        digits = [(int(code) // base ** (T * step - 1 - i)) % base for i in range(T * step)]
+        if digits[-1] != 0:
+            continue  # not terminated: a longer word (the clients map those to "other")
+        length = next(i for i, d in enumerate(digits + [0]) if d == 0)
+        num = den = 0.0
+        for r in records[length // step:]:
+            if r.reports == 0:
+                continue
+            c = int(code) // base ** ((T - r.index) * step)
+            pos = int(np.searchsorted(r.candidates, c))
+            if pos >= len(r.candidates) or r.candidates[pos] != c:
+                continue
+            f = r.estimates[pos] / r.reports
+            v = max(float(r.variances[pos]), 1e-300) / r.reports ** 2
+            num += f / v
+            den += 1.0 / v
+        if den == 0.0:
+            continue
+        f = num / den
+        half = z * math.sqrt(1.0 / den)
+        out.append(Word(shape.alphabet.word(digits), f * n, (f - half) * n, (f + half) * n))
+    out.sort(key=lambda w: (-w.estimate, w.word))
+    return out[:top]
+

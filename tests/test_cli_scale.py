@@ -1,0 +1,130 @@
+"""CLI report sets (cli/scale.py): simulate --compressed through the batch simulation encoder
+(the manifest says the coins were simulated), encode with the catch-all item and bad domain
+lines, the item names kept in the manifest and shown by aggregate and notebook tables."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ldpcompress import KRR
+from ldpcompress.cli.main import main
+from ldpcompress.core.items import CATCH_ALL
+from ldpcompress.scale import distributed
+from ldpcompress.scale.manifest import read_info, read_manifest
+from ldpcompress.scale.reader import read_shard
+
+pytest.importorskip("pyarrow")
+
+
+def _reports(folder):
+    randomizer, shards = read_manifest(folder / "manifest.json")
+    return np.concatenate([read_shard(s, randomizer) for s in shards])
+
+
+def test_simulate_compressed_uses_simulated_coins(tmp_path, capsys):
+    """On main the CLI encoded through the client path (os.urandom coins; minutes for 1e6
+    reports) and the manifest did not say how the coins were drawn."""
+    args = ["simulate", "--oracle", "rappor", "--k", "16", "--eps", "3", "--compressed",
+            "--n", "3000", "--shards", "2", "--seed", "5"]
+    assert main(args + ["--out", str(tmp_path / "a")]) == 0
+    assert main(args + ["--out", str(tmp_path / "b")]) == 0
+    assert "coins simulated" in capsys.readouterr().out
+    assert read_info(tmp_path / "a" / "manifest.json").coins == "simulated"
+    first = _reports(tmp_path / "a")
+    assert first.shape == (3000, 17)
+    assert np.array_equal(first, _reports(tmp_path / "b"))  # seeded: reproducible
+    # the estimates are unbiased: within 5 sd (the wrapped randomizer's variance) of the truth
+    res = distributed.aggregate(tmp_path / "a", scheduler="memory")
+    truth = np.load(tmp_path / "a" / "true_counts.npy")
+    inner = res.randomizer.inner
+    for j in range(16):
+        assert abs(res.estimate[j] - truth[j]) < 5 * inner.variance(3000, truth[j]) ** 0.5
+    assert main(args + ["--client-coins", "--n", "50", "--out", str(tmp_path / "c")]) == 0
+    assert read_info(tmp_path / "c" / "manifest.json").coins == "os.urandom"
+
+
+def test_encode_maps_outside_names_to_the_catch_all(tmp_path, capsys):
+    dom = tmp_path / "dom.txt"
+    dom.write_bytes(b"apple\nbanana\n\ncherry\nbanana\n\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f"
+                    b"\x92\xbb\n")
+    users = tmp_path / "users.csv"
+    users.write_text("apple\nkiwi\nbanana\ncherry\nkiwi\napple\n")
+    out = tmp_path / "set"
+    base = ["encode", "--csv", str(users), "--domain", str(dom), "--oracle", "krr", "--eps",
+            "2", "--out", str(out)]
+    assert main(base) == 2  # bad lines refused, every one counted
+    err = capsys.readouterr().err
+    assert "line 3 is empty" in err and "3 bad lines in all" in err and "line 6:" in err
+    assert main(base + ["--bad-lines", "drop"]) == 2  # no catch-all: 'kiwi' is refused
+    assert "line 2: 'kiwi' is not in the item domain" in capsys.readouterr().err
+    assert main(base + ["--bad-lines", "catch-all", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["results"]
+    assert doc["catch_all"] == 2 and doc["bad_lines"] == 3 and doc["reports"] == 6
+    assert [b[0] for b in doc["bad_lines_named"]] == [3, 5, 6]
+    items = read_info(out / "manifest.json").items
+    assert items.names == ("apple", "banana", "cherry", CATCH_ALL)
+    assert read_manifest(out / "manifest.json")[0] == KRR(4, 2.0)
+    # aggregate shows the names the manifest keeps without --domain
+    assert main(["aggregate", str(out), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"]
+    assert res["names"] == ["apple", "banana", "cherry", CATCH_ALL]
+    assert main(["aggregate", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "(out\u00a0of\u00a0domain)" in text and "apple" in text
+    agg = distributed.aggregate(out, scheduler="memory")
+    assert agg.domain == items and "<td>apple</td>" in agg._repr_html_()
+    if pytest.importorskip("pandas"):
+        assert list(agg.to_frame().index) == list(items.names)
+    # a --domain that differs from the kept names is refused, naming both
+    other = tmp_path / "other.txt"
+    other.write_text("banana\napple\ncherry\n")
+    assert main(["aggregate", str(out), "--domain", str(other), "--catch-all"]) == 2
+    assert "differs from the item names the report set's manifest keeps" in \
+        capsys.readouterr().err
+    assert main(["aggregate", str(out), "--catch-all"]) == 2
+    assert "--catch-all and --bad-lines apply to a --domain file" in capsys.readouterr().err
+
+
+def test_tampered_names_in_a_manifest_are_refused(tmp_path, capsys):
+    dom = tmp_path / "dom.txt"
+    dom.write_text("apple\nbanana\n")
+    users = tmp_path / "users.csv"
+    users.write_text("apple\nbanana\n")
+    out = tmp_path / "set"
+    assert main(["encode", "--csv", str(users), "--domain", str(dom), "--oracle", "krr",
+                 "--eps", "2", "--out", str(out)]) == 0
+    path = out / "manifest.json"
+    doc = json.loads(path.read_text())
+    doc["items"]["names"] = ["banana", "apple"]  # swapped labels: the digest no longer fits
+    path.write_text(json.dumps(doc))
+    assert main(["aggregate", str(out)]) == 2
+    assert "key 'items': the names do not match their sha256" in capsys.readouterr().err
+    doc["items"] = dict(names=["a", "b", "c"], catch_all=False, sha256="0" * 64)
+    from ldpcompress.core.items import ItemDomain
+    doc["items"]["sha256"] = ItemDomain(["a", "b", "c"]).digest  # k = 3 names, k = 2 reports
+    path.write_text(json.dumps(doc))
+    assert main(["aggregate", str(out)]) == 2
+    assert "names 3 items but krr(k=2, eps=2) estimates 2 entries" in capsys.readouterr().err
+
+
+def test_encode_writes_a_shuffled_set(tmp_path):
+    """On main encode wrote the reports in the CSV's order (the shuffle model's accounting
+    does not apply to such a set); --in-order keeps that order on request."""
+    users = tmp_path / "users.csv"
+    n = 400
+    users.write_text("".join(f"{i % 4}\n" for i in sorted(range(n), key=lambda i: i % 4)))
+    base = ["encode", "--csv", str(users), "--oracle", "krr", "--k", "4", "--eps", "30",
+            "--shards", "2"]
+    assert main(base + ["--out", str(tmp_path / "shuffled")]) == 0
+    assert main(base + ["--in-order", "--out", str(tmp_path / "ordered")]) == 0
+    ordered, shuffled = _reports(tmp_path / "ordered"), _reports(tmp_path / "shuffled")
+    truth = np.repeat(np.arange(4), n // 4)
+    assert np.array_equal(ordered, truth)  # eps = 30: every report is its input
+    assert sorted(shuffled.tolist()) == truth.tolist()
+    # a sorted order has 3 changes between neighbours; a uniform one about 3/4 of 399
+    assert np.count_nonzero(np.diff(shuffled)) > 200
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert main(base + ["--out", str(tmp_path / "shuffled"), "--overwrite"]) == 0
+    assert not np.array_equal(_reports(tmp_path / "shuffled"), shuffled)
