@@ -149,7 +149,7 @@ def test_uniform_limit_is_the_exact_comparison():
             u = (w >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
             assert np.array_equal(u < p, w < limit), p
     for bad in (-0.1, 1.0, float("nan")):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="p must be in"):
             uniform_limit(bad)
 
 

@@ -89,7 +89,7 @@ def test_blocking_is_sound_and_nearly_free():
 def test_closed_form_not_applicable_outside_condition():
     b = A.closed_form_epsilon(1000, 4.0, 1e-6)
     assert not b.applicable and "log(n/(16" in b.note
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="is not applicable"):
         float(b)
 
 

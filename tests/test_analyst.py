@@ -344,7 +344,7 @@ def test_item_domain_maps_names_and_labels_estimates():
     (5, TypeError, "items"),
 ])
 def test_item_domain_refuses_unknown_items(items, exc, words):
-    with pytest.raises(exc) as err:
+    with pytest.raises(exc, match="items") as err:
         L.ItemDomain(FRUIT).index(items)
     assert words in str(err.value)
 
@@ -359,7 +359,7 @@ def test_item_domain_refuses_unknown_items(items, exc, words):
     ("ab", TypeError, "single str"),
 ])
 def test_item_domain_refuses_bad_names(names, exc, words):
-    with pytest.raises(exc) as err:
+    with pytest.raises(exc, match="names") as err:
         L.ItemDomain(names)
     assert words in str(err.value)
 
@@ -377,10 +377,10 @@ def test_item_domain_from_file(tmp_path):
                         (b"apple\n", "at least 2"),
                         (b"", "at least 2")]:
         path.write_bytes(data)
-        with pytest.raises(ValueError) as err:
+        with pytest.raises(ValueError, match="items.txt: ") as err:
             L.ItemDomain.from_file(path)
         assert words in str(err.value) and str(path) in str(err.value)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="path must be a file path"):
         L.ItemDomain.from_file(3)
 
 
@@ -388,7 +388,7 @@ def test_item_domain_label_checks_the_length():
     dom = L.ItemDomain(FRUIT)
     with pytest.raises(ValueError, match="k = 4"):
         dom.label([1, 2, 3])
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="label needs at least one column"):
         dom.label()
 
 

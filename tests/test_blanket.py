@@ -749,7 +749,7 @@ def test_oracle_mismatch_is_an_error():
         prof.check_oracle(PIRappor(100, 2.0))
     with pytest.raises(ValueError, match="derived for rappor"):
         prof.check_oracle(OUE(100, 2.5))
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="oracle must be an ldpcompress randomizer"):
         BL.structure("oue")
     with pytest.raises(ValueError, match="no oracle-specific attack"):
         BL.lower_profile(100, PIRappor(2, 2.0))

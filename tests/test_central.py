@@ -295,7 +295,7 @@ def test_dp_events_refused_with_their_place(build, message):
 def test_import_is_all_or_nothing_and_checks_types():
     dp = pytest.importorskip("dp_accounting")
     acct = Accountant()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="is not differentially private"):
         acct.compose_dp_event(dp.ComposedDpEvent([dp.GaussianDpEvent(1.0), dp.NonPrivateDpEvent()]))
     assert acct.events == []
     with pytest.raises(TypeError, match="DpEvent"):

@@ -149,7 +149,7 @@ def test_random_blobs_decode_as_their_reports_or_are_refused(data, version):
     chunks = [data[i:i + 17] for i in range(0, len(data), 17)]
     ok = len(data) % 17 == 0 and all(c[0] == wire.VERSION for c in chunks)
     if not ok:
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="a batch of compressed reports is a multiple of 17 bytes"):
             pr.decode_many(data)
         return
     got = pr.decode_many(data)
@@ -271,7 +271,7 @@ def test_the_simulated_encoders_refuse_client_entropy(entropy):
 
 def test_simulated_encoder_checks_inputs_and_ratios():
     pr = compress(RAPPOR(8, 1.0))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="every item must be in"):
         pr.encode_many_simulated([0, 8], simulation_entropy(1))
     assert pr.encode_many_simulated(np.zeros(0, dtype=int), simulation_entropy(1)).shape == (0, 17)
 

@@ -89,7 +89,7 @@ def test_reports_are_checked():
         c.check_reports([as_bytes[0], as_bytes[1][:16]])
     with pytest.raises(ValueError, match="outside"):
         c.check_reports(rep.astype(np.int64) + 255)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="reports must be an integer array"):
         c.check_reports(rep.astype(float))
     np.testing.assert_array_equal(c.summarize(rep), c.inner.summarize(c.decode_many(rep)))
     assert c.summarize(rep[:0]).tolist() == [0] * 5

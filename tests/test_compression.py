@@ -199,21 +199,21 @@ def test_bad_input(call, exc):
 
 def test_compression_refuses_too_many_expected_trials_quickly():
     # was: minutes of rejection sampling (e^16 ~ 8.9e6 expected trials per report)
-    with no_hang("compress(RAPPOR(16, 16)).encode"), pytest.raises(ValueError) as err:
+    with no_hang("compress(RAPPOR(16, 16)).encode"), pytest.raises(ValueError, match="expected trials per report") as err:
         compress(RAPPOR(16, 16.0)).encode(0)
     msg = str(err.value)
     assert "8.886e+06" in msg and "eps/K" in msg and "max_expected_trials" in msg
     # the limit is a parameter: a caller who accepts the cost may raise it
     assert compress(RAPPOR(16, 16.0), max_expected_trials=1e7).expected_trials == \
         pytest.approx(math.exp(16.0))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="expected trials per report"):
         compress(KRR(4, 3.0), max_expected_trials=2.0)  # e^eps_d = (e^3 + 3)/4 ~ 5.8 > 2
     for bad in (0.5, float("nan"), "10", True):
-        with pytest.raises((ValueError, TypeError)):
+        with pytest.raises((ValueError, TypeError), match="max_expected_trials must be"):
             compress(KRR(4, 1.0), max_expected_trials=bad)
 
 
 @pytest.mark.parametrize("bad", [float("nan"), 1.0, 0.0, "0.1", True])
 def test_tv_target_validated(bad):
-    with pytest.raises((ValueError, TypeError)):
+    with pytest.raises((ValueError, TypeError), match="tv_target must be"):
         compress(KRR(4, 1.0), tv_target=bad)

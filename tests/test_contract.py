@@ -75,7 +75,7 @@ def test_storage_round_trip_and_refusals(case):
     if len(spec) > 1:
         with pytest.raises(ValueError, match="rows"):
             r.from_columns(bad)
-    with pytest.raises((ValueError, TypeError)):
+    with pytest.raises((ValueError, TypeError), match="report"):
         r.from_columns({**cols, first.name: np.full_like(cols[first.name], np.nan, dtype=float)})
 
 

@@ -172,7 +172,7 @@ def test_aggregation_is_a_result_object(tmp_path):
     assert text.startswith("Aggregation(krr(") and "n = 2,000 reports" in text
     page = res._repr_html_()
     assert "<table>" in page and "the 10 largest of 12 entries" in page
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="no_such_key"):
         res.no_such_key
     pytest.importorskip("pandas")
     frame = res.to_frame(0.9)

@@ -71,7 +71,7 @@ def test_api_ledger_is_a_locked_read_modify_write(tmp_path):
         acct.compose(PureDP(1.0), times=3)
         fd = os.open(LF.lock_path(path), os.O_RDWR)
         try:  # another open of the lock file (another writer) cannot take it meanwhile
-            with pytest.raises(BlockingIOError):
+            with pytest.raises(BlockingIOError, match="Resource temporarily unavailable"):
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
             os.close(fd)

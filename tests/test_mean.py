@@ -126,7 +126,7 @@ def test_mean_cli(capsys):
 
 def test_split_one_at_large_eps_refused_with_the_remedy():
     # was: `mean --eps 14 --split 1` ran for minutes (e^eps_d expected trials per report)
-    with no_hang("CompressedPrivUnit2(100, 14, split=1)"), pytest.raises(ValueError) as err:
+    with no_hang("CompressedPrivUnit2(100, 14, split=1)"), pytest.raises(ValueError, match="expected trials per report") as err:
         SP.CompressedPrivUnit2(100, 14.0, split=1)
     msg = str(err.value)
     assert "expected trials" in msg and "choose_split" in msg and "eps/K" in msg
@@ -155,7 +155,7 @@ def test_integral_float_dimension_accepted():
 
 
 def test_dimension_memory_refused_with_the_figure():
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match="would need") as err:
         PU.PrivUnit2(10 ** 10, 2.0)
     assert "GiB" in str(err.value) and "reduce d" in str(err.value)
 
@@ -169,9 +169,9 @@ def test_zero_vector_in_high_dimension_does_not_allocate_d_squared():
 def test_decode_many_empty_and_malformed():
     comp = SP.CompressedPrivUnit2(8, 2.0, split=2)
     assert comp.decode_many([]).shape == (0, 8)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="a report is a list of 2 seeds"):
         comp.decode(b"\x01" * 2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a report has 2 seeds"):
         comp.decode([b"\x01" + bytes(16)])
 
 
@@ -190,7 +190,7 @@ def test_privunit_over_the_eps_grid_works_or_names_the_range(d):
     assert lo == PU.MIN_EPS and hi <= EXP_MAX
     for eps in GRID_EPS:
         if eps > hi:
-            with pytest.raises(ValueError) as err:
+            with pytest.raises(ValueError, match="for PrivUnit2 in dimension") as err:
                 PU.PrivUnit2(d, eps)
             msg = str(err.value)
             assert msg.startswith("eps must be in [1e-09, ") and f"d = {d}" in msg
@@ -232,7 +232,7 @@ def test_tiny_eps_is_exact_and_unbiased():
 
 def test_split_below_the_range_is_refused_naming_eps_and_split():
     assert SP.CompressedPrivUnit2(2, 1e-6, split=1000).split == 1000  # 1e-9 each: in range
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match="for PrivUnit2") as err:
         SP.CompressedPrivUnit2(2, 1e-7, split=1000)
     msg = str(err.value)
     assert "eps/split = 1e-10" in msg and "choose split in [1, 100]" in msg
@@ -299,7 +299,7 @@ def test_mean_cli_small_run_has_no_warning(capsys):
 def test_split_hint_names_a_function_that_exists_and_runs():
     # was: the hint named `mean.choose_split(...)`, which no module has
     import importlib
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match="expected trials per report") as err:
         SP.CompressedPrivUnit2(100, 14.0, split=1)
     found = re.search(r"([\w.]+)\.(\w+)\((\d+), ([\d.e+-]+)\) finds K", str(err.value))
     assert found, str(err.value)

@@ -511,7 +511,7 @@ def test_poisson_add_remove_floor_gamma_to_the_n():
     n, g = 3, 0.8
     d = A.delta(n, 1.0, 50.0, gamma=g, relation="add_remove")
     assert d.value >= g ** n * (1 - 1e-12)
-    with pytest.raises(A.NoSoundBound):
+    with pytest.raises(A.NoSoundBound, match="no sound eps"):
         A.epsilon(n, 1.0, 0.5 * g ** n, gamma=g, relation="add_remove")
 
 

@@ -756,7 +756,7 @@ def test_a_second_writer_is_refused_and_the_first_set_survives(tmp_path):
     with RF.ReportSetWriter(out, oracle, shards=2) as first:
         first.write_shard([FieldReports(reports.a[:20], reports.b[:20], oracle.p)])
         for overwrite in (False, True):  # even --overwrite must not remove a set being written
-            with pytest.raises(ValueError) as err:
+            with pytest.raises(ValueError, match="another writer") as err:
                 RF.write_reports(out, oracle, reports, shards=2, overwrite=overwrite)
             assert str(out) in str(err.value) and "another writer" in str(err.value)
         first.write_shard([FieldReports(reports.a[20:], reports.b[20:], oracle.p)])

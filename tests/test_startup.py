@@ -85,7 +85,7 @@ def test_lazy_names_are_the_type_checkers_names(package):
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         ldpcompress.nope  # noqa: B018
-    with pytest.raises(ImportError):
+    with pytest.raises(ImportError, match="cannot import name"):
         exec("from ldpcompress.accounting import nope", {})
 
 
