@@ -57,7 +57,36 @@ class AssignmentRow:
 @dataclass(frozen=True)
 class RoundsPlan:
     """The deployed assignment, its oracle, its ledger's certified (eps, delta) and the lower
-    bound (an exact attack on one round), beside every certified row."""
+    bound (an exact attack on one round), beside every certified row.
+
+    Attributes
+    ----------
+    n : int
+        Devices in the campaign.
+    rounds : int
+        Rounds T of the prefix tree.
+    k : int
+        The oracle's domain size (candidate indices, the catch-all "other" last).
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target, in (0, 1).
+    chosen : AssignmentRow
+        The deployed row: the smallest standard error (ties: allocation, poisson, groups).
+    rows : tuple of AssignmentRow
+        The best certified row of each assignment, ordered allocation, poisson, groups.
+    upper : float
+        The deployed ledger's certified central eps at delta (<= eps).
+    lower : float or None
+        An exact attack's eps on round 1 of the deployed assignment (a lower bound); None for
+        allocation or when no attack applies.
+    relation : str
+        The neighbouring relation the bounds hold for (substitution of one device's word).
+    skipped : dict
+        Assignment or family -> why it was not certified.
+    seconds : float
+        Compute seconds spent planning.
+    """
 
     n: int
     rounds: int
@@ -89,7 +118,19 @@ class RoundsPlan:
 
 
 def ledger(n: int, rounds: int, assignment: str, oracle: FrequencyOracle) -> Accountant:
-    """The campaign's ledger: what :func:`plan_rounds` certifies, composed event by event."""
+    """The campaign's ledger: what :func:`plan_rounds` certifies, composed event by event.
+
+    Parameters
+    ----------
+    n : int
+        Devices in the campaign.
+    rounds : int
+        Rounds T (groups: n // T devices per round; poisson: sampling probability 1/T).
+    assignment : {"groups", "poisson", "allocation"}
+        How devices are assigned to rounds; anything else raises ValueError.
+    oracle : FrequencyOracle
+        The frequency oracle every round runs.
+    """
     acc = Accountant(h=COMPOSE_H)
     if assignment == "groups":
         return acc.compose(OracleShuffledRound(n // rounds, oracle))
@@ -152,7 +193,26 @@ def plan_rounds(n: int, rounds: int, k: int, eps: float, delta: float, *,
     oracle on k candidate indices over n devices at central (eps, delta), each with the best of
     ``oracles`` (registered names; None: every registered frequency oracle) at the largest eps0
     its own bound certifies (planning.plan), and deploy the smallest standard error. The
-    deployed row's ledger is recomposed here and its eps (<= eps) is ``upper``."""
+    deployed row's ledger is recomposed here and its eps (<= eps) is ``upper``.
+
+    Parameters
+    ----------
+    n : int
+        Devices in the campaign.
+    rounds : int
+        Rounds T of the prefix tree (poisson is planned only when T > 1).
+    k : int
+        The oracle's domain size: keep x blocks + 1 candidate indices.
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target, in (0, 1).
+    oracles : sequence of str or None, optional
+        Registered frequency-oracle names to try (at least one); None: every registered one.
+    assignments : sequence of str, optional
+        Non-empty subset of ``ASSIGNMENTS`` ("groups", "poisson", "allocation") to certify;
+        default all three.
+    """
     start = compute_time()
     names = list(oracle_names() if oracles is None else oracles)
     bad = [a for a in assignments if a not in ASSIGNMENTS] or (not assignments and ["none"])

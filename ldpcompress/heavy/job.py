@@ -34,7 +34,21 @@ __all__ = ["DRAWS", "Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate
 @dataclass(frozen=True)
 class TreeShape:
     """The public shape of the tree: alphabet, symbols per round (``step``), rounds, survivors
-    per round (``keep``), the longest word (``max_len``) and the oracle's domain k."""
+    per round (``keep``), the longest word (``max_len``) and the oracle's domain k.
+
+    Attributes
+    ----------
+    alphabet : Alphabet
+        The public alphabet (the terminator, code 0, is not a symbol).
+    step : int
+        Symbols asked per round, in [1, 8].
+    rounds : int
+        Rounds of the tree, in [1, 64].
+    keep : int
+        Candidates surviving each round, in [1, 10**5].
+    max_len : int
+        The longest word with a code, in [0, rounds x step - 1].
+    """
 
     alphabet: Alphabet
     step: int
@@ -45,6 +59,22 @@ class TreeShape:
     @classmethod
     def of(cls, alphabet: Alphabet, step: int, rounds: int, keep: int,
            max_len: int | None = None) -> "TreeShape":
+        """The shape checked: ValueError naming the parameter when out of range, or when the
+        codes of rounds x step symbols overflow int64.
+
+        Parameters
+        ----------
+        alphabet : Alphabet
+            The public alphabet.
+        step : int
+            Symbols asked per round, in [1, 8].
+        rounds : int
+            Rounds of the tree, in [1, 64].
+        keep : int
+            Candidates surviving each round, in [1, 10**5].
+        max_len : int or None, optional
+            The longest word with a code, in [0, rounds x step - 1]; None: rounds x step - 1.
+        """
         step = V.integer_at_least(step, "step", 1, 8)
         rounds = V.integer_at_least(rounds, "rounds", 1, 64)
         keep = V.integer_at_least(keep, "keep", 1, 10 ** 5)
@@ -61,6 +91,20 @@ class TreeShape:
 
 @dataclass(frozen=True)
 class Word:
+    """One word found, with its estimated count among the n devices and its interval.
+
+    Attributes
+    ----------
+    word : str
+        The word (terminators dropped).
+    estimate : float
+        Its estimated count among the n devices (inverse-variance combination over rounds).
+    low : float
+        Lower end of the normal interval at the result's ``level`` (may be < 0).
+    high : float
+        Upper end of that interval.
+    """
+
     word: str
     estimate: float
     low: float
@@ -74,7 +118,27 @@ class Word:
 class RoundRecord:
     """One round: its candidates (codes), devices that reported, estimated counts among them
     (the "other" index last), their variance at the plug-in count, and seconds (clients,
-    server)."""
+    server).
+
+    Attributes
+    ----------
+    index : int
+        The round's number, 1-based.
+    candidates : numpy.ndarray
+        The round's sorted int64 candidate prefix codes (without "other").
+    reports : int
+        Devices that reported in this round (>= 0).
+    estimates : numpy.ndarray
+        Estimated counts among the reporting devices, length k (the "other" index last).
+    variances : numpy.ndarray
+        Each estimate's variance at the plug-in count (0 when no device reported).
+    unknown : int
+        Reporting devices whose true index was "other" (prefix not listed or unknown word).
+    client_seconds : float
+        Compute seconds of the clients' randomization (counts draw: of the support counts).
+    server_seconds : float
+        Compute seconds of the server's summary and estimates.
+    """
 
     index: int
     candidates: np.ndarray
@@ -89,7 +153,29 @@ class RoundRecord:
 @dataclass(frozen=True)
 class HeavyResult:
     """The words found, in order, with estimates of their count among the n devices and
-    intervals at ``level``; the certified accounting; the rounds; the truth in simulation."""
+    intervals at ``level``; the certified accounting; the rounds; the truth in simulation.
+
+    Attributes
+    ----------
+    words : tuple of Word
+        The words found, by decreasing estimate (at most ``top``).
+    n : int
+        Devices in the campaign.
+    plan : RoundsPlan
+        The certified accounting of the deployed assignment.
+    shape : TreeShape
+        The tree's public shape.
+    rounds : tuple of RoundRecord
+        One record per round, in order.
+    level : float
+        Confidence level of the words' intervals, in (0, 1).
+    unknown : int
+        Devices whose word has no code (a symbol outside the alphabet or longer than max_len).
+    truth : dict
+        Simulation only: word -> its true count among the n devices ({} otherwise).
+    seconds : float
+        Compute seconds of the whole campaign.
+    """
 
     words: tuple[Word, ...]
     n: int
@@ -112,7 +198,13 @@ class HeavyResult:
                     seconds=self.seconds)
 
     def recall(self, top: int) -> float:
-        """Fraction of the true top ``top`` words (simulation) among the first ``top`` found."""
+        """Fraction of the true top ``top`` words (simulation) among the first ``top`` found.
+
+        Parameters
+        ----------
+        top : int
+            How many of the true and of the found words to compare (>= 1).
+        """
         if not self.truth:
             raise ValueError("recall needs the truth: a simulated campaign")
         true = sorted(self.truth, key=lambda w: (-self.truth[w], w))[:top]
@@ -175,7 +267,46 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
     (its n, rounds, k must match). ``draw``: "reports" (every device's report from the
     oracle's batch encoder, then the server's summary) or "counts" (each candidate's support
     count drawn from its exact marginal law Bin(c, a1) + Bin(m - c, a0): the same estimate
-    law per candidate, without the reports; the candidates' counts drawn independently)."""
+    law per candidate, without the reports; the candidates' counts drawn independently).
+
+    Parameters
+    ----------
+    counts : dict of str to float, or sequence of (str, float)
+        The population: distinct words -> weights (finite, >= 0, not all 0; non-empty).
+    n : int
+        Devices, drawn multinomially from the weights (a valid shuffle user count).
+    eps : float
+        The central eps target (> 0).
+    delta : float
+        The central delta target, in (0, 1).
+    top : int, optional
+        Words returned, in [1, 10**5] (default 20).
+    rounds : int, optional
+        Rounds of the tree, in [1, 64] (default 6).
+    step : int, optional
+        Symbols asked per round, in [1, 8] (default 2).
+    keep : int or None, optional
+        Survivors per round, in [1, 10**5]; None: max(2 top, 20).
+    alphabet : Alphabet, str or None, optional
+        The public alphabet, or its symbols string, or "bytes"; None: lower-case a-z and "'".
+    max_len : int or None, optional
+        The longest word with a code, in [0, rounds x step - 1]; None: rounds x step - 1.
+    oracles : sequence of str or None, optional
+        Registered frequency-oracle names to plan with; None: every registered one.
+    assignments : sequence of str, optional
+        Subset of ("groups", "poisson", "allocation") to certify; default all three.
+    level : float, optional
+        Confidence level of the words' intervals, in (0, 1) (default 0.95).
+    entropy : Entropy or None, optional
+        A simulation-only randomness source for the clients; None: seeded from ``seed``.
+    seed : int, optional
+        Seed of the simulation's population, assignment and (default) client source.
+    plan : RoundsPlan or None, optional
+        A plan to reuse (its n, rounds, k must match); None: :func:`plan_rounds` is run.
+    draw : {"reports", "counts"}, optional
+        Simulate every device's report, or each candidate's support count (default
+        "reports").
+    """
     if draw not in DRAWS:
         raise ValueError(f"draw must be one of {DRAWS}, got {draw!r}")
     start = compute_time()

@@ -23,7 +23,14 @@ MAX_CODE = 2 ** 62  # prefix codes stay well inside int64
 @dataclass(frozen=True)
 class Alphabet:
     """The public alphabet: ``symbols`` a string of distinct characters (a symbol table), or
-    ``"bytes"`` (a word is its UTF-8 bytes). The terminator is code 0, not a symbol."""
+    ``"bytes"`` (a word is its UTF-8 bytes). The terminator is code 0, not a symbol.
+
+    Attributes
+    ----------
+    symbols : str
+        Distinct characters (symbol i has code i + 1; non-empty), or "bytes" (256 symbols);
+        default lower-case a-z and "'".
+    """
 
     symbols: str = "abcdefghijklmnopqrstuvwxyz'"
 
@@ -47,7 +54,13 @@ class Alphabet:
         return self.size + 1
 
     def digits(self, word: str) -> list[int] | None:
-        """The word's symbol codes (1..size), or None when a symbol is outside the alphabet."""
+        """The word's symbol codes (1..size), or None when a symbol is outside the alphabet.
+
+        Parameters
+        ----------
+        word : str
+            The word to encode (TypeError for a non-str).
+        """
         if not isinstance(word, str):
             raise TypeError(f"words must be str, got {type(word).__name__}")
         if self.symbols == BYTES:
@@ -62,7 +75,13 @@ class Alphabet:
         return out
 
     def word(self, digits: Iterable[int]) -> str:
-        """The word of a padded code string (terminators dropped)."""
+        """The word of a padded code string (terminators dropped).
+
+        Parameters
+        ----------
+        digits : iterable of int
+            Symbol codes in [0, size] (0: the terminator, dropped).
+        """
         ds = [int(d) for d in digits if int(d) != 0]
         if self.symbols == BYTES:
             return bytes(d - 1 for d in ds).decode("utf-8", errors="replace")
