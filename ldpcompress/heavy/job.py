@@ -239,7 +239,7 @@ class HeavyResult:
                             [f"neighbouring relation: {self.plan.relation}"])
 
 
-def _sizes(n: int, rounds: int, assignment: str, rng: np.random.Generator) -> np.ndarray:
+def _device_rounds(n: int, rounds: int, assignment: str, rng: np.random.Generator) -> np.ndarray:
     """Each device's round (0-based), or -1 for none: simulation of the assignment."""
     if assignment == "groups":
         groups = np.full(n, -1, dtype=np.int64)
@@ -343,7 +343,7 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
     if plan.assignment == "poisson":
         member = None
     else:
-        member = _sizes(n, shape.rounds, plan.assignment, rng)
+        member = _device_rounds(n, shape.rounds, plan.assignment, rng)
     records: list[RoundRecord] = []
     parents = np.zeros(1, dtype=np.int64)
     oracle = plan.oracle
