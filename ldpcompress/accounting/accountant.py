@@ -57,6 +57,7 @@ H_MIN, H_MAX = 1e-7, 0.5
 # composition time of 5e-5
 H_ROUNDED_MIN = 8e-5
 ROUNDED_MAX_POINTS = 2 ** 20  # a refinement below H_ROUNDED_MIN stays under this grid length
+LOWER_COARSER = 2.0  # the round-down grids beside a mean grid: this many times its step
 
 
 class Accountant:
@@ -399,9 +400,11 @@ class Accountant:
         if self._rounded_rounds():
             # rounds without a mean grid drift the single grid's own estimate by up to h
             # each: the round-down grids (for sampled noise a balanced post-processing,
-            # accounting/lower_grid.py) give a lower end without that drift
+            # accounting/lower_grid.py) give a lower end without that drift, on a grid
+            # LOWER_COARSER times coarser (MNIST DP-SGD, h = 8e-5: 2.38147 at h, 2.38004 at 2 h, where
+            # the upper end is 2.38167; the gap target is 1%), at a fraction of the cost
             try:
-                low = self._pld(h, "down")
+                low = self._pld(min(H_MAX, LOWER_COARSER * h), "down")
             except P.GridTooLarge:
                 low = None
         return fn(self._pld(h, "mean"), low, "single")
