@@ -18,12 +18,14 @@ _SHRINK = 1.0 - 2.0 ** -49  # 4 ulps of 1: u_k rounded down past the quotient's 
 
 @njit(cache=True)
 def balanced_masses(p_cell, a_cell, b_cell):
-    """Masses at the grid points l_0..l_K of K cells (length K + 1): cell j sends the fraction
+    """(masses, up): masses at the grid points l_0..l_K of K cells (length K + 1) and the
+    fractions u_j (length K). Cell j sends the fraction
     d_j = 1 - u_j of its mass p_j down to point j and u_j up to point j + 1. The top cell goes
     down whole (an up part alone would sit above its loss); below it, top down,
     u_j = min(1, d_(j+1) A_(j+1) / B_j), rounded down."""
     k = p_cell.size
     out = np.zeros(k + 1)
+    ups = np.zeros(k)
     down = 1.0  # d_(j+1): the top cell's whole mass goes down
     for j in range(k - 1, -1, -1):
         u = 0.0
@@ -32,7 +34,8 @@ def balanced_masses(p_cell, a_cell, b_cell):
             b = b_cell[j]
             if a > 0.0 and down > 0.0:
                 u = 1.0 if b <= 0.0 else min(1.0, down * a / b * _SHRINK)
+        ups[j] = u
         out[j + 1] += u * p_cell[j]
         down = 1.0 - u
         out[j] += down * p_cell[j]
-    return out
+    return out, ups

@@ -401,8 +401,9 @@ class Accountant:
             # rounds without a mean grid drift the single grid's own estimate by up to h
             # each: the round-down grids (for sampled noise a balanced post-processing,
             # accounting/lower_grid.py) give a lower end without that drift, on a grid
-            # LOWER_COARSER times coarser (MNIST DP-SGD, h = 8e-5: 2.38147 at h, 2.38004 at 2 h, where
-            # the upper end is 2.38167; the gap target is 1%), at a fraction of the cost
+            # LOWER_COARSER times coarser (MNIST DP-SGD, h = 8e-5: 2.38147 at h, 2.38004 at
+            # 2 h, where the upper end is 2.38167; the gap target is 1%) at a fraction of
+            # the cost
             try:
                 low = self._pld(min(H_MAX, LOWER_COARSER * h), "down")
             except P.GridTooLarge:

@@ -29,7 +29,7 @@ from ..kernels.balance import balanced_masses
 from ..core.numerics import UNIT_ROUNDOFF as _U
 from .pld import Direction
 
-__all__ = ["balanced_direction"]
+__all__ = ["balanced_direction", "cell_bounds"]
 
 
 def balanced_direction(idx, s_lo, s_up, d_lo, d_up, h: float) -> Direction:
@@ -40,6 +40,16 @@ def balanced_direction(idx, s_lo, s_up, d_lo, d_up, h: float) -> Direction:
     idx = np.asarray(idx, dtype=np.int64)
     if idx.ndim != 1 or idx.size < 2 or np.any(np.diff(idx) != 1):
         raise ValueError("idx must be at least two consecutive grid indices")
+    p_cell, a_cell, b_cell = cell_bounds(s_lo, s_up, d_lo, d_up, h)
+    masses, _ = balanced_masses(p_cell, a_cell, b_cell)
+    # the kernel's fractions d = 1 - u may exceed 1 - u by half an ulp, its products and sums
+    # round: 8 ulps less mass covers both
+    return Direction(int(idx[0]), masses * (1.0 - 8.0 * _U), 0.0)
+
+
+def cell_bounds(s_lo, s_up, d_lo, d_up, h: float):
+    """(P_k lower, A_k lower, B_k upper) of the cells between consecutive grid points, from
+    bounds on S and D there (the module docstring's formulas, each rounded to its safe side)."""
     # the true S and D are non-increasing: bounds are tightened accordingly and stay bounds
     s_up = np.minimum.accumulate(np.clip(np.asarray(s_up, float), 0.0, 1.0))
     d_up = np.minimum.accumulate(np.clip(np.asarray(d_up, float), 0.0, 1.0))
@@ -57,8 +67,5 @@ def balanced_direction(idx, s_lo, s_up, d_lo, d_up, h: float) -> Direction:
     a_cell = t0 - t1 - t2 - 4.0 * _U * (t0 + t1 + t2)
     t0, t1, t2 = expm1_up * s_up[:-1], eh_lo * d_lo[:-1], d_up[1:]
     b_cell = t0 - t1 + t2 + 4.0 * _U * (t0 + t1 + t2)
-    masses = balanced_masses(np.ascontiguousarray(p_cell), np.ascontiguousarray(a_cell),
-                             np.ascontiguousarray(b_cell))
-    # the kernel's fractions d = 1 - u may exceed 1 - u by half an ulp, its products and sums
-    # round: 8 ulps less mass covers both
-    return Direction(int(idx[0]), masses * (1.0 - 8.0 * _U), 0.0)
+    return (np.ascontiguousarray(p_cell), np.ascontiguousarray(a_cell),
+            np.ascontiguousarray(b_cell))
