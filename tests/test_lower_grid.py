@@ -18,7 +18,13 @@ from ldpcompress.kernels.balance import balanced_masses
 from tests.reference import product_delta
 from tests.reference import sampled as RS
 
-mp.mp.dps = 50
+
+
+@pytest.fixture(autouse=True)
+def _digits():
+    """50 digits in every test of this file, whatever other test modules set globally."""
+    with mp.workdps(50):
+        yield
 
 
 def _down(x: mp.mpf) -> float:
