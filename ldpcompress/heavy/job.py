@@ -24,69 +24,12 @@ from ..core import validate as V
 from ..core.entropy import Entropy, simulation_only
 from ..core.progress import compute_time
 from .accounting import ASSIGNMENTS, RoundsPlan, plan_rounds
-from .prefix import Alphabet, Encoded, candidate_indices, check_shape, children, valid_blocks
+from .prefix import Alphabet, Encoded, candidate_indices, children
+from .shape import TreeShape
 
 DRAWS = ("reports", "counts")
 
 __all__ = ["DRAWS", "Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate"]
-
-
-@dataclass(frozen=True)
-class TreeShape:
-    """The public shape of the tree: alphabet, symbols per round (``step``), rounds, survivors
-    per round (``keep``), the longest word (``max_len``) and the oracle's domain k.
-
-    Attributes
-    ----------
-    alphabet : Alphabet
-        The public alphabet (the terminator, code 0, is not a symbol).
-    step : int
-        Symbols asked per round, in [1, 8].
-    rounds : int
-        Rounds of the tree, in [1, 64].
-    keep : int
-        Candidates surviving each round, in [1, 10**5].
-    max_len : int
-        The longest word with a code, in [0, rounds x step - 1].
-    """
-
-    alphabet: Alphabet
-    step: int
-    rounds: int
-    keep: int
-    max_len: int
-
-    @classmethod
-    def of(cls, alphabet: Alphabet, step: int, rounds: int, keep: int,
-           max_len: int | None = None) -> "TreeShape":
-        """The shape checked: ValueError naming the parameter when out of range, or when the
-        codes of rounds x step symbols overflow int64.
-
-        Parameters
-        ----------
-        alphabet : Alphabet
-            The public alphabet.
-        step : int
-            Symbols asked per round, in [1, 8].
-        rounds : int
-            Rounds of the tree, in [1, 64].
-        keep : int
-            Candidates surviving each round, in [1, 10**5].
-        max_len : int or None, optional
-            The longest word with a code, in [0, rounds x step - 1]; None: rounds x step - 1.
-        """
-        step = V.integer_at_least(step, "step", 1, 8)
-        rounds = V.integer_at_least(rounds, "rounds", 1, 64)
-        keep = V.integer_at_least(keep, "keep", 1, 10 ** 5)
-        return cls(alphabet, step, rounds, keep, check_shape(alphabet, step, rounds, max_len))
-
-    @property
-    def blocks(self) -> int:
-        return len(valid_blocks(self.alphabet, self.step))
-
-    @property
-    def k(self) -> int:
-        return self.keep * self.blocks + 1
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["BYTES", "Alphabet", "Encoded", "children", "valid_blocks", "candidate_indices"]
+__all__ = ["BYTES", "MAX_K", "Alphabet", "Encoded", "children", "valid_blocks",
+           "block_count", "candidate_indices"]
 
 BYTES = "bytes"  # the alphabet of the 256 byte values of a word's UTF-8 encoding
 MAX_CODE = 2 ** 62  # prefix codes stay well inside int64
+# largest oracle domain of a round (keep x blocks + 1): 4,194,304 candidate indices, about
+# 32 MiB per array of codes or estimates; checked before any list is built
+MAX_K = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,11 @@ class Encoded:
         for i in range(symbols):
             code = code * base + self.digits[:, i]
         return np.where(self.known, code, -1)
+
+
+def block_count(alphabet: Alphabet, step: int) -> int:
+    """How many blocks :func:`valid_blocks` lists: sum_{i=0}^{step} size^i (exact integer)."""
+    return sum(alphabet.size ** i for i in range(step + 1))
 
 
 def valid_blocks(alphabet: Alphabet, step: int) -> np.ndarray:

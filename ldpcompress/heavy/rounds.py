@@ -93,7 +93,7 @@ def first_round(alphabet: str, step: int, rounds: int, keep: int,
                 max_len: int | None = None) -> RoundList:
     alpha = Alphabet(alphabet)
     ml = check_shape(alpha, step, rounds, max_len)
-    from .job import TreeShape
+    from .shape import TreeShape
     k = TreeShape.of(alpha, step, rounds, keep, ml).k
     return RoundList(alphabet, step, rounds, keep, ml, 1,
                      k, tuple(int(c) for c in children(np.zeros(1, np.int64), alpha, step,
