@@ -13,8 +13,10 @@ prefix.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from statistics import NormalDist
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -24,12 +26,15 @@ from ..core import validate as V
 from ..core.entropy import Entropy, simulation_only
 from ..core.progress import compute_time
 from .accounting import ASSIGNMENTS, RoundsPlan, plan_rounds
-from .prefix import Alphabet, Encoded, candidate_indices, children
+from .campaign import Campaign
+from .prefix import Alphabet, Encoded
+from .rounds import RoundAggregate, next_round, round_inputs
 from .shape import TreeShape
 
 DRAWS = ("reports", "counts")
 
-__all__ = ["DRAWS", "Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate"]
+__all__ = ["DRAWS", "Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate",
+           "rank_words"]
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,9 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
              max_len: int | None = None, oracles: Sequence[str] | None = None,
              assignments: Sequence[str] = ASSIGNMENTS, level: float = 0.95,
              entropy: Entropy | None = None, seed: int = 0,
-             plan: RoundsPlan | None = None, draw: str = "reports") -> HeavyResult:
+             plan: RoundsPlan | None = None, draw: str = "reports",
+             threshold_level: float | None = None, threshold: float = 0.0,
+             report_sets: str | os.PathLike | None = None) -> HeavyResult:
     """Simulate a campaign end to end: n devices drawn from ``counts`` (word -> weight), each
     round's clients (the oracle's batch encoder on a seeded simulation source), shuffle (the
     reports are summarised as a multiset), server and survivors, and the certified accounting.
@@ -249,6 +256,16 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
     draw : {"reports", "counts"}, optional
         Simulate every device's report, or each candidate's support count (default
         "reports").
+    threshold_level : float or None, optional
+        None: the ``keep`` candidates of largest estimate survive each round; a level in
+        (0, 1): only those among them whose lower confidence bound at that level exceeds
+        ``threshold`` (the adaptive threshold; :func:`~ldpcompress.heavy.rounds.survivors`).
+    threshold : float, optional
+        The adaptive threshold in devices (default 0).
+    report_sets : path or None, optional
+        A directory: each round's reports are written there as a report set
+        (``round-01``, ..., replaced if present) and read back through scale's aggregation,
+        the deployment's path; None: summarised in memory.
     """
     if draw not in DRAWS:
         raise ValueError(f"draw must be one of {DRAWS}, got {draw!r}")
@@ -287,45 +304,65 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
         member = None
     else:
         member = _device_rounds(n, shape.rounds, plan.assignment, rng)
+    campaign = Campaign.of(plan, shape)
     records: list[RoundRecord] = []
-    parents = np.zeros(1, dtype=np.int64)
-    oracle = plan.oracle
+    rl = campaign.first_list()
     for j in range(shape.rounds):
         t0 = compute_time()
-        cands = children(parents, alpha, shape.step, root=(j == 0))
-        codes = enc.prefix_codes((j + 1) * shape.step, alpha.base)
+        oracle = campaign.oracle(j + 1)
         if member is None:
             here = device_word[rng.random(n) < 1.0 / shape.rounds]  # simulation: Poisson 1/T
         else:
             here = device_word[member == j]
-        xs = candidate_indices(codes[here], cands)
-        xs[xs == len(cands)] = oracle.k - 1  # "other": the domain's last index
-        if draw == "reports":
+        xs = round_inputs(enc, rl)[here]
+        m = len(xs)
+        if draw == "counts":  # each support count from its exact marginal law (simulation)
+            true = np.bincount(xs, minlength=oracle.k)
+            summary = rng.binomial(true, oracle.a1) + rng.binomial(m - true, oracle.a0)
+            t1 = compute_time()
+            agg = RoundAggregate.of_summary(rl, oracle, summary, m)
+        elif report_sets is not None and m:  # the deployment's path: a report set per round
+            from .round_sets import read_round_set, write_round_inputs
+            out = Path(report_sets) / f"round-{j + 1:02d}"
+            write_round_inputs(xs, campaign, rl, out, entropy=ent, overwrite=True)
+            t1 = compute_time()
+            agg = read_round_set(out, campaign, rl)
+        else:
             reports = oracle.randomize_many(xs, ent)
             t1 = compute_time()
-            summary = oracle.summarize(reports)
-        else:  # each support count from its exact marginal law (simulation)
-            true = np.bincount(xs, minlength=oracle.k)
-            summary = rng.binomial(true, oracle.a1) + rng.binomial(len(xs) - true, oracle.a0)
-            t1 = compute_time()
-        m = len(xs)
-        est = oracle.estimate_from_summary(summary, m) if m else np.zeros(oracle.k)
-        var = np.asarray(oracle.variance(max(m, 1), np.clip(est, 0, m)), dtype=float) * (m > 0)
+            agg = RoundAggregate.of_summary(rl, oracle, oracle.summarize(reports), m)
         t2 = compute_time()
-        records.append(RoundRecord(j + 1, cands, m, np.asarray(est, float), var,
+        records.append(RoundRecord(j + 1, rl.array, m, agg.estimates, agg.variances,
                                    int((xs == oracle.k - 1).sum()), t1 - t0, t2 - t1))
-        listed = est[:len(cands)]
-        order = np.argsort(-listed, kind="stable")[:shape.keep]
-        parents = np.sort(cands[order])
-    found = _final(records, shape, n, level, top)
+        if j + 1 < shape.rounds:
+            rl = next_round(rl, agg, threshold_level, threshold)
+    found = rank_words(records, shape, n, level, top)
     return HeavyResult(tuple(found), n, plan, shape, tuple(records), level, unknown, truth,
                        compute_time() - start)
 
 
-def _final(records: list[RoundRecord], shape: TreeShape, n: int, level: float,
-           top: int) -> list[Word]:
+def rank_words(records: Sequence, shape: TreeShape, n: int, level: float = 0.95,
+               top: int = 20) -> list[Word]:
     """The last round's terminated candidates, each estimate (of the count among n) combined
-    by inverse variance over the rounds that listed the word's terminated prefix."""
+    by inverse variance over the rounds that listed the word's terminated prefix, by
+    decreasing estimate (at most ``top``).
+
+    Parameters
+    ----------
+    records : sequence of RoundRecord or RoundAggregate
+        Every round in order (index, candidates, reports, estimates, variances).
+    shape : TreeShape
+        The tree's public shape.
+    n : int
+        Devices in the campaign (the estimates are scaled from frequencies to counts among n).
+    level : float, optional
+        Confidence level of the intervals, in (0, 1) (default 0.95).
+    top : int, optional
+        Words returned (default 20).
+    """
+    if [r.index for r in records] != list(range(1, shape.rounds + 1)):
+        raise ValueError(f"give the aggregates of rounds 1 to {shape.rounds} in order, got "
+                         f"rounds {[r.index for r in records]}")
     z = NormalDist().inv_cdf(0.5 + level / 2)
     last = records[-1]
     base, step, T = shape.alphabet.base, shape.step, shape.rounds
