@@ -62,6 +62,21 @@ class RoundList:
     def array(self) -> np.ndarray:
         return np.asarray(self.codes, dtype=np.int64)
 
+    def label(self, position: int) -> str:
+        """Candidate ``position``'s prefix as text ("$" marks an ended word), or "(other)".
+
+        Parameters
+        ----------
+        position : int
+            An index of the oracle's domain, in [0, k).
+        """
+        if position >= len(self.codes):
+            return "(other)"
+        length = self.index * self.step
+        code, base = self.codes[position], Alphabet(self.alphabet).base
+        digits = [(code // base ** (length - 1 - i)) % base for i in range(length)]
+        return Alphabet(self.alphabet).word(digits) + ("$" if digits[-1] == 0 else "")
+
     def body(self) -> dict:
         return dict(alphabet=self.alphabet, step=self.step, rounds=self.rounds,
                     keep=self.keep, max_len=self.max_len, index=self.index, k=self.k,
