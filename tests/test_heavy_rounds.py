@@ -318,3 +318,51 @@ def test_cli_refuses_an_edited_plan(cli_files, tmp_path, capsys):
     code, _, err = _cli(capsys, "candidates", "--plan", tmp_path / "p.json", "--out",
                         tmp_path / "l.json")
     assert code == 2 and "the plan was edited" in err
+
+
+# -- per-round eps0 from the inverse query on the composed bound ----------------------------
+def test_per_round_eps0_under_groups_is_the_largest_round(campaign):
+    from ldpcompress.accounting import amplification as amp
+    from ldpcompress.heavy.accounting import ledger
+    from ldpcompress.randomizers.catalog import make_oracle
+    c = plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
+                      oracles=["krr"], assignments=["groups"], eps0_weights=[1, 1, 2])
+    common = campaign.oracle(1).eps
+    # parallel composition: the largest round alone meets the target, so it gets the common
+    # eps0 (the bisection's verified end) and the others half of it
+    assert [o.eps for o in c.oracles] == [common / 2, common / 2, common]
+    top = make_oracle("krr", c.shape.k, common)
+    by_hand = min(ledger(N, 3, "groups", top).epsilon(1e-6).value,
+                  amp.epsilon(N // 3, None, 1e-6, oracle=top, lower=False).value)
+    assert c.upper == by_hand and c.upper <= 2.0
+    assert Campaign.from_json(c.to_json()) == c and c.digest != campaign.digest
+
+
+@pytest.mark.slow
+def test_per_round_eps0_under_poisson_equals_the_ledger_composed_by_hand():
+    from ldpcompress.accounting.accountant import Accountant
+    from ldpcompress.accounting.events import SampledOracleShuffledRound
+    from ldpcompress.planning.campaign import COMPOSE_H
+    common = plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
+                           oracles=["krr"], assignments=["poisson"])
+    c = plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
+                      oracles=["krr"], assignments=["poisson"], eps0_weights=[1, 1, 2])
+    e = [o.eps for o in c.oracles]
+    assert e[0] == e[1] and e[2] == 2 * e[0]
+    # the heavy round is above the common eps0, the light ones below (the trade the
+    # composed bound allows)
+    assert e[0] < common.oracle(1).eps < e[2]
+    acc = Accountant(h=COMPOSE_H)
+    for o in c.oracles:
+        acc.compose(SampledOracleShuffledRound(N, o, gamma=1 / 3))
+    assert c.upper == acc.epsilon(1e-6).value and c.upper <= 2.0
+    assert c.lower is not None and c.lower <= c.upper
+
+
+def test_per_round_eps0_refused_where_not_certified(campaign):
+    with pytest.raises(ValueError, match="not under random allocation"):
+        plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
+                      oracles=["krr"], assignments=["allocation"], eps0_weights=[1, 1, 1])
+    with pytest.raises(ValueError, match="give 3 finite numbers > 0"):
+        plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
+                      oracles=["krr"], assignments=["groups"], eps0_weights=[1, 0, 1])

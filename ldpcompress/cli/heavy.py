@@ -166,13 +166,23 @@ def _cmd_plan(args) -> None:
     assignments = _names(args.assignments, "--assignments", ASSIGNMENTS) or list(ASSIGNMENTS)
     from ..randomizers.catalog import oracle_names
     oracles = _names(args.oracles, "--oracles", oracle_names())
+    weights = None
+    if args.eps0_weights is not None:
+        try:
+            weights = [float(x) for x in str(args.eps0_weights).split(",")]
+        except ValueError:
+            weights = None
+        if weights is None or len(weights) != rounds or not all(
+                0 < x < float("inf") for x in weights):
+            raise ValueError(f"--eps0-weights must be {rounds} comma-separated numbers > 0 "
+                             f"(one per round), got {args.eps0_weights!r}")
     from ..core.regular_files import check_output_file
     check_output_file(args.out, "--out")
     from ..heavy.deploy import plan_campaign
     start = compute_time()
     c = plan_campaign(n, eps, delta, rounds=rounds, step=step, keep=keep,
                       alphabet=args.alphabet, max_len=max_len, oracles=oracles,
-                      assignments=assignments)
+                      assignments=assignments, eps0_weights=weights)
     _write_text(args.out, c.to_json(), args.overwrite)
     body = dict(c.body(), digest=c.digest, out=str(args.out))
     if args.json:
@@ -184,6 +194,8 @@ def _cmd_plan(args) -> None:
     print(f"plan {args.out} (digest {c.digest[:16]}...): n = {n:,}, {rounds} rounds of {step} "
           f"symbols, keep {keep}, k = {c.shape.k}, {c.assignment}, {o.describe()} "
           f"({o.bits_per_report} bits per report)")
+    if len(set(c.oracles)) > 1:
+        print("per-round eps0: " + ", ".join(f"{x.eps:.4g}" for x in c.oracles))
     print(f"certified central (eps, delta) = ({c.upper:.4g}, {delta:g}); lower bound "
           f"{'-' if c.lower is None else f'{c.lower:.4g}'}; neighbours: {c.relation}")
 
@@ -349,6 +361,9 @@ def register(sub) -> None:
     q.add_argument("--delta", type=number, default=1e-6, help="central delta (default 1e-6)")
     q.add_argument("--keep", type=number, default=40, help="survivors per round (default 40)")
     _plan_options(q)
+    q.add_argument("--eps0-weights", metavar="W1,...,WT",
+                   help="per-round eps0 proportional to these weights, the largest the "
+                        "composed bound certifies (groups or poisson; default: one eps0)")
     q.add_argument("--out", help="the plan file to write (JSON)")
     q.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     q.add_argument("--json", action="store_true", help=JSON_HELP)

@@ -16,13 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from ..core import validate as V
 from ..randomizers import registry
 from ..randomizers.base import FrequencyOracle
-from .accounting import ASSIGNMENTS, RELATION, RoundsPlan
+from .accounting import ASSIGNMENTS, RELATION, RoundsPlan, per_round_oracles
 from .prefix import Alphabet, children
 from .rounds import RoundList
 from .shape import TreeShape
@@ -80,8 +81,12 @@ class Campaign:
     relation: str = RELATION
 
     @classmethod
-    def of(cls, plan: RoundsPlan, shape: TreeShape) -> "Campaign":
-        """The campaign of a certified :class:`RoundsPlan` (every round the deployed oracle).
+    def of(cls, plan: RoundsPlan, shape: TreeShape,
+           eps0_weights: Sequence[float] | None = None) -> "Campaign":
+        """The campaign of a certified :class:`RoundsPlan`: every round the deployed oracle
+        (its common eps0), or with ``eps0_weights`` per-round oracles of the same family
+        at eps0 proportional to the weights, the largest the composed bound certifies
+        (:func:`~ldpcompress.heavy.accounting.per_round_oracles`).
 
         Parameters
         ----------
@@ -89,12 +94,18 @@ class Campaign:
             The certified accounting (its rounds and k must match ``shape``).
         shape : TreeShape
             The tree's public shape.
+        eps0_weights : sequence of float or None, optional
+            One relative eps0 per round (> 0); None: the common eps0.
         """
         if (plan.rounds, plan.k) != (shape.rounds, shape.k):
             raise ValueError(f"plan: made for (rounds, k) = {(plan.rounds, plan.k)}, the tree "
                              f"is {(shape.rounds, shape.k)}")
-        return cls(shape, plan.n, plan.eps, plan.delta, plan.assignment,
-                   (plan.oracle,) * shape.rounds, plan.upper, plan.lower, plan.relation)
+        if eps0_weights is None:
+            return cls(shape, plan.n, plan.eps, plan.delta, plan.assignment,
+                       (plan.oracle,) * shape.rounds, plan.upper, plan.lower, plan.relation)
+        oracles, upper, lower = per_round_oracles(plan, eps0_weights)
+        return cls(shape, plan.n, plan.eps, plan.delta, plan.assignment, oracles, upper,
+                   lower, plan.relation)
 
     def body(self) -> dict:
         s = self.shape

@@ -29,9 +29,12 @@ __all__ = ["plan_campaign", "candidates", "found_words"]
 def plan_campaign(n: int, eps: float, delta: float, *, rounds: int = 6, step: int = 2,
                   keep: int = 40, alphabet: Alphabet | str | None = None,
                   max_len: int | None = None, oracles: Sequence[str] | None = None,
-                  assignments: Sequence[str] = ASSIGNMENTS) -> Campaign:
+                  assignments: Sequence[str] = ASSIGNMENTS,
+                  eps0_weights: Sequence[float] | None = None) -> Campaign:
     """The certified plan of a campaign of n devices at central (eps, delta): the tree's shape
-    checked (``TreeShape.of``) before any accounting, then :func:`plan_rounds`.
+    checked (``TreeShape.of``) before any accounting, then :func:`plan_rounds` (one common
+    eps0), and with ``eps0_weights`` per-round eps0 from the inverse query on the composed
+    bound (``Campaign.of``).
 
     Parameters
     ----------
@@ -55,13 +58,20 @@ def plan_campaign(n: int, eps: float, delta: float, *, rounds: int = 6, step: in
         Registered frequency-oracle names to plan with; None: every registered one.
     assignments : sequence of str, optional
         Subset of ("groups", "poisson", "allocation") to certify; default all three.
+    eps0_weights : sequence of float or None, optional
+        One relative eps0 per round (> 0; groups or poisson only); None: a common eps0.
     """
+    if eps0_weights is not None and "allocation" in assignments:
+        assignments = [a for a in assignments if a != "allocation"]
+        if not assignments:
+            raise ValueError("per-round eps0 (eps0_weights) is certified for groups and "
+                             "poisson rounds, not under random allocation's generic bound")
     alpha = alphabet if isinstance(alphabet, Alphabet) else (
         Alphabet() if alphabet is None else Alphabet(alphabet))
     shape = TreeShape.of(alpha, step, rounds, keep, max_len)
     plan = plan_rounds(n, shape.rounds, shape.k, eps, delta, oracles=oracles,
                        assignments=assignments)
-    return Campaign.of(plan, shape)
+    return Campaign.of(plan, shape, eps0_weights)
 
 
 def candidates(campaign: Campaign, aggregate: RoundAggregate | None = None,
