@@ -228,7 +228,9 @@ def test_cli_runs_every_step(cli_files, capsys):
     assert res["coins"] == "os.urandom"
     from ldpcompress.scale.manifest import read_info
     assert read_info(d / "s1" / "manifest.json").coins == "os.urandom"
-    assert _cli(capsys, "aggregate", d / "s1", "--plan", d / "plan.json", "--list",
+    assert _cli(capsys, "shuffle", d / "s1", "--plan", d / "plan.json", "--list",
+                d / "l1.json", "--out", d / "s1-shuffled")[0] == 0
+    assert _cli(capsys, "aggregate", d / "s1-shuffled", "--plan", d / "plan.json", "--list",
                 d / "l1.json", "--out", d / "a1.json")[0] == 0
     assert _cli(capsys, "candidates", "--plan", d / "plan.json", "--aggregate", d / "a1.json",
                 "--out", d / "l2.json")[0] == 0
@@ -366,3 +368,16 @@ def test_per_round_eps0_refused_where_not_certified(campaign):
     with pytest.raises(ValueError, match="give 3 finite numbers > 0"):
         plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
                       oracles=["krr"], assignments=["groups"], eps0_weights=[1, 0, 1])
+
+
+def test_the_shuffled_set_keeps_the_round_list(campaign, flow, tmp_path):
+    from ldpcompress.heavy.round_sets import shuffle_round_set
+    d, (l1, l2, _), (a1, *_) = flow
+    shuffle_round_set(d / "set1", campaign, l1, tmp_path / "shuffled",
+                      entropy=simulation_entropy(9))
+    assert set_list(tmp_path / "shuffled" / "manifest.json") == l1
+    again = read_round_set(tmp_path / "shuffled", campaign, l1)
+    # a shuffle changes the order only: the same summary, hence the same estimates
+    assert np.array_equal(again.estimates, a1.estimates) and again.reports == a1.reports
+    with pytest.raises(ValueError, match=f"round 2's list {l2.digest[:16]}"):
+        shuffle_round_set(d / "set1", campaign, l2, tmp_path / "x")

@@ -291,6 +291,26 @@ def _cmd_aggregate(args) -> None:
                   f"{r['high']:,.0f}"] for r in rows], ["candidate", "estimate", "low", "high"])
 
 
+def _cmd_shuffle(args) -> None:
+    if args.plan is None or args.list is None or not args.reports or args.out is None:
+        raise ValueError("heavy-hitters shuffle needs --plan, --list, REPORTS and --out")
+    c = _campaign(args.plan)
+    rl = _round_list(args.list, c)
+    shards = None if args.shards is None else count(args.shards, "--shards", 1, 100_000)
+    from ..heavy.round_sets import shuffle_round_set
+    start = compute_time()
+    paths = shuffle_round_set(args.reports, c, rl, args.out, shards=shards)
+    if args.json:
+        emit_json("heavy-hitters shuffle", dict(plan=str(args.plan), list=str(args.list),
+                                                reports=[str(r) for r in args.reports],
+                                                out=str(args.out)),
+                  dict(round=rl.index, list=rl.digest, shards=[str(p) for p in paths]),
+                  dict(total=compute_time() - start))
+        return
+    print(f"round {rl.index}: reports shuffled (os.urandom) -> {args.out} "
+          f"({len(paths)} shard(s), with the candidate list)")
+
+
 def _cmd_words(args) -> None:
     if args.plan is None or not args.aggregates:
         raise ValueError("heavy-hitters words needs --plan and every round's aggregate")
@@ -419,6 +439,18 @@ def register(sub) -> None:
     a.add_argument("--top", type=number, default=20, help="candidates shown (default 20)")
     a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
+
+    f = hs.add_parser("shuffle", help="the shuffler: round j's set(s) in a random order",
+                      description="Rewrite round j's report sets (each must hold --list) in a "
+                      "uniform random order (coins from os.urandom) as a new set holding the "
+                      "list (like 'ldpcompress shuffle', which does not keep the list).")
+    f.add_argument("reports", nargs="*", help="round j's report set directories")
+    f.add_argument("--plan", help="the campaign's plan file")
+    f.add_argument("--list", help="round j's candidate list")
+    f.add_argument("--out", help="new or empty directory for the shuffled set")
+    f.add_argument("--shards", type=number, help="Parquet files (default: as the input)")
+    f.add_argument("--json", action="store_true", help=JSON_HELP)
+    f.set_defaults(func=_cmd_shuffle)
 
     w = hs.add_parser("words", help="rank the words found from every round's aggregate",
                       description="The last round's ended candidates, each estimate combined "

@@ -29,7 +29,7 @@ from .prefix import Alphabet, Encoded
 from .rounds import RoundAggregate, RoundList, round_inputs
 
 __all__ = ["CANDIDATES", "MAX_LIST_BYTES", "write_round_set", "write_round_inputs",
-           "read_round_set", "set_list"]
+           "read_round_set", "shuffle_round_set", "set_list"]
 
 CANDIDATES = "candidates.json"
 MAX_LIST_BYTES = 1 << 28  # a list of MAX_K codes of up to 19 digits fits
@@ -113,6 +113,26 @@ def read_round_set(paths: str | os.PathLike | Sequence[str | os.PathLike], campa
     campaign.check_list(rl)
     oracle = campaign.oracle(rl.index)
     plan = set_plan(paths, expect=oracle)
+    _check_lists(plan, rl)
+    res = aggregate(plan, scheduler=scheduler, **options)
+    return RoundAggregate.of_summary(rl, oracle, res.summary, int(res.n))
+
+
+def shuffle_round_set(paths: str | os.PathLike | Sequence[str | os.PathLike],
+                      campaign: Campaign, rl: RoundList, out: str | os.PathLike, *,
+                      shards: int | None = None, entropy: Entropy = SYSTEM) -> list[Path]:
+    """The shuffler's step for round ``rl``: the reports of the round's set(s) ``paths`` (each
+    holding ``rl``, else refused naming both digests) rewritten in a uniform random order
+    (``scale.shuffle.shuffle_report_set``) as a new set in ``out`` that holds the list too."""
+    from ..scale.shuffle import shuffle_report_set
+    campaign.check_list(rl)
+    plan = set_plan(paths, expect=campaign.oracle(rl.index))
+    _check_lists(plan, rl)
+    return shuffle_report_set(paths, out, shards, entropy=entropy,
+                              files={CANDIDATES: rl.to_json().encode()})
+
+
+def _check_lists(plan, rl: RoundList) -> None:
     for manifest in dict.fromkeys(s.manifest for s in plan.shards):
         got = set_list(manifest)
         if got.digest != rl.digest:
@@ -120,5 +140,3 @@ def read_round_set(paths: str | os.PathLike | Sequence[str | os.PathLike], campa
                              f"{got.digest[:16]}... (round {got.index}, plan "
                              f"{got.campaign[:16] or '(none)'}...) and cannot be read against "
                              f"round {rl.index}'s list {rl.digest[:16]}...")
-    res = aggregate(plan, scheduler=scheduler, **options)
-    return RoundAggregate.of_summary(rl, oracle, res.summary, int(res.n))
