@@ -144,7 +144,15 @@ class Campaign:
                          tuple(int(c) for c in codes), self.digest)
 
     def check_list(self, rl: RoundList, what: str = "candidate list") -> RoundList:
-        """``rl`` when it belongs to this campaign, else ValueError naming both digests."""
+        """``rl`` when it belongs to this campaign, else ValueError naming both digests.
+
+        Parameters
+        ----------
+        rl : RoundList
+            A candidate list read back.
+        what : str, optional
+            What errors call it (e.g. the option and file).
+        """
         if not isinstance(rl, RoundList):
             raise TypeError(f"{what} must be a RoundList, got {type(rl).__name__}")
         s = self.shape
@@ -162,7 +170,15 @@ class Campaign:
     def from_json(cls, text: str | bytes, source: str = "plan") -> "Campaign":
         """The campaign of a plan file's text, every field checked; ValueError naming
         ``source`` for an edited plan (its stored digest differs from its content's, both
-        named), a missing or unknown key, or a value out of range."""
+        named), a missing or unknown key, or a value out of range.
+
+        Parameters
+        ----------
+        text : str or bytes
+            The plan's JSON (``to_json``).
+        source : str, optional
+            What errors name (e.g. the option and file).
+        """
         try:
             doc = json.loads(text)
         except (ValueError, UnicodeDecodeError) as err:

@@ -27,7 +27,29 @@ __all__ = ["RoundList", "RoundAggregate", "first_round", "survivors", "next_roun
 class RoundList:
     """Round ``index`` (1-based) of a tree (alphabet, step, rounds, keep, max_len): its sorted
     candidate codes and the oracle's domain k (the catch-all "other" is index k - 1);
-    ``campaign``: the digest of the campaign's plan ("" for a list outside any plan)."""
+    ``campaign``: the digest of the campaign's plan ("" for a list outside any plan).
+
+    Attributes
+    ----------
+    alphabet : str
+        The alphabet's symbols, or "bytes".
+    step : int
+        Symbols per round (>= 1).
+    rounds : int
+        Rounds of the tree (>= index).
+    keep : int
+        Survivors per round (>= 1).
+    max_len : int
+        The longest word with a code, in [0, rounds x step - 1].
+    index : int
+        This round, 1-based.
+    k : int
+        The oracle's domain: candidates + unused indices + "other" (the last).
+    codes : tuple of int
+        The sorted candidate prefix codes (at most k - 1).
+    campaign : str
+        The plan's SHA-256 hex digest, or "".
+    """
 
     alphabet: str
     step: int
@@ -92,6 +114,14 @@ class RoundList:
 
     @classmethod
     def from_json(cls, text: str) -> "RoundList":
+        """The list of its JSON (``to_json``), refused when edited (its stored digest differs
+        from its content's, both named) or out of range.
+
+        Parameters
+        ----------
+        text : str
+            The list's JSON.
+        """
         try:
             doc = json.loads(text)
         except ValueError as err:
@@ -134,6 +164,17 @@ def survivors(rl: RoundList, result, level: float | None = None,
     at ``level`` (estimate - z sqrt(variance), the normal interval) exceeds ``threshold``
     devices (the adaptive threshold). ``result``: a :class:`RoundAggregate` of the list, or
     the round's k estimates (other last; top-keep only). ValueError when no candidate passes.
+
+    Parameters
+    ----------
+    rl : RoundList
+        The round's list.
+    result : RoundAggregate or array of float
+        The round's aggregate (its list must be ``rl``), or its k estimates.
+    level : float or None, optional
+        None: top keep; a level in (0, 1): the adaptive threshold.
+    threshold : float, optional
+        The adaptive threshold in devices (default 0).
     """
     if isinstance(result, RoundAggregate):
         if result.list.digest != rl.digest:
@@ -171,7 +212,19 @@ def next_round(rl: RoundList, result, level: float | None = None,
     """Round index + 1's list: the :func:`survivors` of round ``rl`` (top ``keep`` by
     estimate, or with ``level`` the adaptive threshold) extended by every valid block; the
     list keeps the campaign's digest and k (fixed, whatever the survivors: docs/theory.md
-    §2.17)."""
+    §2.17).
+
+    Parameters
+    ----------
+    rl : RoundList
+        The round's list (not the last round's).
+    result : RoundAggregate or array of float
+        The round's aggregate, or its k estimates (top keep only).
+    level : float or None, optional
+        None: top keep; a level in (0, 1): the adaptive threshold.
+    threshold : float, optional
+        The adaptive threshold in devices (default 0).
+    """
     if rl.index >= rl.rounds:
         raise ValueError(f"round {rl.index} is the last of {rl.rounds}")
     parents = survivors(rl, result, level, threshold)
@@ -240,7 +293,19 @@ class RoundAggregate:
     def of_summary(cls, rl: RoundList, oracle: FrequencyOracle, summary,
                    reports: int) -> "RoundAggregate":
         """The estimates and variances of a round from its reports' summary (the oracle's
-        ``estimate_from_summary``), in memory or from a report set alike."""
+        ``estimate_from_summary``), in memory or from a report set alike.
+
+        Parameters
+        ----------
+        rl : RoundList
+            The round's list.
+        oracle : FrequencyOracle
+            The round's oracle (on the list's k).
+        summary : array
+            The oracle's summary of the round's reports (ignored with no report).
+        reports : int
+            How many reports the summary holds (>= 0).
+        """
         if oracle.k != rl.k:
             raise ValueError(f"oracle: k = {oracle.k}, the list's domain is k = {rl.k}")
         m = V.integer_at_least(reports, "reports", 0)
@@ -273,7 +338,15 @@ class RoundAggregate:
     @classmethod
     def from_json(cls, text: str | bytes, source: str = "aggregate") -> "RoundAggregate":
         """A round's aggregate from its JSON, checked: its digest, its list (and the list's
-        digest), k finite estimates and k finite variances >= 0."""
+        digest), k finite estimates and k finite variances >= 0.
+
+        Parameters
+        ----------
+        text : str or bytes
+            The aggregate's JSON (``to_json``).
+        source : str, optional
+            What errors name (e.g. the file).
+        """
         try:
             doc = json.loads(text)
         except (ValueError, UnicodeDecodeError) as err:
