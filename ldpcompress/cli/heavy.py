@@ -333,6 +333,15 @@ def _cmd_words(args) -> None:
                  for i, w in enumerate(words, 1)], ["rank", "word", "estimate", "low", "high"])
 
 
+def _round_options(p, out_help: str, sets: bool = False) -> None:
+    """The options of a step of round j: [REPORTS], --plan, --list, --out."""
+    if sets:
+        p.add_argument("reports", nargs="*", help="round j's report set directories")
+    p.add_argument("--plan", help="the campaign's plan file")
+    p.add_argument("--list", help="round j's candidate list")
+    p.add_argument("--out", help=out_help)
+
+
 def _plan_options(p) -> None:
     p.add_argument("--rounds", type=number, default=6, help="rounds (default 6)")
     p.add_argument("--step", type=number, default=2, help="symbols per round (default 2)")
@@ -412,10 +421,8 @@ def register(sub) -> None:
                       "than max_len or whose prefix is not listed: 'other'), randomized by "
                       "round j's oracle with coins from os.urandom, and written as a report set "
                       "holding the list (candidates.json).")
-    e.add_argument("--plan", help="the campaign's plan file")
-    e.add_argument("--list", help="round j's candidate list")
+    _round_options(e, "new or empty directory for the report set")
     e.add_argument("--words", help="UTF-8 file, one device's word per line")
-    e.add_argument("--out", help="new or empty directory for the report set")
     e.add_argument("--shards", type=number, default=1, help="Parquet files (default 1)")
     e.add_argument("--overwrite", action="store_true",
                    help="replace the report set already in --out (only its own files)")
@@ -428,10 +435,7 @@ def register(sub) -> None:
                       description="Aggregate round j's report sets (each must hold --list, "
                       "else refused naming both digests) in this process or on Dask, and "
                       "write the round's estimates and variances (JSON, with a digest).")
-    a.add_argument("reports", nargs="*", help="round j's report set directories")
-    a.add_argument("--plan", help="the campaign's plan file")
-    a.add_argument("--list", help="round j's candidate list")
-    a.add_argument("--out", help="the aggregate to write (JSON)")
+    _round_options(a, "the aggregate to write (JSON)", sets=True)
     a.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     a.add_argument("--scheduler", default="memory",
                    help="'memory' (default), 'auto', 'local' or a Dask scheduler address")
@@ -444,10 +448,7 @@ def register(sub) -> None:
                       description="Rewrite round j's report sets (each must hold --list) in a "
                       "uniform random order (coins from os.urandom) as a new set holding the "
                       "list (like 'ldpcompress shuffle', which does not keep the list).")
-    f.add_argument("reports", nargs="*", help="round j's report set directories")
-    f.add_argument("--plan", help="the campaign's plan file")
-    f.add_argument("--list", help="round j's candidate list")
-    f.add_argument("--out", help="new or empty directory for the shuffled set")
+    _round_options(f, "new or empty directory for the shuffled set", sets=True)
     f.add_argument("--shards", type=number, help="Parquet files (default: as the input)")
     f.add_argument("--json", action="store_true", help=JSON_HELP)
     f.set_defaults(func=_cmd_shuffle)
