@@ -381,3 +381,31 @@ def test_the_shuffled_set_keeps_the_round_list(campaign, flow, tmp_path):
     assert np.array_equal(again.estimates, a1.estimates) and again.reports == a1.reports
     with pytest.raises(ValueError, match=f"round 2's list {l2.digest[:16]}"):
         shuffle_round_set(d / "set1", campaign, l2, tmp_path / "x")
+
+
+def test_aggregates_of_another_run_or_bad_words_are_refused(campaign, flow, tmp_path):
+    _, (l1, l2, _), (a1, a2, _) = flow
+    # round 2 from the least frequent candidates instead: its round 3 does not grow from the
+    # flow's round-2 list
+    l2b = candidates(campaign, RoundAggregate(l1, a1.reports, -a1.estimates, a1.variances))
+    assert set(l2b.codes).isdisjoint(l2.codes)
+    empty = RoundAggregate.of_summary(l2b, campaign.oracle(2), None, 0)
+    a3b = RoundAggregate.of_summary(candidates(campaign, empty), campaign.oracle(3), None, 0)
+    with pytest.raises(ValueError, match="round 3's list does not grow from round 2's"):
+        found_words(campaign, [a1, a2, a3b])
+    with pytest.raises(TypeError, match=r"words\[1\] must be a str, got bytes"):
+        write_round_set(["ab", b"ab"], campaign, l1, tmp_path / "s")
+
+
+def test_cli_simulate_through_report_sets(tmp_path, capsys):
+    (tmp_path / "c.csv").write_text("word,count\nab,500\nc,300\nba,150\n")
+    code, out, err = _cli(capsys, "simulate", "--counts", tmp_path / "c.csv", "--n", 3000,
+                          "--eps", 2, "--rounds", 3, "--step", 1, "--keep", 2, "--top", 2,
+                          "--alphabet", "abc", "--oracles", "krr", "--assignments", "groups",
+                          "--report-sets", tmp_path / "sets", "--threshold-level", 0.9,
+                          "--json")
+    assert code == 0, err
+    assert [w["word"] for w in json.loads(out)["results"]["words"]] == ["ab", "c"]
+    rounds = sorted(p.name for p in (tmp_path / "sets").iterdir())
+    assert rounds == ["round-01", "round-02", "round-03"]
+    assert set_list(tmp_path / "sets" / "round-02" / "manifest.json").index == 2

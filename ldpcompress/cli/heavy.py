@@ -45,10 +45,14 @@ def _cmd_simulate(args) -> None:
     from ..heavy.counts import read_counts
     alphabet = Alphabet(args.alphabet)
     counts = read_counts(args.counts)
+    level = None if args.threshold_level is None else probability(args.threshold_level,
+                                                                  "--threshold-level")
+    threshold = V.real(args.threshold, "--threshold")
     start, loading = compute_time(), kernel_seconds()
     res = simulate(counts, n, eps, delta, top=top, rounds=rounds, step=step, keep=keep,
                    alphabet=alphabet, max_len=max_len, oracles=oracles,
-                   assignments=assignments, seed=seed)
+                   assignments=assignments, seed=seed, threshold_level=level,
+                   threshold=threshold, report_sets=args.report_sets)
     drawn = None
     if args.plot is not None:
         from ..plots import plot_heavy_hitters
@@ -56,7 +60,8 @@ def _cmd_simulate(args) -> None:
     shown = dict(counts=str(args.counts), n=n, eps=eps, delta=delta, top=top, rounds=rounds,
                  step=step, keep=res.shape.keep, alphabet=args.alphabet,
                  max_len=res.shape.max_len, oracles=oracles or "best",
-                 assignments=assignments, seed=seed, plot=args.plot)
+                 assignments=assignments, seed=seed, plot=args.plot,
+                 threshold_level=level, threshold=threshold, report_sets=args.report_sets)
     if args.json:
         results = res.as_dict()
         results["recall"] = res.recall(top)
@@ -342,6 +347,14 @@ def _round_options(p, out_help: str, sets: bool = False) -> None:
     p.add_argument("--out", help=out_help)
 
 
+def _threshold_options(p) -> None:
+    p.add_argument("--threshold-level", type=number,
+                   help="adaptive threshold: keep candidates whose lower bound at this level "
+                        "exceeds --threshold (default: the top --keep)")
+    p.add_argument("--threshold", type=number, default=0.0,
+                   help="the adaptive threshold, in devices (default 0)")
+
+
 def _plan_options(p) -> None:
     p.add_argument("--rounds", type=number, default=6, help="rounds (default 6)")
     p.add_argument("--step", type=number, default=2, help="symbols per round (default 2)")
@@ -375,6 +388,10 @@ def register(sub) -> None:
     s.add_argument("--top", type=number, default=20, help="words to report (default 20)")
     s.add_argument("--keep", type=number, help="survivors per round (default max(2 top, 20))")
     _plan_options(s)
+    _threshold_options(s)
+    s.add_argument("--report-sets", metavar="DIR",
+                   help="write each round's reports as a report set in DIR/round-NN and read "
+                        "it back (the deployment's path; default: in memory)")
     s.add_argument("--seed", type=number, default=0, help="simulation seed (default 0)")
     s.add_argument("--plot", metavar="FILE", help="plot estimates beside the truth (png/svg)")
     s.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -405,11 +422,7 @@ def register(sub) -> None:
                       "--threshold devices) extended by every block of step symbols.")
     c.add_argument("--plan", help="the campaign's plan file")
     c.add_argument("--aggregate", help="round j-1's aggregate (absent: round 1)")
-    c.add_argument("--threshold-level", type=number,
-                   help="adaptive threshold: keep candidates whose lower bound at this level "
-                        "exceeds --threshold (default: the top --keep)")
-    c.add_argument("--threshold", type=number, default=0.0,
-                   help="the adaptive threshold, in devices (default 0)")
+    _threshold_options(c)
     c.add_argument("--out", help="the candidate list to write (JSON)")
     c.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     c.add_argument("--json", action="store_true", help=JSON_HELP)
