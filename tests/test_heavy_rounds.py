@@ -287,6 +287,8 @@ def test_cli_refuses_bad_words_files(cli_files, tmp_path, capsys, write, match):
     (lambda doc: doc.update(codes=[0, 1, 3]), "the list was edited"),
     (lambda doc: doc.update(index=2), "the list was edited"),
     (lambda doc: doc.update(campaign="0" * 64), "the list was edited"),
+    (lambda doc: doc.update(codes=[2 ** 70]), "prefix codes in [0, 4)"),
+    (lambda doc: doc.update(codes=[True]), "codes must be a list of integers"),
 ])
 def test_cli_refuses_an_edited_list(cli_files, tmp_path, capsys, edit, match):
     d = cli_files
@@ -395,6 +397,8 @@ def test_aggregates_of_another_run_or_bad_words_are_refused(campaign, flow, tmp_
         found_words(campaign, [a1, a2, a3b])
     with pytest.raises(TypeError, match=r"words\[1\] must be a str, got bytes"):
         write_round_set(["ab", b"ab"], campaign, l1, tmp_path / "s")
+    with pytest.raises(ValueError, match=r"shards must be an integer in \[1, "):
+        write_round_set(["ab"], campaign, l1, tmp_path / "s", shards=0)
 
 
 def test_cli_simulate_through_report_sets(tmp_path, capsys):

@@ -18,11 +18,12 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.regular_files import read_regular
 from ..scale.budget import plan as set_plan
 from ..scale.distributed import aggregate
-from ..scale.manifest import MAX_MANIFEST_BYTES, load_json
+from ..scale.manifest import MAX_MANIFEST_BYTES, MAX_SHARDS, load_json
 from ..scale.writer import write_items
 from .campaign import Campaign
 from .prefix import Alphabet, Encoded
@@ -54,6 +55,7 @@ def write_round_inputs(xs: np.ndarray, campaign: Campaign, rl: RoundList,
     if xs.ndim != 1 or xs.size == 0:
         raise ValueError(f"round {rl.index}: no device to encode (an empty round writes no "
                          "report set)")
+    shards = V.integer_at_least(shards, "shards", 1, MAX_SHARDS)
     oracle = campaign.oracle(rl.index)
     info = {"coins": _coins(entropy)}
     data = rl.to_json().encode()

@@ -75,9 +75,12 @@ class RoundList:
                 len(self.campaign) != 64 or set(self.campaign) - set("0123456789abcdef"))):
             raise ValueError(f"campaign must be a plan's SHA-256 hex digest or '', got "
                              f"{str(self.campaign)[:70]!r}")
-        arr = np.asarray(self.codes, dtype=np.int64)
         bound = alpha.base ** (self.index * self.step)
-        if arr.size and (np.any(np.diff(arr) <= 0) or arr[0] < 0 or arr[-1] >= bound):
+        if any(isinstance(c, bool) or not isinstance(c, (int, np.integer))
+               or not 0 <= c < bound for c in self.codes):  # before int64 could overflow
+            raise ValueError(f"codes must be strictly increasing prefix codes in [0, {bound})")
+        arr = np.asarray(self.codes, dtype=np.int64)
+        if arr.size and np.any(np.diff(arr) <= 0):
             raise ValueError(f"codes must be strictly increasing prefix codes in [0, {bound})")
 
     @property
