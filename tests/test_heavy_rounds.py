@@ -183,6 +183,8 @@ def test_threshold_with_no_survivor_is_refused(campaign, flow):
     with pytest.raises(ValueError, match="no candidate of round 1 has its 0.95 lower "
                                          "confidence bound above the threshold 1e"):
         candidates(campaign, a1, level=0.95, threshold=1e9)
+    with pytest.raises(ValueError, match="threshold must be a finite number of devices"):
+        candidates(campaign, a1, level=0.95, threshold=float("nan"))
     adaptive = candidates(campaign, a1, level=0.95, threshold=100.0)
     # only 'a' and 'c' clear 100 devices: each grows into its 4 children (x$, xa, xb, xc)
     assert adaptive.codes == (4, 5, 6, 7, 12, 13, 14, 15)

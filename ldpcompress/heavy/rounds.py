@@ -197,6 +197,8 @@ def survivors(rl: RoundList, result, level: float | None = None,
                              "RoundAggregate")
         level = V.probability_open(level, "level")
         threshold = V.real(threshold, "threshold")
+        if not np.isfinite(threshold):
+            raise ValueError(f"threshold must be a finite number of devices, got {threshold}")
         z = NormalDist().inv_cdf(0.5 + level / 2)
         low = listed - z * np.sqrt(var[:len(rl.codes)])
         passed = order[low[order] > threshold]
