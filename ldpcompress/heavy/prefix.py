@@ -120,15 +120,20 @@ class Encoded:
     @classmethod
     def of(cls, words: Sequence[str], alphabet: Alphabet, length: int,
            max_len: int) -> "Encoded":
-        digits = np.zeros((len(words), length), dtype=np.int64)
-        known = np.zeros(len(words), dtype=bool)
-        for i, w in enumerate(words):
+        # each distinct word encoded once (devices' words repeat: 1e6 words, a few thousand
+        # distinct), then every device's row taken from its word's
+        index: dict[str, int] = {}
+        inverse = np.fromiter((index.setdefault(w, len(index)) for w in words),
+                              dtype=np.int64, count=len(words))
+        digits = np.zeros((len(index), length), dtype=np.int64)
+        known = np.zeros(len(index), dtype=bool)
+        for i, w in enumerate(index):
             ds = alphabet.digits(w)
             if ds is None or len(ds) > max_len:
                 continue
             digits[i, :len(ds)] = ds
             known[i] = True
-        return cls(tuple(words), digits, known)
+        return cls(tuple(words), digits[inverse], known[inverse])
 
     def prefix_codes(self, symbols: int, base: int) -> np.ndarray:
         """int64 code of each word's first ``symbols`` symbols (-1 for unknown words)."""
