@@ -415,3 +415,17 @@ def test_cli_simulate_through_report_sets(tmp_path, capsys):
     rounds = sorted(p.name for p in (tmp_path / "sets").iterdir())
     assert rounds == ["round-01", "round-02", "round-03"]
     assert set_list(tmp_path / "sets" / "round-02" / "manifest.json").index == 2
+
+
+def test_a_resealed_plan_with_larger_eps0_fails_before_round_1(campaign):
+    from ldpcompress.randomizers import registry
+    from ldpcompress.randomizers.catalog import make_oracle
+    doc = json.loads(campaign.to_json())
+    big = make_oracle("krr", campaign.shape.k, 2 * campaign.oracle(1).eps)
+    doc["oracles"] = [registry.spec(big)] * 3
+    doc["eps0"] = [big.eps] * 3
+    forged = Campaign.from_json(_resealed(doc))  # consistent, digest recomputed: it loads
+    assert campaign.certify() == campaign.upper  # the honest plan's bound is reproduced
+    with pytest.raises(ValueError, match="the plan's oracles certify central eps .* > its "
+                                         "target 2 .*not deployable"):
+        candidates(forged)

@@ -125,6 +125,16 @@ class Campaign:
     def to_json(self) -> str:
         return json.dumps(dict(self.body(), digest=self.digest), indent=1, allow_nan=False)
 
+    def certify(self) -> float:
+        """The central eps at ``delta`` recomputed from this plan's own n, assignment and
+        oracles (the ledger, not the number the file states): what a server checks before
+        round 1 (a plan edited and resealed with larger eps0 fails it)."""
+        from .accounting import certified_eps, certified_per_round
+        T = self.shape.rounds
+        if len(set(self.oracles)) == 1:
+            return certified_eps(self.n, T, self.assignment, self.oracles[0], self.delta)
+        return certified_per_round(self.n, self.assignment, self.oracles, self.delta)
+
     def oracle(self, index: int) -> FrequencyOracle:
         """Round ``index``'s (1-based) frequency oracle.
 

@@ -76,7 +76,8 @@ def plan_campaign(n: int, eps: float, delta: float, *, rounds: int = 6, step: in
 
 def candidates(campaign: Campaign, aggregate: RoundAggregate | None = None,
                level: float | None = None, threshold: float = 0.0) -> RoundList:
-    """Round 1's candidate list (no ``aggregate``), or round j's from round j - 1's aggregate:
+    """Round 1's candidate list (no ``aggregate``; the plan's bound is first recomputed from
+    its oracles, :meth:`Campaign.certify`), or round j's from round j - 1's aggregate:
     its survivors (top ``keep``; with ``level``, the adaptive threshold: lower confidence
     bound above ``threshold`` devices) extended by every valid block.
 
@@ -91,7 +92,11 @@ def candidates(campaign: Campaign, aggregate: RoundAggregate | None = None,
     threshold : float, optional
         The adaptive threshold in devices (default 0).
     """
-    if aggregate is None:
+    if aggregate is None:  # before the campaign starts: the plan's bound recomputed
+        got = campaign.certify()
+        if not got <= campaign.eps:
+            raise ValueError(f"the plan's oracles certify central eps {got:.6g} > its target "
+                             f"{campaign.eps:g} at delta {campaign.delta:g}: not deployable")
         return campaign.first_list()
     if not isinstance(aggregate, RoundAggregate):
         raise TypeError(f"aggregate must be a RoundAggregate, got {type(aggregate).__name__}")
