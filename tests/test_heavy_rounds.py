@@ -327,6 +327,7 @@ def test_cli_refuses_an_edited_plan(cli_files, tmp_path, capsys):
 
 
 # -- per-round eps0 from the inverse query on the composed bound ----------------------------
+@pytest.mark.slow
 def test_per_round_eps0_under_groups_is_the_largest_round(campaign):
     from ldpcompress.accounting import amplification as amp
     from ldpcompress.heavy.accounting import ledger
