@@ -430,3 +430,22 @@ def test_a_resealed_plan_with_larger_eps0_fails_before_round_1(campaign):
     with pytest.raises(ValueError, match="the plan's oracles certify central eps .* > its "
                                          "target 2 .*not deployable"):
         candidates(forged)
+
+
+@pytest.mark.slow
+def test_simulate_with_per_round_eps0(tmp_path, capsys):
+    (tmp_path / "c.csv").write_text("word,count\nab,500\nc,300\nba,150\n")
+    code, out, err = _cli(capsys, "simulate", "--counts", tmp_path / "c.csv", "--n", 3000,
+                          "--eps", 2, "--rounds", 3, "--step", 1, "--keep", 2, "--top", 2,
+                          "--alphabet", "abc", "--oracles", "krr", "--eps0-weights", "1,1,2",
+                          "--assignments", "groups,allocation", "--json")
+    assert code == 0, err
+    res = json.loads(out)["results"]
+    e = res["eps0"]
+    # allocation is dropped (one eps0 only); the deployed rounds follow the weights
+    assert res["accounting"]["assignment"] == "groups"
+    assert e[0] == e[1] and e[2] == pytest.approx(2 * e[0], rel=1e-12)
+    assert res["accounting"]["upper"] <= 2.0
+    code, _, err = _cli(capsys, "simulate", "--counts", tmp_path / "c.csv", "--n", 3000,
+                        "--eps", 2, "--rounds", 3, "--eps0-weights", "1,2")
+    assert code == 2 and "--eps0-weights must be 3 comma-separated numbers" in err

@@ -52,7 +52,8 @@ def _cmd_simulate(args) -> None:
     res = simulate(counts, n, eps, delta, top=top, rounds=rounds, step=step, keep=keep,
                    alphabet=alphabet, max_len=max_len, oracles=oracles,
                    assignments=assignments, seed=seed, threshold_level=level,
-                   threshold=threshold, report_sets=args.report_sets)
+                   threshold=threshold, report_sets=args.report_sets,
+                   eps0_weights=_weights(args.eps0_weights, rounds))
     drawn = None
     if args.plot is not None:
         from ..plots import plot_heavy_hitters
@@ -73,6 +74,8 @@ def _cmd_simulate(args) -> None:
           f"{res.shape.keep} survivors per round, k = {res.shape.k} candidate indices")
     print(f"deployed: {p.assignment}, {p.oracle.describe()} (eps0 = {p.chosen.eps0:.4f}, "
           f"{p.oracle.bits_per_report} bits per report)")
+    if len(set(res.eps0)) > 1:
+        print("per-round eps0: " + ", ".join(f"{e:.4g}" for e in res.eps0))
     print(f"certified central (eps, delta) = ({p.upper:.4g}, {delta:g}); lower bound "
           f"{'-' if p.lower is None else f'{p.lower:.4g}'}; neighbours: {p.relation}")
     print(f"devices with a word outside the alphabet or longer than {res.shape.max_len}: "
@@ -158,6 +161,20 @@ def read_words(path) -> list[str]:
     return words
 
 
+def _weights(text, rounds: int) -> list[float] | None:
+    """--eps0-weights: ``rounds`` comma-separated numbers > 0, or None when not given."""
+    if text is None:
+        return None
+    try:
+        weights = [float(x) for x in str(text).split(",")]
+    except ValueError:
+        weights = []
+    if len(weights) != rounds or not all(0 < x < float("inf") for x in weights):
+        raise ValueError(f"--eps0-weights must be {rounds} comma-separated numbers > 0 (one "
+                         f"per round), got {text!r}")
+    return weights
+
+
 def _cmd_plan(args) -> None:
     n = count(args.n, "--n", 1, V.MAX_SHUFFLE_N)
     if n is None or args.eps is None or args.out is None:
@@ -171,16 +188,7 @@ def _cmd_plan(args) -> None:
     assignments = _names(args.assignments, "--assignments", ASSIGNMENTS) or list(ASSIGNMENTS)
     from ..randomizers.catalog import oracle_names
     oracles = _names(args.oracles, "--oracles", oracle_names())
-    weights = None
-    if args.eps0_weights is not None:
-        try:
-            weights = [float(x) for x in str(args.eps0_weights).split(",")]
-        except ValueError:
-            weights = None
-        if weights is None or len(weights) != rounds or not all(
-                0 < x < float("inf") for x in weights):
-            raise ValueError(f"--eps0-weights must be {rounds} comma-separated numbers > 0 "
-                             f"(one per round), got {args.eps0_weights!r}")
+    weights = _weights(args.eps0_weights, rounds)
     from ..core.regular_files import check_output_file
     check_output_file(args.out, "--out")
     from ..heavy.deploy import plan_campaign
@@ -347,6 +355,12 @@ def _round_options(p, out_help: str, sets: bool = False) -> None:
     p.add_argument("--out", help=out_help)
 
 
+def _weights_option(p) -> None:
+    p.add_argument("--eps0-weights", metavar="W1,...,WT",
+                   help="per-round eps0 proportional to these weights, the largest the "
+                        "composed bound certifies (groups or poisson; default: one eps0)")
+
+
 def _threshold_options(p) -> None:
     p.add_argument("--threshold-level", type=number,
                    help="adaptive threshold: keep candidates whose lower bound at this level "
@@ -389,6 +403,7 @@ def register(sub) -> None:
     s.add_argument("--keep", type=number, help="survivors per round (default max(2 top, 20))")
     _plan_options(s)
     _threshold_options(s)
+    _weights_option(s)
     s.add_argument("--report-sets", metavar="DIR",
                    help="write each round's reports as a report set in DIR/round-NN and read "
                         "it back (the deployment's path; default: in memory)")
@@ -407,9 +422,7 @@ def register(sub) -> None:
     q.add_argument("--delta", type=number, default=1e-6, help="central delta (default 1e-6)")
     q.add_argument("--keep", type=number, default=40, help="survivors per round (default 40)")
     _plan_options(q)
-    q.add_argument("--eps0-weights", metavar="W1,...,WT",
-                   help="per-round eps0 proportional to these weights, the largest the "
-                        "composed bound certifies (groups or poisson; default: one eps0)")
+    _weights_option(q)
     q.add_argument("--out", help="the plan file to write (JSON)")
     q.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     q.add_argument("--json", action="store_true", help=JSON_HELP)

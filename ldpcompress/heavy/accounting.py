@@ -32,7 +32,7 @@ from ..randomizers.base import FrequencyOracle
 from ..randomizers.catalog import make_oracle, oracle_names
 
 __all__ = ["ASSIGNMENTS", "RELATION", "AssignmentRow", "RoundsPlan", "plan_rounds", "ledger",
-           "certified_eps", "certified_per_round", "per_round_oracles"]
+           "certified_eps", "certified_per_round", "per_round_assignments", "per_round_oracles"]
 
 ASSIGNMENTS = ("groups", "poisson", "allocation")
 RELATION = "substitution (one device's word replaced by another)"
@@ -301,6 +301,22 @@ def certified_per_round(n: int, assignment: str, oracles: Sequence[FrequencyOrac
         return acc.epsilon(delta).value
     raise ValueError(f"per-round eps0 is certified for public groups and poisson rounds; the "
                      f"{assignment!r} bound takes one eps0 for every round")
+
+
+def per_round_assignments(assignments: Sequence[str]) -> list[str]:
+    """The assignments per-round eps0 can be certified for among ``assignments`` (random
+    allocation's generic bound takes one eps0: dropped); ValueError when none is left.
+
+    Parameters
+    ----------
+    assignments : sequence of str
+        Assignments asked for.
+    """
+    kept = [a for a in assignments if a != "allocation"]
+    if not kept:
+        raise ValueError("per-round eps0 (eps0_weights) is certified for groups and poisson "
+                         "rounds, not under random allocation's generic bound")
+    return kept
 
 
 def per_round_oracles(plan: RoundsPlan, weights: Sequence[float], *,

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .accounting import ASSIGNMENTS, plan_rounds
+from .accounting import ASSIGNMENTS, per_round_assignments, plan_rounds
 from .campaign import Campaign
 from .job import Word, rank_words
 from .prefix import Alphabet
@@ -61,11 +61,8 @@ def plan_campaign(n: int, eps: float, delta: float, *, rounds: int = 6, step: in
     eps0_weights : sequence of float or None, optional
         One relative eps0 per round (> 0; groups or poisson only); None: a common eps0.
     """
-    if eps0_weights is not None and "allocation" in assignments:
-        assignments = [a for a in assignments if a != "allocation"]
-        if not assignments:
-            raise ValueError("per-round eps0 (eps0_weights) is certified for groups and "
-                             "poisson rounds, not under random allocation's generic bound")
+    if eps0_weights is not None:
+        assignments = per_round_assignments(assignments)
     alpha = alphabet if isinstance(alphabet, Alphabet) else (
         Alphabet() if alphabet is None else Alphabet(alphabet))
     shape = TreeShape.of(alpha, step, rounds, keep, max_len)

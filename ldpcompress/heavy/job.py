@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from pathlib import Path
 from typing import Sequence
@@ -25,7 +25,7 @@ from ..core import display as D
 from ..core import validate as V
 from ..core.entropy import Entropy, simulation_only
 from ..core.progress import compute_time
-from .accounting import ASSIGNMENTS, RoundsPlan, plan_rounds
+from .accounting import ASSIGNMENTS, RoundsPlan, per_round_assignments, plan_rounds
 from .campaign import Campaign
 from .prefix import Alphabet, Encoded
 from .rounds import RoundAggregate, next_round, round_inputs
@@ -123,6 +123,8 @@ class HeavyResult:
         Simulation only: word -> its true count among the n devices ({} otherwise).
     seconds : float
         Compute seconds of the whole campaign.
+    eps0 : tuple of float
+        Each round's oracle eps (equal unless per-round eps0 was asked for).
     """
 
     words: tuple[Word, ...]
@@ -134,6 +136,7 @@ class HeavyResult:
     unknown: int
     truth: dict = field(default_factory=dict)
     seconds: float = 0.0
+    eps0: tuple[float, ...] = ()
 
     def as_dict(self) -> dict:
         return dict(words=[w.as_dict() for w in self.words], n=self.n, level=self.level,
@@ -143,7 +146,7 @@ class HeavyResult:
                                                   client_seconds=r.client_seconds,
                                                   server_seconds=r.server_seconds)
                                              for r in self.rounds],
-                    seconds=self.seconds)
+                    seconds=self.seconds, eps0=list(self.eps0))
 
     def recall(self, top: int) -> float:
         """Fraction of the true top ``top`` words (simulation) among the first ``top`` found.
@@ -209,7 +212,8 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
              entropy: Entropy | None = None, seed: int = 0,
              plan: RoundsPlan | None = None, draw: str = "reports",
              threshold_level: float | None = None, threshold: float = 0.0,
-             report_sets: str | os.PathLike | None = None) -> HeavyResult:
+             report_sets: str | os.PathLike | None = None,
+             eps0_weights: Sequence[float] | None = None) -> HeavyResult:
     """Simulate a campaign end to end: n devices drawn from ``counts`` (word -> weight), each
     round's clients (the oracle's batch encoder on a seeded simulation source), shuffle (the
     reports are summarised as a multiset), server and survivors, and the certified accounting.
@@ -266,6 +270,10 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
         A directory: each round's reports are written there as a report set
         (``round-01``, ..., replaced if present) and read back through scale's aggregation,
         the deployment's path; None: summarised in memory.
+    eps0_weights : sequence of float or None, optional
+        Per-round eps0 proportional to these weights, the largest the composed bound certifies
+        (``Campaign.of``; groups or poisson); the result's ``plan.upper`` and ``plan.lower``
+        are then the per-round ledger's and ``eps0`` lists each round's. None: a common eps0.
     """
     if draw not in DRAWS:
         raise ValueError(f"draw must be one of {DRAWS}, got {draw!r}")
@@ -292,6 +300,8 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
     drawn = rng.multinomial(n, weights / weights.sum())
     truth = {w: int(c) for w, c in zip(words, drawn) if c}
     if plan is None:
+        if eps0_weights is not None:
+            assignments = per_round_assignments(assignments)
         plan = plan_rounds(n, shape.rounds, shape.k, eps, delta, oracles=oracles,
                            assignments=assignments)
     elif (plan.n, plan.rounds, plan.k) != (n, shape.rounds, shape.k):
@@ -304,7 +314,9 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
         member = None
     else:
         member = _device_rounds(n, shape.rounds, plan.assignment, rng)
-    campaign = Campaign.of(plan, shape)
+    campaign = Campaign.of(plan, shape, eps0_weights)
+    if eps0_weights is not None:  # the per-round ledger's bounds replace the common plan's
+        plan = replace(plan, upper=campaign.upper, lower=campaign.lower)
     records: list[RoundRecord] = []
     rl = campaign.first_list()
     for j in range(shape.rounds):
@@ -338,7 +350,7 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
             rl = next_round(rl, agg, threshold_level, threshold)
     found = rank_words(records, shape, n, level, top)
     return HeavyResult(tuple(found), n, plan, shape, tuple(records), level, unknown, truth,
-                       compute_time() - start)
+                       compute_time() - start, tuple(float(o.eps) for o in campaign.oracles))
 
 
 def rank_words(records: Sequence, shape: TreeShape, n: int, level: float = 0.95,
