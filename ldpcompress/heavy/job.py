@@ -272,8 +272,9 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
         the deployment's path; None: summarised in memory.
     eps0_weights : sequence of float or None, optional
         Per-round eps0 proportional to these weights, the largest the composed bound certifies
-        (``Campaign.of``; groups or poisson); the result's ``plan.upper`` and ``plan.lower``
-        are then the per-round ledger's and ``eps0`` lists each round's. None: a common eps0.
+        (``Campaign.of``; groups or poisson); the upper and lower bounds of the result's
+        plan are then the per-round ledger's, and its ``eps0`` lists each round's. None: a
+        common eps0.
     """
     if draw not in DRAWS:
         raise ValueError(f"draw must be one of {DRAWS}, got {draw!r}")
