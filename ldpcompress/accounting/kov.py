@@ -50,10 +50,13 @@ def kov_delta(eps: float, delta: float, k: int, eps_total: float) -> float:
     """Smallest delta_g of a point with eps_g <= eps_total (1.0 when none exists)."""
     eps, delta, k = _check(eps, delta, k)
     eps_total = V.nonnegative(eps_total, "eps_total")
-    if eps_total >= k * eps:
+    # eps_g = (k - 2i) eps compared exactly (rounded up): the float product may round below the
+    # true one (5 x 0.1 gives 0.5 while the exact product exceeds it), which would certify a
+    # point whose eps_g is above eps_total
+    if eps_total >= _times_up(k, eps):
         return kov_point(eps, delta, k, 0)[1]
-    i = math.ceil((k - eps_total / eps) / 2.0 - 1e-12)
-    if (k - 2 * i) * eps > eps_total:
+    i = max(0, math.ceil((k - eps_total / eps) / 2.0 - 1e-12))
+    while i <= k // 2 and _times_up(k - 2 * i, eps) > eps_total:
         i += 1
     if i > k // 2:
         return 1.0
