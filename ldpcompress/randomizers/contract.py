@@ -36,9 +36,8 @@ from __future__ import annotations
 
 import abc
 import enum
-import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping, cast
 
 import numpy as np
 
@@ -170,7 +169,7 @@ class Identity(abc.ABC):
         """
         if not isinstance(params, Mapping) or not all(isinstance(k, str) for k in params):
             raise TypeError(f"{cls.name}: params must be a mapping of names to values")
-        return cls(**params)
+        return cast("LocalRandomizer", cls(**params))  # every Identity is a LocalRandomizer's
 
     def identity(self) -> tuple:
         """(name, params) as a hashable value: equal randomizers have equal identities."""

@@ -10,6 +10,7 @@ with :class:`seed_batch`). ``compression_refusal()`` says why FT21 does not appl
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -64,8 +65,14 @@ class ReferenceLaw:
     randomizer states ``sample``, ``ratio`` and a finite ``deletion_eps``; it also uses the
     randomizer's ``name``, ``check_item``, ``check_reports``, ``concat`` and ``summarize``."""
 
-    name: str
+    name: ClassVar[str] = ""
     deletion_eps: float | None = None  # w.r.t. the reference law of ``sample`` (compression)
+
+    if TYPE_CHECKING:  # the other facets' methods this one calls (contract.LocalRandomizer)
+        def check_item(self, x) -> Any: ...
+        def check_reports(self, reports) -> Any: ...
+        def concat(self, batches: list) -> Any: ...
+        def summarize(self, reports) -> np.ndarray: ...
 
     def compression_refusal(self) -> str | None:
         """Why ``compress()`` refuses this randomizer, or None when it accepts it: FT21
