@@ -3,6 +3,8 @@
 Implementing the contract (ldpcompress.randomizers.LocalRandomizer) is all it takes for every
 job: shuffle accounting (its privacy blanket via shuffle_structure), compression to 17-byte
 seed reports, report sets on disk, aggregation in memory or on Dask, and intervals.
+FrequencyOracle checks the answers and the reports (integers in [0, report_high)) before the
+hooks below see them.
 """
 from fractions import Fraction
 import math
@@ -18,29 +20,23 @@ class YesNo(FrequencyOracle):
     """Answer truthfully w.p. e^eps/(1 + e^eps), else the other answer (replacement eps)."""
 
     name, privacy = "yes-no", Privacy.REPLACEMENT
+    k = report_high = 2                                # answers and reports are 0 or 1
+    bits_per_report = 1
 
     def __init__(self, eps: float):
-        self.k, self.eps = 2, float(eps)
+        self.eps = float(eps)
         self.a1 = 1.0 / (1.0 + math.exp(-self.eps))   # Pr[report = own answer]
         self.a0 = 1.0 - self.a1                        # Pr[report = the other answer]
-        self.bits_per_report, self.report_high = 1, 2
         self.deletion_eps = math.log(2 * self.a1)      # w.r.t. a fair coin (compression)
 
     def params(self) -> dict:
         return {"eps": self.eps}
 
-    # client: coins from the Entropy source (os.urandom unless told otherwise)
-    def randomize_many(self, xs, entropy=None):
-        from ldpcompress.core.entropy import SYSTEM
-        xs = self.check_items(xs)
-        keep = (entropy or SYSTEM).uniform(xs.size) < self.a1
-        return np.where(keep, xs, 1 - xs)
+    # client: checked answers, coins from the Entropy source (os.urandom by default)
+    def _randomize_many(self, xs, entropy):
+        return np.where(entropy.uniform(xs.size) < self.a1, xs, 1 - xs)
 
-    # server: a report is an answer in {0, 1}; it supports that answer
-    def check_reports(self, reports):
-        from ldpcompress.randomizers.estimator import integer_reports
-        return integer_reports(reports, 2, what="answer")
-
+    # server: a report supports the answer it gives
     def _count(self, reports):
         return np.bincount(reports, minlength=2).astype(np.int64)
 
@@ -55,5 +51,5 @@ class YesNo(FrequencyOracle):
     # one answer (P(1,1) = 0), and Pr[keep] = coin(a1), the probability that the client's
     # 53-bit uniform falls below a1
     def shuffle_structure(self):
-        return ShuffleStructure(self.name, (("eps", self.eps),), Fraction(1, 2),
-                                coin(self.a1), Fraction(0), Fraction(1, 2), False)
+        return ShuffleStructure.of(self, a=Fraction(1, 2), a1=coin(self.a1), p11=Fraction(0),
+                                   p10=Fraction(1, 2), independent=False)

@@ -26,11 +26,11 @@ from ..core.limits import expected_trials
 from ..core.prg import SEED_BYTES
 from ..randomizers import registry
 from ..randomizers import cost as C
-from ..randomizers.contract import (Column, Cost, LocalRandomizer, Privacy, SummarySpec,
-                                    check_columns)
+from ..randomizers.contract import Column, Cost, LocalRandomizer, Privacy, SummarySpec
 from ..randomizers.estimator import integer_reports
 from . import wire
 from .sampler import PseudoRandomizer, check_compressible
+from .seeded import SeedReports
 
 __all__ = ["SEED_BATCH", "CompressedRandomizer"]
 
@@ -38,8 +38,9 @@ SEED_BATCH = 1 << 14  # seeds handed to the inner randomizer's summarize_seeds a
 
 
 @registry.register
-class CompressedRandomizer(LocalRandomizer):
-    """17-byte seed reports of a compressible randomizer (FT21 Alg. 1; module docstring).
+class CompressedRandomizer(SeedReports, LocalRandomizer):
+    """17-byte seed reports of a compressible randomizer (FT21 Alg. 1; module docstring); the
+    server verbs (``decode_many``, ``summarize``, ``estimate``) are :class:`SeedReports`'.
 
     ``CompressedRandomizer(randomizer, tv_target=2**-40)`` wraps a :class:`LocalRandomizer`
     whose ``compression_refusal()`` is None (a ValueError names the reason otherwise);
@@ -58,6 +59,7 @@ class CompressedRandomizer(LocalRandomizer):
     """
 
     name = "compressed"
+    seeds_per_call = SEED_BATCH
 
     def __init__(self, randomizer, tv_target: float = 2.0 ** -40):
         client = None
@@ -177,28 +179,13 @@ class CompressedRandomizer(LocalRandomizer):
         """
         return np.ascontiguousarray(self.check_reports(reports)[:, 1:])
 
-    def decode_many(self, reports):
-        """The inner randomizer's outputs the reports stand for (one batch).
-
-        Parameters
-        ----------
-        reports
-            A batch of 17-byte reports (untrusted: validated).
-        """
-        return self.inner.decode_seeds(self.seeds(reports))
-
     def summary_spec(self) -> SummarySpec:
         return self.inner.summary_spec()
 
-    def summarize(self, reports) -> np.ndarray:
-        """The inner randomizer's summary of the outputs the seeds stand for
-        (``summarize_seeds``, SEED_BATCH seeds at a time)."""
-        seeds = self.seeds(reports)
-        spec = self.inner.summary_spec()
-        total = np.zeros(spec.shape, spec.dtype)
-        for lo in range(0, seeds.shape[0], SEED_BATCH):
-            total += self.inner.summarize_seeds(seeds[lo:lo + SEED_BATCH])
-        return total
+    def _summarize(self, reports) -> np.ndarray:
+        """The summary of checked reports (``SeedReports``: ``summarize_seeds`` of the inner
+        randomizer, SEED_BATCH seeds at a time)."""
+        return self._summarize_seed_rows(np.ascontiguousarray(reports[:, 1:]))
 
     def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
         """The inner randomizer's cost of ``summarize_seeds`` on n seeds, SEED_BATCH at a time
@@ -230,11 +217,11 @@ class CompressedRandomizer(LocalRandomizer):
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("report", "uint8", wire.REPORT_BYTES),)
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        return {"report": self.check_reports(reports)}
+    def _to_columns(self, reports) -> dict[str, np.ndarray]:
+        return {"report": reports}
 
-    def from_columns(self, columns) -> np.ndarray:
-        return self.check_reports(check_columns(columns, self.report_columns())["report"])
+    def _from_columns(self, columns) -> np.ndarray:
+        return columns["report"]
 
     def concat(self, batches: list) -> np.ndarray:
         if not batches:

@@ -31,6 +31,7 @@ from ..core.prg import SEED_BYTES
 from ..core.progress import track
 from ..randomizers.contract import LocalRandomizer, check_randomizer
 from . import wire as reports
+from .seeded import SeedReports
 
 __all__ = ["check_compressible", "RATIO_SLACK", "SIMULATION_TRIAL_BYTES", "acceptance_floor", "trials_for",
            "PseudoRandomizer", "compress"]
@@ -74,8 +75,9 @@ def check_compressible(randomizer, also: str = "") -> LocalRandomizer:
     return randomizer
 
 
-class PseudoRandomizer:
-    """A randomizer that sends 17 bytes (version + seed) instead of its output.
+class PseudoRandomizer(SeedReports):
+    """A randomizer that sends 17 bytes (version + seed) instead of its output; the server
+    verbs (``seeds``, ``decode_many``, ``summarize``, ``estimate``) are :class:`SeedReports`'.
 
     Parameters
     ----------
@@ -100,7 +102,7 @@ class PseudoRandomizer:
         self.tv_target = V.probability_open(tv_target, "tv_target")
         if not isinstance(entropy, Entropy):
             raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
-        self.randomizer = randomizer
+        self.randomizer = self.inner = randomizer
         self.entropy = entropy
         eps_d = randomizer.deletion_eps
         if eps_d is None or not (eps_d > 0 and math.isfinite(eps_d)):
@@ -176,56 +178,6 @@ class PseudoRandomizer:
             Show a bar of the reports on stderr.
         """
         return [self.encode(x) for x in track(xs, "encode", progress, unit="reports")]
-
-    def seeds(self, reports_) -> np.ndarray:
-        """The seeds of a batch of reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
-        sequence of 17-byte reports), every report validated: uint8 (n, 16).
-
-        Parameters
-        ----------
-        reports_ : bytes, numpy.ndarray or sequence of bytes
-            A batch of 17-byte reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
-            sequence of reports), untrusted: every report is validated.
-        """
-        return reports.seed_rows(reports_)
-
-    def decode_many(self, reports_):
-        """The randomizer's outputs carried by a batch of reports, as one report batch (e.g.
-        RAPPOR: bool (n, k)), decoded in a kernel for the shipped randomizers.
-
-        Parameters
-        ----------
-        reports_ : bytes, numpy.ndarray or sequence of bytes
-            A batch of 17-byte reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
-            sequence of reports), untrusted: every report is validated.
-        """
-        return self.randomizer.decode_seeds(self.seeds(reports_))
-
-    def summarize(self, reports_) -> np.ndarray:
-        """The randomizer's additive summary of the outputs of a batch of reports (frequency
-        oracles: the support counts), without materialising the outputs where the randomizer
-        has a batch hook.
-
-        Parameters
-        ----------
-        reports_ : bytes, numpy.ndarray or sequence of bytes
-            A batch of 17-byte reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
-            sequence of reports), untrusted: every report is validated.
-        """
-        return self.randomizer.summarize_seeds(self.seeds(reports_))
-
-    def estimate(self, reports_) -> np.ndarray:
-        """The randomizer's unbiased estimates from a batch of reports.
-
-        Parameters
-        ----------
-        reports_ : bytes, numpy.ndarray or sequence of bytes
-            A batch of 17-byte reports (a blob of n x 17 bytes, an (n, 17) uint8 array or a
-            sequence of reports), untrusted: every report is validated.
-        """
-        seeds = self.seeds(reports_)
-        return self.randomizer.estimate_from_summary(self.randomizer.summarize_seeds(seeds),
-                                                     len(seeds))
 
     def encode_many_simulated(self, xs, entropy: Entropy) -> np.ndarray:
         """SIMULATION ONLY: one compressed report per input as a (n, 17) uint8 array, by FT21

@@ -22,14 +22,16 @@ from ..randomizers.privunit import (
     shown_upper_limit,
 )
 from .sampler import PseudoRandomizer
-from .wire import seed_rows
+from .seeded import SeedReports
 
 __all__ = ['CompressedPrivUnit2', 'choose_split', 'check_split']
 
 
-class CompressedPrivUnit2:
+class CompressedPrivUnit2(SeedReports):
     """K copies of compressed PrivUnit2 at eps/K each (FT21 Lemma 5.1); a report is K seeds.
-    The decoded mean of the K copies is unbiased; expected trials K e^(eps_d(eps/K)).
+    The decoded mean of the K copies is unbiased; expected trials K e^(eps_d(eps/K)). The
+    server verbs (``seeds``, ``decode_many``, ``summarize``, ``estimate``) are
+    :class:`SeedReports`' with ``group`` = K.
 
     Parameters
     ----------
@@ -49,7 +51,7 @@ class CompressedPrivUnit2:
 
     def __init__(self, d: int, eps: float, split: int = 1, tv_target: float = 2.0 ** -40,
                  entropy: Entropy = SYSTEM, max_expected_trials: float | None = None):
-        self.split = V.integer_at_least(split, "split", 1, 1000)
+        self.split = self.group = V.integer_at_least(split, "split", 1, 1000)
         eps = V.positive_finite(eps, "eps")
         d = check_dimension(d)
         check_split(d, eps, self.split)
@@ -107,57 +109,12 @@ class CompressedPrivUnit2:
         """
         return [self.encode(x) for x in track(xs, "encode", progress, unit="reports")]
 
-    def seeds(self, reports) -> np.ndarray:
-        """The n K seeds of a batch of n reports (lists of K 17-byte reports, an (n, K, 17)
-        uint8 array or a blob of n K 17 bytes), every report validated: uint8 (n K, 16).
-
-        Parameters
-        ----------
-        reports
-            A batch of reports, each K 17-byte reports (lists of K reports, an (n, K, 17) uint8
-            array or a blob of n K 17 bytes), untrusted: every report is validated.
-        """
-        return seed_rows(reports, self.split)
-
-    def decode_many(self, reports) -> np.ndarray:
+    def _decode_seed_rows(self, seeds: np.ndarray) -> np.ndarray:
         """Decoded vectors (the mean of each report's K copies) as an (n, d) array (n = 0
-        gives shape (0, d)), decoded in a kernel.
-
-        Parameters
-        ----------
-        reports
-            A batch of reports, each K 17-byte reports (lists of K reports, an (n, K, 17) uint8
-            array or a blob of n K 17 bytes), untrusted: every report is validated.
-        """
-        seeds = self.seeds(reports)
-        n = len(seeds) // self.split
+        gives shape (0, d)), refused above the memory limit before decoding."""
         check_bytes(batch_bytes(len(seeds), self.d), f"{len(seeds)} decoded vectors of "
                     f"dimension {self.d}", "n or d")
-        return self.inner.decode_seeds(seeds).reshape(n, self.split, self.d).mean(axis=1)
-
-    def summarize(self, reports) -> np.ndarray:
-        """The sum of the decoded vectors of a batch (float64[d]), without materialising them.
-
-        Parameters
-        ----------
-        reports
-            A batch of reports, each K 17-byte reports (lists of K reports, an (n, K, 17) uint8
-            array or a blob of n K 17 bytes), untrusted: every report is validated.
-        """
-        return self.inner.summarize_seeds(self.seeds(reports)) / self.split
-
-    def estimate(self, reports) -> np.ndarray:
-        """The estimated mean of the users' vectors: the summary over the n reports.
-
-        Parameters
-        ----------
-        reports
-            A batch of reports, each K 17-byte reports (lists of K reports, an (n, K, 17) uint8
-            array or a blob of n K 17 bytes), untrusted: every report is validated.
-        """
-        seeds = self.seeds(reports)
-        summary = self.inner.summarize_seeds(seeds) / self.split
-        return self.inner.estimate_from_summary(summary, len(seeds) // self.split)
+        return super()._decode_seed_rows(seeds)
 
     def encode_many_simulated(self, xs, entropy: Entropy) -> np.ndarray:
         """SIMULATION ONLY (see ``PseudoRandomizer.encode_many_simulated``): one report per

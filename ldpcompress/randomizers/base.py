@@ -87,9 +87,10 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
     """A randomizer over items [0, k) whose report supports item j with probability a1 when
     the user holds j and a0 otherwise. Summary: the support counts (int64[k]); estimates and
     intervals from ``BinaryEstimator``. Subclasses set name, k, eps, privacy, a0, a1,
-    bits_per_report and define ``params``, ``randomize_many``, ``check_reports``, ``_count``
-    and the storage methods (one integer column ``report`` by default, see
-    :meth:`report_columns`)."""
+    bits_per_report, report_high and define ``params``, the client hook ``_randomize_many``
+    and the counting hook ``_count`` (support counts of checked reports); reports are integers
+    in [0, report_high) stored in one column ``report`` unless a subclass overrides
+    ``check_reports`` and the storage methods."""
 
     k: int
     privacy: Privacy
@@ -108,8 +109,10 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
     def summary_spec(self) -> SummarySpec:
         return SummarySpec((self.k,), "int64")
 
-    def summarize(self, reports) -> np.ndarray:
-        return self.counts(reports)
+    def _summarize(self, reports) -> np.ndarray:
+        if type(self).summarize is not LocalRandomizer.summarize:  # a subclass's own summarize
+            return self.summarize(reports)
+        return self._count(reports)
 
     def estimate_from_summary(self, summary, n: int) -> np.ndarray:
         """(count_j - n a0) / (a1 - a0); the counts must be integers in [0, n] (a summary
@@ -131,12 +134,13 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("report", int_dtype(self.report_high)),)
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        r = self.check_reports(reports)
-        return {"report": r.astype(self.report_columns()[0].dtype)}
+    def check_reports(self, reports) -> Any:
+        """Reports as int64, each in [0, report_high) (subclasses with other reports
+        override it)."""
+        return integer_reports(reports, self.report_high, what="report")
 
-    def from_columns(self, columns) -> Any:  # an array here; PIRappor's FieldReports
-        from .contract import check_columns
-        cols = check_columns(columns, self.report_columns())
-        return self.check_reports(integer_reports(cols["report"], self.report_high,
-                                                  what="report"))
+    def _to_columns(self, reports) -> dict[str, np.ndarray]:
+        return {"report": reports.astype(self.report_columns()[0].dtype)}
+
+    def _from_columns(self, columns) -> Any:  # an array here; PIRappor's FieldReports
+        return integer_reports(columns["report"], self.report_high, what="report")

@@ -6,45 +6,51 @@ contract between a randomizer and the jobs; accounting, compression, estimation,
 aggregation (in memory and on Dask) and the command line call only these methods, never a
 randomizer's name, so a randomizer written outside the library works in every job.
 
-=============  =================================================================================
-part           methods
-=============  =================================================================================
-identity       ``name`` (registry name), ``params()`` (JSON values that rebuild it through
-               ``registry.build(name, params)``), ``describe()``, equality by (name, params)
-privacy        ``privacy`` (:class:`Privacy`), ``eps`` (of that kind), ``replacement_eps``
-client         ``check_items(xs)``, ``randomize_many(xs, entropy)`` (coins from os.urandom)
-server         ``check_reports``, ``n_reports``, ``summarize`` (an additive statistic: shards and
-               workers add theirs), ``summary_spec()``, ``estimate_from_summary``, ``estimate``,
-               ``intervals``, and ``summary_cost(n, batch)``: the operations and peak memory of
-               summarising n reports, stated before any is read (``cost.Cost``)
-storage        ``report_columns()`` (name, dtype, width), ``to_columns``, ``from_columns``,
-               ``concat``, ``bits_per_report`` (the wire size)
-compression    ``deletion_eps``, ``sample(prg)``, ``ratio(x, y)``, ``ratio_bounds()``,
-               ``ratio_from_seed``, the batch hooks ``ratios_from_seeds`` and ``summarize_seeds``,
-               and ``compression_refusal()`` (why FT21 Alg. 1 does not apply, or None)
-accounting     ``shuffle_structure()``: the law of the privacy blanket (binary-support
-               randomizers), or None: the generic bound at ``replacement_eps`` applies
-=============  =================================================================================
+The contract is five small facets; each public method checks its untrusted arguments once
+and calls a private hook that receives checked ones (as scipy.stats' ``cdf`` calls ``_cdf``),
+so a randomizer implements only the hooks of the jobs it wants:
+
+==============  ================================================================================
+facet           what a randomizer states (hooks in brackets) -> what the contract gives
+==============  ================================================================================
+Identity        ``name``, ``privacy``, ``eps``, ``bits_per_report``, ``params()`` -> equality,
+                ``from_params``, ``describe``, ``replacement_eps`` (2 eps for a deletion eps)
+Client          ``check_items`` [``_randomize_many(xs, entropy)``] -> ``randomize_many``,
+                ``randomize``, ``check_item`` (coins from os.urandom by default)
+Reports         ``check_reports``, ``summary_spec``, ``estimate_from_summary``, ``intervals``,
+                ``report_columns`` [``_summarize``, ``_to_columns``, ``_from_columns``] ->
+                ``summarize`` (an additive statistic), ``estimate``, ``to_columns``,
+                ``from_columns``, ``concat``, ``n_reports``, ``summary_cost(n, batch)``
+ReferenceLaw    ``deletion_eps``, ``sample(prg)``, ``ratio(x, y)`` (optional fast batch hooks,
+                ``reference.seed_batch``) -> ``decode_seed(s)``, ``ratio_from_seed``,
+                ``ratios_from_seeds``, ``summarize_seeds``, ``compression_refusal()``
+Structure       ``shuffle_structure()`` (``ShuffleStructure.of(self, a=..., ...)``), ``plateau()``
+                -> accounting by the blanket law, or the generic bound at ``replacement_eps``
+==============  ================================================================================
+
+``randomizers/base.py``'s ``FrequencyOracle`` fills the Reports facet for oracles whose report
+supports items: a subclass states ``k``, ``a0``, ``a1``, ``report_high`` (reports are integers
+in [0, report_high)) and the hook ``_count(reports)`` (support counts of checked reports).
 """
 from __future__ import annotations
 
 import abc
 import enum
-import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping, cast
 
 import numpy as np
 
 from ..core import display as D
 from ..core.entropy import SYSTEM, Entropy
-from ..core.prg import PRG, check_seed, check_seed_rows
 from . import cost as C
 from .cost import Cost
+from .reference import PER_SEED, ReferenceLaw, paired, seed_batch, seeds_array
 
 __all__ = ["Privacy", "Column", "SummarySpec", "LocalRandomizer", "check_randomizer",
            "check_columns", "int_dtype", "seeds_array", "paired", "seed_batch", "PER_SEED",
-           "Cost", "fast_hook"]
+           "Cost", "fast_hook", "Identity", "Client", "Reports", "ReferenceLaw",
+           "Structure"]
 
 
 class Privacy(enum.Enum):
@@ -105,46 +111,6 @@ def int_dtype(high: int) -> str:
     return "int64"
 
 
-def seeds_array(seeds) -> np.ndarray:
-    """Seeds as a C-contiguous (n, 16) uint8 array (from a list of 16-byte strings or such an
-    array), ready for the batch kernels."""
-    if isinstance(seeds, np.ndarray):
-        return check_seed_rows(seeds)
-    rows = [np.frombuffer(check_seed(s), dtype=np.uint8) for s in seeds]
-    return np.stack(rows) if rows else np.zeros((0, 16), dtype=np.uint8)
-
-
-def paired(xs: np.ndarray, seeds: np.ndarray) -> None:
-    """One input per seed (ValueError naming both lengths: no silent truncation)."""
-    if len(xs) != len(seeds):
-        raise ValueError(f"ratios_from_seeds needs one input per seed, got {len(xs)} inputs "
-                         f"and {len(seeds)} seeds")
-
-
-PER_SEED = ("sample", "decode_seed", "ratio", "ratio_from_seed")
-
-
-class seed_batch:
-    """Decorator of a randomizer's fast batch hook (``decode_seeds``, ``ratios_from_seeds``,
-    ``summarize_seeds``): the hook agrees with the per-seed methods (:data:`PER_SEED`) of the
-    class that defines it, so a subclass that overrides one of those without redefining the
-    hook gets the contract's slow default, which follows its own per-seed methods (a fast hook
-    inherited past a new sampler would decode other outputs than the subclass's)."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.__doc__ = fn.__doc__
-
-    def __set_name__(self, owner, name):
-        self.owner, self.name = owner, name
-
-    def __get__(self, obj, objtype=None):
-        cls = objtype if obj is None else type(obj)
-        if all(getattr(cls, m) is getattr(self.owner, m) for m in PER_SEED):
-            return self.fn.__get__(obj, cls)
-        return getattr(LocalRandomizer, self.name).__get__(obj, cls)
-
-
 def check_columns(columns: Mapping[str, np.ndarray], spec: Iterable[Column],
                   source: str = "reports") -> dict[str, np.ndarray]:
     """Untrusted stored columns checked against the randomizer's ``report_columns()``: exactly
@@ -177,20 +143,14 @@ def check_columns(columns: Mapping[str, np.ndarray], spec: Iterable[Column],
     return out
 
 
-class LocalRandomizer(abc.ABC):
-    """The contract of a local randomizer (see the module docstring for its parts).
-
-    Subclasses set the class attribute ``name`` and the instance attributes ``privacy``,
-    ``eps`` and ``bits_per_report``, and implement the abstract methods. The compression and
-    accounting parts have defaults that say "not available" (``compression_refusal`` names
-    why; ``shuffle_structure`` returns None, so accounting uses the generic bound).
-    """
+class Identity(abc.ABC):
+    """Identity and privacy facet: ``name`` (class attribute), ``privacy``, ``eps`` and
+    ``bits_per_report`` (instance attributes), ``params()`` (the one abstract method here)."""
 
     name: ClassVar[str] = ""
     privacy: Privacy
     eps: float
     bits_per_report: int
-    deletion_eps: float | None = None  # w.r.t. the reference law of ``sample`` (compression)
 
     # -- identity ----------------------------------------------------------------------------
     @abc.abstractmethod
@@ -209,7 +169,7 @@ class LocalRandomizer(abc.ABC):
         """
         if not isinstance(params, Mapping) or not all(isinstance(k, str) for k in params):
             raise TypeError(f"{cls.name}: params must be a mapping of names to values")
-        return cls(**params)
+        return cast("LocalRandomizer", cls(**params))  # every Identity is a LocalRandomizer's
 
     def identity(self) -> tuple:
         """(name, params) as a hashable value: equal randomizers have equal identities."""
@@ -235,7 +195,7 @@ class LocalRandomizer(abc.ABC):
         """What Jupyter shows: a small table of the name, parameters, eps, eps0 (the
         replacement eps shuffle accounting starts from), bits per report and the kind of
         ``shuffle_structure()``. Every string is escaped (a plug-in's names are untrusted)."""
-        structure = self.shuffle_structure()
+        structure = self.shuffle_structure()  # type: ignore[attr-defined]  # Structure's
         kind = "none: the generic bound at eps0" if structure is None else type(structure).__name__
         privacy = getattr(self.privacy, "value", self.privacy)
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self.params().items())
@@ -245,14 +205,18 @@ class LocalRandomizer(abc.ABC):
                 ("bits per report", self.bits_per_report), ("shuffle structure", kind)]
         return D.html_table(repr(self), ("", "value"), rows)
 
-    # -- privacy -----------------------------------------------------------------------------
     @property
     def replacement_eps(self) -> float:
         """eps under the replacement relation: eps itself, or 2 eps for a deletion eps
         (a randomizer that knows better overrides this)."""
         return self.eps if self.privacy is Privacy.REPLACEMENT else 2.0 * self.eps
 
-    # -- client ------------------------------------------------------------------------------
+
+class Client(abc.ABC):
+    """Client facet: ``check_items`` (abstract) and the hook ``_randomize_many(xs, entropy)``,
+    which receives items ``check_items`` passed and an :class:`Entropy`; the public
+    ``randomize_many`` / ``randomize`` check once and call it."""
+
     @abc.abstractmethod
     def check_items(self, xs) -> np.ndarray:
         """Users' inputs as a validated array (TypeError/ValueError naming the first bad one).
@@ -273,9 +237,9 @@ class LocalRandomizer(abc.ABC):
         """
         return self.check_items(np.asarray([x]) if np.ndim(x) == 0 else np.asarray(x)[None])[0]
 
-    @abc.abstractmethod
     def randomize_many(self, xs, entropy: Entropy = SYSTEM):
-        """One report per input, coins from ``entropy`` (default os.urandom).
+        """One report per input, coins from ``entropy`` (default os.urandom): the inputs are
+        checked once (``check_items``), then handed to the hook ``_randomize_many``.
 
         Parameters
         ----------
@@ -284,6 +248,14 @@ class LocalRandomizer(abc.ABC):
         entropy : Entropy, default os.urandom
             The source of coins; seeded sources (``simulation_entropy``) are for simulations only.
         """
+        if not isinstance(entropy, Entropy):
+            raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
+        return self._randomize_many(self.check_items(xs), entropy)
+
+    def _randomize_many(self, xs, entropy: Entropy):
+        """Hook: one report per checked input ``xs``, coins from ``entropy``."""
+        raise NotImplementedError(f"{type(self).__name__} has no client: implement "
+                                  "_randomize_many(xs, entropy)")
 
     def randomize(self, x, entropy: Entropy = SYSTEM):
         """One report (the batch client on one input).
@@ -298,7 +270,15 @@ class LocalRandomizer(abc.ABC):
         return self.randomize_many(np.asarray([x]) if np.ndim(x) == 0 else np.asarray(x)[None],
                                    entropy)[0]
 
-    # -- server ------------------------------------------------------------------------------
+
+class Reports(abc.ABC):
+    """Reports and estimator facet: ``check_reports`` (the one check of untrusted reports),
+    ``summary_spec``, ``estimate_from_summary``, ``intervals``, ``report_columns`` (abstract)
+    and the hooks ``_summarize(reports)``, ``_to_columns(reports)`` (both given checked
+    reports) and ``_from_columns(columns)`` (given columns ``check_columns`` passed; its
+    result is then checked once). The public ``summarize``, ``estimate``, ``to_columns``,
+    ``from_columns`` check once and call them."""
+
     @abc.abstractmethod
     def check_reports(self, reports):
         """Untrusted reports validated (dtype, shape, every field in range) and normalised.
@@ -323,16 +303,25 @@ class LocalRandomizer(abc.ABC):
     def summary_spec(self) -> SummarySpec:
         """Shape and dtype of ``summarize``'s result."""
 
-    @abc.abstractmethod
     def summarize(self, reports) -> np.ndarray:
-        """The additive statistic of a batch (validated inside): the summary of a union of
-        batches is the sum of their summaries (frequency oracles: support counts).
+        """The additive statistic of a batch (validated once, then the hook ``_summarize``):
+        the summary of a union of batches is the sum of their summaries (frequency oracles:
+        support counts).
 
         Parameters
         ----------
         reports
             A batch of reports as ``randomize_many`` returns them (untrusted: validated).
         """
+        return self._summarize(self.check_reports(reports))
+
+    def _summarize(self, reports) -> np.ndarray:
+        """Hook: the summary of checked reports (a class that overrides ``summarize`` itself
+        is called through it)."""
+        if type(self).summarize is not Reports.summarize:
+            return self.summarize(reports)
+        raise NotImplementedError(f"{type(self).__name__} has no server: implement "
+                                  "_summarize(reports)")
 
     @abc.abstractmethod
     def estimate_from_summary(self, summary: np.ndarray, n: int) -> np.ndarray:
@@ -355,7 +344,7 @@ class LocalRandomizer(abc.ABC):
             A batch of reports as ``randomize_many`` returns them (untrusted: validated).
         """
         reports = self.check_reports(reports)
-        return self.estimate_from_summary(self.summarize(reports), self.n_reports(reports))
+        return self.estimate_from_summary(self._summarize(reports), self.n_reports(reports))
 
     def summary_cost(self, n: int, batch: int | None = None, *, seeds: bool = False) -> Cost:
         """What summarising n reports costs, stated before any is read: a ``cost.Cost`` of
@@ -433,30 +422,43 @@ class LocalRandomizer(abc.ABC):
         from ..core.display import estimates_frame
         return estimates_frame(self, est, n, level, names)
 
-    # -- storage -----------------------------------------------------------------------------
     @abc.abstractmethod
     def report_columns(self) -> tuple[Column, ...]:
         """How a batch of reports is stored: its columns."""
 
-    @abc.abstractmethod
     def to_columns(self, reports) -> dict[str, np.ndarray]:
-        """The validated reports as arrays matching ``report_columns()``.
+        """The reports, validated once, as arrays matching ``report_columns()`` (the hook
+        ``_to_columns``).
 
         Parameters
         ----------
         reports
-            A batch of validated reports (``check_reports``).
+            A batch of reports (untrusted: validated).
         """
+        return self._to_columns(self.check_reports(reports))
 
-    @abc.abstractmethod
+    def _to_columns(self, reports) -> dict[str, np.ndarray]:
+        """Hook: checked reports as arrays matching ``report_columns()``."""
+        raise NotImplementedError(f"{type(self).__name__} has no storage: implement "
+                                  "_to_columns(reports)")
+
     def from_columns(self, columns: Mapping[str, np.ndarray]):
-        """Untrusted stored columns back to validated reports (errors name the first bad one).
+        """Untrusted stored columns back to validated reports: ``check_columns``, the hook
+        ``_from_columns``, then ``check_reports`` once (errors name the first bad one).
 
         Parameters
         ----------
         columns : mapping of str to numpy.ndarray
             Stored columns (untrusted), named as ``report_columns()``.
         """
+        return self.check_reports(self._from_columns(check_columns(columns,
+                                                                   self.report_columns())))
+
+    def _from_columns(self, columns: dict[str, np.ndarray]):
+        """Hook: columns of the right names, dtype kinds and shapes to one report batch
+        (``check_reports`` follows)."""
+        raise NotImplementedError(f"{type(self).__name__} has no storage: implement "
+                                  "_from_columns(columns)")
 
     def concat(self, batches: list):
         """One batch from several (validated ones).
@@ -470,105 +472,11 @@ class LocalRandomizer(abc.ABC):
             {c.name: np.zeros((0, c.width) if c.width > 1 else 0, dtype=c.dtype)
              for c in self.report_columns()})
 
-    # -- compression (FT21 Alg. 1) -----------------------------------------------------------
-    def compression_refusal(self) -> str | None:
-        """Why ``compress()`` refuses this randomizer, or None when it accepts it: FT21
-        Alg. 1 needs a reference law with a deterministic sampler (``sample``), the density
-        ratio (``ratio``) and a finite deletion eps w.r.t. that law."""
-        own = type(self)
-        if own.sample is LocalRandomizer.sample or own.ratio is LocalRandomizer.ratio:
-            return (f"{self.name} states no reference sampler and density ratio "
-                    "(sample, ratio), which rejection sampling needs")
-        if self.deletion_eps is None or not (0 < self.deletion_eps < math.inf):
-            return f"{self.name} has no finite deletion eps w.r.t. its reference law"
-        return None
+class Structure:
+    """Shuffle-structure facet: ``shuffle_structure()`` (the blanket law of a binary-support
+    randomizer, built with ``ShuffleStructure.of``) and ``plateau()``; defaults: None (the
+    generic bound at ``replacement_eps`` applies) and ()."""
 
-    def sample(self, prg: PRG):
-        """One output y ~ rho (the reference law) from the PRG stream.
-
-        Parameters
-        ----------
-        prg : PRG
-            The AES-CTR stream of one seed.
-        """
-        raise NotImplementedError(f"{self.name} has no reference sampler")
-
-    def decode_seed(self, seed: bytes):
-        """The output a compressed report's seed stands for: sample(G(seed)).
-
-        Parameters
-        ----------
-        seed : bytes
-            The 16-byte seed of a compressed report.
-        """
-        return self.sample(PRG(seed))
-
-    def ratio(self, x, y) -> float:
-        """R(x)(y) / rho(y).
-
-        Parameters
-        ----------
-        x
-            One user's input.
-        y
-            One output of the randomizer.
-        """
-        raise NotImplementedError(f"{self.name} has no density ratio")
-
-    def ratio_from_seed(self, x, seed: bytes) -> float:
-        """ratio(x, decode_seed(seed)); subclasses may compute it without the whole output.
-
-        Parameters
-        ----------
-        x
-            One user's input.
-        seed : bytes
-            The 16-byte seed of a compressed report.
-        """
-        return self.ratio(x, self.decode_seed(seed))
-
-    def ratio_bounds(self) -> tuple[float, float] | None:
-        """(min, max) of the ratio over all inputs and outputs, when known."""
-        return None
-
-    def ratios_from_seeds(self, xs, seeds) -> np.ndarray:
-        """ratio(x_i, decode_seed(seed_i)) for a batch (slow default: one at a time).
-
-        Parameters
-        ----------
-        xs : array_like
-            The users' inputs, one per report.
-        seeds : sequence of bytes or numpy.ndarray
-            16-byte seeds of compressed reports (a list of bytes or an (n, 16) uint8 array).
-        """
-        seeds = seeds_array(seeds)
-        paired(xs, seeds)
-        return np.array([self.ratio_from_seed(self.check_item(x), bytes(s))
-                         for x, s in zip(xs, seeds)], dtype=float)
-
-    def decode_seeds(self, seeds):
-        """The outputs of a batch of seeds as one report batch (slow default).
-
-        Parameters
-        ----------
-        seeds : sequence of bytes or numpy.ndarray
-            16-byte seeds of compressed reports (a list of bytes or an (n, 16) uint8 array).
-        """
-        seeds = seeds_array(seeds)
-        outs = [self.decode_seed(bytes(s)) for s in seeds]
-        return self.check_reports(np.asarray(outs)) if outs else self.concat([])
-
-    def summarize_seeds(self, seeds) -> np.ndarray:
-        """summarize() of the outputs a batch of seeds stands for (slow default).
-
-        Parameters
-        ----------
-        seeds : sequence of bytes or numpy.ndarray
-            16-byte seeds of compressed reports (a list of bytes or an (n, 16) uint8 array).
-        """
-        return self.summarize(self.decode_seeds(seeds))
-
-    # -- accounting --------------------------------------------------------------------------
     def shuffle_structure(self):
         """The blanket law of a binary-support randomizer (randomizers.structure), or None."""
         return None
@@ -579,6 +487,15 @@ class LocalRandomizer(abc.ABC):
         the parameter across them, and inverse queries (``max_eps0``) walk them. () when there
         are none (the law is continuous in eps)."""
         return ()
+
+
+class LocalRandomizer(Structure, ReferenceLaw, Reports, Client, Identity):
+    """The contract of a local randomizer: its facets (module docstring). A subclass sets
+    ``name``, ``privacy``, ``eps``, ``bits_per_report``, implements ``params``,
+    ``check_items``, ``check_reports``, ``summary_spec``, ``estimate_from_summary``,
+    ``intervals``, ``report_columns`` and the hooks of the jobs it wants (``_randomize_many``,
+    ``_summarize``, ``_to_columns``, ``_from_columns``; ``sample``, ``ratio``,
+    ``deletion_eps`` for compression; ``shuffle_structure`` for its blanket)."""
 
 
 def fast_hook(randomizer: LocalRandomizer, hook: str) -> bool:

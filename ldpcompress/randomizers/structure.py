@@ -86,6 +86,23 @@ class ShuffleStructure:
     t3: Fraction | None = None
     attack_items: tuple = (0, 2, 1)
 
+    @classmethod
+    def of(cls, randomizer, *, a: Fraction, a1: Fraction, p11: Fraction, p10: Fraction,
+           independent: bool, t3: Fraction | None = None,
+           attack_items: tuple = (0, 2, 1)) -> "ShuffleStructure":
+        """The structure of ``randomizer`` (its ``name`` and ``params()`` identify it), every
+        probability by keyword (the fields above).
+
+        Parameters
+        ----------
+        randomizer : LocalRandomizer
+            The randomizer whose blanket law this is.
+        a, a1, p11, p10, independent, t3, attack_items
+            As the fields of the same names.
+        """
+        params = tuple(sorted(randomizer.params().items()))
+        return cls(randomizer.name, params, a, a1, p11, p10, independent, t3, attack_items)
+
     def __post_init__(self):
         if not (0 < self.a < 1 and self.a < self.a1 < 1):
             raise ValueError(f"{self.oracle}: need 0 < a < a1 < 1 for a blanket, got "

@@ -541,7 +541,7 @@ def _in_memory(randomizer: LocalRandomizer, shards, batch_rows: int, counted,
         nonlocal total, n, pool, pooled
         if pool:
             reports = pool[0] if len(pool) == 1 else randomizer.concat(pool)
-            total += randomizer.summarize(reports)
+            total += randomizer._summarize(reports)  # checked by from_columns
             n += randomizer.n_reports(reports)
             pool, pooled = [], 0
 

@@ -347,11 +347,12 @@ def _shown(schema) -> str:
 def summarize_shard(shard: Shard, randomizer: LocalRandomizer, batch_rows: int | None = None
                     ) -> tuple[np.ndarray, int]:
     """(summary, reports) of one shard, read and summarized a batch at a time: the sum of the
-    batches' ``summarize()`` (exact for integer summaries), in the ``summary_spec()`` dtype."""
+    batches' summaries (exact for integer summaries), in the ``summary_spec()`` dtype: each
+    report is checked once, by ``from_columns``, and summarised by the hook ``_summarize``."""
     spec = randomizer.summary_spec()
     total, n = np.zeros(spec.shape, spec.dtype), 0
     for reports in iter_shard(shard, randomizer, batch_rows):
-        total += randomizer.summarize(reports)
+        total += randomizer._summarize(reports)  # checked by from_columns: once
         n += randomizer.n_reports(reports)
     return total, n
 
