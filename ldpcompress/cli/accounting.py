@@ -12,7 +12,7 @@ from ..core.locked_files import LOCK_TIMEOUT
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
 from .randomizers import AccountedRandomizer, accounted, add_accounted_options
-from .util import (JSON_HELP, add_sampling_options, count, emit_json, fmt, nonempty,
+from .util import (add_sampling_options, count, emit_json, fmt, nonempty,
                    number, print_table)
 
 __all__ = ["NOISE_EXACT_POINTS", "register"]
@@ -316,7 +316,6 @@ def register(sub) -> None:
                         "the cost")
     c.add_argument("--h", type=number, default=None,
                    help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
-    c.add_argument("--json", action="store_true", help=JSON_HELP)
     c.set_defaults(func=_cmd_compose)
     z = sub.add_parser("noise", help="RDP of an n-party noisy sum (docs/theory.md §4)",
                        description="Renyi DP of a sum to which each of n parties adds Gaussian "
@@ -331,5 +330,4 @@ def register(sub) -> None:
     z.add_argument("--no-exact", action="store_true",
                    help="skip the exact Laplace-sum column (its quadrature needs memory "
                         "growing with --n)")
-    z.add_argument("--json", action="store_true", help=JSON_HELP)
     z.set_defaults(func=_cmd_noise)

@@ -9,7 +9,7 @@ from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
 from .randomizers import accounted, add_accounted_options
-from .util import JSON_HELP, add_sampling_options, count, emit_json, fmt, number, print_table
+from .util import add_sampling_options, count, emit_json, fmt, number, print_table
 
 __all__ = ["register"]
 
@@ -305,5 +305,4 @@ def register(sub) -> None:
     add_allocation_options(a)
     a.add_argument("--inverse", action="store_true",
                    help="with --n: largest eps0; with --eps0: smallest n (§2.10)")
-    a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_amplify)

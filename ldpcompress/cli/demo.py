@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..core import validate as V
 from ..core.numerics import MAX_FIELD
-from .util import JSON_HELP, count, emit_json, number, positive, probability
+from .util import count, emit_json, number, positive, probability
 
 __all__ = ["register"]
 
@@ -46,5 +46,4 @@ def register(sub) -> None:
                         "the randomizers), or 'best': the one with the smallest error at the "
                         "eps0 its own bound certifies (planning.best_oracle)")
     d.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
-    d.add_argument("--json", action="store_true", help=JSON_HELP)
     d.set_defaults(func=_cmd_demo)

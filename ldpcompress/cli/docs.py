@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import docs as D
-from .util import JSON_HELP, emit_json
+from .util import emit_json
 
 __all__ = ["register"]
 
@@ -56,5 +56,4 @@ def register(sub) -> None:
                                      "heading")
     d.add_argument("--path", action="store_true", help="print only the file's (or the "
                                                        "directory's) path")
-    d.add_argument("--json", action="store_true", help=JSON_HELP)
     d.set_defaults(func=_cmd_docs, kernels=False)

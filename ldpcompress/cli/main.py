@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from ..core.limits import command_line
 from ..core.progress import JitClock
+from .util import JSON_HELP
 
 __all__ = ["DESCRIPTION", "UsageError", "build_parser", "main"]
 
@@ -68,8 +69,19 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (amplify, accounting, plan, heavy, demo, mean, scale, plot, randomizers,
                    docs):
         module.register(sub)
+    for command in _leaves(parser):  # the one --json of every command, after its own options
+        if "--json" not in command._option_string_actions:  # (a command may still declare it)
+            command.add_argument("--json", action="store_true", help=JSON_HELP)
     parser.set_defaults(commands=sub.choices, kernels=True)  # docs runs none: no Numba
     return parser
+
+
+def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that run a command (those without subcommands), in registration order."""
+    if parser._subparsers is None:
+        return [parser]
+    return [leaf for action in parser._subparsers._group_actions
+            for child in action.choices.values() for leaf in _leaves(child)]
 
 
 def _options(argv: list[str]) -> list[str]:

@@ -5,7 +5,7 @@ import sys
 import time
 
 from ..core.limits import MAX_EXPECTED_TRIALS
-from .util import JSON_HELP, count, emit_json, number, positive, probability
+from .util import count, emit_json, number, positive, probability
 
 __all__ = ["register"]
 
@@ -81,5 +81,4 @@ def register(sub) -> None:
                    "reports (default 1e-6)")
     m.add_argument("--split", type=number, help="K copies at eps/K in [1, 1000] (default: "
                    "capped trials)")
-    m.add_argument("--json", action="store_true", help=JSON_HELP)
     m.set_defaults(func=_cmd_mean)

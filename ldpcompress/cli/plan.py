@@ -9,7 +9,7 @@ import argparse
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
 from .randomizers import AccountedRandomizer, add_plugin_option
-from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, print_table,
+from .util import (count, emit_json, nonempty, number, positive, print_table,
                    probability)
 
 __all__ = ["register"]
@@ -168,5 +168,4 @@ def register(sub) -> None:
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw the SE against T of each assignment to FILE (needs the "
                         "[plot] extra)")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_cmd_plan)

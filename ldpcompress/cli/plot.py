@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.numerics import MAX_FIELD
 from .randomizers import accounted, add_accounted_options, add_plugin_option, load_plugins
-from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
+from .util import (count, emit_json, nonempty, number, positive, probability,
                    read_domain)
 
 __all__ = ["register"]
@@ -208,5 +208,4 @@ def register(sub) -> None:
                    help="frequency: confidence level of the intervals (default 0.95)")
     p.add_argument("--out", required=True, help="PNG file to write")
     add_plugin_option(p)
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_cmd_plot)

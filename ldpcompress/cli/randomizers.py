@@ -19,7 +19,7 @@ from ..core import limits
 from ..core import validate as V
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
-from .util import JSON_HELP, count, emit_json, fmt, number, positive, print_table
+from .util import count, emit_json, fmt, number, positive, print_table
 
 __all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build_randomizer",
            "check_parameters", "AccountedRandomizer", "accounted", "add_accounted_options",
@@ -388,5 +388,4 @@ def register(sub) -> None:
                        "kind (replacement or deletion eps) and whether --compressed takes it "
                        "(and if not, why).")
     add_plugin_option(r)
-    r.add_argument("--json", action="store_true", help=JSON_HELP)
     r.set_defaults(func=_cmd_randomizers)

@@ -14,7 +14,7 @@ from ..estimation import postprocess as PP
 from ..randomizers.contract import LocalRandomizer
 from . import randomizers as CR
 from .inputs import inputs_of, simulated
-from .util import (JSON_HELP, byte_size, count, emit_json, nonempty, number, positive,
+from .util import (byte_size, count, emit_json, nonempty, number, positive,
                    positive_limit, probability, read_domain)
 from ..core.items import BAD_LINES
 
@@ -394,7 +394,6 @@ def _writer_options(parser, eps_default: float | None, shards_default: int | Non
     parser.add_argument("--out", required=True, help="new or empty directory for the report set")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the report set already in --out (only its own files)")
-    parser.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
 def _domain_options(parser) -> None:
@@ -502,7 +501,6 @@ def register(sub) -> None:
                                     "names the set's manifest keeps, if any)")
     _domain_options(a)
     CR.add_plugin_option(a)
-    a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
     h = sub.add_parser("shuffle", help="rewrite a report set in a uniform random order (the "
                                        "shuffler step)",
@@ -519,5 +517,4 @@ def register(sub) -> None:
     h.add_argument("--shards", type=number, default=None,
                    help="number of Parquet files of the new set (default: as many as the input)")
     CR.add_plugin_option(h)
-    h.add_argument("--json", action="store_true", help=JSON_HELP)
     h.set_defaults(func=_cmd_shuffle)
