@@ -134,10 +134,12 @@ def test_json_says_when_the_gap_target_is_missed(tmp_path, capsys):
     one of the notes)."""
     from ldpcompress.accounting import PoissonSampledGaussian
     path = tmp_path / "sgd.json"
-    Accountant().compose(PoissonSampledGaussian(sigma=1.1, q=0.004), times=2000).save(path)
+    # a 1e-5 gap needs a grid past the size cap: the target is missed (1% is met since the
+    # balanced lower grid, docs/theory.md §3.2)
+    Accountant(gap=1e-5).compose(PoissonSampledGaussian(sigma=1.1, q=0.004), times=2000).save(path)
     out = _run(["compose", "--delta", "1e-5", "--ledger", str(path)], capsys)["results"]
-    assert out["gap_target"] == 0.01 and out["gap_target_met"] is False
-    assert out["eps"] - out["lower"] > 0.01 * out["eps"]
+    assert out["gap_target"] == 1e-5 and out["gap_target_met"] is False
+    assert out["eps"] - out["lower"] > 1e-5 * out["eps"]
     small = tmp_path / "small.json"
     Accountant().compose(ShuffledRound(10 ** 4, 1.0), times=10).save(small)
     out = _run(["compose", "--delta", "1e-6", "--ledger", str(small)], capsys)["results"]

@@ -648,7 +648,7 @@ class _PoissonSampled(Event):
         if _up(rounding):  # "mean" takes the connect-the-dots grid too
             dirs = tuple(noise.dots_direction(d, h) for d in SM.DIRECTIONS)
         else:
-            dirs = tuple(noise.cells_direction(d, h, upper=False) for d in SM.DIRECTIONS)
+            dirs = tuple(noise.lower_direction(d, h) for d in SM.DIRECTIONS)
         return P.PLD(h, _up(rounding), dirs)
 
 

@@ -20,14 +20,14 @@ from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import fft as sfft
 from scipy import special
 
 from ..core import validate as V
-from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
+from ..core.numerics import UNIT_ROUNDOFF
 from ..kernels.renyi import ROUND_DOWN, ROUND_MEAN, ROUND_UP, clone_pld_grid
-from ..kernels.hull import lower_hull
 from ..kernels.suffix import discounted_suffix
+from .convolution import fft_convolve, tail_window  # noqa: F401 (re-exported)
+from .dots import grid_masses, profile_atoms, profile_atoms_at  # noqa: F401 (re-exported)
 from .rounding import round_up
 from .profiles import general_split  # noqa: F401  (re-exported for callers of pld)
 
@@ -216,17 +216,6 @@ def _check_compatible(a: PLD, b: PLD) -> None:
 # Grid operations
 # ----------------------------------------------------------------------------------------------
 
-def tail_window(pmf: np.ndarray, tail: float) -> tuple[int, int]:
-    """(first, last): the indices kept once the ends of a non-negative pmf, each of mass at most
-    tail, are cut (at least one entry is kept)."""
-    cum = np.cumsum(pmf)
-    first = int(np.searchsorted(cum, tail, side="right"))
-    rev = np.cumsum(pmf[::-1])
-    last = pmf.size - 1 - int(np.searchsorted(rev, tail, side="right"))
-    first = min(first, pmf.size - 1)
-    return first, max(last, first)
-
-
 def _trim(lo: int, pmf: np.ndarray, inf_mass: float, upper: bool, max_size: int,
           tail: float = TAIL, what: str = "the composed PLD"):
     """Cut tails of mass <= tail: upper tail to the infinity atom (upper) or dropped (lower);
@@ -246,29 +235,8 @@ def _trim(lo: int, pmf: np.ndarray, inf_mass: float, upper: bool, max_size: int,
     return lo + first, kept, inf_mass, below + above
 
 
-def _fft_conv(a: np.ndarray, b: np.ndarray):
-    """Linear convolution by zero-padded real FFT, and a bound on its L1 rounding error."""
-    size = a.size + b.size - 1
-    nfft = sfft.next_fast_len(size, real=True)
-    fa = sfft.rfft(a, nfft)
-    # a squaring (self-composition by repeated squaring) transforms its operand once
-    fb = fa if b is a else sfft.rfft(b, nfft)
-    out = sfft.irfft(fa * fb, nfft)[:size]
-    # ||fl(a*b) - a*b||_2 <= 5 u log2(N) ||a||_2 ||b||_2, and L1 <= sqrt(N) L2; clipping the
-    # negative noise to zero moves each entry by at most its own error.
-    err = 2.0 * math.sqrt(nfft) * 5.0 * UNIT_ROUNDOFF * math.log2(nfft) * \
-        math.sqrt(float(np.sum(a * a)) * float(np.sum(b * b)))  # (no BLAS: threads thrash)
-    return out, err
-
-
-def fft_convolve(a: np.ndarray, b: np.ndarray):
-    """Linear convolution of two non-negative arrays by zero-padded real FFT, and a bound on
-    the L1 norm of its rounding error."""
-    return _fft_conv(a, b)
-
-
 def _convolve(x: Direction, y: Direction, upper: bool, max_size: int) -> Direction:
-    pmf, err = _fft_conv(x.pmf, y.pmf)
+    pmf, err = fft_convolve(x.pmf, y.pmf)
     # P(either infinite) = a + b (1 - a): unlike 1 - (1 - a)(1 - b), tiny masses survive;
     # an upper grid rounds it up past the two roundings
     inf_mass = x.inf_mass + y.inf_mass * (1.0 - x.inf_mass)
@@ -591,53 +559,6 @@ def from_profile(delta_fn: Callable[[float], float], eps_max: float, h: float = 
     return symmetric_atoms(losses, masses, h=h, upper=True, inf_mass=inf_mass, mean=mean)
 
 
-def profile_atoms(delta_fn: Callable[[float], float], eps_max: float, points: int = 200):
-    """(losses, masses, inf_mass) of the connect-the-dots PLD of a symmetric profile, before
-    any grid: atoms at the hull vertices eps_j in [-eps_max, eps_max] (see from_profile)."""
-    if not (math.isfinite(eps_max) and 0.0 < eps_max <= EXP_MAX):
-        raise ValueError(f"eps_max must be in (0, {EXP_MAX:g}], got {eps_max!r}")
-    return _atoms_at(delta_fn, eps_max * (np.linspace(0.0, 1.0, points) ** 2))
-
-
-def profile_atoms_at(delta_fn: Callable[[float], float], eps_points):
-    """profile_atoms with the profile evaluated at the given points: increasing, from 0, at
-    most EXP_MAX (e.g. a grid fine where the profile varies, closed by a point where it is 0)."""
-    pos = np.asarray(eps_points, dtype=float)
-    if pos.ndim != 1 or pos.size < 2 or pos[0] != 0.0 or not np.all(np.diff(pos) > 0) \
-            or not pos[-1] <= EXP_MAX:
-        raise ValueError(f"eps_points must be increasing from 0 to at most {EXP_MAX:g}")
-    return _atoms_at(delta_fn, pos)
-
-
-def _atoms_at(delta_fn: Callable[[float], float], pos: np.ndarray):
-    d_pos = np.array([min(1.0, max(0.0, delta_fn(float(e)))) for e in pos])
-    neg = -pos[:0:-1]
-    d_neg = -np.expm1(neg) + np.exp(neg) * d_pos[:0:-1]  # 1 - e^neg: no cancellation near 0
-    eps = np.concatenate([neg, pos])
-    dl = np.concatenate([d_neg, d_pos])
-    losses, masses = _dots_to_atoms(eps, dl)
-    return losses, masses, float(dl[-1])
-
-
-def _dots_to_atoms(eps: np.ndarray, dl: np.ndarray):
-    """(losses, masses) of the PLD whose profile is the lower convex hull of (e^eps, delta)."""
-    x = np.exp(eps)
-    # eps a hair apart (eps_max ~ 1e-300) share one e^eps: of such points the lower hull keeps
-    # the last (largest eps, smallest delta) -- without this, its slopes would be 0/0
-    last = np.append(np.diff(x) > 0, True)
-    x, dl, eps = x[last], dl[last], eps[last]
-    # the hull in a Numba kernel (a Python loop took 3.8 s on 2e5 points): x-differences as
-    # e^a expm1(b - a), so the rounded e^eps near 1 (tiny eps) keep their digits
-    hull = lower_hull(x, eps, dl)
-    hx, hd, he = x[hull], dl[hull], eps[hull]
-    gaps = hx[:-1] * np.expm1(np.diff(he))
-    slopes = np.append(-np.diff(hd) / gaps, 0.0)  # S_j = -slope right of vertex j
-    masses = np.empty(hx.size)
-    masses[1:] = hx[1:] * (slopes[:-1] - slopes[1:])
-    masses[0] = max(0.0, 1.0 - dl[-1] - masses[1:].sum())
-    return he, np.maximum(masses, 0.0)
-
-
 def dots_direction(idx: np.ndarray, deltas: np.ndarray, h: float, pushed: float = 0.0) -> Direction:
     """One direction's connect-the-dots grid (DGKKM22) from upper bounds on its profile at the
     consecutive grid losses idx * h (any sign): the PLD whose profile is the lower convex hull
@@ -647,18 +568,5 @@ def dots_direction(idx: np.ndarray, deltas: np.ndarray, h: float, pushed: float 
     rounding makes a mass negative (the points not quite convex), the hull is taken explicitly.
     The first point takes the remaining mass; the infinity atom is delta at the last point.
     ``pushed`` is the mass a round-up grid would have moved (for the lower estimates)."""
-    idx = np.asarray(idx, dtype=np.int64)
-    deltas = np.minimum.accumulate(np.clip(np.asarray(deltas, dtype=float), 0.0, 1.0))
-    diffs = np.diff(deltas)  # <= 0
-    masses = np.empty(idx.size)
-    masses[1:-1] = (diffs[1:] - math.exp(h) * diffs[:-1]) / math.expm1(h)
-    masses[-1] = -math.exp(h) * diffs[-1] / math.expm1(h)
-    if np.any(masses[1:] < 0.0):  # not convex to rounding: the hull, its vertices on the grid
-        eps = idx * h
-        shift = float(eps.max())
-        he, hm = _dots_to_atoms(eps - shift, deltas)
-        masses = np.zeros(idx.size)
-        masses[np.rint((he + shift) / h).astype(np.int64) - idx[0]] = hm
-    inf_mass = float(deltas[-1])
-    masses[0] = max(0.0, 1.0 - inf_mass - float(np.sum(masses[1:])))
-    return Direction(int(idx[0]), masses, inf_mass, pushed=pushed + inf_mass)
+    masses, inf_mass = grid_masses(idx, deltas, h)
+    return Direction(int(np.asarray(idx)[0]), masses, inf_mass, pushed=pushed + inf_mass)

@@ -21,8 +21,9 @@ without cancellation on either side of eps = 0.
 * ``pld(h, "up")``: the connect-the-dots PLD of each direction (DGKKM22) from delta at every
   grid loss, each value rounded up: its profile is the lower convex hull of points above a
   convex profile, hence above it (a dominating pair). "mean" returns the same grid.
-* ``pld(h, "down")``: each direction's loss law rounded down to the grid from lower bounds on
-  its survival function, tails dropped: an optimistic estimate (the lower bracket).
+* ``pld(h, "down")``: each direction's balanced lower grid (accounting/lower_grid.py): a
+  post-processing of the pair with its losses rounded down, tails dropped, so every composition
+  of it is a proven lower bound (the lower bracket), without an h-per-step drift.
 * ``rdp(orders)``: the larger of the two directions' Renyi divergences, each an upper bound:
   the Gaussian's remove direction by the integer-order sum of MTZ19
   (at ceil(alpha): D_alpha is non-decreasing in alpha), every other direction (bounded losses)
@@ -37,6 +38,7 @@ from scipy import special
 
 from ..core.numerics import SUBNORMAL_ULP
 from ..core.numerics import UNIT_ROUNDOFF as _U
+from . import lower_grid as LG
 from . import pld as P
 
 __all__ = ["TAIL", "SampledNoise", "GaussianNoise", "LaplaceNoise", "DIRECTIONS"]
@@ -168,6 +170,16 @@ class SampledNoise:
         # a round-up grid would move the mass below the first point (lower estimates use it)
         below = 1.0 - float(self.survival(direction, idx[:1] * h, upper=True)[0])
         return P.dots_direction(idx, deltas, h, pushed=max(below, 0.0))
+
+    def lower_direction(self, direction: str, h: float) -> P.Direction:
+        """Balanced lower grid of one direction (accounting/lower_grid.py): a post-processing
+        of the pair on the grid, its losses rounded down, from S and D bounded at every point."""
+        idx = self._grid(direction, h)
+        losses = idx * h
+        return LG.balanced_direction(idx, self.survival(direction, losses, False),
+                                     self.survival(direction, losses, True),
+                                     self.delta(direction, losses, False),
+                                     self.delta(direction, losses, True), h)
 
     def cells_direction(self, direction: str, h: float, upper: bool,
                         bounded_top: bool = False) -> P.Direction:
