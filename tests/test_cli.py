@@ -253,3 +253,63 @@ def test_demo_at_a_vanishing_eps_is_refused_naming_the_option(capsys, oracle):
     from ldpcompress.randomizers.estimator import binary_estimate
     with pytest.raises(ValueError, match="a1 > a0"):
         binary_estimate([1, 2], 3, 0.5, 0.5)
+
+
+def _command_parsers():
+    """Every parser that runs a command (subcommands included), with its full name."""
+    from ldpcompress.cli import build_parser
+
+    def walk(parser, name):
+        if parser._subparsers is None:
+            yield name, parser
+            return
+        for action in parser._subparsers._group_actions:
+            for sub, child in action.choices.items():
+                yield from walk(child, f"{name} {sub}".strip())
+    yield from walk(build_parser(), "")
+
+
+def test_every_command_has_one_json_option_after_its_own():
+    """--json is declared once for all commands (the parser adds it), after their own options."""
+    names = []
+    for name, parser in _command_parsers():
+        names.append(name)
+        flags = [a.option_strings for a in parser._actions]
+        assert flags.count(["--json"]) == 1 and flags[-1] == ["--json"], name
+        assert "--json" in parser.format_usage(), name
+    assert {"amplify", "demo", "aggregate", "docs", "heavy-hitters simulate",
+            "heavy-hitters words"} <= set(names)
+
+
+def test_commands_print_through_the_one_runner():
+    """No command module declares --json or prints the JSON envelope itself: the handlers
+    return an Output and ldpcompress.cli.main prints it."""
+    import ast
+    from pathlib import Path
+
+    import ldpcompress.cli as C
+    for path in sorted(Path(C.__file__).parent.glob("*.py")):
+        if path.name in ("util.py", "main.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+        assert not [c for c in calls if getattr(c.func, "id", None) == "emit_json"], path.name
+        assert not [c for c in calls if getattr(c.func, "attr", None) == "add_argument"
+                    and c.args and getattr(c.args[0], "value", None) == "--json"], path.name
+
+
+def test_output_runner_prints_text_or_one_envelope(capsys):
+    """A command's Output: under --json only the envelope (on one line when indent is None),
+    as text only show(); the other form is never computed."""
+    from ldpcompress import __version__
+    from ldpcompress.cli.util import Output
+
+    def fail():
+        raise AssertionError("the form not printed was computed")
+    Output("x", lambda: ({"a": 1}, {"b": [1, 2]}, {"total": 0.5}), fail, indent=None).emit(True)
+    line = capsys.readouterr().out
+    assert line.count("\n") == 1
+    assert json.loads(line) == dict(command="x", version=__version__, params={"a": 1},
+                                    results={"b": [1, 2]}, timings={"total": 0.5})
+    Output("x", fail, lambda: print("text")).emit(False)
+    assert capsys.readouterr().out == "text\n"

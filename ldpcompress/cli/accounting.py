@@ -12,7 +12,7 @@ from ..core.locked_files import LOCK_TIMEOUT
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
 from .randomizers import AccountedRandomizer, accounted, add_accounted_options
-from .util import (JSON_HELP, add_sampling_options, count, emit_json, fmt, nonempty,
+from .util import (Output, add_sampling_options, count, fmt, nonempty,
                    number, print_table)
 
 __all__ = ["NOISE_EXACT_POINTS", "register"]
@@ -158,7 +158,7 @@ def _shown(value) -> str:
     return fmt(value) if isinstance(value, float) else str(value)
 
 
-def _cmd_compose(args) -> None:
+def _cmd_compose(args) -> Output:
     args.delta = V.probability_open(args.delta, "--delta")
     path = nonempty(args.ledger, "--ledger")
     h = None if args.h is None else P.check_grid(args.h)
@@ -187,7 +187,8 @@ def _cmd_compose(args) -> None:
     acct, res, existed = _run_query(path, event, rounds, args.delta, h, lock_timeout, limit)
     params.update(rounds=rounds, delta=args.delta, h=h, ledger=None if path is None else str(path))
     values = {res.method: res.value, **res.others}
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         # Strict JSON: only the reported eps must be finite (checked above); a method without
         # a finite bound is null, with a note saying why
         notes = list(res.notes)
@@ -204,37 +205,41 @@ def _cmd_compose(args) -> None:
         if path is not None:
             results.update(ledger=dict(created=not existed, rounds=acct.rounds,
                                        events=_ledger_rows(acct)))
-        emit_json("compose", params, results, dict(total=res.seconds))
-        return
-    if event is not None and args.allocation is not None:
-        print(f"{rounds} x n={params['n']} devices, {what}")
-    elif event is not None:
-        print(f"{rounds} shuffled rounds of n={params['n']} {what}")
-    if path is not None:
-        state = "created" if not existed else ("appended to" if event is not None else "read")
-        print(f"ledger {path} ({state}): {len(acct.events)} events, {acct.rounds} rounds in all")
-        for row in _ledger_rows(acct):
-            args_text = ", ".join(f"{k}={_shown(v)}" for k, v in row["params"].items())
-            print(f"  {row['times']} x {row['event']}({args_text})")
-    print(f"delta={args.delta:g}")
-    rows = []
-    for m in ("exact", "pure", "pld", "rdp", "kov"):
-        if m in values:
-            mark = "  <- reported" if m == res.method else ""
-            rows.append((m.upper(), fmt(values[m]) + mark))
-    print_table(rows, ("method", "eps (upper bound)"), rule=False)
-    for note in res.notes:  # why a method gave no finite bound (also in --json)
-        print(f"note: {note}")
-    lower = f"; lower {fmt(res.lower)}" if res.lower is not None else ""
-    grid = f", PLD grid step h = {res.h:.3g}" if res.h is not None else ""
-    print(f"\neps = {fmt(res.value)} ({res.method.upper()}, the smallest sound bound){lower}"
-          f"{grid}; {res.seconds * 1e3:.0f} ms")
-    if res.target_met is False and res.gap is not None:
-        print(f"gap target missed: eps - lower = {fmt(res.gap)} > "
-              f"{res.gap_target:g} x eps (eps is an upper bound regardless; fix --h to go finer)")
+        return (params, results, dict(total=res.seconds))
+
+    def show() -> None:
+        if event is not None and args.allocation is not None:
+            print(f"{rounds} x n={params['n']} devices, {what}")
+        elif event is not None:
+            print(f"{rounds} shuffled rounds of n={params['n']} {what}")
+        if path is not None:
+            state = "created" if not existed else ("appended to" if event is not None else "read")
+            print(f"ledger {path} ({state}): {len(acct.events)} events, {acct.rounds} rounds "
+                  "in all")
+            for row in _ledger_rows(acct):
+                args_text = ", ".join(f"{k}={_shown(v)}" for k, v in row["params"].items())
+                print(f"  {row['times']} x {row['event']}({args_text})")
+        print(f"delta={args.delta:g}")
+        rows = []
+        for m in ("exact", "pure", "pld", "rdp", "kov"):
+            if m in values:
+                mark = "  <- reported" if m == res.method else ""
+                rows.append((m.upper(), fmt(values[m]) + mark))
+        print_table(rows, ("method", "eps (upper bound)"), rule=False)
+        for note in res.notes:  # why a method gave no finite bound (also in --json)
+            print(f"note: {note}")
+        lower = f"; lower {fmt(res.lower)}" if res.lower is not None else ""
+        grid = f", PLD grid step h = {res.h:.3g}" if res.h is not None else ""
+        print(f"\neps = {fmt(res.value)} ({res.method.upper()}, the smallest sound bound){lower}"
+              f"{grid}; {res.seconds * 1e3:.0f} ms")
+        if res.target_met is False and res.gap is not None:
+            print(f"gap target missed: eps - lower = {fmt(res.gap)} > "
+                  f"{res.gap_target:g} x eps (eps is an upper bound regardless; fix --h to go "
+                  "finer)")
+    return Output("compose", envelope, show)
 
 
-def _cmd_noise(args) -> None:
+def _cmd_noise(args) -> Output:
     n = count(args.n, "--n")
     scale = V.positive_finite(args.scale, "--scale")
     sens = V.positive_finite(args.sensitivity, "--sensitivity")
@@ -265,18 +270,23 @@ def _cmd_noise(args) -> None:
     if not all(np.all(np.isfinite(c)) for c in cols):
         raise ValueError(f"the RDP values are not finite for sensitivity {sens:g} and scale "
                          f"{scale:g}: use a smaller --sensitivity / --scale ratio")
-    if args.json:
-        emit_json("noise", dict(n=n, scale=scale, sensitivity=sens, orders=orders.tolist()),
-                  dict(orders=orders.tolist(), gaussian=gauss.tolist(),
-                       laplace_bound=lap_bound.tolist(),
-                       laplace_exact=lap_exact.tolist() if exact else None),
-                  dict(total=compute_time() - start, kernels=kernel_seconds() - loading))
-        return
-    print(f"RDP of the sum of n={n} noises of scale {scale:g}, sensitivity {sens:g} (docs/theory.md §4)")
-    rows = [(fmt(float(a)), fmt(float(g)), fmt(float(b)),
-             fmt(float(e)) if exact else "skipped (--no-exact)")
-            for a, g, b, e in zip(orders, gauss, lap_bound, lap_exact)]
-    print_table(rows, ("order", "Gaussian (exact)", "Laplace bound", "Laplace exact"), rule=False)
+
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(n=n, scale=scale, sensitivity=sens, orders=orders.tolist()),
+                dict(orders=orders.tolist(), gaussian=gauss.tolist(),
+                laplace_bound=lap_bound.tolist(),
+                laplace_exact=lap_exact.tolist() if exact else None),
+                dict(total=compute_time() - start, kernels=kernel_seconds() - loading))
+
+    def show() -> None:
+        print(f"RDP of the sum of n={n} noises of scale {scale:g}, sensitivity {sens:g} "
+              "(docs/theory.md §4)")
+        rows = [(fmt(float(a)), fmt(float(g)), fmt(float(b)),
+                 fmt(float(e)) if exact else "skipped (--no-exact)")
+                for a, g, b, e in zip(orders, gauss, lap_bound, lap_exact)]
+        print_table(rows, ("order", "Gaussian (exact)", "Laplace bound", "Laplace exact"),
+                    rule=False)
+    return Output("noise", envelope, show)
 
 
 def register(sub) -> None:
@@ -316,7 +326,6 @@ def register(sub) -> None:
                         "the cost")
     c.add_argument("--h", type=number, default=None,
                    help="PLD grid step (default: chosen so the PLD gap is <= 1%% of eps)")
-    c.add_argument("--json", action="store_true", help=JSON_HELP)
     c.set_defaults(func=_cmd_compose)
     z = sub.add_parser("noise", help="RDP of an n-party noisy sum (docs/theory.md §4)",
                        description="Renyi DP of a sum to which each of n parties adds Gaussian "
@@ -331,5 +340,4 @@ def register(sub) -> None:
     z.add_argument("--no-exact", action="store_true",
                    help="skip the exact Laplace-sum column (its quadrature needs memory "
                         "growing with --n)")
-    z.add_argument("--json", action="store_true", help=JSON_HELP)
     z.set_defaults(func=_cmd_noise)

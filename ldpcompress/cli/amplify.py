@@ -9,7 +9,7 @@ from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
 from .randomizers import accounted, add_accounted_options
-from .util import JSON_HELP, add_sampling_options, count, emit_json, fmt, number, print_table
+from .util import Output, add_sampling_options, count, fmt, number, print_table
 
 __all__ = ["register"]
 
@@ -262,22 +262,25 @@ def _check_options(args) -> None:
         args.sample = count(args.sample, "--sample", 1, top)
 
 
-def _cmd_amplify(args) -> None:
+def _cmd_amplify(args) -> Output:
     _check_options(args)
     loading = kernel_seconds()
     res = _amplify_inverse(args) if args.inverse else _amplify_forward(args)
     loading = kernel_seconds() - loading  # not in the query's timings
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         results = {key: v for key, v in res.items() if key not in ("params", "seconds")}
-        emit_json("amplify", res["params"], results, dict(total=res["seconds"], kernels=loading))
-        return
-    if args.inverse:
-        _show_inverse(res)
-    else:
-        _show_forward(res)
-    if loading >= 5e-4:
-        print(f"(and {loading * 1e3:.0f} ms compiling or loading the Numba kernels, once per "
-              "process: not in the timings above)")
+        return res["params"], results, dict(total=res["seconds"], kernels=loading)
+
+    def show() -> None:
+        if args.inverse:
+            _show_inverse(res)
+        else:
+            _show_forward(res)
+        if loading >= 5e-4:
+            print(f"(and {loading * 1e3:.0f} ms compiling or loading the Numba kernels, once "
+                  "per process: not in the timings above)")
+    return Output("amplify", envelope, show)
 
 
 def register(sub) -> None:
@@ -305,5 +308,4 @@ def register(sub) -> None:
     add_allocation_options(a)
     a.add_argument("--inverse", action="store_true",
                    help="with --n: largest eps0; with --eps0: smallest n (§2.10)")
-    a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_amplify)

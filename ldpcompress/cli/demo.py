@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from ..core import validate as V
 from ..core.numerics import MAX_FIELD
-from .util import JSON_HELP, count, emit_json, number, positive, probability
+from .util import Output, count, number, positive, probability
 
 __all__ = ["register"]
 
 
 
-def _cmd_demo(args) -> None:
+def _cmd_demo(args) -> Output:
     from ..randomizers.catalog import oracle_class  # looks up this name only
     try:
         if args.oracle != "best":
@@ -22,12 +22,12 @@ def _cmd_demo(args) -> None:
                   seed=count(args.seed, "--seed", 0, 2 ** 63 - 1))
     from ..estimation import demo  # the accounting stack: when the command runs
     res = demo.run(**params, progress=True)  # bars and the compile notice go to stderr
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         results = {k: v for k, v in res.items()
                    if k not in ("estimate", "true", "variance", "times")}
-        emit_json("demo", params, results, res["times"])
-    else:
-        demo.show(res)
+        return params, results, res["times"]
+    return Output("demo", envelope, lambda: demo.show(res))
 
 
 def register(sub) -> None:
@@ -46,5 +46,4 @@ def register(sub) -> None:
                         "the randomizers), or 'best': the one with the smallest error at the "
                         "eps0 its own bound certifies (planning.best_oracle)")
     d.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
-    d.add_argument("--json", action="store_true", help=JSON_HELP)
     d.set_defaults(func=_cmd_demo)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import docs as D
-from .util import JSON_HELP, emit_json
+from .util import Output
 
 __all__ = ["register"]
 
@@ -14,32 +14,29 @@ def _contents(page: str) -> list[str]:
             if s.number and s.level >= 2]
 
 
-def _cmd_docs(args) -> None:
+def _cmd_docs(args) -> Output:
     if args.page is None:
         if args.section is not None:
             raise ValueError("--section needs a page: ldpcompress docs theory --section 2.5")
         path = D.docs_path()
-        if args.json:
-            emit_json("docs", dict(page=None, section=None, path_only=args.path),
-                      dict(path=str(path), pages={p: str(D.page_path(p)) for p in D.PAGES}))
-        elif args.path:
-            print(path)
-        else:
+
+        def listing() -> None:
+            if args.path:
+                print(path)
+                return
             print(f"The documentation pages installed with ldpcompress are in {path}:")
             for page in D.PAGES:
                 print(f"\n{page}.md\n" + "\n".join(_contents(page)))
             print("\nldpcompress docs PAGE [--section N] prints a page or a section, e.g. "
                   "'docs/theory.md §2.5' is: ldpcompress docs theory --section 2.5")
-        return
+        return Output("docs", lambda: (
+            dict(page=None, section=None, path_only=args.path),
+            dict(path=str(path), pages={p: str(D.page_path(p)) for p in D.PAGES}), {}), listing)
     text = D.read_page(args.page, args.section)
     path = D.page_path(args.page)
-    if args.json:
-        emit_json("docs", dict(page=args.page, section=args.section, path_only=args.path),
-                  dict(path=str(path), text=text))
-    elif args.path:
-        print(path)
-    else:
-        print(text, end="")
+    return Output("docs", lambda: (dict(page=args.page, section=args.section,
+                                        path_only=args.path), dict(path=str(path), text=text), {}),
+                  lambda: print(path) if args.path else print(text, end=""))
 
 
 def register(sub) -> None:
@@ -56,5 +53,4 @@ def register(sub) -> None:
                                      "heading")
     d.add_argument("--path", action="store_true", help="print only the file's (or the "
                                                        "directory's) path")
-    d.add_argument("--json", action="store_true", help=JSON_HELP)
     d.set_defaults(func=_cmd_docs, kernels=False)

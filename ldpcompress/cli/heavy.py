@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
-from .util import JSON_HELP, count, emit_json, number, positive, print_table, probability
+from .util import Output, count, number, positive, print_table, probability
 
 __all__ = ["register"]
 
@@ -21,7 +21,7 @@ def _names(text, option: str, allowed=None) -> list[str] | None:
     return names
 
 
-def _cmd_simulate(args) -> None:
+def _cmd_simulate(args) -> Output:
     n = count(args.n, "--n", 1, V.MAX_SHUFFLE_N)
     if n is None:
         raise ValueError(f"heavy-hitters simulate needs --n (an integer in [1, "
@@ -63,30 +63,33 @@ def _cmd_simulate(args) -> None:
                  max_len=res.shape.max_len, oracles=oracles or "best",
                  assignments=assignments, seed=seed, plot=args.plot,
                  threshold_level=level, threshold=threshold, report_sets=args.report_sets)
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         results = res.as_dict()
         results["recall"] = res.recall(top)
-        emit_json("heavy-hitters simulate", shown, results,
-                  dict(total=compute_time() - start, kernels=kernel_seconds() - loading))
-        return
-    p = res.plan
-    print(f"Heavy hitters: n = {n:,} simulated devices, {rounds} rounds of {step} symbols, "
-          f"{res.shape.keep} survivors per round, k = {res.shape.k} candidate indices")
-    print(f"deployed: {p.assignment}, {p.oracle.describe()} (eps0 = {p.chosen.eps0:.4f}, "
-          f"{p.oracle.bits_per_report} bits per report)")
-    if len(set(res.eps0)) > 1:
-        print("per-round eps0: " + ", ".join(f"{e:.4g}" for e in res.eps0))
-    print(f"certified central (eps, delta) = ({p.upper:.4g}, {delta:g}); lower bound "
-          f"{'-' if p.lower is None else f'{p.lower:.4g}'}; neighbours: {p.relation}")
-    print(f"devices with a word outside the alphabet or longer than {res.shape.max_len}: "
-          f"{res.unknown:,} (they report 'other')")
-    rows = res.rows()
-    print_table(rows[1:], rows[0])
-    print(f"top-{top} recall against the simulated truth: {res.recall(top):.3f}")
-    if drawn is not None:
-        print(f"plot: {args.plot}")
-    print(f"({compute_time() - start:.1f} s: accounting {p.seconds:.1f} s, rounds "
-          f"{sum(r.client_seconds + r.server_seconds for r in res.rounds):.2f} s)")
+        return (shown, results,
+                dict(total=compute_time() - start, kernels=kernel_seconds() - loading))
+
+    def show() -> None:
+        p = res.plan
+        print(f"Heavy hitters: n = {n:,} simulated devices, {rounds} rounds of {step} symbols, "
+              f"{res.shape.keep} survivors per round, k = {res.shape.k} candidate indices")
+        print(f"deployed: {p.assignment}, {p.oracle.describe()} (eps0 = {p.chosen.eps0:.4f}, "
+              f"{p.oracle.bits_per_report} bits per report)")
+        if len(set(res.eps0)) > 1:
+            print("per-round eps0: " + ", ".join(f"{e:.4g}" for e in res.eps0))
+        print(f"certified central (eps, delta) = ({p.upper:.4g}, {delta:g}); lower bound "
+              f"{'-' if p.lower is None else f'{p.lower:.4g}'}; neighbours: {p.relation}")
+        print(f"devices with a word outside the alphabet or longer than {res.shape.max_len}: "
+              f"{res.unknown:,} (they report 'other')")
+        rows = res.rows()
+        print_table(rows[1:], rows[0])
+        print(f"top-{top} recall against the simulated truth: {res.recall(top):.3f}")
+        if drawn is not None:
+            print(f"plot: {args.plot}")
+        print(f"({compute_time() - start:.1f} s: accounting {p.seconds:.1f} s, rounds "
+              f"{sum(r.client_seconds + r.server_seconds for r in res.rounds):.2f} s)")
+    return Output("heavy-hitters simulate", envelope, show)
 
 
 MAX_WORDS_BYTES = 1 << 30
@@ -175,7 +178,7 @@ def _weights(text, rounds: int) -> list[float] | None:
     return weights
 
 
-def _cmd_plan(args) -> None:
+def _cmd_plan(args) -> Output:
     n = count(args.n, "--n", 1, V.MAX_SHUFFLE_N)
     if n is None or args.eps is None or args.out is None:
         raise ValueError("heavy-hitters plan needs --n, --eps and --out")
@@ -198,22 +201,25 @@ def _cmd_plan(args) -> None:
                       assignments=assignments, eps0_weights=weights)
     _write_text(args.out, c.to_json(), args.overwrite)
     body = dict(c.body(), digest=c.digest, out=str(args.out))
-    if args.json:
-        emit_json("heavy-hitters plan", dict(n=n, eps=eps, delta=delta, rounds=rounds,
-                                             step=step, keep=keep, out=str(args.out)),
-                  body, dict(total=compute_time() - start))
-        return
-    o = c.oracle(1)
-    print(f"plan {args.out} (digest {c.digest[:16]}...): n = {n:,}, {rounds} rounds of {step} "
-          f"symbols, keep {keep}, k = {c.shape.k}, {c.assignment}, {o.describe()} "
-          f"({o.bits_per_report} bits per report)")
-    if len(set(c.oracles)) > 1:
-        print("per-round eps0: " + ", ".join(f"{x.eps:.4g}" for x in c.oracles))
-    print(f"certified central (eps, delta) = ({c.upper:.4g}, {delta:g}); lower bound "
-          f"{'-' if c.lower is None else f'{c.lower:.4g}'}; neighbours: {c.relation}")
+
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(n=n, eps=eps, delta=delta, rounds=rounds,
+                step=step, keep=keep, out=str(args.out)),
+                body, dict(total=compute_time() - start))
+
+    def show() -> None:
+        o = c.oracle(1)
+        print(f"plan {args.out} (digest {c.digest[:16]}...): n = {n:,}, {rounds} rounds of {step} "
+              f"symbols, keep {keep}, k = {c.shape.k}, {c.assignment}, {o.describe()} "
+              f"({o.bits_per_report} bits per report)")
+        if len(set(c.oracles)) > 1:
+            print("per-round eps0: " + ", ".join(f"{x.eps:.4g}" for x in c.oracles))
+        print(f"certified central (eps, delta) = ({c.upper:.4g}, {delta:g}); lower bound "
+              f"{'-' if c.lower is None else f'{c.lower:.4g}'}; neighbours: {c.relation}")
+    return Output("heavy-hitters plan", envelope, show)
 
 
-def _cmd_candidates(args) -> None:
+def _cmd_candidates(args) -> Output:
     if args.plan is None or args.out is None:
         raise ValueError("heavy-hitters candidates needs --plan and --out")
     c = _campaign(args.plan)
@@ -228,17 +234,18 @@ def _cmd_candidates(args) -> None:
     _write_text(args.out, rl.to_json(), args.overwrite)
     res = dict(round=rl.index, candidates=len(rl.codes), k=rl.k, digest=rl.digest,
                plan=c.digest, out=str(args.out))
-    if args.json:
-        emit_json("heavy-hitters candidates", dict(plan=str(args.plan),
-                                                   aggregate=args.aggregate,
-                                                   threshold_level=level,
-                                                   threshold=threshold), res)
-        return
-    print(f"round {rl.index} of {rl.rounds}: {len(rl.codes):,} candidates (k = {rl.k}) -> "
-          f"{args.out} (digest {rl.digest[:16]}...)")
+
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(plan=str(args.plan), aggregate=args.aggregate, threshold_level=level,
+                     threshold=threshold), res, {})
+
+    def show() -> None:
+        print(f"round {rl.index} of {rl.rounds}: {len(rl.codes):,} candidates (k = {rl.k}) -> "
+              f"{args.out} (digest {rl.digest[:16]}...)")
+    return Output("heavy-hitters candidates", envelope, show)
 
 
-def _cmd_encode(args) -> None:
+def _cmd_encode(args) -> Output:
     if args.plan is None or args.list is None or args.words is None or args.out is None:
         raise ValueError("heavy-hitters encode needs --plan, --list, --words and --out")
     c = _campaign(args.plan)
@@ -258,18 +265,21 @@ def _cmd_encode(args) -> None:
     coins = "simulated (seeded: NO privacy)" if entropy.for_simulation else "os.urandom"
     res = dict(round=rl.index, reports=len(words), other=other, list=rl.digest,
                plan=c.digest, coins=coins, shards=[str(p) for p in paths])
-    if args.json:
-        emit_json("heavy-hitters encode", dict(plan=str(args.plan), list=str(args.list),
-                                               words=str(args.words), out=str(args.out)),
-                  res, dict(total=compute_time() - start))
-        return
-    print(f"round {rl.index}: {len(words):,} reports of {c.oracle(rl.index).describe()} -> "
-          f"{args.out} ({len(paths)} shard(s); coins {coins})")
-    print(f"{other:,} device(s) report 'other' (prefix not listed, a symbol outside the "
-          f"alphabet, or longer than {rl.max_len} symbols)")
+
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(plan=str(args.plan), list=str(args.list),
+                words=str(args.words), out=str(args.out)),
+                res, dict(total=compute_time() - start))
+
+    def show() -> None:
+        print(f"round {rl.index}: {len(words):,} reports of {c.oracle(rl.index).describe()} -> "
+              f"{args.out} ({len(paths)} shard(s); coins {coins})")
+        print(f"{other:,} device(s) report 'other' (prefix not listed, a symbol outside the "
+              f"alphabet, or longer than {rl.max_len} symbols)")
+    return Output("heavy-hitters encode", envelope, show)
 
 
-def _cmd_aggregate(args) -> None:
+def _cmd_aggregate(args) -> Output:
     if args.plan is None or args.list is None or not args.reports or args.out is None:
         raise ValueError("heavy-hitters aggregate needs --plan, --list, REPORTS and --out")
     c = _campaign(args.plan)
@@ -291,20 +301,23 @@ def _cmd_aggregate(args) -> None:
                  high=float(agg.estimates[i] + z * np.sqrt(agg.variances[i]))) for i in order]
     res = dict(round=rl.index, reports=agg.reports, list=rl.digest, plan=c.digest,
                digest=agg.digest, out=str(args.out), level=level, top=rows)
-    if args.json:
-        emit_json("heavy-hitters aggregate", dict(plan=str(args.plan), list=str(args.list),
-                                                  reports=[str(r) for r in args.reports],
-                                                  scheduler=args.scheduler, out=str(args.out)),
-                  res, dict(total=compute_time() - start))
-        return
-    print(f"round {rl.index}: {agg.reports:,} reports -> {args.out} (digest "
-          f"{agg.digest[:16]}...); the {len(rows)} largest estimates among the reporting "
-          f"devices, {level:g} intervals:")
-    print_table([[r["candidate"], f"{r['estimate']:,.0f}", f"{r['low']:,.0f}",
-                  f"{r['high']:,.0f}"] for r in rows], ["candidate", "estimate", "low", "high"])
+
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(plan=str(args.plan), list=str(args.list),
+                reports=[str(r) for r in args.reports],
+                scheduler=args.scheduler, out=str(args.out)),
+                res, dict(total=compute_time() - start))
+
+    def show() -> None:
+        print(f"round {rl.index}: {agg.reports:,} reports -> {args.out} (digest "
+              f"{agg.digest[:16]}...); the {len(rows)} largest estimates among the reporting "
+              f"devices, {level:g} intervals:")
+        print_table([[r["candidate"], f"{r['estimate']:,.0f}", f"{r['low']:,.0f}",
+                      f"{r['high']:,.0f}"] for r in rows], ["candidate", "estimate", "low", "high"])
+    return Output("heavy-hitters aggregate", envelope, show)
 
 
-def _cmd_shuffle(args) -> None:
+def _cmd_shuffle(args) -> Output:
     if args.plan is None or args.list is None or not args.reports or args.out is None:
         raise ValueError("heavy-hitters shuffle needs --plan, --list, REPORTS and --out")
     c = _campaign(args.plan)
@@ -313,18 +326,21 @@ def _cmd_shuffle(args) -> None:
     from ..heavy.round_sets import shuffle_round_set
     start = compute_time()
     paths = shuffle_round_set(args.reports, c, rl, args.out, shards=shards)
-    if args.json:
-        emit_json("heavy-hitters shuffle", dict(plan=str(args.plan), list=str(args.list),
-                                                reports=[str(r) for r in args.reports],
-                                                out=str(args.out)),
-                  dict(round=rl.index, list=rl.digest, shards=[str(p) for p in paths]),
-                  dict(total=compute_time() - start))
-        return
-    print(f"round {rl.index}: reports shuffled (os.urandom) -> {args.out} "
-          f"({len(paths)} shard(s), with the candidate list)")
+
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(plan=str(args.plan), list=str(args.list),
+                reports=[str(r) for r in args.reports],
+                out=str(args.out)),
+                dict(round=rl.index, list=rl.digest, shards=[str(p) for p in paths]),
+                dict(total=compute_time() - start))
+
+    def show() -> None:
+        print(f"round {rl.index}: reports shuffled (os.urandom) -> {args.out} "
+              f"({len(paths)} shard(s), with the candidate list)")
+    return Output("heavy-hitters shuffle", envelope, show)
 
 
-def _cmd_words(args) -> None:
+def _cmd_words(args) -> Output:
     if args.plan is None or not args.aggregates:
         raise ValueError("heavy-hitters words needs --plan and every round's aggregate")
     c = _campaign(args.plan)
@@ -333,17 +349,20 @@ def _cmd_words(args) -> None:
     aggs = [_aggregate(p, c, "aggregate") for p in args.aggregates]
     from ..heavy.deploy import found_words
     words = found_words(c, aggs, level, top)
-    if args.json:
-        emit_json("heavy-hitters words", dict(plan=str(args.plan), top=top, level=level),
-                  dict(words=[w.as_dict() for w in words], n=c.n, plan=c.digest,
-                       accounting=dict(upper=c.upper, lower=c.lower, delta=c.delta,
-                                       relation=c.relation)))
-        return
-    print(f"words found among n = {c.n:,} devices ({level:g} intervals); certified central "
-          f"(eps, delta) = ({c.upper:.4g}, {c.delta:g}), lower bound "
-          f"{'-' if c.lower is None else f'{c.lower:.4g}'}")
-    print_table([[str(i), w.word, f"{w.estimate:,.0f}", f"{w.low:,.0f}", f"{w.high:,.0f}"]
-                 for i, w in enumerate(words, 1)], ["rank", "word", "estimate", "low", "high"])
+
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(plan=str(args.plan), top=top, level=level),
+                dict(words=[w.as_dict() for w in words], n=c.n, plan=c.digest,
+                     accounting=dict(upper=c.upper, lower=c.lower, delta=c.delta,
+                                     relation=c.relation)), {})
+
+    def show() -> None:
+        print(f"words found among n = {c.n:,} devices ({level:g} intervals); certified central "
+              f"(eps, delta) = ({c.upper:.4g}, {c.delta:g}), lower bound "
+              f"{'-' if c.lower is None else f'{c.lower:.4g}'}")
+        print_table([[str(i), w.word, f"{w.estimate:,.0f}", f"{w.low:,.0f}", f"{w.high:,.0f}"]
+                     for i, w in enumerate(words, 1)], ["rank", "word", "estimate", "low", "high"])
+    return Output("heavy-hitters words", envelope, show)
 
 
 def _round_options(p, out_help: str, sets: bool = False) -> None:
@@ -409,7 +428,6 @@ def register(sub) -> None:
                         "it back (the deployment's path; default: in memory)")
     s.add_argument("--seed", type=number, default=0, help="simulation seed (default 0)")
     s.add_argument("--plot", metavar="FILE", help="plot estimates beside the truth (png/svg)")
-    s.add_argument("--json", action="store_true", help=JSON_HELP)
     s.set_defaults(func=_cmd_simulate)
 
     q = hs.add_parser("plan", help="certify a campaign and write its plan file (JSON)",
@@ -425,7 +443,6 @@ def register(sub) -> None:
     _weights_option(q)
     q.add_argument("--out", help="the plan file to write (JSON)")
     q.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(func=_cmd_plan)
 
     c = hs.add_parser("candidates", help="write round j's candidate list",
@@ -438,7 +455,6 @@ def register(sub) -> None:
     _threshold_options(c)
     c.add_argument("--out", help="the candidate list to write (JSON)")
     c.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    c.add_argument("--json", action="store_true", help=JSON_HELP)
     c.set_defaults(func=_cmd_candidates)
 
     e = hs.add_parser("encode", help="devices' words for round j -> a report set",
@@ -454,7 +470,6 @@ def register(sub) -> None:
                    help="replace the report set already in --out (only its own files)")
     e.add_argument("--simulation-seed", type=number,
                    help="SIMULATION ONLY: seeded coins (no privacy), for tests and demos")
-    e.add_argument("--json", action="store_true", help=JSON_HELP)
     e.set_defaults(func=_cmd_encode)
 
     a = hs.add_parser("aggregate", help="round j's report set(s) -> its aggregate",
@@ -467,7 +482,6 @@ def register(sub) -> None:
                    help="'memory' (default), 'auto', 'local' or a Dask scheduler address")
     a.add_argument("--level", type=number, default=0.95, help="interval level (default 0.95)")
     a.add_argument("--top", type=number, default=20, help="candidates shown (default 20)")
-    a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
 
     f = hs.add_parser("shuffle", help="the shuffler: round j's set(s) in a random order",
@@ -476,7 +490,6 @@ def register(sub) -> None:
                       "list (like 'ldpcompress shuffle', which does not keep the list).")
     _round_options(f, "new or empty directory for the shuffled set", sets=True)
     f.add_argument("--shards", type=number, help="Parquet files (default: as the input)")
-    f.add_argument("--json", action="store_true", help=JSON_HELP)
     f.set_defaults(func=_cmd_shuffle)
 
     w = hs.add_parser("words", help="rank the words found from every round's aggregate",
@@ -486,5 +499,4 @@ def register(sub) -> None:
     w.add_argument("--plan", help="the campaign's plan file")
     w.add_argument("--top", type=number, default=20, help="words shown (default 20)")
     w.add_argument("--level", type=number, default=0.95, help="interval level (default 0.95)")
-    w.add_argument("--json", action="store_true", help=JSON_HELP)
     w.set_defaults(func=_cmd_words)

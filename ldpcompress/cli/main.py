@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from ..core.limits import command_line
 from ..core.progress import JitClock
+from .util import JSON_HELP
 
 __all__ = ["DESCRIPTION", "UsageError", "build_parser", "main"]
 
@@ -68,8 +69,20 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (amplify, accounting, plan, heavy, demo, mean, scale, plot, randomizers,
                    docs):
         module.register(sub)
+    for command in _leaves(parser):  # the one --json of every command, after its own options
+        if "--json" not in command._option_string_actions:  # (a command may still declare it)
+            command.add_argument("--json", action="store_true", help=JSON_HELP)
     parser.set_defaults(commands=sub.choices, kernels=True)  # docs runs none: no Numba
     return parser
+
+
+def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that run a command (those without subcommands), in registration order."""
+    if parser._subparsers is None:
+        return [parser]
+    return [leaf for action in parser._subparsers._group_actions
+            if isinstance(action.choices, dict)
+            for child in action.choices.values() for leaf in _leaves(child)]
 
 
 def _options(argv: list[str]) -> list[str]:
@@ -129,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with command_line(), JitClock(announce=True) if args.kernels else nullcontext(), \
                 redirect_stdout(stdout) if stdout is not None else nullcontext():
-            args.func(args)  # the clock says once when kernels compile
+            answer = args.func(args)  # the clock says once when kernels compile
+            if answer is not None:  # the one runner: text, or the --json envelope
+                answer.emit(args.json)
     except (ValueError, TypeError, ImportError, OSError) as err:
         return _failed(command, str(err), 2, type(err).__name__, json_out)
     except (ArithmeticError, MemoryError) as err:  # an input beyond what was foreseen

@@ -5,12 +5,12 @@ import sys
 import time
 
 from ..core.limits import MAX_EXPECTED_TRIALS
-from .util import JSON_HELP, count, emit_json, number, positive, probability
+from .util import Output, count, number, positive, probability
 
 __all__ = ["register"]
 
 
-def _cmd_mean(args) -> None:
+def _cmd_mean(args) -> Output:
     # the job's stack (compression, PrivUnit2, AES), imported when it runs: not to build the parser
     from ..compression.split import check_split, choose_split
     from ..estimation.mean import check_memory, choose_eps, run, shuffled_privacy, work_warning
@@ -41,27 +41,30 @@ def _cmd_mean(args) -> None:
     start = time.perf_counter()
     res = run(d, n, eps, split, progress=True)
     central = shuffled_privacy(d, n, eps, delta)
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         timings = {name: r["seconds"] for name, r in res.items() if isinstance(r, dict)}
         timings["central"] = central.pop("seconds")
         res.update({f"central_{key}": value for key, value in central.items()})
-        emit_json("mean", dict(d=d, n=n, eps=eps, split=split, delta=delta,
-                               central_eps=args.central_eps), res,
-                  dict(timings, total=time.perf_counter() - start))
-        return
-    how = "chosen for --central-eps by PrivUnit2's own bound" if args.central_eps is not None \
-        else "local"
-    print(f"mean of n={n:,} unit vectors in d={d}, eps={eps:g} ({how}; compressed: "
-          f"K={res['split']} copies, {res['expected_trials']:.1f} expected trials)")
-    lower = "n/a" if central["lower"] is None else f"{central['lower']:.6g}"
-    print(f"shuffled PrivUnit2 reports: central ({central['eps']:.6g}, {delta:g})-DP by its own "
-          f"blanket bound (lower bound {lower}; generic bound "
-          f"{central['generic']:.6g})")
-    print(f"{'method':<24}{'MSE':>12}{'predicted':>12}{'bytes':>8}{'seconds':>9}")
-    for name, r in res.items():
-        if isinstance(r, dict):
-            print(f"{name:<24}{r['mse']:>12.4g}{r['predicted']:>12.4g}{r['bytes']:>8}"
-                  f"{r['seconds']:>9.2f}")
+        return (dict(d=d, n=n, eps=eps, split=split, delta=delta,
+                central_eps=args.central_eps), res,
+                dict(timings, total=time.perf_counter() - start))
+
+    def show() -> None:
+        how = "chosen for --central-eps by PrivUnit2's own bound" if args.central_eps is not None \
+            else "local"
+        print(f"mean of n={n:,} unit vectors in d={d}, eps={eps:g} ({how}; compressed: "
+              f"K={res['split']} copies, {res['expected_trials']:.1f} expected trials)")
+        lower = "n/a" if central["lower"] is None else f"{central['lower']:.6g}"
+        print(f"shuffled PrivUnit2 reports: central ({central['eps']:.6g}, {delta:g})-DP by its "
+              f"own blanket bound (lower bound {lower}; generic bound "
+              f"{central['generic']:.6g})")
+        print(f"{'method':<24}{'MSE':>12}{'predicted':>12}{'bytes':>8}{'seconds':>9}")
+        for name, r in res.items():
+            if isinstance(r, dict):
+                print(f"{name:<24}{r['mse']:>12.4g}{r['predicted']:>12.4g}{r['bytes']:>8}"
+                      f"{r['seconds']:>9.2f}")
+    return Output("mean", envelope, show)
 
 
 def register(sub) -> None:
@@ -81,5 +84,4 @@ def register(sub) -> None:
                    "reports (default 1e-6)")
     m.add_argument("--split", type=number, help="K copies at eps/K in [1, 1000] (default: "
                    "capped trials)")
-    m.add_argument("--json", action="store_true", help=JSON_HELP)
     m.set_defaults(func=_cmd_mean)

@@ -9,7 +9,7 @@ import argparse
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
 from .randomizers import AccountedRandomizer, add_plugin_option
-from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, print_table,
+from .util import (Output, count, nonempty, number, positive, print_table,
                    probability)
 
 __all__ = ["register"]
@@ -62,7 +62,7 @@ def _family(args) -> tuple[str, dict]:
     return args.oracle, dict(factory.params)
 
 
-def _cmd_plan(args) -> None:
+def _cmd_plan(args) -> Output:
     if args.eps is not None:
         raise ValueError("--eps is the local eps elsewhere; the planner chooses it: give the "
                          "central target as --central-eps")
@@ -94,39 +94,42 @@ def _cmd_plan(args) -> None:
         drawn = plot_plan(res, out=args.plot)
     shown = dict(n=n, rounds=rounds, central_eps=eps, delta=delta, oracle=name, params=params,
                  assignments=assignments, per_device=per_device, tol=tol, plot=args.plot)
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         results = dict(plan=res.as_dict(), oracles=None if ranking is None else ranking.as_dict())
-        emit_json("plan", shown, results, dict(total=compute_time() - start,
-                                                kernels=kernel_seconds() - loading))
-        return
-    print(f"Planning a campaign: n = {n:,} devices, {res.family}"
-          f"{'' if name == 'best' else ' ' + str(params)}, central ({eps:g}, {delta:g})")
-    if ranking is not None:
-        where = ("one round of all n devices" if rounds[0] == 1 else
-                 f"random allocation over {rounds[0]} rounds: one round of all n devices; "
-                 f"errors of one round, {n / rounds[0]:,.6g} reports")
-        print(f"\nfrequency oracles on k = {params['k']} items ({where}), by the variance of "
-              "one count:")
-        table = ranking.rows()
-        print_table(table[1:], table[0])
-        for oracle, why in ranking.skipped.items():
-            print(f"  {oracle}: not certified ({why})")
-    for t in res.rounds:
-        table = res.table(t)
-        print(f"\nT = {t} round{'s' if t > 1 else ''}:")
-        print_table(table[1:], table[0])
-        best = res.deploy(t)
-        groups = [r for r in res.rows if r.rounds == t and r.assignment == "groups"]
-        gain = (f" ({groups[0].error.scaled_se / best.error.scaled_se:.2f}x smaller than "
-                "public groups)" if groups and best.assignment != "groups" else "")
-        print(f"deploy: {best.label} at eps0 = {best.eps0:.4f}, SE of one {best.error.what} "
-              f"per round {best.error.se:.4g}{gain}")
-    for what, why in res.skipped.items():
-        print(f"not planned: {what}: {why}")
-    if drawn is not None:
-        print(f"plot: {args.plot}")
-    print(f"({compute_time() - start:.1f} s, and {kernel_seconds() - loading:.1f} s loading "
-          "or compiling kernels)")
+        return (shown, results, dict(total=compute_time() - start,
+                kernels=kernel_seconds() - loading))
+
+    def show() -> None:
+        print(f"Planning a campaign: n = {n:,} devices, {res.family}"
+              f"{'' if name == 'best' else ' ' + str(params)}, central ({eps:g}, {delta:g})")
+        if ranking is not None:
+            where = ("one round of all n devices" if rounds[0] == 1 else
+                     f"random allocation over {rounds[0]} rounds: one round of all n devices; "
+                     f"errors of one round, {n / rounds[0]:,.6g} reports")
+            print(f"\nfrequency oracles on k = {params['k']} items ({where}), by the variance of "
+                  "one count:")
+            table = ranking.rows()
+            print_table(table[1:], table[0])
+            for oracle, why in ranking.skipped.items():
+                print(f"  {oracle}: not certified ({why})")
+        for t in res.rounds:
+            table = res.table(t)
+            print(f"\nT = {t} round{'s' if t > 1 else ''}:")
+            print_table(table[1:], table[0])
+            best = res.deploy(t)
+            groups = [r for r in res.rows if r.rounds == t and r.assignment == "groups"]
+            gain = (f" ({groups[0].error.scaled_se / best.error.scaled_se:.2f}x smaller than "
+                    "public groups)" if groups and best.assignment != "groups" else "")
+            print(f"deploy: {best.label} at eps0 = {best.eps0:.4f}, SE of one {best.error.what} "
+                  f"per round {best.error.se:.4g}{gain}")
+        for what, why in res.skipped.items():
+            print(f"not planned: {what}: {why}")
+        if drawn is not None:
+            print(f"plot: {args.plot}")
+        print(f"({compute_time() - start:.1f} s, and {kernel_seconds() - loading:.1f} s loading "
+              "or compiling kernels)")
+    return Output("plan", envelope, show)
 
 
 def register(sub) -> None:
@@ -168,5 +171,4 @@ def register(sub) -> None:
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw the SE against T of each assignment to FILE (needs the "
                         "[plot] extra)")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_cmd_plan)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.numerics import MAX_FIELD
 from .randomizers import accounted, add_accounted_options, add_plugin_option, load_plugins
-from .util import (JSON_HELP, count, emit_json, nonempty, number, positive, probability,
+from .util import (Output, count, nonempty, number, positive, probability,
                    read_domain)
 
 __all__ = ["register"]
@@ -119,7 +119,7 @@ def _frequency_simulated(args, plots, delta: float, level: float, top: int, doma
                                 names=None if domain is None else domain.names, log=args.log)
 
 
-def _cmd_plot(args) -> None:
+def _cmd_plot(args) -> Output:
     from ..core.optional import require
     require("plot", "matplotlib").use("Agg")  # the command writes a file: no window
     from .. import plots
@@ -153,11 +153,9 @@ def _cmd_plot(args) -> None:
             data = _frequency_of_report_sets(args, plots, delta, level, top, domain)
         else:
             data = _frequency_simulated(args, plots, delta, level, top, domain, params)
-    if args.json:
-        emit_json("plot", params, dict(data, out=str(args.out)),
-                  dict(total=time.perf_counter() - start), indent=None)
-    else:
-        print(f"wrote {args.out}")
+    return Output("plot", lambda: (params, dict(data, out=str(args.out)),
+                                   dict(total=time.perf_counter() - start)),
+                  lambda: print(f"wrote {args.out}"), indent=None)
 
 
 def register(sub) -> None:
@@ -208,5 +206,4 @@ def register(sub) -> None:
                    help="frequency: confidence level of the intervals (default 0.95)")
     p.add_argument("--out", required=True, help="PNG file to write")
     add_plugin_option(p)
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_cmd_plot)

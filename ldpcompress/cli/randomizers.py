@@ -19,7 +19,7 @@ from ..core import limits
 from ..core import validate as V
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
-from .util import JSON_HELP, count, emit_json, fmt, number, positive, print_table
+from .util import Output, count, fmt, number, positive, print_table
 
 __all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build_randomizer",
            "check_parameters", "AccountedRandomizer", "accounted", "add_accounted_options",
@@ -353,32 +353,35 @@ def _value(v) -> str:
     return fmt(v) if isinstance(v, float) else repr(v)
 
 
-def _cmd_randomizers(args) -> None:
+def _cmd_randomizers(args) -> Output:
     start = time.perf_counter()
     load_plugins(args.plugin)
     rows = [_listing(name) for name in registry.names()]
     broken = [dict(entry_point=where, error=why) for where, why in registry.plugin_errors().items()]
-    if args.json:
-        emit_json("randomizers", dict(plugin=args.plugin or []),
-                  dict(randomizers=rows, plugins_not_loaded=broken),
-                  dict(total=time.perf_counter() - start))
-        return
 
-    def shown(row):
-        if row["parameters"] is None:
-            return "any"
-        return ", ".join(p["name"] if p["required"] else f"{p['name']}={_value(p['default'])}"
-                         for p in row["parameters"])
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(plugin=args.plugin or []),
+                dict(randomizers=rows, plugins_not_loaded=broken),
+                dict(total=time.perf_counter() - start))
 
-    table = [(r["name"], shown(r), r["privacy"] or "?",
-              "yes" if r["compresses"] else f"no: {r['why_not']}") for r in rows]
-    print_table(table, ("name", "parameters", "privacy", "compresses (--compressed)"))
-    print("\nprivacy and compression as built with k = 16, eps = 1, d = 16, q = 5, lo = 0, "
-          "hi = 1, sigma = 1 (and k-RR inside 'compressed') where a parameter has no default; "
-          "use a name with --oracle NAME and its parameters (--k, --eps, --d, --symmetric, "
-          "--param NAME=VALUE)")
-    for row in broken:
-        print(f"\nplug-in not loaded: {row['entry_point']}: {row['error']}")
+    def show() -> None:
+
+        def shown(row):
+            if row["parameters"] is None:
+                return "any"
+            return ", ".join(p["name"] if p["required"] else f"{p['name']}={_value(p['default'])}"
+                             for p in row["parameters"])
+
+        table = [(r["name"], shown(r), r["privacy"] or "?",
+                  "yes" if r["compresses"] else f"no: {r['why_not']}") for r in rows]
+        print_table(table, ("name", "parameters", "privacy", "compresses (--compressed)"))
+        print("\nprivacy and compression as built with k = 16, eps = 1, d = 16, q = 5, lo = 0, "
+              "hi = 1, sigma = 1 (and k-RR inside 'compressed') where a parameter has no default; "
+              "use a name with --oracle NAME and its parameters (--k, --eps, --d, --symmetric, "
+              "--param NAME=VALUE)")
+        for row in broken:
+            print(f"\nplug-in not loaded: {row['entry_point']}: {row['error']}")
+    return Output("randomizers", envelope, show)
 
 
 def register(sub) -> None:
@@ -388,5 +391,4 @@ def register(sub) -> None:
                        "kind (replacement or deletion eps) and whether --compressed takes it "
                        "(and if not, why).")
     add_plugin_option(r)
-    r.add_argument("--json", action="store_true", help=JSON_HELP)
     r.set_defaults(func=_cmd_randomizers)

@@ -14,7 +14,7 @@ from ..estimation import postprocess as PP
 from ..randomizers.contract import LocalRandomizer
 from . import randomizers as CR
 from .inputs import inputs_of, simulated
-from .util import (JSON_HELP, byte_size, count, emit_json, nonempty, number, positive,
+from .util import (Output, byte_size, count, nonempty, number, positive,
                    positive_limit, probability, read_domain)
 from ..core.items import BAD_LINES
 
@@ -62,7 +62,7 @@ def _coins(args, seed: int):
     return SYSTEM, "os.urandom"
 
 
-def _cmd_simulate(args) -> None:
+def _cmd_simulate(args) -> Output:
     from ..scale import writer
     from ..scale.manifest import MAX_SHARDS
     start = time.perf_counter()
@@ -79,19 +79,22 @@ def _cmd_simulate(args) -> None:
     paths = writer.write_items(args.out, randomizer, chunks, n, shards, overwrite=args.overwrite,
                                entropy=entropy, files={inputs.truth_file: truth}, progress=True,
                                info=dict(coins=coins))
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         params = dict(n=n, shards=shards, seed=seed, out=str(args.out), overwrite=args.overwrite,
                       client_coins=args.client_coins, **_randomizer_params(args))
-        emit_json("simulate", params,
-                  dict(_set_results(randomizer, n, paths, args.out), coins=coins),
-                  dict(total=time.perf_counter() - start))
-        return
-    print(f"wrote {n:,} reports of {randomizer.describe()} in {len(paths)} files to {args.out} "
-          f"with a manifest and {inputs.truth_file} (eps = {randomizer.eps:.4f}, "
-          f"{randomizer.privacy.value}; coins {coins})")
+        return (params,
+                dict(_set_results(randomizer, n, paths, args.out), coins=coins),
+                dict(total=time.perf_counter() - start))
+
+    def show() -> None:
+        print(f"wrote {n:,} reports of {randomizer.describe()} in {len(paths)} files to {args.out} "
+              f"with a manifest and {inputs.truth_file} (eps = {randomizer.eps:.4f}, "
+              f"{randomizer.privacy.value}; coins {coins})")
+    return Output("simulate", envelope, show)
 
 
-def _cmd_encode(args) -> None:
+def _cmd_encode(args) -> Output:
     from ..scale.items_csv import count_csv_items_mapped, count_csv_vectors, csv_items, \
         csv_vectors
     from ..scale.manifest import MAX_SHARDS
@@ -131,7 +134,8 @@ def _cmd_encode(args) -> None:
                             progress=True, info=info)
     else:
         paths = _encode_shuffled(args.out, randomizer, rows, n, shards, args.overwrite, info)
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         params = dict(csv=str(args.csv), header=args.header, domain=args.domain, shards=shards,
                       out=str(args.out), overwrite=args.overwrite, catch_all=args.catch_all,
                       in_order=args.in_order,
@@ -141,11 +145,13 @@ def _cmd_encode(args) -> None:
             results.update(catch_all=mapped if domain.catch_all else None,
                            bad_lines=domain.bad_lines.count,
                            bad_lines_named=[list(b) for b in domain.bad_lines])
-        emit_json("encode", params, results, dict(total=time.perf_counter() - start))
-        return
-    print(f"encoded {n:,} inputs from {args.csv} with {randomizer.describe()} into "
-          f"{len(paths)} files in {args.out}")
-    _say_domain(domain, mapped, n)
+        return (params, results, dict(total=time.perf_counter() - start))
+
+    def show() -> None:
+        print(f"encoded {n:,} inputs from {args.csv} with {randomizer.describe()} into "
+              f"{len(paths)} files in {args.out}")
+        _say_domain(domain, mapped, n)
+    return Output("encode", envelope, show)
 
 
 def _encode_shuffled(out, randomizer, rows, n: int, shards: int, overwrite: bool, info):
@@ -232,7 +238,7 @@ def _top(values: np.ndarray, count: int = 10) -> np.ndarray:
     return top[np.argsort(-values[top], kind="stable")][:count]
 
 
-def _cmd_aggregate(args) -> None:
+def _cmd_aggregate(args) -> Output:
     import sys
     from ..core.limits import format_bytes, format_seconds
     from ..scale import budget, distributed
@@ -301,7 +307,8 @@ def _cmd_aggregate(args) -> None:
         cols["adjusted"] = POSTPROCESS[args.postprocess](est, n)
     if args.out:
         _write_estimates(args.out, cols, domain, "item" if counts else "coordinate")
-    if args.json:
+
+    def envelope() -> tuple[dict, dict, dict]:
         from ..randomizers import registry
         params = dict(reports=[str(x) for x in args.reports], scheduler=args.scheduler,
                       retries=retries, out=args.out, level=level, postprocess=args.postprocess,
@@ -317,24 +324,27 @@ def _cmd_aggregate(args) -> None:
                        **{c: v.tolist() for c, v in cols.items()})
         if domain is not None:
             results["names"] = list(domain.names)
-        emit_json("aggregate", params, results, dict(total=secs), indent=None)
-        return
-    shown = _top(cols.get("adjusted", est)) if counts else np.arange(min(est.size, 10))
-    what = (f"top {len(shown)} items of {est.size}" if counts else "the mean" if est.size == 1
-            else f"first {len(shown)} coordinates of the mean of {est.size}")
-    print(f"{n:,} reports of {r.describe()} in {res['shards']} shards, {secs:.2f} s "
-          f"({res['method']}; stated {format_seconds(plan.seconds)}, "
-          f"{format_bytes(plan.cost.peak_bytes)}); {what} with {level:.0%} confidence intervals:")
-    for j in shown:
-        name = domain.names[j] if domain is not None else str(j)
-        extra = f"  adjusted {cols['adjusted'][j]:>12,.1f}" if "adjusted" in cols else ""
-        if counts:
-            print(f"  {name:>12} {est[j]:>12,.1f}  [{low[j]:,.1f}, {high[j]:,.1f}]{extra}")
-        else:
-            print(f"  {name:>12} {est[j]:>12.6f}  [{low[j]:.6f}, {high[j]:.6f}]")
+        return (params, results, dict(total=secs))
+
+    def show() -> None:
+        shown = _top(cols.get("adjusted", est)) if counts else np.arange(min(est.size, 10))
+        what = (f"top {len(shown)} items of {est.size}" if counts else "the mean" if est.size == 1
+                else f"first {len(shown)} coordinates of the mean of {est.size}")
+        print(f"{n:,} reports of {r.describe()} in {res['shards']} shards, {secs:.2f} s "
+              f"({res['method']}; stated {format_seconds(plan.seconds)}, "
+              f"{format_bytes(plan.cost.peak_bytes)}); {what} with {level:.0%} confidence "
+              "intervals:")
+        for j in shown:
+            name = domain.names[j] if domain is not None else str(j)
+            extra = f"  adjusted {cols['adjusted'][j]:>12,.1f}" if "adjusted" in cols else ""
+            if counts:
+                print(f"  {name:>12} {est[j]:>12,.1f}  [{low[j]:,.1f}, {high[j]:,.1f}]{extra}")
+            else:
+                print(f"  {name:>12} {est[j]:>12.6f}  [{low[j]:.6f}, {high[j]:.6f}]")
+    return Output("aggregate", envelope, show, indent=None)
 
 
-def _cmd_shuffle(args) -> None:
+def _cmd_shuffle(args) -> Output:
     from ..scale.manifest import MAX_SHARDS
     from ..scale.shuffle import shuffle_report_set
     start = time.perf_counter()
@@ -346,14 +356,17 @@ def _cmd_shuffle(args) -> None:
     from ..scale.manifest import read_manifest
     randomizer, listed = read_manifest(paths[0].parent / "manifest.json")
     n = sum(s.rows for s in listed)
-    if args.json:
-        emit_json("shuffle", dict(reports=str(args.reports), out=str(args.out), shards=shards,
-                                  plugin=args.plugin or []),
-                  _set_results(randomizer, n, paths, args.out),
-                  dict(total=time.perf_counter() - start))
-        return
-    print(f"shuffled {n:,} reports of {randomizer.describe()} from {args.reports} into "
-          f"{len(paths)} files in {args.out} (a uniform random order from the OS CSPRNG)")
+
+    def envelope() -> tuple[dict, dict, dict]:
+        return (dict(reports=str(args.reports), out=str(args.out), shards=shards,
+                plugin=args.plugin or []),
+                _set_results(randomizer, n, paths, args.out),
+                dict(total=time.perf_counter() - start))
+
+    def show() -> None:
+        print(f"shuffled {n:,} reports of {randomizer.describe()} from {args.reports} into "
+              f"{len(paths)} files in {args.out} (a uniform random order from the OS CSPRNG)")
+    return Output("shuffle", envelope, show)
 
 
 def _spec_json(randomizer: LocalRandomizer) -> str:
@@ -394,7 +407,6 @@ def _writer_options(parser, eps_default: float | None, shards_default: int | Non
     parser.add_argument("--out", required=True, help="new or empty directory for the report set")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the report set already in --out (only its own files)")
-    parser.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
 def _domain_options(parser) -> None:
@@ -502,7 +514,6 @@ def register(sub) -> None:
                                     "names the set's manifest keeps, if any)")
     _domain_options(a)
     CR.add_plugin_option(a)
-    a.add_argument("--json", action="store_true", help=JSON_HELP)
     a.set_defaults(func=_cmd_aggregate)
     h = sub.add_parser("shuffle", help="rewrite a report set in a uniform random order (the "
                                        "shuffler step)",
@@ -519,5 +530,4 @@ def register(sub) -> None:
     h.add_argument("--shards", type=number, default=None,
                    help="number of Parquet files of the new set (default: as many as the input)")
     CR.add_plugin_option(h)
-    h.add_argument("--json", action="store_true", help=JSON_HELP)
     h.set_defaults(func=_cmd_shuffle)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Sequence, overload
+from dataclasses import dataclass
+from typing import Callable, Sequence, overload
 
 from ..core import validate as V
 
-__all__ = ["JSON_HELP", "envelope", "emit_json", "dump_json", "number", "byte_size", "count",
-           "positive", "positive_limit", "probability", "nonempty", "read_domain", "fmt",
+__all__ = ["JSON_HELP", "Output", "envelope", "emit_json", "dump_json", "number", "byte_size",
+           "count", "positive", "positive_limit", "probability", "nonempty", "read_domain", "fmt",
            "print_table", "add_sampling_options"]
 
 
@@ -36,6 +37,25 @@ def emit_json(command: str, params: dict, results: dict, timings: dict | None = 
               indent: int | None = 2) -> None:
     """Print :func:`envelope` as strict JSON: stdout holds this object and nothing else."""
     print(dump_json(envelope(command, params, results, timings), indent=indent))
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a command answers, printed by the one runner (:func:`ldpcompress.cli.main`): under
+    --json the :func:`envelope` of ``envelope()``'s (params, results, timings), on one line when
+    ``indent`` is None (the large ones); as text, ``show()``. Both are called only when printed,
+    so a command computes neither form it does not print."""
+
+    command: str
+    envelope: Callable[[], tuple[dict, dict, dict]]
+    show: Callable[[], None]
+    indent: int | None = 2
+
+    def emit(self, json_out: bool) -> None:
+        if json_out:
+            emit_json(self.command, *self.envelope(), indent=self.indent)
+        else:
+            self.show()
 
 
 def dump_json(obj, indent: int | None = 2) -> str:
