@@ -45,6 +45,7 @@ from ..core.progress import compute_time
 from ..randomizers.contract import LocalRandomizer
 from . import amplification as AMP
 from . import blanket as BL
+from .bounds import AmplificationResult, Bound, best_upper
 from .events import EVENTS, Event, KRRShuffledRound, OracleShuffledRound, ShuffledRound
 from .rounding import fraction_up
 from .solve import largest_feasible
@@ -262,8 +263,8 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
             same = fn(ev.n, kw.pop("eps0", None), arg, lower=True, **kw)
             lows = tuple(b for b in same.bounds if not b.upper)
             attack, params = same.lower, same.params
-        best, value = AMP.best_upper(ups)
-        return AMP.AmplificationResult(query, value, best.name, attack, ups + lows,
+        best, value = best_upper(ups)
+        return AmplificationResult(query, value, best.name, attack, ups + lows,
                                        _campaign_params(ev, params), compute_time() - start)
     from .accountant import Accountant  # the accountant imports the events: not at load time
     acct = Accountant().compose(ev)
@@ -273,26 +274,26 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
     note = ("distinct rounds: no composition bound is proved for them; a device reporting "
             "in one round of each of k consecutive blocks (scheme 'blocks') is accounted as "
             "the k-fold composition" if ev.linked else "")
-    bounds = [AMP.Bound("composition", label, out.value, note=note, seconds=out.seconds)]
+    bounds = [Bound("composition", label, out.value, note=note, seconds=out.seconds)]
     low = None
     if lower and ev.scheme == "blocks":
         one = _query(replace(ev, per_device=1), query, arg, True)
         low = one.lower
-        bounds.append(AMP.Bound("lower", "lower bound: the attack on one block (§2.16)",
+        bounds.append(Bound("lower", "lower bound: the attack on one block (§2.16)",
                                 low, upper=False))
     if lower and not ev.adaptive and ev.oracle is None:
         union = _union_attack(ev, query, arg)
-        bounds.append(AMP.Bound("lower_union", "lower bound: the count of one value over all "
+        bounds.append(Bound("lower_union", "lower bound: the count of one value over all "
                                 "rounds (§2.16)", union, upper=False))
         low = union if low is None else max(low, union)
     elif lower and low is None:
-        bounds.append(AMP.Bound("lower", "lower bound", None, upper=False,
+        bounds.append(Bound("lower", "lower bound", None, upper=False,
                                 note=f"no attack for an oracle or adaptive rounds with scheme "
                                      f"{ev.scheme!r} and k > 1"))
     e0 = ev.local_eps0 if math.isfinite(ev.local_eps0) else None
     given = {"delta" if query == "epsilon" else "eps": arg}
     params = _campaign_params(ev, dict(n=ev.n, eps0=e0, k=ev.k_rr, delta0=0.0, **given))
-    return AMP.AmplificationResult(query, out.value, "composition", low, tuple(bounds), params,
+    return AmplificationResult(query, out.value, "composition", low, tuple(bounds), params,
                                    compute_time() - start)
 
 
