@@ -12,6 +12,7 @@ Target: the default within 1.5x dp_accounting's PLD time at equal or tighter eps
 import time
 
 from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import event_profiles as EP
 from ldpcompress.accounting import events as E
 
 Q, SIGMA, STEPS, DELTA = 256 / 60000, 1.1, 14062, 1e-5
@@ -20,8 +21,8 @@ Q, SIGMA, STEPS, DELTA = 256 / 60000, 1.1, 14062, 1e-5
 def _clear():
     A._event_pld.cache_clear()
     A._event_rdp.cache_clear()
-    E._noise_of.cache_clear()
-    E._grid_rdp_atoms.cache_clear()
+    EP.noise_of.cache_clear()
+    EP.grid_rdp_atoms.cache_clear()
 
 
 def ours(h=None):

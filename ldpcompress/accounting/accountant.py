@@ -36,9 +36,14 @@ from . import pld as P
 from . import pure as PU
 from . import rdp as R
 from . import state as S
-from . import allocation as _allocation  # noqa: F401  (registers its event in EVENTS)
+# the events defined beside their mathematics add themselves to EVENTS (a saved ledger may name
+# them) and register with the backends
+from . import allocation as _allocation  # noqa: F401
+from . import allocation_central as _allocation_central  # noqa: F401
+from . import event_pld as EPLD
+from . import event_rdp as ERDP
 from .events import EVENTS, Event, Gaussian
-from .kov import kov_delta, kov_epsilon
+from .kov import approx_dp, kov_delta, kov_epsilon
 from .result import AccountingResult
 from .rounding import round_up
 
@@ -325,10 +330,10 @@ class Accountant:
         (rounded up): the same mechanism (docs/theory.md §3.5), one grid instead of many. Equal
         events are merged (accounting/plan.py), or the query's plan says what to build."""
         events = PL.group(self.events) if self._plan is None else self._plan.events
-        gauss = [(e.gaussian_mu(), t) for e, t in events if e.gaussian_mu() is not None]
+        gauss = [(_gaussian_mu(e), t) for e, t in events if _gaussian_mu(e) is not None]
         if len(gauss) + sum(t for _, t in gauss) <= 2:  # at most one, once: nothing to fold
             return events
-        rest = [(e, t) for e, t in events if e.gaussian_mu() is None]
+        rest = [(e, t) for e, t in events if _gaussian_mu(e) is None]
         return [(Gaussian(1.0, G.compose_mu(gauss)), 1)] + rest
 
     def _compose_pld(self, h: float, rounding: str) -> P.PLD | None:
@@ -351,9 +356,9 @@ class Accountant:
         return "dual" if self._grid_rounds() <= DUAL_MAX_ROUNDS else "mean"
 
     def _rounded_rounds(self) -> int:
-        """Grids composed whose "mean" grid is not mean-rounded (Event.MEAN_GRID False): each
+        """Grids composed whose "mean" grid is not mean-rounded (event_pld.mean_grid False): each
         adds up to h to the certified gap, whatever the other rounds do."""
-        return sum(t for e, t in self._merged() if not e.MEAN_GRID)
+        return sum(t for e, t in self._merged() if not EPLD.mean_grid(e))
 
     def _gap_per_h(self, delta: float) -> float:
         """Predicted gap (upper - lower) in eps per unit of h for the scheme in use: T for
@@ -477,7 +482,7 @@ class Accountant:
         return curve * (1.0 + (len(merged) + 2) * 2.0 ** -52)
 
     def _kov(self) -> tuple[float, float, int]:
-        pairs = {event.approx_dp() for event, _ in self.events}
+        pairs = {approx_dp(event) for event, _ in self.events}
         known = {pair for pair in pairs if pair is not None}
         if len(known) != 1 or len(pairs) != 1:
             raise ValueError("KOV composition needs every event to be the same (eps, delta)-DP "
@@ -530,7 +535,7 @@ class Accountant:
         """mu of the ledger when it holds Gaussians only (closed form), else None."""
         merged = self._merged()
         if len(merged) == 1 and merged[0][1] == 1:
-            return merged[0][0].gaussian_mu()
+            return _gaussian_mu(merged[0][0])
         return None
 
     def _pure_total(self) -> float | None:
@@ -659,16 +664,22 @@ class Accountant:
 
 
 
+def _gaussian_mu(event: Event) -> float | None:
+    """mu = sensitivity / sigma of a Gaussian mechanism (Gaussians compose in closed form,
+    docs/theory.md §3.5), else None."""
+    return event.sensitivity / event.sigma if isinstance(event, Gaussian) else None
+
+
 @functools.lru_cache(maxsize=64)
 def _event_pld(event: Event, h: float, rounding: str) -> P.PLD | None:
     """One event's PLD, cached: events are frozen (hashable) dataclasses."""
-    return event.pld(h, rounding)
+    return EPLD.pld(event, h, rounding)
 
 
 @functools.lru_cache(maxsize=256)
 def _event_rdp(event: Event, orders: tuple) -> np.ndarray | None:
     """One event's RDP curve at the given orders, cached."""
-    r = event.rdp(np.array(orders))
+    r = ERDP.rdp(event, np.array(orders))
     return None if r is None else np.asarray(r, dtype=float)
 
 

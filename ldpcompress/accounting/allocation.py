@@ -45,8 +45,12 @@ from ..core.progress import compute_time
 from ..randomizers.contract import LocalRandomizer
 from . import amplification as AMP
 from . import blanket as BL
+from . import event_pld as EPLD
+from . import event_rdp as ERDP
+from . import plan as PL
 from .bounds import AmplificationResult, Bound, best_upper
 from .events import EVENTS, Event, KRRShuffledRound, OracleShuffledRound, ShuffledRound
+from .kov import approx_dp
 from .rounding import fraction_up
 from .solve import largest_feasible
 
@@ -208,29 +212,47 @@ class AllocatedShuffledRounds(Event):
             return KRRShuffledRound(self.n, self.eps0, self.k_rr, points=self.points)
         return OracleShuffledRound(self.n, self.oracle, points=self.points)
 
-    # -- the Event interface ---------------------------------------------------------------
-    def work(self, h, orders):
-        """The one-round event's cost (its self-composition is a few FFTs more)."""
-        return self.round_event.work(h, orders)
-
-    def pld(self, h, rounding):
-        one = self.round_event.pld(h, rounding)
-        return one if one is None or self.times == 1 else one.self_compose(self.times)
-
-    def rdp(self, orders):
-        r = self.round_event.rdp(orders)
-        return None if r is None else np.asarray(r, dtype=float) * self.times
-
-    def approx_dp(self):
-        pair = self.round_event.approx_dp()
-        if pair is None or pair[1] != 0.0:
-            return None
-        # basic composition of pure DP, the product formed exactly and rounded up (the "pure"
-        # method reads delta = 0 from this eps on)
-        return fraction_up(Fraction(pair[0]) * self.times), 0.0
-
 
 EVENTS[AllocatedShuffledRounds.__name__] = AllocatedShuffledRounds
+
+
+# -- the campaign's accounting, registered with the backends: the one-round event's, composed
+# ``times`` times ----------------------------------------------------------------------------
+
+def _allocated_shuffled_rounds_work(event, h, orders):
+    """The one-round event's cost (its self-composition is a few FFTs more)."""
+    return PL.work(event.round_event, h, orders)
+
+
+PL.work.register(AllocatedShuffledRounds, _allocated_shuffled_rounds_work)
+
+
+def _allocated_shuffled_rounds_pld(event, h, rounding):
+    one = EPLD.pld(event.round_event, h, rounding)
+    return one if one is None or event.times == 1 else one.self_compose(event.times)
+
+
+EPLD.pld.register(AllocatedShuffledRounds, _allocated_shuffled_rounds_pld)
+
+
+def _allocated_shuffled_rounds_rdp(event, orders):
+    r = ERDP.rdp(event.round_event, orders)
+    return None if r is None else np.asarray(r, dtype=float) * event.times
+
+
+ERDP.rdp.register(AllocatedShuffledRounds, _allocated_shuffled_rounds_rdp)
+
+
+def _allocated_shuffled_rounds_approx_dp(event):
+    pair = approx_dp(event.round_event)
+    if pair is None or pair[1] != 0.0:
+        return None
+    # basic composition of pure DP, the product formed exactly and rounded up (the "pure"
+    # method reads delta = 0 from this eps on)
+    return fraction_up(Fraction(pair[0]) * event.times), 0.0
+
+
+approx_dp.register(AllocatedShuffledRounds, _allocated_shuffled_rounds_approx_dp)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -44,10 +44,10 @@ from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep
 from ..kernels.blanket_pair import PairLaw, pair_upper_delta
 from ..kernels.mblocks import m_blocks
 from ..kernels.records import record
-from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from ..randomizers.table_law import TableStructure
+from .checks import realised_eps0, structure
 from .profiles import Profile
 from .rounding import fraction_down, fraction_up, round_down
 
@@ -65,32 +65,6 @@ BLOCK_REL = 5e-5    # ... or this fraction of the mean of M' if wider (large n: 
 BLOCK_REL_PAIR = 2e-4  # the same for correlated laws, whose per-block cost grows as sqrt(n)
 J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta by <= this sd of V
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
-
-
-def structure(oracle) -> (ShuffleStructure | ScalarStructure | BinaryStructure | TableStructure
-                          | None):
-    """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
-    derived from its realised parameters; a binary randomizer may state its two probabilities,
-    docs/theory.md §2.14), or None when it states none (the generic bound at its replacement
-    eps applies); TypeError for anything that is not a randomizer."""
-    if not isinstance(oracle, LocalRandomizer):
-        raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
-                        f"{type(oracle).__name__}")
-    st = oracle.shuffle_structure()
-    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure, BinaryStructure,
-                                              TableStructure)):
-        raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        "ShuffleStructure, a ScalarStructure, a BinaryStructure, a TableStructure "
-                        "or None, got "
-                        f"{type(st).__name__}")
-    return st
-
-
-def realised_eps0(oracle) -> float:
-    """The replacement eps0 the accounting uses for a randomizer: its structure's realised
-    eps0 (rounded up), else its stated replacement eps."""
-    st = structure(oracle)
-    return oracle.replacement_eps if st is None else st.eps0
 
 
 def law_key(oracle) -> tuple | None:
