@@ -1,20 +1,16 @@
 """The events an accountant composes: data-only, frozen (hashable) records of mechanisms, each
-validating its own fields (docs/theory.md §3.4). What an event offers to composition lives in
-the backends, which dispatch on its type and say which events they support: its PLD
-(accounting/event_pld.py), its Renyi curve (accounting/event_rdp.py), its (eps, delta) pair for
-KOV (accounting/kov.py), its pure eps (accounting/pure.py), its dp_accounting DpEvent
-(accounting/interop.py) and its cost (accounting/plan.py); the profiles of the shuffled rounds
-in accounting/event_profiles.py. As dp_accounting keeps ``dp_event.py`` apart from its
-accountants, this module imports no accounting code but the validation of its fields
-(accounting/sampling.py for participation, accounting/checks.py for a randomizer's structure).
+validating its own fields (docs/theory.md §3.4). The backends dispatch on their type and say
+which they support: the PLD (event_pld), the Renyi curve (event_rdp), the (eps, delta) pair
+(kov), the pure eps (pure), the DpEvent (interop) and the cost (plan); the shuffled rounds'
+profiles are in event_profiles. As dp_accounting keeps ``dp_event.py`` apart from its
+accountants, this module imports no accounting code but its fields' validation (sampling, checks).
 """
 from __future__ import annotations
 
 import functools
-import math
+import importlib
 import warnings
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -45,49 +41,34 @@ class Event:
 
     relation: str | None = None  # a class constant, or a field where the user gives it
 
-    # -- deprecated: the behaviour lives in the backends, which these delegate to -------------
-    # (kept for code written against the methods; each warns and names its replacement; they
-    # go in the next release, and with them this module's only imports of accounting code)
-    def pld(self, h: float, rounding: str):
-        """Deprecated: ``accounting.event_pld.pld(event, h, rounding)``."""
-        from .event_pld import pld
-        _deprecated("pld", "event_pld.pld")
-        return pld(self, h, rounding)
-
-    def rdp(self, orders):
-        """Deprecated: ``accounting.event_rdp.rdp(event, orders)``."""
-        from .event_rdp import rdp
-        _deprecated("rdp", "event_rdp.rdp")
-        return rdp(self, orders)
-
-    def approx_dp(self) -> tuple[float, float] | None:
-        """Deprecated: ``accounting.kov.approx_dp(event)``."""
-        from .kov import approx_dp
-        _deprecated("approx_dp", "kov.approx_dp")
-        return approx_dp(self)
-
-    def pure_eps(self):
-        """Deprecated: ``accounting.pure.pure_eps(event)``."""
-        from .pure import pure_eps
-        _deprecated("pure_eps", "pure.pure_eps")
-        return pure_eps(self)
-
-    def to_dp_event(self, dp):
-        """Deprecated: ``accounting.interop.dp_event_of(event, dp)``."""
-        from .interop import dp_event_of
-        _deprecated("to_dp_event", "interop.dp_event_of")
-        return dp_event_of(self, dp)
-
-    def work(self, h: float, orders: int) -> tuple[float, float, float]:
-        """Deprecated: ``accounting.plan.work(event, h, orders)``."""
-        from .plan import work
-        _deprecated("work", "plan.work")
-        return work(self, h, orders)
+    # deprecated (one release): pld, rdp, approx_dp, pure_eps, to_dp_event and work, set below:
+    # each warns and calls its backend, looked up by name at call time (no import of the
+    # accounting's backends here; they go with these methods)
 
 
-def _deprecated(method: str, replacement: str) -> None:
-    warnings.warn(f"Event.{method}() is deprecated: call ldpcompress.accounting.{replacement}"
-                  "(event, ...)", DeprecationWarning, stacklevel=3)
+def _deprecated(method: str, module: str, function: str):
+    """Event.<method>(*args) -> ldpcompress.accounting.<module>.<function>(event, *args), with a
+    DeprecationWarning naming the replacement."""
+    replacement = f"ldpcompress.accounting.{module}.{function}"
+
+    def delegate(self, *args):
+        warnings.warn(f"Event.{method}() is deprecated: call {replacement}(event, ...)",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(f"ldpcompress.accounting.{module}"),
+                       function)(self, *args)
+    delegate.__name__, delegate.__qualname__ = method, f"Event.{method}"
+    delegate.__doc__ = (f"Deprecated: ``{replacement}(event, *args)``.\n\nParameters\n"
+                        f"----------\n*args\n    The arguments of ``{function}`` after the "
+                        "event.\n")
+    return delegate
+
+
+for _method, _module, _function in (("pld", "event_pld", "pld"), ("rdp", "event_rdp", "rdp"),
+                                    ("approx_dp", "kov", "approx_dp"),
+                                    ("pure_eps", "pure", "pure_eps"),
+                                    ("to_dp_event", "interop", "dp_event_of"),
+                                    ("work", "plan", "work")):
+    setattr(Event, _method, _deprecated(_method, _module, _function))
 
 
 def _points(points) -> int:
