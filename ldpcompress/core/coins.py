@@ -17,12 +17,10 @@ Temporaries are bounded (``CHUNK_BYTES`` of stream at a time); only the output g
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .lazy import lazy_module
-from .prg import UNIFORM_BITS, WordStream
+from .prg import WordStream, coin_threshold
 
 _kernels = lazy_module("ldpcompress.kernels.coins")  # Numba: compiled at first use
 
@@ -66,14 +64,6 @@ def client_stream(entropy) -> WordStream:
     if HARDWARE_AES or getattr(entropy, "for_simulation", False):
         return expand()
     return entropy
-
-
-def coin_threshold(p: float) -> int:
-    """c = ceil(p 2^53): ``uniform() < p`` holds iff j < c for the uniform's integer j in
-    [0, 2^53), so the realised probability is c / 2^53 (p 2^53 is exact in floating point)."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be in [0, 1], got {p!r}")
-    return math.ceil(p * 2.0 ** UNIFORM_BITS)
 
 
 def bernoulli_bits(stream: WordStream, count: int, p: float) -> np.ndarray:
