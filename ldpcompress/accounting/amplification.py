@@ -55,7 +55,7 @@ __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_
            "CLOSED_FORM_LABEL", "closed_form_epsilon", "closed_form_delta", "krr_split_epsilon",
            "krr_split_delta", "krr_blanket_epsilon", "krr_blanket_delta", "lower_epsilon",
            "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "approx_extra_delta",
-           "epsilon", "delta"]
+           "epsilon", "epsilon_of", "delta"]
 
 
 
@@ -304,8 +304,9 @@ def _params(n, eps0, k, delta0, **extra):
 
 
 def _common_args(n, eps0, k, delta0):
-    """Validated (n, eps0, k, delta0); k-RR is pure DP, so k and delta0 > 0 exclude each other."""
-    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
+    """Validated (n, eps0, k, delta0) for an n the caller validated; k-RR is pure DP, so k and
+    delta0 > 0 exclude each other."""
+    eps0 = V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     delta0 = V.probability_closed_open(delta0, "delta0")
     if delta0 > 0.0 and k is not None:
@@ -328,7 +329,8 @@ class _Query:
 
 
 def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
-    """The bounds that apply to the randomizer described by (eps0, k, delta0) or by ``oracle``."""
+    """The bounds that apply to the randomizer described by (eps0, k, delta0) or by ``oracle``
+    (n validated by the caller)."""
     blocks = V.blocks(blocks)
     if oracle is None:
         if eps0 is None:
@@ -346,7 +348,6 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     from ..randomizers.scalar import ScalarStructure  # an oracle's law: when one is given
     from ..randomizers.structure import BinaryStructure
     st = BL.structure(oracle)
-    n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
         return _scalar_plan(n, st, oracle)
     if isinstance(st, BinaryStructure):
@@ -372,14 +373,14 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
         uppers = tuple(_krr_profiles(n, eps0, krr_k, blocks))
         low = _lower_profile(n, V.local_eps0(max(st.eps0_lower, 5e-324)), krr_k, uppers)
         return _Query(n, eps0, uppers, low, "", True, dict(params, eps0=eps0))
-    blanket = BL.BlanketProfile(n, st)
+    blanket = BL.BlanketProfile(n, st, checked=True)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
     profiles: list[Profile] = [blanket]
     if st.eps0 <= EXP_MAX:
         profiles.insert(0, GeneralProfile(n, st.eps0))
     lower, note = None, ""
     if st.t3 is not None:
-        lower = BL.OracleLowerProfile(n, st)
+        lower = BL.OracleLowerProfile(n, st, checked=True)
         lower.label = f"lower bound: {st.oracle} attack"
     else:
         note = f"no attack on {st.oracle} with fewer than 3 items"
@@ -487,6 +488,24 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
     """
     if delta is None:
         raise TypeError("epsilon() needs delta")
+    return epsilon_of(V.shuffle_users(n), eps0, delta, k=k, delta0=delta0, oracle=oracle,
+                      blocks=blocks, lower=lower, gamma=gamma, sample=sample, relation=relation)
+
+
+def epsilon_of(n: int, eps0, delta, *, k=None, delta0: float = 0.0, oracle=None,
+               blocks: int | None = 64, lower: bool = True, gamma=None, sample=None,
+               relation=None) -> AmplificationResult:
+    """:func:`epsilon` of an n already validated (``validate.shuffle_users``): the forward
+    query the inverse searches (accounting/inverse.py) ask in their loops, n checked once at
+    their entry (the other arguments as :func:`epsilon` checks them).
+
+    Parameters
+    ----------
+    n : int
+        Users, validated by the caller.
+    eps0, delta, k, delta0, oracle, blocks, lower, gamma, sample, relation
+        As :func:`epsilon`.
+    """
     res = _sampled("epsilon", n, eps0, delta, k, delta0, oracle, lower, gamma, sample, relation)
     if res is not None:
         return res
@@ -554,6 +573,7 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
     """
     if eps is None:
         raise TypeError("delta() needs eps")
+    n = V.shuffle_users(n)
     res = _sampled("delta", n, eps0, eps, k, delta0, oracle, lower, gamma, sample, relation)
     if res is not None:
         return res

@@ -56,11 +56,13 @@ def _shuffled_round_rdp(event, orders):
     alone there (the cheap construction a query chooses when the exact one would cost
     too much, accounting/plan.py)."""
     small = EP.exact_rdp(event)
-    curve = R.shuffled_rdp(event.n, event.eps0, orders) if small else None
+    curve = R.shuffled_rdp_of(event.n, event.eps0, R.check_orders(orders)) if small else None
     if event.eps0 <= EP.DOTS_RDP_EPS0_MAX:
         dots = _dots_rdp(event, orders)
         curve = dots if curve is None else np.minimum(curve, dots)
-    return R.shuffled_rdp(event.n, event.eps0, orders) if curve is None else curve
+    if curve is None:  # the dots are not checked this far: the exact pair at any n
+        curve = R.shuffled_rdp_of(event.n, event.eps0, R.check_orders(orders))
+    return curve
 
 
 rdp.register(ShuffledRound, _shuffled_round_rdp)
