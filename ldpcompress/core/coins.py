@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .chunks import spans
 from .lazy import lazy_module
 from .prg import WordStream, coin_threshold
 
@@ -78,10 +79,10 @@ def bernoulli_bits(stream: WordStream, count: int, p: float) -> np.ndarray:
     hi, lo = c >> TAIL_BITS, c & ((1 << TAIL_BITS) - 1)
     out = np.empty(count, dtype=np.bool_)
     ties = np.empty(min(count, CHUNK_BYTES), dtype=np.int32)
-    for start in range(0, count, CHUNK_BYTES):
-        size = min(CHUNK_BYTES, count - start)
+    for span in spans(count, CHUNK_BYTES):
+        size = span.stop - span.start
         raw = stream.words((size + 7) // 8).view(np.uint8)[:size]
-        block = out[start:start + size]
+        block = out[span]
         t = _kernels.bytes_below(raw, hi, block, ties)
         if t:
             tails = stream.words(t) >> np.uint64(64 - TAIL_BITS)
