@@ -27,6 +27,7 @@ from ldpcompress.accounting.events import (
 )
 from ldpcompress.cli.main import main as cli_main
 from ldpcompress.kernels import participation as K
+from ldpcompress.kernels import participation_subst as KS
 from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.rappor import OUE
 from ldpcompress.randomizers.subset import SubsetSelection
@@ -431,9 +432,9 @@ def test_blanket_kernels_match_mpmath(relation, sk):
                                          float(1 - st.a), st.gamma_c_times, st.expm1_eps0, eps,
                                          TOL, q0p, 0.0)
         else:
-            c_lo, mass, tau, shift, out = K.subst_blanket_blocks(ns, ws, x0s, x1, sp, spc, wt,
+            c_lo, mass, tau, shift, out = KS.subst_blanket_blocks(ns, ws, x0s, x1, sp, spc, wt,
                                                                  st.gamma, 1e-9, TOL, False)
-            got = K.subst_blanket_indep(c_lo, mass, tau, shift, float(st.a), float(1 - st.a),
+            got = KS.subst_blanket_indep(c_lo, mass, tau, shift, float(st.a), float(1 - st.a),
                                         st.gamma_c_times, float(st.a1), st.expm1_eps0, math.inf,
                                         eps, TOL, out)
         _close(got, mp_blanket(st, n, eps, relation, sk.get("gamma"), sk.get("sample")))

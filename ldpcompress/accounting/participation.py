@@ -40,11 +40,10 @@ from ..kernels.participation import (
     poisson_count_attack_delta,
     remove_blanket_delta,
     remove_clone_delta,
-    subst_blanket_blocks,
-    subst_blanket_indep,
-    subst_blanket_pair,
     subst_clone_delta,
 )
+from ..kernels.participation_subst import (subst_blanket_blocks, subst_blanket_indep,
+                                           subst_blanket_pair)
 from ..kernels.records import record
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
