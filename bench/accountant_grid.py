@@ -8,6 +8,7 @@ import sys
 import time
 
 from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import event_profiles as EP
 from ldpcompress.accounting import events as E
 from ldpcompress.randomizers import PIRappor
 
@@ -44,7 +45,7 @@ def ledgers(quick: bool):
 
 
 def _clear():
-    for cache in (A._event_pld, A._event_rdp, E._dots_atoms, E._noise_of, E._grid_rdp_atoms):
+    for cache in (A._event_pld, A._event_rdp, EP.dots_atoms, EP.noise_of, EP.grid_rdp_atoms):
         cache.cache_clear()
 
 

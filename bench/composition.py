@@ -28,6 +28,8 @@ import tracemalloc
 import numpy as np
 
 from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import event_pld as EPLD
+from ldpcompress.accounting import event_profiles as EP
 from ldpcompress.accounting import events as E
 from ldpcompress.accounting import pld as P
 from ldpcompress.accounting.profiles import GeneralProfile, general_pair
@@ -39,7 +41,7 @@ DELTA = 1e-6
 def _clear():
     A._event_pld.cache_clear()
     A._event_rdp.cache_clear()
-    E._dots_atoms.cache_clear()
+    EP.dots_atoms.cache_clear()
 
 
 def ours(n, eps0, rounds, h=None, method="auto"):
@@ -142,7 +144,7 @@ def central():
         return
     pld_acct = lambda h=1e-4: dp.pld.PLDAccountant(value_discretization_interval=h)  # noqa
     print("Central events against dp_accounting (same process, warm):")
-    E.PoissonSampledGaussian(1.0, 0.01).pld(1e-3, "up")  # warm imports
+    EPLD.pld(E.PoissonSampledGaussian(1.0, 0.01), 1e-3, "up")  # warm imports
     # 100 Gaussians, homogeneous and mixed
     tree = dp.SelfComposedDpEvent(dp.GaussianDpEvent(10.0), 100)
     res, t = _timed(lambda: A.Accountant().compose(E.Gaussian(10.0), times=100).epsilon(1e-6))
@@ -167,10 +169,10 @@ def central():
         A.Accountant(h=h).compose(event, times=1000).epsilon(1e-5, method="pld")  # warm
         pld_acct(h).compose(tree).get_epsilon(1e-5)
         _clear()
-        E._noise_of.cache_clear()  # the timed run builds the event's grids again
+        EP.noise_of.cache_clear()  # the timed run builds the event's grids again
         res, t = _timed(lambda: A.Accountant(h=h).compose(event, times=1000).epsilon(1e-5,
                                                                                  method="pld"))
-        lower = event.pld(h, "down").self_compose(1000).epsilon(1e-5)
+        lower = EPLD.pld(event, h, "down").self_compose(1000).epsilon(1e-5)
         theirs, tt = _timed(lambda: pld_acct(h).compose(tree).get_epsilon(1e-5))
         _versus(f"DP-SGD q 0.01 sigma 1 x 1000, delta 1e-5, h = {h:g}", res.value, t, theirs,
                 tt, lower)
@@ -185,7 +187,7 @@ def central():
     tree = dp.SelfComposedDpEvent(dp.PoissonSampledDpEvent(0.1, dp.LaplaceDpEvent(2.0)), 100)
     res, t = _timed(lambda: A.Accountant(h=1e-4).compose_dp_event(tree).epsilon(1e-5,
                                                                               method="pld"))
-    lower = E.PoissonSampledLaplace(2.0, 0.1).pld(1e-4, "down").self_compose(100).epsilon(1e-5)
+    lower = EPLD.pld(E.PoissonSampledLaplace(2.0, 0.1), 1e-4, "down").self_compose(100).epsilon(1e-5)
     theirs, tt = _timed(lambda: pld_acct().compose(tree).get_epsilon(1e-5))
     _versus("subsampled Laplace q 0.1 b 2 x 100, delta 1e-5, h = 1e-4", res.value, t, theirs,
             tt, lower)

@@ -14,6 +14,7 @@ equal or tighter eps, its gap target met.
 import time
 
 from ldpcompress.accounting import accountant as A
+from ldpcompress.accounting import event_profiles as EP
 from ldpcompress.accounting import events as E
 
 Q, SIGMA, STEPS, DELTA = 256 / 60000, 1.1, 14062, 1e-5
@@ -22,8 +23,8 @@ Q, SIGMA, STEPS, DELTA = 256 / 60000, 1.1, 14062, 1e-5
 def _clear():
     A._event_pld.cache_clear()
     A._event_rdp.cache_clear()
-    E._noise_of.cache_clear()
-    E._grid_rdp_atoms.cache_clear()
+    EP.noise_of.cache_clear()
+    EP.grid_rdp_atoms.cache_clear()
 
 
 def ours(h=None):

@@ -25,6 +25,7 @@ import time
 
 from ldpcompress.accounting import Accountant, ShuffledRound
 from ldpcompress.accounting import plan as PL
+from ldpcompress.accounting.event_pld import pld
 from ldpcompress.cli.main import main as cli
 from ldpcompress.core import locked_files as LF
 
@@ -54,7 +55,7 @@ def hostile(folder):
     path = os.path.join(folder, "ledger.json")
     ledger(distinct(1000)).save(path)
     print(f"A. 1,000 distinct shuffled rounds, {os.path.getsize(path) / 1e3:.0f} KB:")
-    ShuffledRound(1000, 1.0).pld(1e-3, "mean")  # warm the kernels
+    pld(ShuffledRound(1000, 1.0), 1e-3, "mean")  # warm the kernels
     cpu = time.process_time()
     res, secs = timed(lambda: Accountant.load(path).epsilon(DELTA))
     cpu = time.process_time() - cpu
@@ -125,7 +126,7 @@ def concurrent(folder, locked=True):
 
 
 def appends(folder):
-    ShuffledRound(2000, 1.0).pld(1e-3, "up")
+    pld(ShuffledRound(2000, 1.0), 1e-3, "up")
     kept, secs, codes = concurrent(folder, True)
     lost, secs_old, codes_old = concurrent(folder, False)
     print(f"D. 1 + 8 concurrent appends: locked kept {kept} of 9 events ({secs:.1f} s, exits "

@@ -24,6 +24,8 @@ from scipy import fft, optimize, signal, stats
 from ldpcompress.accounting import Accountant
 from ldpcompress.accounting import amplification as A
 from ldpcompress.accounting import blanket as BL
+from ldpcompress.accounting import event_pld as EPLD
+from ldpcompress.accounting import event_profiles as EP
 from ldpcompress.accounting import events as EV
 from ldpcompress.accounting import participation as PA
 from ldpcompress.randomizers.pirappor import PIRappor
@@ -131,12 +133,12 @@ def composition():
     print("\n100 composed rounds (accountant, cold event)")
     for rel in ("add_remove", "substitution"):
         for sk in (dict(gamma=GAMMA), dict(sample=M)):
-            EV._sampled_atoms.cache_clear()
+            EP.sampled_atoms.cache_clear()
             t0 = time.perf_counter()
             ev = EV.SampledShuffledRound(N, EPS0, relation=rel, **sk)
             r = Accountant().compose(ev, 100).epsilon(DELTA)
             t = time.perf_counter() - t0
-            dens = ev.pld(r.h, "up").dirs[0].pmf
+            dens = EPLD.pld(ev, r.h, "up").dirs[0].pmf
             t0 = time.perf_counter()
             acc = np.array([1.0])
             for _ in range(100):

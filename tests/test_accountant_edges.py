@@ -18,6 +18,8 @@ from ldpcompress.accounting import events as E
 from ldpcompress.accounting import kov as K
 from ldpcompress.accounting import pld as P
 from ldpcompress.accounting import rdp as R
+from ldpcompress.accounting import event_pld as EPLD
+from ldpcompress.accounting import event_rdp as ERDP
 
 pytestmark = pytest.mark.usefixtures("fp_errors")
 
@@ -117,11 +119,14 @@ def test_rounded_up_rounds_meet_the_target_at_the_floor_or_say_it_is_missed():
     assert fixed.target_met is None  # h fixed by the user: no target
     assert res.value <= fixed.value
     # the lower end bounds the truth from below: the upper end on a finer grid is above it
-    finer = event.pld(4e-5, "up").self_compose(2000).epsilon(1e-5)
+    finer = EPLD.pld(event, 4e-5, "up").self_compose(2000).epsilon(1e-5)
     assert res.lower <= finer <= res.value
     strict = A.Accountant(gap=1e-5).compose(event, times=2000).epsilon(1e-5)
     assert strict.target_met is False and strict.h == A.H_ROUNDED_MIN
     assert "gap target missed" in repr(strict) and "fix h to go finer" in " ".join(strict.notes)
+    # a lower bound of the truth: the round-down cells grid at a fine step, composed
+    low = EPLD.pld(event, 2e-5, "down").self_compose(2000).epsilon(1e-5)
+    assert low <= res.value
 
 
 def test_a_met_target_is_not_flagged():
@@ -167,7 +172,7 @@ def test_clone_pld_at_large_eps0_is_exact_rr_for_one_user(eps0):
         e0, e = mp.mpf(eps0), mp.mpf(eps)
         exact = float((mp.e ** e0 - mp.e ** e) / (mp.e ** e0 + 1))
         assert grid.delta(eps) >= exact * (1 - 1e-12)
-    curve = E.ShuffledRound(1, eps0).rdp(np.array([1.5, 4.0]))
+    curve = ERDP.rdp(E.ShuffledRound(1, eps0), np.array([1.5, 4.0]))
     assert np.all(curve <= eps0) and np.all(curve >= R.pure_rdp(eps0, [1.5, 4.0]) * (1 - 1e-9))
 
 
@@ -199,7 +204,7 @@ def brute_krr_rdp(n, k, eps0, alpha):
 @pytest.mark.parametrize("n, k, eps0", [(3, 3, 1.0), (4, 3, 2.0), (3, 4, 1.5)])
 def test_krr_rdp_dominates_brute_force(n, k, eps0):
     orders = np.array([1.5, 2.0, 4.0, 10.0])
-    curve = E.KRRShuffledRound(n, eps0, k).rdp(orders)
+    curve = ERDP.rdp(E.KRRShuffledRound(n, eps0, k), orders)
     for a, c in zip(orders, curve):
         assert brute_krr_rdp(n, k, eps0, a) <= c + 1e-12
 
@@ -413,7 +418,7 @@ def test_krr_round_rdp_dominates_exact_worst_case(n, eps0):
     from reference import krr_histogram_law
     k = 3
     orders = np.array([1.5, 2.0, 4.0, 16.0, 64.0])
-    curve = E.KRRShuffledRound(n, eps0, k).rdp(orders)
+    curve = ERDP.rdp(E.KRRShuffledRound(n, eps0, k), orders)
     for others in itertools.combinations_with_replacement(range(k), n - 1):
         law0 = krr_histogram_law((0,) + others, k, eps0)
         law1 = krr_histogram_law((1,) + others, k, eps0)

@@ -54,3 +54,41 @@ def test_public_entry_points_still_check():
         L.accounting.amplification.closed_form_epsilon(0, 1.0, 1e-6)
     with pytest.raises(ValueError, match="delta0"):
         L.accounting.amplification.approx_epsilon(100, 1.0, 1.5, 1e-6)
+
+
+def test_the_eps0_searches_check_n_once(checks):
+    # was once per probe of the search (the public epsilon() and the blanket profiles inside
+    # the loop): 102 checks of n in the demo's three searches
+    from ldpcompress.accounting import inverse
+    from ldpcompress.randomizers import PIRappor
+    inverse.max_eps0(N, 1.0, 1e-6)
+    assert sum(checks.values()) == 1, checks
+    checks.clear()
+    inverse.max_eps0(N, 1.0, 1e-6, lambda e: PIRappor(20, e), memo={})
+    assert sum(checks.values()) == 1, checks
+    checks.clear()
+    inverse.min_n(1.0, 1.0, 1e-6, k=4)  # no n given: the search's own n are not checked
+    assert sum(checks.values()) == 0, checks
+
+
+def test_a_ledger_checks_n_when_the_event_is_made(checks):
+    from ldpcompress.accounting import Accountant, KRRShuffledRound, ShuffledRound
+    acct = Accountant().compose(ShuffledRound(N, 1.0), times=3)
+    acct.compose(KRRShuffledRound(N, 1.0, 5))
+    assert sum(checks.values()) == 2, checks  # each event's constructor, once
+    acct.epsilon(1e-6, compare=True)
+    acct.delta(1.0)
+    assert sum(checks.values()) == 2, checks  # the queries and the backends: no check of n
+
+
+def test_the_whole_demo_checks_n_at_most_five_times(checks):
+    from ldpcompress.cli.main import main
+    import contextlib
+    import io
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["demo", "--n", str(N), "--k", "20"]) == 0
+    # the command line, demo.run, the eps0 searches and the chosen oracle's query, counted
+    # where they enter (not the validators' calls of each other); was 102 (146 with the
+    # randomizers' checks)
+    entries = sum(c for (module, _), c in checks.items() if module != V.__name__)
+    assert entries <= 5, checks

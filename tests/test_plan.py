@@ -15,6 +15,9 @@ from ldpcompress.accounting import Accountant, PureDP, ShuffledRound
 from ldpcompress import accounting as L
 from ldpcompress.accounting import plan as PL
 from ldpcompress.cli.main import main
+from ldpcompress.accounting import event_pld as EPLD
+from ldpcompress.accounting import event_profiles as EP
+from ldpcompress.accounting import event_rdp as ERDP
 
 DELTA = 1e-6
 
@@ -51,8 +54,8 @@ def test_a_too_costly_ledger_is_refused_before_any_work(monkeypatch):
 
     def spent(*args, **kwargs):
         raise AssertionError("work was spent before the refusal")
-    for name in ("pld", "rdp", "_profile"):
-        monkeypatch.setattr(ShuffledRound, name, spent)
+    for module, name in ((EPLD, "pld"), (ERDP, "rdp"), (EP, "profile")):
+        monkeypatch.setattr(module, name, spent)
     with no_hang("a refused query"):
         with pytest.raises(PL.QueryTooCostly, match=r"(?s)would take about .* s \(300 distinct "
                            r"events of 300 recorded.*12-point.*0\.5 s of the 1 s limit: refused "

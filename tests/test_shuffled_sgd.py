@@ -9,8 +9,12 @@ import pytest
 
 from ldpcompress.accounting import Accountant, ShuffledRound
 from ldpcompress.accounting import amplification as amp
+from ldpcompress.accounting import event_profiles as EP
 from ldpcompress.accounting import events as E
 from ldpcompress.accounting.profiles import GeneralProfile
+from ldpcompress.accounting import event_pld as EPLD
+from ldpcompress.accounting import event_rdp as ERDP
+from ldpcompress.accounting import kov as KOV
 
 
 def _random_ldp(rng, eps0, k, outs):
@@ -76,7 +80,7 @@ def test_pass_bound_above_brute_force_of_adaptive_protocols(eps0, seed):
     choices = [lambda h: 0, lambda h: sum(h) % 3, lambda h: (len(h) + 2 * sum(h)) % 3]
     profile = GeneralProfile(n, eps0)
     event = E.ShuffledSGDPass(n, eps0)
-    pld = event.pld(1e-3, "up")
+    pld = EPLD.pld(event, 1e-3, "up")
     for choose in choices:
         for eps in (0.0, 0.1 * eps0, 0.3 * eps0, 0.6 * eps0):
             exact = _worst(mats, choose, k, n, eps)
@@ -90,11 +94,11 @@ def test_pass_with_delta0_above_brute_force():
     eps0, delta0, k, n = 1.0, 0.01, 2, 3
     mats = [_leaky(eps0, delta0, k)]
     event = E.ShuffledSGDPass(n, eps0, delta0=delta0)
-    pld = event.pld(1e-3, "up")
+    pld = EPLD.pld(event, 1e-3, "up")
     for eps in (0.0, 0.2, 0.5, 0.9, 1.0, 1.5):
         exact = _worst(mats, lambda h: 0, k, n, eps)
         assert exact <= pld.delta(eps) + 1e-15
-        assert exact <= event._profile()(eps) + 1e-15
+        assert exact <= EP.profile(event)(eps) + 1e-15
 
 
 def test_pure_pass_is_the_shuffled_round():
@@ -105,7 +109,7 @@ def test_pure_pass_is_the_shuffled_round():
 
 def test_delta0_profile_is_the_running_minimum_of_thm_3_8():
     event = E.ShuffledSGDPass(10_000, 1.5, delta0=1e-10)
-    prof = event._profile()
+    prof = EP.profile(event)
     for eps in (0.05, 0.2, 0.6, 1.2):
         thm = min(amp.approx_delta(10_000, 1.5, 1e-10, e).value
                   for e in np.linspace(0.0, eps, 200))
@@ -113,7 +117,7 @@ def test_delta0_profile_is_the_running_minimum_of_thm_3_8():
     assert prof(1.5) == 1e-10 and prof(3.0) == 1e-10
     res = Accountant().compose(event, times=10).epsilon(1e-6)
     assert res.method in ("pld", "kov") and res.value <= 10 * 1.5
-    assert event.rdp(np.array([2.0])) is None and event.approx_dp() == (1.5, 1e-10)
+    assert ERDP.rdp(event, np.array([2.0])) is None and KOV.approx_dp(event) == (1.5, 1e-10)
 
 
 def test_gaussian_steps_set_eps0_from_the_exact_gaussian():

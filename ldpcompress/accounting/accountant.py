@@ -30,22 +30,25 @@ from ..core import display as D
 from ..core import validate as V
 from ..core.progress import compute_time
 from . import gaussian as G
-from . import interop as I
 from . import plan as PL
 from . import pld as P
 from . import pure as PU
 from . import rdp as R
-from . import state as S
-from . import allocation as _allocation  # noqa: F401  (registers its event in EVENTS)
+# the events defined beside their mathematics add themselves to EVENTS (a saved ledger may name
+# them) and register with the backends
+from . import allocation as _allocation  # noqa: F401
+from . import allocation_central as _allocation_central  # noqa: F401
+from . import event_pld as EPLD
+from . import event_rdp as ERDP
 from .events import EVENTS, Event, Gaussian
-from .kov import kov_delta, kov_epsilon
+from .kov import approx_dp, kov_delta, kov_epsilon
+from .ledger_io import MAX_ROUNDS, LedgerIO
 from .result import AccountingResult
 from .rounding import round_up
 
 __all__ = ["AccountingResult", "METHODS", "DUAL_MAX_ROUNDS", "MAX_ROUNDS", "Accountant",
            "rdp_delta"]
 
-MAX_ROUNDS = 10 ** 9  # composed rounds in all; beyond, integer sizes overflow int64 grids
 
 
 METHODS = ("auto", "pld", "rdp", "kov", "exact", "pure")
@@ -60,7 +63,7 @@ ROUNDED_MAX_POINTS = 2 ** 20  # a refinement below H_ROUNDED_MIN stays under thi
 LOWER_COARSER = 2.0  # the round-down grids beside a mean grid: this many times its step
 
 
-class Accountant:
+class Accountant(LedgerIO):
     """Records (event, times) pairs; answers epsilon(delta) and delta(eps) (§3.4).
 
     Parameters
@@ -146,60 +149,7 @@ class Accountant:
         """Rounds composed in all (the sum of every event's times)."""
         return self._rounds
 
-    # -- state and interop ---------------------------------------------------------------------
-    def compose_dp_event(self, dp_event) -> "Accountant":
-        """Compose the mechanisms of a dp_accounting ``DpEvent`` tree into this ledger.
-
-        Reads ``GaussianDpEvent`` and ``LaplaceDpEvent`` (as :class:`Gaussian` and
-        :class:`Laplace`), ``PoissonSampledDpEvent`` of either (add/remove neighbours, as
-        dp_accounting: :class:`PoissonSampledGaussian`, :class:`PoissonSampledLaplace`),
-        ``RandomizedResponseDpEvent`` (as :class:`RandomizedResponse`, substitution neighbours),
-        ``SelfComposedDpEvent`` and ``ComposedDpEvent`` at any depth, and ``NoOpDpEvent``.
-        Equal events are merged (composition is commutative). Needs the extra
-        ``[dp-accounting]`` (docs/guide.md §1, "Central mechanisms, DP-SGD and dp_accounting
-        in the same ledger").
-
-        Parameters
-        ----------
-        dp_event : dp_accounting.DpEvent
-            The tree to compose (untrusted: every count and parameter is validated).
-
-        Returns
-        -------
-        Accountant
-            This accountant, for chaining.
-
-        Raises
-        ------
-        TypeError
-            ``dp_event`` is not a DpEvent.
-        ValueError
-            An event this accountant does not model (its place in the tree is named, e.g.
-            ``dp_event.events[3].event``), a ``NonPrivateDpEvent``, an invalid parameter, or
-            more rounds than the ledger supports.
-
-        Examples
-        --------
-        >>> import dp_accounting as dp
-        >>> tree = dp.SelfComposedDpEvent(dp.GaussianDpEvent(2.0), 10)
-        >>> Accountant().compose_dp_event(tree).rounds
-        10
-        """
-        pairs = I.events_from_dp_event(dp_event, EVENTS)
-        total = sum(t for _, t in pairs)
-        if self.rounds + total > MAX_ROUNDS:
-            raise ValueError(f"the DpEvent composes {total} mechanisms; at most {MAX_ROUNDS:.0e} "
-                             f"rounds in all are supported ({self.rounds} recorded)")
-        for event, times in pairs:
-            self.compose(event, times)
-        return self
-
-    def to_dp_event(self):
-        """The ledger as a dp_accounting DpEvent tree (every event must have one: Gaussian,
-        Laplace and their Poisson-sampled forms, RandomizedResponse, PureDP as randomized
-        response over 2 buckets); otherwise export :meth:`pld`."""
-        return I.to_dp_event(self.events)
-
+    # -- the composed PLD -------------------------------------------------------------------
     def pld(self, h: float = 1e-4) -> P.PLD:
         """The composed PLD of the ledger on a round-up grid of step h (every event's
         pessimistic grid; Gaussians as one): its delta and eps are upper bounds.
@@ -215,103 +165,6 @@ class Accountant:
             raise ValueError("an event of the ledger has no round-up PLD")
         return pld
 
-    def to_dp_accounting(self, h: float = 1e-4):
-        """The ledger's composed privacy loss distribution as a dp_accounting
-        ``PrivacyLossDistribution``, to check a value there or to continue composing there.
-
-        The PLD is :meth:`pld` (every event on a round-up grid of step ``h``, Gaussians folded
-        into one): pessimistic, so dp_accounting's eps and delta read from it are upper bounds
-        for the ledger. Every event with a PLD is exported, shuffled rounds included (which a
-        ``DpEvent`` tree, :meth:`to_dp_event`, cannot express). Needs the extra
-        ``[dp-accounting]``.
-
-        Parameters
-        ----------
-        h : float
-            The grid step of the privacy losses (default 1e-4): smaller is tighter and larger.
-
-        Returns
-        -------
-        dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
-
-        Raises
-        ------
-        ValueError
-            An invalid ``h``, or a ledger event with no round-up PLD.
-
-        Examples
-        --------
-        >>> acct = Accountant().compose(Gaussian(sigma=5.0), times=4)
-        >>> pld = acct.to_dp_accounting(1e-3)
-        >>> bool(pld.get_epsilon_for_delta(1e-6) >= acct.epsilon(1e-6).lower)
-        True
-        """
-        return I.to_dp_accounting(self.pld(h))
-
-    def to_json(self) -> str:
-        """The recorded events and the settings as JSON (accounting/state.py)."""
-        return S.dumps(self)
-
-    @classmethod
-    def from_json(cls, text: str) -> "Accountant":
-        """An accountant from the text ``to_json()`` wrote (untrusted: checked as a file is).
-
-        Parameters
-        ----------
-        text : str
-            The JSON state.
-        """
-        return S.loads(text, cls, EVENTS)
-
-    def save(self, path, lock_timeout: float = S.LOCK_TIMEOUT) -> None:
-        """Write the state to a file: through a symlink to its target, under the ledger's
-        lock, atomically, keeping the file's mode; a read-only file is refused (ValueError).
-        To add rounds to a saved ledger use :meth:`ledger` (a locked read-modify-write).
-
-        Parameters
-        ----------
-        path : str or path
-            The ledger's file.
-        lock_timeout : float, default 300
-            Seconds to wait for the ledger's lock (then an error).
-        """
-        S.save(self, path, lock_timeout)
-
-    @classmethod
-    def load(cls, path) -> "Accountant":
-        """Read a state written by save(); the file is checked as untrusted input.
-
-        Parameters
-        ----------
-        path : str or path
-            The ledger's file. (untrusted).
-        """
-        return S.load(path, cls, EVENTS)
-
-    @classmethod
-    def ledger(cls, path, lock_timeout: float = S.LOCK_TIMEOUT, **settings):
-        """A saved ledger opened for change, as a context manager: the ledger's lock is held
-        for the block, which gets the accountant saved at ``path`` (a new
-        ``Accountant(**settings)`` when the file is absent); the ledger is written when the
-        block ends normally having added events, and left as it was when it raises.
-        Concurrent writers queue (at most ``lock_timeout`` seconds each), so none loses a round.
-
-        >>> with Accountant.ledger(path) as acct:           # doctest: +SKIP
-        ...     acct.compose(ShuffledRound(10**5, 2.0), times=7)
-        ...     eps = acct.epsilon(1e-6)      # should this raise, nothing is written
-
-        Parameters
-        ----------
-        path : str or path
-            The ledger's file.
-        lock_timeout : float, default 300
-            Seconds to wait for the ledger's lock (then an error).
-        **settings
-            Settings of a new ledger (``h``, ``max_size``, ``orders``, ``gap``) when the file
-            is absent.
-        """
-        return S.ledger(path, cls, EVENTS, lock_timeout, **settings)
-
     # -- PLD -----------------------------------------------------------------------------------
     def _pld(self, h: float, rounding: str) -> P.PLD | None:
         """The composed PLD (kept for later queries); None when some event has no PLD with
@@ -326,10 +179,10 @@ class Accountant:
         (rounded up): the same mechanism (docs/theory.md §3.5), one grid instead of many. Equal
         events are merged (accounting/plan.py), or the query's plan says what to build."""
         events = PL.group(self.events) if self._plan is None else self._plan.events
-        gauss = [(e.gaussian_mu(), t) for e, t in events if e.gaussian_mu() is not None]
+        gauss = [(_gaussian_mu(e), t) for e, t in events if _gaussian_mu(e) is not None]
         if len(gauss) + sum(t for _, t in gauss) <= 2:  # at most one, once: nothing to fold
             return events
-        rest = [(e, t) for e, t in events if e.gaussian_mu() is None]
+        rest = [(e, t) for e, t in events if _gaussian_mu(e) is None]
         return [(Gaussian(1.0, G.compose_mu(gauss)), 1)] + rest
 
     def _compose_pld(self, h: float, rounding: str) -> P.PLD | None:
@@ -352,9 +205,9 @@ class Accountant:
         return "dual" if self._grid_rounds() <= DUAL_MAX_ROUNDS else "mean"
 
     def _rounded_rounds(self) -> int:
-        """Grids composed whose "mean" grid is not mean-rounded (Event.MEAN_GRID False): each
+        """Grids composed whose "mean" grid is not mean-rounded (event_pld.mean_grid False): each
         adds up to h to the certified gap, whatever the other rounds do."""
-        return sum(t for e, t in self._merged() if not e.MEAN_GRID)
+        return sum(t for e, t in self._merged() if not EPLD.mean_grid(e))
 
     def _gap_per_h(self, delta: float) -> float:
         """Predicted gap (upper - lower) in eps per unit of h for the scheme in use: T for
@@ -491,7 +344,7 @@ class Accountant:
         return curve * (1.0 + (len(merged) + 2) * 2.0 ** -52)
 
     def _kov(self) -> tuple[float, float, int]:
-        pairs = {event.approx_dp() for event, _ in self.events}
+        pairs = {approx_dp(event) for event, _ in self.events}
         known = {pair for pair in pairs if pair is not None}
         if len(known) != 1 or len(pairs) != 1:
             raise ValueError("KOV composition needs every event to be the same (eps, delta)-DP "
@@ -544,7 +397,7 @@ class Accountant:
         """mu of the ledger when it holds Gaussians only (closed form), else None."""
         merged = self._merged()
         if len(merged) == 1 and merged[0][1] == 1:
-            return merged[0][0].gaussian_mu()
+            return _gaussian_mu(merged[0][0])
         return None
 
     def _pure_total(self) -> float | None:
@@ -675,16 +528,22 @@ class Accountant:
 
 
 
+def _gaussian_mu(event: Event) -> float | None:
+    """mu = sensitivity / sigma of a Gaussian mechanism (Gaussians compose in closed form,
+    docs/theory.md §3.5), else None."""
+    return event.sensitivity / event.sigma if isinstance(event, Gaussian) else None
+
+
 @functools.lru_cache(maxsize=64)
 def _event_pld(event: Event, h: float, rounding: str) -> P.PLD | None:
     """One event's PLD, cached: events are frozen (hashable) dataclasses."""
-    return event.pld(h, rounding)
+    return EPLD.pld(event, h, rounding)
 
 
 @functools.lru_cache(maxsize=256)
 def _event_rdp(event: Event, orders: tuple) -> np.ndarray | None:
     """One event's RDP curve at the given orders, cached."""
-    r = event.rdp(np.array(orders))
+    r = ERDP.rdp(event, np.array(orders))
     return None if r is None else np.asarray(r, dtype=float)
 
 

@@ -45,7 +45,12 @@ from ..core.progress import compute_time
 from ..randomizers.contract import LocalRandomizer
 from . import amplification as AMP
 from . import blanket as BL
+from . import event_pld as EPLD
+from . import event_rdp as ERDP
+from . import plan as PL
+from .bounds import AmplificationResult, Bound, best_upper
 from .events import EVENTS, Event, KRRShuffledRound, OracleShuffledRound, ShuffledRound
+from .kov import approx_dp
 from .rounding import fraction_up
 from .solve import largest_feasible
 
@@ -207,29 +212,47 @@ class AllocatedShuffledRounds(Event):
             return KRRShuffledRound(self.n, self.eps0, self.k_rr, points=self.points)
         return OracleShuffledRound(self.n, self.oracle, points=self.points)
 
-    # -- the Event interface ---------------------------------------------------------------
-    def work(self, h, orders):
-        """The one-round event's cost (its self-composition is a few FFTs more)."""
-        return self.round_event.work(h, orders)
-
-    def pld(self, h, rounding):
-        one = self.round_event.pld(h, rounding)
-        return one if one is None or self.times == 1 else one.self_compose(self.times)
-
-    def rdp(self, orders):
-        r = self.round_event.rdp(orders)
-        return None if r is None else np.asarray(r, dtype=float) * self.times
-
-    def approx_dp(self):
-        pair = self.round_event.approx_dp()
-        if pair is None or pair[1] != 0.0:
-            return None
-        # basic composition of pure DP, the product formed exactly and rounded up (the "pure"
-        # method reads delta = 0 from this eps on)
-        return fraction_up(Fraction(pair[0]) * self.times), 0.0
-
 
 EVENTS[AllocatedShuffledRounds.__name__] = AllocatedShuffledRounds
+
+
+# -- the campaign's accounting, registered with the backends: the one-round event's, composed
+# ``times`` times ----------------------------------------------------------------------------
+
+def _allocated_shuffled_rounds_work(event, h, orders):
+    """The one-round event's cost (its self-composition is a few FFTs more)."""
+    return PL.work(event.round_event, h, orders)
+
+
+PL.work.register(AllocatedShuffledRounds, _allocated_shuffled_rounds_work)
+
+
+def _allocated_shuffled_rounds_pld(event, h, rounding):
+    one = EPLD.pld(event.round_event, h, rounding)
+    return one if one is None or event.times == 1 else one.self_compose(event.times)
+
+
+EPLD.pld.register(AllocatedShuffledRounds, _allocated_shuffled_rounds_pld)
+
+
+def _allocated_shuffled_rounds_rdp(event, orders):
+    r = ERDP.rdp(event.round_event, orders)
+    return None if r is None else np.asarray(r, dtype=float) * event.times
+
+
+ERDP.rdp.register(AllocatedShuffledRounds, _allocated_shuffled_rounds_rdp)
+
+
+def _allocated_shuffled_rounds_approx_dp(event):
+    pair = approx_dp(event.round_event)
+    if pair is None or pair[1] != 0.0:
+        return None
+    # basic composition of pure DP, the product formed exactly and rounded up (the "pure"
+    # method reads delta = 0 from this eps on)
+    return fraction_up(Fraction(pair[0]) * event.times), 0.0
+
+
+approx_dp.register(AllocatedShuffledRounds, _allocated_shuffled_rounds_approx_dp)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,8 +285,8 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
             same = fn(ev.n, kw.pop("eps0", None), arg, lower=True, **kw)
             lows = tuple(b for b in same.bounds if not b.upper)
             attack, params = same.lower, same.params
-        best, value = AMP.best_upper(ups)
-        return AMP.AmplificationResult(query, value, best.name, attack, ups + lows,
+        best, value = best_upper(ups)
+        return AmplificationResult(query, value, best.name, attack, ups + lows,
                                        _campaign_params(ev, params), compute_time() - start)
     from .accountant import Accountant  # the accountant imports the events: not at load time
     acct = Accountant().compose(ev)
@@ -273,26 +296,26 @@ def _query(ev: AllocatedShuffledRounds, query: str, arg: float, lower: bool):
     note = ("distinct rounds: no composition bound is proved for them; a device reporting "
             "in one round of each of k consecutive blocks (scheme 'blocks') is accounted as "
             "the k-fold composition" if ev.linked else "")
-    bounds = [AMP.Bound("composition", label, out.value, note=note, seconds=out.seconds)]
+    bounds = [Bound("composition", label, out.value, note=note, seconds=out.seconds)]
     low = None
     if lower and ev.scheme == "blocks":
         one = _query(replace(ev, per_device=1), query, arg, True)
         low = one.lower
-        bounds.append(AMP.Bound("lower", "lower bound: the attack on one block (§2.16)",
+        bounds.append(Bound("lower", "lower bound: the attack on one block (§2.16)",
                                 low, upper=False))
     if lower and not ev.adaptive and ev.oracle is None:
         union = _union_attack(ev, query, arg)
-        bounds.append(AMP.Bound("lower_union", "lower bound: the count of one value over all "
+        bounds.append(Bound("lower_union", "lower bound: the count of one value over all "
                                 "rounds (§2.16)", union, upper=False))
         low = union if low is None else max(low, union)
     elif lower and low is None:
-        bounds.append(AMP.Bound("lower", "lower bound", None, upper=False,
+        bounds.append(Bound("lower", "lower bound", None, upper=False,
                                 note=f"no attack for an oracle or adaptive rounds with scheme "
                                      f"{ev.scheme!r} and k > 1"))
     e0 = ev.local_eps0 if math.isfinite(ev.local_eps0) else None
     given = {"delta" if query == "epsilon" else "eps": arg}
     params = _campaign_params(ev, dict(n=ev.n, eps0=e0, k=ev.k_rr, delta0=0.0, **given))
-    return AMP.AmplificationResult(query, out.value, "composition", low, tuple(bounds), params,
+    return AmplificationResult(query, out.value, "composition", low, tuple(bounds), params,
                                    compute_time() - start)
 
 

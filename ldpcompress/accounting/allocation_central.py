@@ -40,11 +40,14 @@ from scipy import special
 from ..core import validate as V
 from ..core.numerics import UNIT_ROUNDOFF
 from ..kernels.allocation import contract_down, split_up
+from . import event_pld as EPLD
+from . import plan as PL
 from . import pld as P
 from .events import EVENTS, Event
+from .interop import dp_event_of
 
 __all__ = ["AllocatedGaussian", "AllocatedLaplace", "GaussianStep", "LaplaceStep",
-           "allocation_pld", "MAX_STEPS"]
+           "allocation_pld", "step_law", "MAX_STEPS"]
 
 MAX_STEPS = 10 ** 8       # steps per epoch (the lattice of the sum grows like sqrt(T))
 MAX_EPOCHS = 10 ** 6
@@ -319,9 +322,9 @@ def allocation_pld(law, steps: int, per_record: int, epochs: int, h: float,
 # ------------------------------------------------------------------------------------------------
 
 class _Allocated(Event):
-    """Shared validation and accounting of the allocated noise events: subclasses name the
-    field holding the noise scale (SCALE), its range per unit sensitivity and the step law
-    (STEP, which names its dp_accounting event)."""
+    """Shared validation of the allocated noise events: subclasses name the field holding the
+    noise scale (SCALE), its range per unit sensitivity and the step law (STEP, which names its
+    dp_accounting event); their accounting registers with the backends below."""
 
     relation = "add/remove"
     DP_EVENT: ClassVar[str] = "RandomAllocationDpEvent"  # dp_accounting after 0.6.0
@@ -346,35 +349,6 @@ class _Allocated(Event):
             self.per_record, f"per_record (at most steps = {self.steps})", 1, self.steps))
         object.__setattr__(self, "epochs",
                            V.integer_at_least(self.epochs, "epochs", 1, MAX_EPOCHS))
-
-    def _law(self):
-        """The step law at the noise per unit sensitivity, rounded down (less noise is the
-        pessimistic side)."""
-        scale = getattr(self, self.SCALE) / self.sensitivity
-        return self.STEP.of(scale * (1.0 - 4.0 * UNIT_ROUNDOFF))
-
-    def _step_dp_event(self, dp):
-        return getattr(dp, self.STEP.DP_EVENT)(getattr(self, self.SCALE) / self.sensitivity)
-
-    def pld(self, h, rounding):
-        return allocation_pld(self._law(), self.steps, self.per_record, self.epochs, h,
-                              rounding)
-
-    def work(self, h, orders):
-        """The lattice law of the steps' mean, self-composed by squaring: up to about half a
-        second per construction on the reference machine at any h; no Renyi curve (a query
-        states its cost from this, accounting/plan.py)."""
-        return 0.0, 5e6, 0.0
-
-    def to_dp_event(self, dp):
-        """dp_accounting's RandomAllocationDpEvent (after 0.6.0), epochs as a
-        SelfComposedDpEvent; None when the installed dp_accounting lacks it."""
-        cls = getattr(dp, self.DP_EVENT, None)
-        if cls is None:
-            return None
-        one = cls(event=self._step_dp_event(dp), num_selected=self.per_record,
-                  num_steps=self.steps)
-        return one if self.epochs == 1 else dp.SelfComposedDpEvent(one, self.epochs)
 
 
 @dataclass(frozen=True)
@@ -439,3 +413,41 @@ class AllocatedLaplace(_Allocated):
 
 
 EVENTS.update({cls.__name__: cls for cls in (AllocatedGaussian, AllocatedLaplace)})
+
+
+def step_law(event):
+    """The step law of an allocated event at its noise per unit sensitivity, rounded down
+    (less noise is the pessimistic side)."""
+    scale = getattr(event, event.SCALE) / event.sensitivity
+    return event.STEP.of(scale * (1.0 - 4.0 * UNIT_ROUNDOFF))
+
+
+# -- the events' accounting, registered with the backends (dispatch on the event's type) -------
+
+def _pld(event, h, rounding):
+    return allocation_pld(step_law(event), event.steps, event.per_record, event.epochs, h,
+                          rounding)
+
+
+def _work(event, h, orders):
+    """The lattice law of the steps' mean, self-composed by squaring: up to about half a
+    second per construction on the reference machine at any h; no Renyi curve (a query
+    states its cost from this, accounting/plan.py)."""
+    return 0.0, 5e6, 0.0
+
+
+def _dp_event(event, dp):
+    """dp_accounting's RandomAllocationDpEvent (after 0.6.0), epochs as a
+    SelfComposedDpEvent; None when the installed dp_accounting lacks it."""
+    cls = getattr(dp, event.DP_EVENT, None)
+    if cls is None:
+        return None
+    step = getattr(dp, event.STEP.DP_EVENT)(getattr(event, event.SCALE) / event.sensitivity)
+    one = cls(event=step, num_selected=event.per_record, num_steps=event.steps)
+    return one if event.epochs == 1 else dp.SelfComposedDpEvent(one, event.epochs)
+
+
+for _cls in (AllocatedGaussian, AllocatedLaplace):
+    EPLD.pld.register(_cls, _pld)
+    PL.work.register(_cls, _work)
+    dp_event_of.register(_cls, _dp_event)

@@ -17,15 +17,17 @@ eps(delta) returns the upper end of a bracket of relative width 1e-10.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..core import display as D
 from ..core import validate as V
 from ..core.lazy import lazy_module
 from ..core.numerics import EXP_MAX
 from ..core.progress import compute_time
 from ..kernels.clones import clone_delta_many
+from .approx import (APPROX_LABEL, approx_delta, approx_delta_of, approx_epsilon,
+                     approx_epsilon_of, approx_extra_delta)
+from .bounds import AmplificationResult, Bound, NoSoundBound, best_upper
 from .profiles import (
     BinaryLowerProfile,
     GeneralProfile,
@@ -36,7 +38,7 @@ from .profiles import (
     window_tol,
 )
 from .rounding import round_up
-from .solve import epsilon_for_delta, golden_min
+from .solve import epsilon_for_delta
 
 if TYPE_CHECKING:
     from ..randomizers.scalar import ScalarStructure
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 # imported by the queries that need them (an oracle's blanket, participation sampling), not by
 # every query: each brings its kernels, whose loading a plain eps0 query need not pay
 BL = lazy_module("ldpcompress.accounting.blanket")
-PA = lazy_module("ldpcompress.accounting.participation")
+PA = lazy_module("ldpcompress.accounting.participation")  # imports bounds, not this module
 BI = lazy_module("ldpcompress.accounting.binary")
 
 __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_pair_delta",
@@ -53,124 +55,8 @@ __all__ = ["NoSoundBound", "Bound", "AmplificationResult", "best_upper", "clone_
            "CLOSED_FORM_LABEL", "closed_form_epsilon", "closed_form_delta", "krr_split_epsilon",
            "krr_split_delta", "krr_blanket_epsilon", "krr_blanket_delta", "lower_epsilon",
            "lower_delta", "APPROX_LABEL", "approx_delta", "approx_epsilon", "approx_extra_delta",
-           "epsilon", "delta"]
+           "epsilon", "epsilon_of", "delta"]
 
-
-
-class NoSoundBound(ValueError):
-    """Valid arguments, but no bound certifies any eps at this delta (e.g. delta below the
-    FMT21 Thm 3.8 floor of an approximate-DP randomizer). Inverse queries read it as "not
-    certified"; every other ValueError is a bad argument and reaches the caller."""
-
-
-@dataclass(frozen=True)
-class Bound:
-    """One bound's answer: ``value`` is eps or delta, None when the bound does not apply.
-
-    Attributes
-    ----------
-    name : str
-        The bound's short name (e.g. "closed_form", "clone_pair").
-    label : str
-        What it is, with its citation.
-    value : float or None
-        Its eps or delta; None when it does not apply (``note`` says why).
-    upper : bool, default True
-        An upper bound (rounded up) or a lower one (an exact attack, rounded down).
-    note : str, default ""
-        Why it does not apply, or a remark on its value.
-    seconds : float, default 0
-        Its computation time (kernel loading left out).
-    """
-
-    name: str
-    label: str
-    value: float | None
-    upper: bool = True
-    note: str = ""
-    seconds: float = 0.0
-
-    @property
-    def applicable(self) -> bool:
-        return self.value is not None
-
-    def __float__(self) -> float:
-        if self.value is None:
-            raise ValueError(f"{self.label} is not applicable: {self.note}")
-        return float(self.value)
-
-    def __repr__(self) -> str:
-        kind = "upper" if self.upper else "lower"
-        shown = f"n/a: {self.note}" if self.value is None else f"{self.value:.6g} ({kind})"
-        return f"Bound({self.name} = {shown}; {self.label})"
-
-
-@dataclass(frozen=True)
-class AmplificationResult:
-    """Answer of an eps or delta query: best sound upper value, its source, and the lower bound.
-
-    ``value`` is the smallest upper bound among ``bounds``; ``method`` names it; ``lower`` is the
-    exact lower bound (§2.6) when one is computed, so ``value - lower`` shows the tightness.
-
-    Attributes
-    ----------
-    query : {"epsilon", "delta"}
-        What was asked.
-    value : float
-        The smallest sound upper bound.
-    method : str
-        The name of the bound that gave ``value``.
-    lower : float or None
-        The exact lower bound, when one is computed.
-    bounds : tuple of Bound
-        Every bound evaluated, applicable or not.
-    params : dict
-        The query's parameters as validated (n, eps0, delta ...).
-    seconds : float
-        The query's computation time (kernel loading left out).
-    """
-
-    query: str  # "epsilon" or "delta"
-    value: float
-    method: str
-    lower: float | None
-    bounds: tuple[Bound, ...]
-    params: dict = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def __float__(self) -> float:
-        return float(self.value)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-    # -- notebooks (core/display.py) ---------------------------------------------------------
-    def __repr__(self) -> str:
-        asked = ", ".join(f"{k}={D.number(v)}" for k, v in self.params.items()
-                          if v is not None and k != "lower")
-        lower = "" if self.lower is None else f", lower {self.lower:.6g}"
-        return (f"AmplificationResult({self.query} = {self.value:.6g} by {self.method}{lower}; "
-                f"{asked}; {len(self.bounds)} bounds)")
-
-    def _repr_html_(self) -> str:
-        lower = "n/a" if self.lower is None else f"{self.lower:.6g}"
-        return D.html_table(
-            f"{self.query} = {self.value:.6g} (smallest sound upper bound: {self.method}); "
-            f"exact lower bound {lower}", ("bound", "value", "kind", "note", "seconds"),
-            [(b.label, b.value, "upper" if b.upper else "lower", b.note, b.seconds)
-             for b in self.bounds],
-            [", ".join(f"{k} = {D.number(v)}" for k, v in self.params.items())])
-
-    def to_frame(self):
-        """The bounds as a pandas DataFrame (one row per bound, indexed by name; pandas is
-        optional: ImportError names it)."""
-        pd = D.pandas()
-        frame = pd.DataFrame([dict(name=b.name, label=b.label, value=b.value, upper=b.upper,
-                                   note=b.note, seconds=b.seconds) for b in self.bounds])
-        frame = frame.set_index("name")
-        frame.attrs.update(query=self.query, value=self.value, method=self.method,
-                           lower=self.lower, params=dict(self.params))
-        return frame
 
 
 # ----------------------------------------------------------------------------------------------
@@ -410,83 +296,17 @@ def lower_delta(n, eps0, eps, k=None) -> Bound:
 
 
 # ----------------------------------------------------------------------------------------------
-# Approximate-DP local randomizers (FMT21 Thm 3.8)
-# ----------------------------------------------------------------------------------------------
-
-APPROX_LABEL = "approximate-DP randomizer (FMT21 Thm 3.8)"
-
-
-def approx_extra_delta(n: int, eps0: float, delta0: float, eps: float) -> float:
-    """The term FMT21 Thm 3.8 adds for delta0 > 0: (e^eps + 1)(1 + e^-eps0/2) n delta0 (inf when
-    e^eps leaves the double range and delta0 > 0). Arguments already validated."""
-    if eps > EXP_MAX:  # the term exceeds any delta < 1 unless delta0 = 0
-        return math.inf if delta0 > 0.0 else 0.0
-    return (math.exp(eps) + 1.0) * (1.0 + 0.5 * math.exp(-eps0)) * n * delta0
-
-
-def approx_delta(n, eps0, delta0, eps) -> Bound:
-    """delta(eps) = pair delta(eps) + (e^eps + 1)(1 + e^-eps0/2) n delta0 (docs/theory.md §2.1-2.3), and
-    at most delta0 once eps >= eps0 (one report is (eps0, delta0)-DP)."""
-    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
-    delta0 = V.probability_closed_open(delta0, "delta0")
-    return _approx_delta(n, eps0, delta0, V.nonnegative(eps, "eps"))
-
-
-def _approx_delta(n: int, eps0: float, delta0: float, eps: float) -> Bound:
-    """approx_delta of validated arguments."""
-    prof = GeneralProfile(n, eps0)
-    value = min(1.0, round_up(prof.delta_at(eps) + approx_extra_delta(n, eps0, delta0, eps)))
-    if eps >= eps0:
-        value = min(value, delta0)
-    return Bound("approx", APPROX_LABEL, value)
-
-
-def approx_epsilon(n, eps0, delta0, delta) -> Bound:
-    """Smallest eps with pair delta(eps) + extra(eps) <= delta (convex in e^eps: the minimiser
-    is found first, then the decreasing branch is solved); eps0 if delta >= delta0 is smaller."""
-    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
-    delta0 = V.probability_closed_open(delta0, "delta0")
-    return _approx_epsilon(n, eps0, delta0, V.probability_open(delta, "delta"))
-
-
-def _approx_epsilon(n: int, eps0: float, delta0: float, delta: float) -> Bound:
-    """approx_epsilon of validated arguments."""
-    start = compute_time()
-    prof = GeneralProfile(n, eps0)
-    tol = window_tol(delta)
-    total = lambda e: prof.delta(e, tol) + approx_extra_delta(n, eps0, delta0, e)
-    x_min, _ = golden_min(total, 0.0, eps0)  # the minimiser of the convex total on [0, eps0]
-    candidates = []
-    if total(x_min) <= delta:
-        candidates.append(epsilon_for_delta(total, delta, x_min, upper=True))
-    if delta >= delta0:
-        candidates.append(eps0)
-    secs = compute_time() - start
-    if not candidates:
-        return Bound("approx", APPROX_LABEL, None, seconds=secs,
-                     note="delta is below delta0 and below the Thm 3.8 floor "
-                          f"{total(x_min):.3g}")
-    return Bound("approx", APPROX_LABEL, min(candidates), seconds=secs)
-
-
-# ----------------------------------------------------------------------------------------------
 # Combined queries
 # ----------------------------------------------------------------------------------------------
-
-def best_upper(bounds: Sequence[Bound]) -> tuple[Bound, float]:
-    """The applicable upper bound of smallest value (the first of equal ones), with its value:
-    what a query reports. ValueError when none applies."""
-    ups = [(b, b.value) for b in bounds if b.upper and b.value is not None]
-    return min(ups, key=lambda bv: bv[1])
-
 
 def _params(n, eps0, k, delta0, **extra):
     return dict(n=n, eps0=eps0, k=k, delta0=delta0, **extra)
 
 
 def _common_args(n, eps0, k, delta0):
-    """Validated (n, eps0, k, delta0); k-RR is pure DP, so k and delta0 > 0 exclude each other."""
-    n, eps0 = V.shuffle_users(n), V.local_eps0(eps0)
+    """Validated (n, eps0, k, delta0) for an n the caller validated; k-RR is pure DP, so k and
+    delta0 > 0 exclude each other."""
+    eps0 = V.local_eps0(eps0)
     k = None if k is None else V.domain_size(k)
     delta0 = V.probability_closed_open(delta0, "delta0")
     if delta0 > 0.0 and k is not None:
@@ -509,7 +329,8 @@ class _Query:
 
 
 def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
-    """The bounds that apply to the randomizer described by (eps0, k, delta0) or by ``oracle``."""
+    """The bounds that apply to the randomizer described by (eps0, k, delta0) or by ``oracle``
+    (n validated by the caller)."""
     blocks = V.blocks(blocks)
     if oracle is None:
         if eps0 is None:
@@ -527,7 +348,6 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
     from ..randomizers.scalar import ScalarStructure  # an oracle's law: when one is given
     from ..randomizers.structure import BinaryStructure
     st = BL.structure(oracle)
-    n = V.shuffle_users(n)
     if isinstance(st, ScalarStructure):
         return _scalar_plan(n, st, oracle)
     if isinstance(st, BinaryStructure):
@@ -553,14 +373,14 @@ def _plan(n, eps0, k, delta0, oracle, blocks) -> _Query:
         uppers = tuple(_krr_profiles(n, eps0, krr_k, blocks))
         low = _lower_profile(n, V.local_eps0(max(st.eps0_lower, 5e-324)), krr_k, uppers)
         return _Query(n, eps0, uppers, low, "", True, dict(params, eps0=eps0))
-    blanket = BL.BlanketProfile(n, st)
+    blanket = BL.BlanketProfile(n, st, checked=True)
     blanket.label = f"privacy blanket, {st.oracle} (Balle et al. 2019)"
     profiles: list[Profile] = [blanket]
     if st.eps0 <= EXP_MAX:
         profiles.insert(0, GeneralProfile(n, st.eps0))
     lower, note = None, ""
     if st.t3 is not None:
-        lower = BL.OracleLowerProfile(n, st)
+        lower = BL.OracleLowerProfile(n, st, checked=True)
         lower.label = f"lower bound: {st.oracle} attack"
     else:
         note = f"no attack on {st.oracle} with fewer than 3 items"
@@ -668,6 +488,24 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
     """
     if delta is None:
         raise TypeError("epsilon() needs delta")
+    return epsilon_of(V.shuffle_users(n), eps0, delta, k=k, delta0=delta0, oracle=oracle,
+                      blocks=blocks, lower=lower, gamma=gamma, sample=sample, relation=relation)
+
+
+def epsilon_of(n: int, eps0, delta, *, k=None, delta0: float = 0.0, oracle=None,
+               blocks: int | None = 64, lower: bool = True, gamma=None, sample=None,
+               relation=None) -> AmplificationResult:
+    """:func:`epsilon` of an n already validated (``validate.shuffle_users``): the forward
+    query the inverse searches (accounting/inverse.py) ask in their loops, n checked once at
+    their entry (the other arguments as :func:`epsilon` checks them).
+
+    Parameters
+    ----------
+    n : int
+        Users, validated by the caller.
+    eps0, delta, k, delta0, oracle, blocks, lower, gamma, sample, relation
+        As :func:`epsilon`.
+    """
     res = _sampled("epsilon", n, eps0, delta, k, delta0, oracle, lower, gamma, sample, relation)
     if res is not None:
         return res
@@ -676,7 +514,7 @@ def epsilon(n, eps0=None, delta=None, *, k=None, delta0: float = 0.0, oracle=Non
     start = compute_time()
     low = None
     if not q.uppers:  # approximate-DP randomizer
-        bounds = [_approx_epsilon(q.n, q.eps0, q.params["delta0"], delta)]
+        bounds = [approx_epsilon_of(q.n, q.eps0, q.params["delta0"], delta)]
         if not bounds[0].applicable:
             raise NoSoundBound(f"no sound eps at delta={delta}: {bounds[0].note}")
     else:
@@ -735,6 +573,7 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
     """
     if eps is None:
         raise TypeError("delta() needs eps")
+    n = V.shuffle_users(n)
     res = _sampled("delta", n, eps0, eps, k, delta0, oracle, lower, gamma, sample, relation)
     if res is not None:
         return res
@@ -743,7 +582,7 @@ def delta(n, eps0=None, eps=None, *, k=None, delta0: float = 0.0, oracle=None,
     start = compute_time()
     low = None
     if not q.uppers:
-        bounds = [_approx_delta(q.n, q.eps0, q.params["delta0"], eps)]
+        bounds = [approx_delta_of(q.n, q.eps0, q.params["delta0"], eps)]
     else:
         bounds = [_closed_form_delta(q.n, q.eps0, eps)] if q.closed_form else []
         bounds += [_delta_bound(p, eps) for p in q.uppers]

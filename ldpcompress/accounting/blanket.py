@@ -44,10 +44,10 @@ from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep
 from ..kernels.blanket_pair import PairLaw, pair_upper_delta
 from ..kernels.mblocks import m_blocks
 from ..kernels.records import record
-from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from ..randomizers.table_law import TableStructure
+from .checks import realised_eps0, structure
 from .profiles import Profile
 from .rounding import fraction_down, fraction_up, round_down
 
@@ -65,32 +65,6 @@ BLOCK_REL = 5e-5    # ... or this fraction of the mean of M' if wider (large n: 
 BLOCK_REL_PAIR = 2e-4  # the same for correlated laws, whose per-block cost grows as sqrt(n)
 J_FRAC = 1e-4       # correlated laws: J blocks sharing an N11 law shift theta by <= this sd of V
 N11_GROUPS = 32     # correlated laws: unit pieces of theta per J before chords merge them
-
-
-def structure(oracle) -> (ShuffleStructure | ScalarStructure | BinaryStructure | TableStructure
-                          | None):
-    """The blanket structure a randomizer states for itself (``oracle.shuffle_structure()``,
-    derived from its realised parameters; a binary randomizer may state its two probabilities,
-    docs/theory.md §2.14), or None when it states none (the generic bound at its replacement
-    eps applies); TypeError for anything that is not a randomizer."""
-    if not isinstance(oracle, LocalRandomizer):
-        raise TypeError(f"oracle must be an ldpcompress randomizer (a LocalRandomizer), got "
-                        f"{type(oracle).__name__}")
-    st = oracle.shuffle_structure()
-    if st is not None and not isinstance(st, (ShuffleStructure, ScalarStructure, BinaryStructure,
-                                              TableStructure)):
-        raise TypeError(f"{type(oracle).__name__}.shuffle_structure() must return a "
-                        "ShuffleStructure, a ScalarStructure, a BinaryStructure, a TableStructure "
-                        "or None, got "
-                        f"{type(st).__name__}")
-    return st
-
-
-def realised_eps0(oracle) -> float:
-    """The replacement eps0 the accounting uses for a randomizer: its structure's realised
-    eps0 (rounded up), else its stated replacement eps."""
-    st = structure(oracle)
-    return oracle.replacement_eps if st is None else st.eps0
 
 
 def law_key(oracle) -> tuple | None:
@@ -127,12 +101,19 @@ def require_structure(oracle) -> ShuffleStructure:
 # ---------------------------------------------------------------------------------------------
 
 class OracleProfile(Profile):
-    """A profile tied to one oracle's structure; ``check_oracle`` refuses any other oracle."""
+    """A profile tied to one oracle's structure; ``check_oracle`` refuses any other oracle.
 
-    def __init__(self, n: int, st: ShuffleStructure):
+    Parameters
+    ----------
+    checked : bool, default False
+        n was validated by the caller (a query that builds the profile validates its
+        arguments once at its entry, accounting/amplification.py).
+    """
+
+    def __init__(self, n: int, st: ShuffleStructure, checked: bool = False):
         if not isinstance(st, ShuffleStructure):
             raise TypeError(f"structure must be a ShuffleStructure, got {type(st).__name__}")
-        n = V.shuffle_users(n)
+        n = n if checked else V.shuffle_users(n)
         super().__init__(n, st.eps0)
         self.structure = st
 
@@ -155,13 +136,20 @@ class BlanketProfile(OracleProfile):
     moves the threshold by ``j_frac`` standard deviations, and ``n11_groups`` caps the pieces of
     N11 per J before chords merge them (0: never); ``j_frac=0, n11_groups=0`` is the exact sum
     (kernels/blanket_pair.py, pair_group_excess; docs/theory.md §2.5).
+
+    Parameters
+    ----------
+    checked : bool, default False
+        n was validated by the caller (a query that builds the profile validates its
+        arguments once at its entry, accounting/amplification.py).
     """
 
     name, label, upper = "blanket", "privacy blanket (Balle et al. 2019)", True
 
     def __init__(self, n: int, st: ShuffleStructure, block_frac: float = BLOCK_FRAC,
                  j_frac: float = J_FRAC, n11_groups: int = N11_GROUPS,
-                 exact_law: bool = False, groups_per_sd: int = GROUPS_PER_SD):
+                 exact_law: bool = False, groups_per_sd: int = GROUPS_PER_SD,
+                 checked: bool = False):
         # positively correlated laws (OLH) use the dominating product law unless exact_law:
         # the fast independent kernel, proven no smaller (ShuffleStructure.dominating_independent)
         block_frac = V.nonnegative(block_frac, "block_frac")
@@ -176,7 +164,7 @@ class BlanketProfile(OracleProfile):
         exact_law = bool(exact_law)
         if not exact_law and not st.independent and st.p11 >= st.a * st.a:
             st = st.dominating_independent()
-        super().__init__(n, st)
+        super().__init__(n, st, checked)
         self.block_frac = block_frac
         self.j_frac = j_frac
         self.n11_groups = n11_groups
@@ -238,12 +226,18 @@ class OracleLowerProfile(OracleProfile):
     shuffled privacy: datasets (x1, x3, ..., x3) vs (x1', x3, ..., x3) with the oracle's attack
     items, seen through the post-processing that keeps of each report only whether it supports
     x1 alone, x1' alone (among x1, x1', x3) or neither. Needs only a, a1 and
-    t3 = Pr_w[b1 = 1, b2 = 0, b3 = 0] (equal to its mirror image for every oracle here)."""
+    t3 = Pr_w[b1 = 1, b2 = 0, b3 = 0] (equal to its mirror image for every oracle here).
+
+    Parameters
+    ----------
+    checked : bool, default False
+        n was validated by the caller (as for :class:`OracleProfile`).
+    """
 
     name, label, upper = "lower_oracle", "lower bound: oracle attack", False
 
-    def __init__(self, n: int, st: ShuffleStructure):
-        super().__init__(n, st)
+    def __init__(self, n: int, st: ShuffleStructure, checked: bool = False):
+        super().__init__(n, st, checked)
         if st.t3 is None:
             raise ValueError(f"no oracle-specific attack is implemented for {st.describe()} "
                              "(it needs k >= 3 items)")

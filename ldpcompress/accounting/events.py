@@ -1,69 +1,38 @@
-"""The events an accountant composes: data-only, frozen (hashable) descriptions of mechanisms,
-each stating what it offers to the composition methods (docs/theory.md §3.4): a PLD on a grid,
-an RDP curve, an (eps, delta) pair for KOV. Kept apart from the accountant
-(``accounting/accountant.py``), as dp_accounting keeps ``dp_event.py`` apart from its
-accountants.
+"""The events an accountant composes: data-only, frozen (hashable) records of mechanisms, each
+validating its own fields (docs/theory.md §3.4). The backends dispatch on their type and say
+which they support: the PLD (event_pld), the Renyi curve (event_rdp), the (eps, delta) pair
+(kov), the pure eps (pure), the DpEvent (interop) and the cost (plan); the shuffled rounds'
+profiles are in event_profiles. As dp_accounting keeps ``dp_event.py`` apart from its
+accountants, this module imports no accounting code but its fields' validation (sampling, checks).
 """
 from __future__ import annotations
 
 import functools
-import math
+import importlib
+import warnings
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import TYPE_CHECKING, Callable, ClassVar, Protocol
+from typing import ClassVar
 
 import numpy as np
-from scipy import special
 
 from ..core import validate as V
-from ..core.numerics import EXP_MAX, TOL_MIN, UNIT_ROUNDOFF
+from ..core.numerics import EXP_MAX
 from ..randomizers.contract import LocalRandomizer
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from ..randomizers.table_law import TableStructure
-from . import blanket as BL
-from . import gaussian as G
-from . import scalar as SC
-from . import table as TB
-from . import pld as P
-from . import rdp as R
-from . import participation as PA
-from . import sampled as SM
-from .binary import EPS0_MAX as BINARY_EPS0_MAX
-from .binary import BinaryLaw, dots_profile
-from .profiles import GeneralProfile, KRRBlanketProfile, KRRSplitProfile
+from .checks import structure as oracle_structure
+from .sampling import Sampling
 
-__all__ = ["DOTS_TOL", "BLANKET_DOTS_TOL", "Event", "ShuffledRound", "KRRShuffledRound",
+__all__ = ["Event", "ShuffledRound", "KRRShuffledRound",
            "OracleShuffledRound", "Gaussian", "Laplace", "PureDP", "ApproxDP", "PairOfPmfs",
            "EVENTS", "PoissonSampledGaussian", "PoissonSampledLaplace", "ShuffledSGDPass",
            "SampledShuffledRound", "SampledKRRShuffledRound", "SampledOracleShuffledRound"]
 
 
-# Window tolerance of the profiles behind connect-the-dots events. The profile cannot fall
-# below the windows' outside mass, so a coarse tolerance leaves atoms of mass ~tol at large
-# losses, which dominate the Renyi curve from order ~ log(1/tol)/loss on: at 1e-40 the k-RR
-# round (n = 1e6, eps0 = 1, k = 100, 10 rounds) had RDP eps 0.0683; at 1e-300 it is 0.0093.
-DOTS_TOL = TOL_MIN
-BLANKET_DOTS_TOL = 1e-40
-
-
 class Event:
-    """A mechanism the accountant can compose. Subclasses are frozen (hashable) dataclasses.
-
-    Interface (override what applies; the defaults say "not available"):
-
-    * ``pld(h, rounding) -> PLD | None``: the PLD on a grid of step h; ``rounding`` is "up"
-      (pessimistic), "down" (optimistic) or "mean" (mean-preserving, GLW21). An event that
-      cannot round mean-preservingly may return its "up" grid for "mean" (the PLD records how it
-      was rounded); return None when a rounding is unavailable (e.g. no optimistic grid).
-    * ``rdp(orders) -> array | None``: an upper bound on its Renyi divergence at each order.
-    * ``approx_dp() -> (eps, delta) | None``: the event as an (eps, delta)-DP guarantee (KOV).
-    * ``pure_eps() -> float | None``: eps when the event is pure (eps, 0)-DP (by default from
-      ``approx_dp``); a ledger of such events is answered in closed form too (method "pure").
-    * ``gaussian_mu() -> float | None``: mu = sensitivity / sigma when the event is exactly a
-      Gaussian mechanism (Gaussians compose in closed form, docs/theory.md §3.5).
-    * ``to_dp_event(dp) -> DpEvent | None``: the same mechanism as a dp_accounting DpEvent
-      (``dp`` is the dp_accounting module), None when it has none.
+    """A mechanism the accountant can compose: subclasses are frozen (hashable) dataclasses
+    whose ``__post_init__`` validates their fields; they carry no accounting behaviour.
 
     ``relation`` names the neighbouring relation the event's bound holds for ("substitution":
     one user's data replaced; "add/remove": one record added or removed; None: whichever
@@ -71,85 +40,39 @@ class Event:
     """
 
     relation: str | None = None  # a class constant, or a field where the user gives it
-    # pld(h, "mean") rounds mean-preservingly (GLW21: a composed gap ~ h sqrt(T)); False where it
-    # falls back to a round-up or on-grid connect-the-dots grid (a certified gap ~ T h)
-    MEAN_GRID: ClassVar[bool] = True
 
-    def pld(self, h: float, rounding: str) -> P.PLD | None:
-        """The event's privacy loss distribution on the grid of step h (None: unavailable).
-
-        Parameters
-        ----------
-        h : float
-            The grid step of the losses (> 0).
-        rounding : {"up", "down", "mean"}
-            Pessimistic, optimistic or mean-preserving rounding onto the grid (see the class
-            docstring).
-        """
-        raise NotImplementedError
-
-    def rdp(self, orders: np.ndarray) -> np.ndarray | None:
-        """An upper bound on the event's Renyi divergence at each order (None: no curve).
-
-        Parameters
-        ----------
-        orders : numpy.ndarray
-            The Renyi orders (each > 1).
-        """
-        return None  # no RDP curve
-
-    def approx_dp(self) -> tuple[float, float] | None:
-        return None  # not an (eps, delta) event for KOV
-
-    def gaussian_mu(self) -> float | None:
-        return None  # not a Gaussian mechanism
-
-    def pure_eps(self) -> float | Fraction | None:
-        """eps (a float rounded up, or an exact rational) when the event is pure (eps, 0)-DP,
-        else None (accounting/pure.py sums them exactly)."""
-        pair = self.approx_dp()
-        return pair[0] if pair is not None and pair[1] == 0.0 else None
-
-    def to_dp_event(self, dp):
-        """The same mechanism as a dp_accounting DpEvent, or None when it has none.
-
-        Parameters
-        ----------
-        dp : module
-            The dp_accounting module (an optional extra, imported by the caller).
-        """
-        return None  # no dp_accounting equivalent
-
-    def work(self, h: float, orders: int) -> tuple[float, float, float]:
-        """(shared, PLD, RDP): nominal kernel steps (an atom binned, a profile term summed) to
-        build this event's PLD at grid step h and its Renyi curve at ``orders`` orders; shared
-        steps serve both (a profile's dots atoms). A query states its cost from these before
-        spending it (accounting/plan.py). This default assumes a connect-the-dots event of
-        ``points`` profile evaluations when it has them (a few profiles of n users), else a
-        closed form binned on a grid over its largest loss; events with other costs override
-        it (a misjudged one is stopped at a multiple of the query's limit).
-
-        Parameters
-        ----------
-        h : float
-            The PLD grid step.
-        orders : int
-            The number of Renyi orders.
-        """
-        points, n = getattr(self, "points", None), getattr(self, "n", None)
-        if points is not None and n is not None:
-            return points * (15.0 * math.sqrt(n) + 3e4), points, orders * points
-        pair = self.approx_dp()
-        loss = pair[0] if pair is not None else 10.0
-        return 0.0, 1e3 + 2.0 * loss / h, 10.0 * orders
+    # deprecated (one release): pld, rdp, approx_dp, pure_eps, to_dp_event and work, set below:
+    # each warns and calls its backend, looked up by name at call time (no import of the
+    # accounting's backends here; they go with these methods)
 
 
-def _up(rounding: str) -> bool:
-    return rounding != "down"
+def _deprecated(method: str, module: str, function: str):
+    """Event.<method>(*args) -> ldpcompress.accounting.<module>.<function>(event, *args), with a
+    DeprecationWarning naming the replacement."""
+    replacement = f"ldpcompress.accounting.{module}.{function}"
+
+    def delegate(self, *args):
+        warnings.warn(f"Event.{method}() is deprecated: call {replacement}(event, ...)",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(f"ldpcompress.accounting.{module}"),
+                       function)(self, *args)
+    delegate.__name__, delegate.__qualname__ = method, f"Event.{method}"
+    delegate.__doc__ = (f"Deprecated: ``{replacement}(event, *args)``.\n\nParameters\n"
+                        f"----------\n*args\n    The arguments of ``{function}`` after the "
+                        "event.\n")
+    return delegate
 
 
-def _mean(rounding: str) -> bool:
-    return rounding == "mean"
+for _method, _module, _function in (("pld", "event_pld", "pld"), ("rdp", "event_rdp", "rdp"),
+                                    ("approx_dp", "kov", "approx_dp"),
+                                    ("pure_eps", "pure", "pure_eps"),
+                                    ("to_dp_event", "interop", "dp_event_of"),
+                                    ("work", "plan", "work")):
+    setattr(Event, _method, _deprecated(_method, _module, _function))
+
+
+def _points(points) -> int:
+    return V.integer_at_least(points, "points", 8, 10**5)
 
 
 @dataclass(frozen=True)
@@ -179,106 +102,18 @@ class ShuffledRound(Event):
     points: int = 120
 
     relation = "substitution"
-    EXACT_ATOMS = 2e7
-    EXACT_RDP_ATOMS = 2e6
-    DOTS_RDP_EPS0_MAX = 15.0  # the profiles' float arithmetic is checked up to here
 
     def __post_init__(self):
         object.__setattr__(self, "n", V.shuffle_users(self.n))
         object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
-        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+        object.__setattr__(self, "points", _points(self.points))
         if self.pld_method not in ("auto", "exact", "dots"):
             raise ValueError(f"pld_method must be 'auto', 'exact' or 'dots', got "
                              f"{self.pld_method!r}")
 
-    def _method(self) -> str:
-        if self.pld_method != "auto":
-            return self.pld_method
-        atoms = 288.0 * self.n * math.exp(-self.eps0)
-        return "exact" if atoms <= self.EXACT_ATOMS else "dots"
-
-    def _profile(self):
-        general = GeneralProfile(self.n, self.eps0)
-        return lambda e: general.delta(e, DOTS_TOL)
-
-    def pld(self, h, rounding):
-        if self._method() == "dots":
-            if not _up(rounding):
-                return None
-            return _dots_pld(self, self.eps0, self.points, h, rounding)
-        q, qc, p, pc = P.general_split(self.eps0)
-        return P.clone_pair(self.n, q, p, h, _up(rounding), mean=_mean(rounding), qc=qc, pc=pc)
-
-    def rdp(self, orders):
-        """The curve of the exact loss grid when the pair has few atoms, the curve of the
-        connect-the-dots pair otherwise (cheap at any n); below eps0 = DOTS_RDP_EPS0_MAX both,
-        and their minimum (each is an upper bound). ``pld_method="dots"`` takes the dots curve
-        alone there (the cheap construction a query chooses when the exact one would cost
-        too much, accounting/plan.py)."""
-        small = self._exact_rdp()
-        curve = R.shuffled_rdp(self.n, self.eps0, orders) if small else None
-        if self.eps0 <= self.DOTS_RDP_EPS0_MAX:
-            dots = _dots_rdp(self, self.eps0, orders, self.points)
-            curve = dots if curve is None else np.minimum(curve, dots)
-        return R.shuffled_rdp(self.n, self.eps0, orders) if curve is None else curve
-
-    def _exact_rdp(self) -> bool:
-        if self.pld_method == "dots" and self.eps0 <= self.DOTS_RDP_EPS0_MAX:
-            return False
-        return 288.0 * self.n * math.exp(-self.eps0) <= self.EXACT_RDP_ATOMS
-
-    def work(self, h, orders):
-        """Profile evaluations of the dots (each about 15 sqrt(n q (1-q)) + 3000 steps: window terms,
-        q = e^-eps0), the ~288 n q atoms of the exact pair (binned on two grids), and the
-        exact Renyi curve's atoms and its grid of step 1e-5 at each order."""
-        q = math.exp(-self.eps0)
-        evals = self.points * (15.0 * math.sqrt(self.n * q * (1.0 - q)) + 3000.0)
-        atoms = 288.0 * self.n * q
-        dots = self._method() == "dots" or self.eps0 <= self.DOTS_RDP_EPS0_MAX
-        pld = 2.0 * atoms if self._method() == "exact" else self.points
-        rdp = orders * self.points if dots else 0.0
-        if self._exact_rdp() or not dots:
-            rdp += atoms + orders * min(atoms, 2.0 * self.eps0 / 1e-5) / 4.0
-        return (evals if dots else 0.0), pld, rdp
-
-    def approx_dp(self):
-        """The shuffled output is eps0-DP (post-processing of user 1's eps0-DP report), so KOV
-        composition applies and caps T rounds at T eps0 (FMT21; docs/theory.md)."""
-        return self.eps0, 0.0
-
-
-class _DotsRound(Event):
-    """A shuffled round of a pure eps0-DP randomizer accounted from a privacy profile
-    (``_profile()``: eps -> an upper bound on delta): connect-the-dots PLD and its Renyi curve
-    (DGKKM22; the dots pair dominates the profile, so both are upper bounds), and KOV at
-    (eps0, 0) (one report is eps0-DP, so is the shuffled output). Subclasses give n, eps0,
-    points and _profile."""
-
-    relation = "substitution"
-    n: int
-    points: int
-
-    if TYPE_CHECKING:  # a field of some subclasses, a property of others
-        @property
-        def eps0(self) -> float: ...
-
-    def _profile(self) -> Callable[[float], float]:
-        raise NotImplementedError
-
-    def pld(self, h, rounding):
-        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
-            return None
-        return _dots_pld(self, self.eps0, self.points, h, rounding)
-
-    def rdp(self, orders):
-        return _dots_rdp(self, self.eps0, orders, self.points)
-
-    def approx_dp(self):
-        return self.eps0, 0.0
-
 
 @dataclass(frozen=True)
-class KRRShuffledRound(_DotsRound):
+class KRRShuffledRound(Event):
     """n shuffled k-RR reports: connect-the-dots PLD of min(general, blanket) (§2.4(b), §3.2).
 
     Parameters
@@ -298,35 +133,17 @@ class KRRShuffledRound(_DotsRound):
     k: int
     points: int = 120
 
+    relation = "substitution"
+
     def __post_init__(self):
         object.__setattr__(self, "n", V.shuffle_users(self.n))
         object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
         object.__setattr__(self, "k", V.domain_size(self.k))
-        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
-
-    def _profile(self):
-        """min(general, split pair, blanket pair): each is an upper bound on the k-RR profile;
-        for k = 2 the exact count over every dataset (docs/theory.md §2.14) replaces the
-        blanket pair (which is at least the exact value it is within 1e-3 of, and cost 8 times
-        more at n = 1e4). The blanket pair is skipped where its tables exceed their work limit
-        (large n), as in ``amplification.epsilon``, so the event answers at every supported n."""
-        profiles = [(GeneralProfile(self.n, self.eps0), DOTS_TOL),
-                    (KRRSplitProfile(self.n, self.eps0, self.k), DOTS_TOL)]
-        fns = [functools.partial(p.delta, tol=tol) for p, tol in profiles]
-        if self.k == 2 and self.eps0 <= BINARY_EPS0_MAX:
-            fns.append(dots_profile(self.n, BinaryLaw.rr(self.eps0), self.eps0, self.points,
-                                    BLANKET_DOTS_TOL))
-            return lambda e: min(f(e) for f in fns)
-        blanket = KRRBlanketProfile(self.n, self.eps0, self.k)
-        if blanket.unsupported() is None:
-            # its tables grow as log(1/tol): 1e-40 there, while the cheap general and split
-            # pairs take the deep tail (far in the tail the min is theirs)
-            fns.append(functools.partial(blanket.delta, tol=BLANKET_DOTS_TOL))
-        return lambda e: min(f(e) for f in fns)
+        object.__setattr__(self, "points", _points(self.points))
 
 
 @dataclass(frozen=True)
-class OracleShuffledRound(_DotsRound):
+class OracleShuffledRound(Event):
     """n shuffled reports of one frequency oracle (docs/theory.md §2.5): the connect-the-dots
     PLD and RDP curve of the smallest of its generic bound (FMT21 Thm 3.2 at the oracle's
     realised eps0) and its privacy-blanket bound, so many rounds of, e.g., PI-RAPPOR are
@@ -350,6 +167,8 @@ class OracleShuffledRound(_DotsRound):
     oracle: LocalRandomizer
     points: int = 120
 
+    relation = "substitution"
+
     def __post_init__(self):
         object.__setattr__(self, "n", V.shuffle_users(self.n))
         st = self.structure
@@ -359,57 +178,21 @@ class OracleShuffledRound(_DotsRound):
         if not eps0 <= EXP_MAX:
             raise ValueError(f"{self.oracle.describe()}: realised eps0 = {eps0:.4g} is above "
                              f"the supported {EXP_MAX:g}")
-        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+        object.__setattr__(self, "points", _points(self.points))
 
     @functools.cached_property
     def structure(self) -> (ShuffleStructure | ScalarStructure | BinaryStructure
                             | TableStructure | None):
         """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
-        return BL.structure(self.oracle)
+        return oracle_structure(self.oracle)
 
     @property
     def eps0(self) -> float:
-        """The replacement eps0, or for Gaussian noise the eps up to which the dots are placed
-        (delta beyond it goes to the infinity atom): where one report's delta is 1e-15."""
+        """The randomizer's realised replacement eps0 (its structure's, else its stated
+        replacement eps); inf for Gaussian noise, which has none (its dots then run up to the
+        eps where one report's delta is 1e-15, accounting/event_profiles.py)."""
         st = self.structure
-        if isinstance(st, ScalarStructure) and not math.isfinite(st.eps0):
-            return SC.ScalarBlanketProfile(self.n, st).eps_max(1e-15)
         return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
-
-    def approx_dp(self):
-        st = self.structure
-        if isinstance(st, ScalarStructure) and not math.isfinite(st.eps0):
-            return None  # Gaussian noise: no pure eps0 for KOV
-        return self.eps0, 0.0
-
-    def _profile(self):
-        st = self.structure
-        if isinstance(st, ScalarStructure):  # docs/theory.md §2.11, profile at 1e-40 windows
-            own = SC.ScalarBlanketProfile(self.n, st)
-            if not math.isfinite(st.eps0):
-                return lambda e: own.delta(e, BLANKET_DOTS_TOL)
-            general = GeneralProfile(self.n, st.eps0)
-            return lambda e: min(general.delta(e, DOTS_TOL), own.delta(e, BLANKET_DOTS_TOL))
-        general = GeneralProfile(self.n, self.eps0)
-        if st is None:
-            return lambda e: general.delta(e, DOTS_TOL)
-        if isinstance(st, BinaryStructure):  # the exact count over datasets (§2.14)
-            if st.eps0 > BINARY_EPS0_MAX:
-                return lambda e: general.delta(e, DOTS_TOL)
-            exact = dots_profile(self.n, BinaryLaw.of(st.p1, st.q0), self.eps0, self.points,
-                                 BLANKET_DOTS_TOL)
-            return lambda e: min(general.delta(e, DOTS_TOL), exact(e))
-        if isinstance(st, TableStructure):  # docs/theory.md §2.15
-            table = TB.TableBlanketProfile(self.n, st)
-            if table.unsupported() is not None:
-                return lambda e: general.delta(e, DOTS_TOL)
-            return lambda e: min(general.delta(e, DOTS_TOL), table.delta(e, BLANKET_DOTS_TOL))
-        if st.krr_k is not None:  # the law of k-RR: its own bounds
-            return KRRShuffledRound(self.n, st.eps0, st.krr_k, self.points)._profile()
-        # M'-blocks of half a standard deviation (sound, see blanket.py): 4x fewer terms for
-        # the profile evaluations of the dots, at about 0.3% of delta
-        own = BL.BlanketProfile(self.n, st, block_frac=0.5)
-        return lambda e: min(general.delta(e, DOTS_TOL), own.delta(e, BLANKET_DOTS_TOL))
 
 
 @dataclass(frozen=True)
@@ -424,26 +207,12 @@ class Gaussian(Event):
         The L2 sensitivity of the released sum (> 0).
     """
 
-    MEAN_GRID: ClassVar[bool] = False
-
     sigma: float
     sensitivity: float = 1.0
 
     def __post_init__(self):
         V.positive_finite(self.sigma, "sigma")
         V.positive_finite(self.sensitivity, "sensitivity")
-
-    def pld(self, h, rounding):  # "mean" falls back to the round-up grid
-        return P.gaussian(self.sigma, self.sensitivity, h, _up(rounding))
-
-    def rdp(self, orders):
-        return R.gaussian_rdp(self.sigma, orders, self.sensitivity)
-
-    def gaussian_mu(self):
-        return self.sensitivity / self.sigma
-
-    def to_dp_event(self, dp):
-        return dp.GaussianDpEvent(self.sigma / self.sensitivity)
 
 
 @dataclass(frozen=True)
@@ -458,27 +227,12 @@ class Laplace(Event):
         The L1 sensitivity of the released value (> 0).
     """
 
-    MEAN_GRID: ClassVar[bool] = False
-
     scale: float
     sensitivity: float = 1.0
 
     def __post_init__(self):
         V.positive_finite(self.scale, "scale")
         V.positive_finite(self.sensitivity, "sensitivity")
-
-    def pld(self, h, rounding):  # "mean" falls back to the round-up grid
-        return P.laplace(self.scale, self.sensitivity, h, _up(rounding))
-
-    def rdp(self, orders):
-        return R.laplace_rdp(self.scale, orders, self.sensitivity)
-
-    def pure_eps(self):
-        """sensitivity / scale (the largest privacy loss) as an exact rational."""
-        return Fraction(self.sensitivity) / Fraction(self.scale)
-
-    def to_dp_event(self, dp):
-        return dp.LaplaceDpEvent(self.scale / self.sensitivity)
 
 
 @dataclass(frozen=True)
@@ -495,21 +249,6 @@ class PureDP(Event):
 
     def __post_init__(self):
         V.local_eps0(self.eps, "eps")
-
-    def pld(self, h, rounding):
-        return P.pure_dp(self.eps, h, _up(rounding), _mean(rounding))
-
-    def rdp(self, orders):
-        return R.pure_rdp(self.eps, orders)
-
-    def approx_dp(self):
-        return self.eps, 0.0
-
-    def to_dp_event(self, dp):
-        """Randomized response over 2 buckets, the dominating pair of eps-DP: noise parameter
-        p = 2 / (e^eps + 1), rounded down (less noise: an eps at least this one's)."""
-        p = math.nextafter(2.0 * float(special.expit(-self.eps)), 0.0)
-        return dp.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
 
 
 @dataclass(frozen=True)
@@ -531,12 +270,6 @@ class ApproxDP(Event):
         V.local_eps0(self.eps, "eps")
         V.probability_closed_open(self.delta, "delta")
 
-    def pld(self, h, rounding):
-        return P.approx_dp(self.eps, self.delta, h, _up(rounding), _mean(rounding))
-
-    def approx_dp(self):
-        return self.eps, self.delta
-
 
 @dataclass(frozen=True)
 class PairOfPmfs(Event):
@@ -556,50 +289,17 @@ class PairOfPmfs(Event):
     def __post_init__(self):
         object.__setattr__(self, "p", tuple(float(v) for v in self.p))
         object.__setattr__(self, "q", tuple(float(v) for v in self.q))
-        P.from_pmfs(self.p, self.q)  # validates
-
-    def pld(self, h, rounding):
-        return P.from_pmfs(self.p, self.q, h, _up(rounding), _mean(rounding))
+        _check_pmfs(self.p, self.q)
 
 
-EVENTS: dict[str, type[Event]] = {cls.__name__: cls for cls in (ShuffledRound, KRRShuffledRound, OracleShuffledRound,
-                                        Gaussian, Laplace, PureDP, ApproxDP, PairOfPmfs)}
-
-
-class _Profiled(Protocol):
-    """An event accounted from a privacy profile: eps -> an upper bound on delta."""
-
-    def _profile(self) -> Callable[[float], float]: ...
-
-    def __hash__(self) -> int: ...  # events are frozen dataclasses: the caches key on them
-
-
-@functools.lru_cache(maxsize=4096)  # a ledger of thousands of distinct rounds reuses them
-def _dots_atoms(event: _Profiled, eps_max: float, points: int):
-    """The connect-the-dots atoms of an event's profile (independent of the Renyi order, so
-    computed once per event: the order refinement asks for many single orders)."""
-    return P.profile_atoms(event._profile(), eps_max, points)
-
-
-def _dots_pld(event: _Profiled, eps_max: float, points: int, h: float, rounding: str) -> P.PLD:
-    """Connect-the-dots PLD (Doroshenko et al. 2022) of the event's profile on the grid."""
-    losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
-    return P.symmetric_atoms(losses, masses, h, True, inf_mass, mean=_mean(rounding))
-
-
-def _dots_rdp(event: _Profiled, eps_max: float, orders, points: int) -> np.ndarray:
-    """Renyi curve of the event's connect-the-dots pair (see rdp.profile_rdp), capped by
-    eps_max."""
-    losses, masses, inf_mass = _dots_atoms(event, eps_max, points)
-    return np.minimum(R.atoms_rdp(losses, masses, inf_mass, orders), eps_max)
-
-
-
-# ------------------------------------------------------------------------------------------------
-# Central mechanisms with Poisson sampling (docs/theory.md §3.6) and shuffled SGD (§3.7)
-# ------------------------------------------------------------------------------------------------
-
-RDP_GRID_H = 2e-5  # grid of the Renyi curves read from a rounded-up loss law (bias <= h)
+def _check_pmfs(p: tuple, q: tuple) -> None:
+    """Two pmfs on one finite support: 1-D, equal lengths, entries >= 0 and finite, sum 1."""
+    p_arr, q_arr = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    if p_arr.shape != q_arr.shape or p_arr.ndim != 1:
+        raise ValueError("p and q must be 1-D arrays of the same length")
+    for name, v in (("p", p_arr), ("q", q_arr)):
+        if np.any(v < 0) or not np.all(np.isfinite(v)) or abs(v.sum() - 1.0) > 1e-9:
+            raise ValueError(f"{name} must be a probability vector (non-negative, sum 1)")
 
 
 def _sampling_probability(q) -> float:
@@ -611,13 +311,10 @@ def _sampling_probability(q) -> float:
 
 
 class _PoissonSampled(Event):
-    """Shared behaviour of the Poisson-subsampled noise events: subclasses name their noise
-    (NOISE, a SampledNoise class), the field holding its scale (SCALE) and have fields q and
-    sensitivity."""
+    """Shared validation of the Poisson-subsampled noise events: subclasses name the field
+    holding their noise's scale (SCALE) and have fields q and sensitivity."""
 
     relation = "add/remove"
-    MEAN_GRID: ClassVar[bool] = False  # connect-the-dots on the grid for "up" and "mean"
-    NOISE: ClassVar[type]
     SCALE: ClassVar[str]
     sensitivity: float
     q: float
@@ -631,49 +328,6 @@ class _PoissonSampled(Event):
         if not lo <= getattr(self, self.SCALE) / self.sensitivity <= hi:
             raise ValueError(f"{self.SCALE} / sensitivity must be in [{lo:g}, {hi:g}], got "
                              f"{getattr(self, self.SCALE) / self.sensitivity:g}")
-
-    def _noise(self) -> SM.SampledNoise:
-        return self.NOISE(_scale(getattr(self, self.SCALE), self.sensitivity), self.q)
-
-    def work(self, h, orders):
-        """Losses up to about 12/s + 1/(2 s^2) (s = scale / sensitivity): a connect-the-dots
-        grid of step h (a profile value per point), the Renyi grid of step RDP_GRID_H at each
-        order."""
-        s = getattr(self, self.SCALE) / self.sensitivity
-        loss = min(12.0 / s + 0.5 / s ** 2, 1e6)
-        return 0.0, 100.0 * loss / h, 0.14 * loss / RDP_GRID_H * orders
-
-    def pld(self, h, rounding):
-        noise = _noise_of(self)
-        if _up(rounding):  # "mean" takes the connect-the-dots grid too
-            dirs = tuple(noise.dots_direction(d, h) for d in SM.DIRECTIONS)
-        else:
-            dirs = tuple(noise.lower_direction(d, h) for d in SM.DIRECTIONS)
-        return P.PLD(h, _up(rounding), dirs)
-
-
-def _scale(value: float, sensitivity: float) -> float:
-    """Noise scale per unit sensitivity, rounded down (less noise is the pessimistic side)."""
-    return value / sensitivity * (1.0 - 4.0 * UNIT_ROUNDOFF)
-
-
-@functools.lru_cache(maxsize=64)
-def _noise_of(event: _PoissonSampled) -> SM.SampledNoise:
-    return event._noise()
-
-
-@functools.lru_cache(maxsize=64)
-def _grid_rdp_atoms(event: _PoissonSampled, direction: str):
-    """(losses, log masses) of one direction's rounded-up loss law on the RDP grid."""
-    d = _noise_of(event).cells_direction(direction, RDP_GRID_H, upper=True, bounded_top=True)
-    keep = d.pmf > 0
-    return (d.lo + np.flatnonzero(keep)) * RDP_GRID_H, np.log(d.pmf[keep]) + 1e-12
-
-
-def _grid_rdp(event: _PoissonSampled, direction: str, orders: np.ndarray) -> np.ndarray:
-    losses, log_mass = _grid_rdp_atoms(event, direction)
-    return np.array([special.logsumexp(log_mass + (a - 1.0) * losses) / (a - 1.0)
-                     for a in orders])
 
 
 @dataclass(frozen=True)
@@ -696,17 +350,7 @@ class PoissonSampledGaussian(_PoissonSampled):
     q: float
     sensitivity: float = 1.0
 
-    NOISE: ClassVar[type] = SM.GaussianNoise
     SCALE: ClassVar[str] = "sigma"
-
-    def rdp(self, orders):
-        """max(remove: the integer-order sum at ceil(order); add: its rounded-up grid)."""
-        orders = np.asarray(orders, dtype=float)
-        remove = _noise_of(self).rdp_remove(orders)
-        return np.maximum(remove, _grid_rdp(self, "add", orders))
-
-    def to_dp_event(self, dp):
-        return dp.PoissonSampledDpEvent(self.q, dp.GaussianDpEvent(self.sigma / self.sensitivity))
 
 
 @dataclass(frozen=True)
@@ -730,24 +374,7 @@ class PoissonSampledLaplace(_PoissonSampled):
     q: float
     sensitivity: float = 1.0
 
-    NOISE: ClassVar[type] = SM.LaplaceNoise
     SCALE: ClassVar[str] = "scale"
-
-    def rdp(self, orders):
-        orders = np.asarray(orders, dtype=float)
-        return np.maximum(_grid_rdp(self, "remove", orders), _grid_rdp(self, "add", orders))
-
-    def approx_dp(self):
-        """(largest loss of either direction, rounded up, 0): remove's is
-        log(1 - q + q e^(1/b)) = log1p(q expm1(1/b)), add's -log1p(q expm1(-1/b)), smaller."""
-        b = _scale(self.scale, self.sensitivity)
-        if 1.0 / b > EXP_MAX:
-            return None  # e^(1/b) overflows; the PLD and RDP still answer
-        eps = math.log1p(self.q * math.expm1(1.0 / b))
-        return min(eps * (1.0 + 8.0 * UNIT_ROUNDOFF) + 1e-300, EXP_MAX), 0.0
-
-    def to_dp_event(self, dp):
-        return dp.PoissonSampledDpEvent(self.q, dp.LaplaceDpEvent(self.scale / self.sensitivity))
 
 
 @dataclass(frozen=True)
@@ -805,47 +432,14 @@ class ShuffledSGDPass(ShuffledRound):
         sigma = V.positive_finite(sigma, "sigma")
         sensitivity = V.positive_finite(sensitivity, "sensitivity")
         delta0 = V.probability_open(delta0, "delta0")
-        eps0 = G.epsilon_bracket(sensitivity / sigma, delta0)[1]
+        from .gaussian import epsilon_bracket  # the Gaussian's exact eps (a leaf module)
+
+        eps0 = epsilon_bracket(sensitivity / sigma, delta0)[1]
         if eps0 <= 0.0:
             raise ValueError(f"a Gaussian step with sigma = {sigma:g} is (0, {delta0:g})-DP: "
                              "it needs no shuffling; pass a smaller delta0")
         return cls(n, eps0, delta0=delta0, **kwargs)
 
-    def _approx_profile(self):
-        """eps -> min(1, pair delta(e) + (e^e + 1)(1 + e^-eps0/2) n delta0) at e = min(eps, e*),
-        e* the minimiser of that total (the true profile is non-increasing, so its value at any
-        smaller e bounds it); delta0 from eps0 on (one step is (eps0, delta0)-DP)."""
-        general = GeneralProfile(self.n, self.eps0)
-        extra = (1.0 + 0.5 * math.exp(-self.eps0)) * self.n * self.delta0
-
-        def total(e):
-            return min(1.0, general.delta(e, DOTS_TOL) + (math.exp(e) + 1.0) * extra)
-        grid = np.linspace(0.0, self.eps0, 257)
-        e_star = float(grid[int(np.argmin([total(float(e)) for e in grid]))])
-        return lambda e: self.delta0 if e >= self.eps0 else total(min(e, e_star))
-
-    def _profile(self):
-        return self._approx_profile() if self.delta0 > 0.0 else super()._profile()
-
-    def pld(self, h, rounding):
-        if self.delta0 == 0.0:
-            return super().pld(h, rounding)
-        if not _up(rounding):
-            return None
-        return _dots_pld(self, self.eps0, self.points, h, rounding)
-
-    def rdp(self, orders):
-        return super().rdp(orders) if self.delta0 == 0.0 else None  # an atom at infinity
-
-    def approx_dp(self):
-        return self.eps0, self.delta0
-
-
-EVENTS.update({cls.__name__: cls for cls in (PoissonSampledGaussian, PoissonSampledLaplace,
-                                             ShuffledSGDPass)})
-# ---------------------------------------------------------------------------------------------
-# Shuffled rounds with participation sampling (docs/theory.md §2.7; accounting/participation.py)
-# ---------------------------------------------------------------------------------------------
 
 class _SampledRound(Event):
     """A shuffled round in which each user reports with probability ``gamma`` (Poisson) or a
@@ -853,8 +447,8 @@ class _SampledRound(Event):
     PLD of the smallest of its sampled bounds (DGKKM22), its Renyi curve where the round has a
     finite largest loss (fixed size; Poisson substitution), and KOV at that largest loss.
     Poisson add/remove has neither: the report count has an unbounded loss (every user
-    reporting reveals user 1), so its Renyi divergences are infinite. Subclasses set
-    ``_uppers()`` (the sampled upper profiles) and ``_eps0``."""
+    reporting reveals user 1), so its Renyi divergences are infinite (accounting/event_profiles.py
+    gives each subclass's profiles)."""
 
     n: int
     gamma: float | None
@@ -862,49 +456,18 @@ class _SampledRound(Event):
     relation: str
     points: int
 
-    if TYPE_CHECKING:  # the randomizer's realised eps0 (a property of each subclass)
-        @property
-        def _eps0(self) -> float: ...
-
-    def _uppers(self) -> list:
-        raise NotImplementedError
-
-    def _checked_sampling(self):
-        s = PA.Sampling.of(self.n, self.gamma, self.sample, self.relation)
+    def _checked_sampling(self) -> Sampling:
+        s = Sampling.of(self.n, self.gamma, self.sample, self.relation)
         object.__setattr__(self, "n", s.n)
         object.__setattr__(self, "gamma", s.gamma)
         object.__setattr__(self, "sample", s.m)
-        object.__setattr__(self, "points", V.integer_at_least(self.points, "points", 8, 10**5))
+        object.__setattr__(self, "points", _points(self.points))
         return s
 
     @property
-    def sampling(self):
-        return PA.Sampling.of(self.n, self.gamma, self.sample, self.relation)
-
-    def _profile(self):
-        profiles = [(p, BLANKET_DOTS_TOL if isinstance(p, PA.SampledBlanketProfile) else DOTS_TOL)
-                    for p in self._uppers() if p.unsupported() is None]
-        return lambda e: min(p.delta(e, tol) for p, tol in profiles)
-
-    def _cap(self) -> float:
-        return self.sampling.cap(self._eps0)
-
-    def pld(self, h, rounding):
-        if not _up(rounding):  # connect-the-dots bounds from above only: no round-down grid
-            return None
-        losses, masses, inf_mass = _sampled_atoms(self)
-        return P.symmetric_atoms(losses, masses, h, True, inf_mass, mean=_mean(rounding))
-
-    def rdp(self, orders):
-        cap = self._cap()
-        if not math.isfinite(cap):
-            return None
-        losses, masses, inf_mass = _sampled_atoms(self)
-        return np.minimum(R.atoms_rdp(losses, masses, inf_mass, orders), cap)
-
-    def approx_dp(self):
-        cap = self._cap()
-        return (cap, 0.0) if math.isfinite(cap) else None
+    def sampling(self) -> Sampling:
+        """Who reports and which datasets are neighbours (validated)."""
+        return Sampling.of(self.n, self.gamma, self.sample, self.relation)
 
 
 @dataclass(frozen=True)
@@ -937,13 +500,6 @@ class SampledShuffledRound(_SampledRound):
     def __post_init__(self):
         object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
         self._checked_sampling()
-
-    @property
-    def _eps0(self) -> float:
-        return self.eps0
-
-    def _uppers(self):
-        return PA.upper_profiles(self.n, self.sampling, eps0=self.eps0)
 
 
 @dataclass(frozen=True)
@@ -980,13 +536,6 @@ class SampledKRRShuffledRound(_SampledRound):
         object.__setattr__(self, "eps0", V.local_eps0(self.eps0, "eps0"))
         object.__setattr__(self, "k", V.domain_size(self.k))
         self._checked_sampling()
-
-    @property
-    def _eps0(self) -> float:
-        return PA.krr_structure(self.k, self.eps0).eps0
-
-    def _uppers(self):
-        return PA.upper_profiles(self.n, self.sampling, eps0=self.eps0, k=self.k)
 
 
 @dataclass(frozen=True)
@@ -1030,39 +579,19 @@ class SampledOracleShuffledRound(_SampledRound):
     def structure(self) -> (ShuffleStructure | ScalarStructure | BinaryStructure
                             | TableStructure | None):
         """The randomizer's blanket structure, derived once (not a field: eq/hash by oracle)."""
-        return BL.structure(self.oracle)
-
-    @property
-    def _eps0(self) -> float:
-        st = self.structure
-        return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
+        return oracle_structure(self.oracle)
 
     @property
     def eps0(self) -> float:
         """The randomizer's realised replacement eps0 (as OracleShuffledRound.eps0)."""
-        return self._eps0
-
-    def _uppers(self):
         st = self.structure
-        if st is None or isinstance(st, TableStructure):  # a table: the general bound
-            return PA.upper_profiles(self.n, self.sampling, eps0=self._eps0)
-        return PA.upper_profiles(self.n, self.sampling, st=st)
+        return V.local_eps0(self.oracle.replacement_eps, "eps0") if st is None else st.eps0
 
 
-EVENTS.update({cls.__name__: cls for cls in (SampledShuffledRound, SampledKRRShuffledRound,
-                                             SampledOracleShuffledRound)})
-
-
-@functools.lru_cache(maxsize=4096)
-def _sampled_atoms(event: _SampledRound):
-    """Connect-the-dots atoms of a sampled round's profile on PA.dots_grid (fine where the
-    profile is not negligible, closed by its cap where the profile is 0)."""
-    profile = event._profile()
-    grid = PA.dots_grid(profile, event._cap(), event._eps0, event.sampling, event.points)
-    return P.profile_atoms_at(profile, grid)
-
-# Central mechanisms under random allocation (balls and bins, docs/theory.md §3.8): the module
-# registers its events in EVENTS when imported
-from . import allocation_central  # noqa: E402,F401
-# randomized response over k buckets (accounting/pure.py), registered the same way
-from . import pure  # noqa: E402,F401
+EVENTS: dict[str, type[Event]] = {cls.__name__: cls for cls in (
+    ShuffledRound, KRRShuffledRound, OracleShuffledRound, Gaussian, Laplace, PureDP, ApproxDP,
+    PairOfPmfs, PoissonSampledGaussian, PoissonSampledLaplace, ShuffledSGDPass,
+    SampledShuffledRound, SampledKRRShuffledRound, SampledOracleShuffledRound)}
+"""The event classes by name (a saved ledger names its events' classes, accounting/state.py);
+the events defined beside their mathematics (allocation, allocation_central, pure) add
+themselves when imported."""

@@ -14,14 +14,22 @@
   such events are simply unknown to it, and exporting one says so).
 * :func:`to_dp_event`: a ledger back as a DpEvent tree, where every event has one.
 * :func:`to_dp_accounting`: a composed PLD as dp_accounting's PrivacyLossDistribution.
+* :func:`dp_event_of`: the interop backend, one event as a DpEvent (dispatch on its type; the
+  events defined beside their mathematics register where they are defined).
 """
 from __future__ import annotations
 
+import functools
+import math
+
+from scipy import special
+
 from ..core.optional import require
+from .events import Event, Gaussian, Laplace, PoissonSampledGaussian, PoissonSampledLaplace, PureDP
 from .pld import PLD
 
 __all__ = ["MAX_NODES", "RANDOM_ALLOCATION", "events_from_dp_event", "to_dp_event",
-           "to_dp_accounting"]
+           "to_dp_accounting", "dp_event_of", "supports"]
 
 MAX_NODES = 10 ** 6  # DpEvent nodes visited in one import (a shared subtree counts each time)
 _MAX_TIMES = 10 ** 9  # the accountant's own limit on composed rounds
@@ -189,7 +197,7 @@ def to_dp_event(pairs):
     dp = require("dp-accounting", "dp_accounting")
     parts = []
     for i, (event, times) in enumerate(pairs):
-        one = event.to_dp_event(dp)
+        one = dp_event_of(event, dp)
         if one is None and getattr(event, "DP_EVENT", None) == RANDOM_ALLOCATION:
             raise ValueError(f"events[{i}] ({type(event).__name__}) is a {RANDOM_ALLOCATION}, "
                              f"which the installed dp_accounting {_version()} lacks (it was "
@@ -218,3 +226,64 @@ def to_dp_accounting(pld: PLD):
     pmfs = [pld_pmf.DensePLDPmf(pld.h, int(d.lo), d.pmf.copy(), float(d.inf_mass + d.err),
                                 pld.upper) for d in pld.dirs]
     return privacy_loss_distribution.PrivacyLossDistribution(pmfs[0], pmfs[1] if len(pmfs) > 1 else None)
+
+
+# -- the interop backend: one event as a dp_accounting DpEvent ---------------------------------
+
+@functools.singledispatch
+def dp_event_of(event: Event, dp):
+    """The same mechanism as a dp_accounting DpEvent, or None when it has none.
+
+    Parameters
+    ----------
+    event : Event
+        The mechanism.
+    dp : module
+        The dp_accounting module (an optional extra, imported by the caller).
+    """
+    return None  # no dp_accounting equivalent
+
+
+def supports(event: Event) -> bool:
+    """Whether the event has a dp_accounting equivalent (when the installed dp_accounting has
+    its class)."""
+    return dp_event_of.dispatch(type(event)) is not dp_event_of.dispatch(object)
+
+
+def _gaussian_dp_event_of(event, dp):
+    return dp.GaussianDpEvent(event.sigma / event.sensitivity)
+
+
+dp_event_of.register(Gaussian, _gaussian_dp_event_of)
+
+
+def _laplace_dp_event_of(event, dp):
+    return dp.LaplaceDpEvent(event.scale / event.sensitivity)
+
+
+dp_event_of.register(Laplace, _laplace_dp_event_of)
+
+
+def _pure_dp_dp_event_of(event, dp):
+    """Randomized response over 2 buckets, the dominating pair of eps-DP: noise parameter
+    p = 2 / (e^eps + 1), rounded down (less noise: an eps at least this one's)."""
+    p = math.nextafter(2.0 * float(special.expit(-event.eps)), 0.0)
+    return dp.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
+
+
+dp_event_of.register(PureDP, _pure_dp_dp_event_of)
+
+
+def _poisson_sampled_gaussian_dp_event_of(event, dp):
+    return dp.PoissonSampledDpEvent(event.q, dp.GaussianDpEvent(event.sigma / event.sensitivity))
+
+
+dp_event_of.register(PoissonSampledGaussian, _poisson_sampled_gaussian_dp_event_of)
+
+
+def _poisson_sampled_laplace_dp_event_of(event, dp):
+    return dp.PoissonSampledDpEvent(event.q, dp.LaplaceDpEvent(event.scale / event.sensitivity))
+
+
+dp_event_of.register(PoissonSampledLaplace, _poisson_sampled_laplace_dp_event_of)
+

@@ -28,9 +28,28 @@ N_CAP = V.MAX_SHUFFLE_N  # the forward query refuses larger n
 
 def certified(n: int, eps0: float | None, eps: float, delta: float, **forward) -> bool:
     """True when the forward query ``amplification.epsilon(n, eps0, delta, **forward)`` gives a
-    sound eps <= the target eps (False when it finds no sound eps at all)."""
+    sound eps <= the target eps (False when it finds no sound eps at all).
+
+    Parameters
+    ----------
+    n : int
+        Users, one shuffled report each.
+    eps0 : float or None
+        The local randomizer's replacement eps (None with ``oracle=``).
+    eps : float
+        The central eps target.
+    delta : float
+        The central delta in (0, 1).
+    **forward
+        Further arguments of the forward query.
+    """
+    return _certified(V.shuffle_users(n), eps0, eps, delta, **forward)
+
+
+def _certified(n: int, eps0: float | None, eps: float, delta: float, **forward) -> bool:
+    """certified() of a validated n (the searches check n once at their entry)."""
     try:
-        res = amp.epsilon(n, eps0, delta, lower=False, **forward)
+        res = amp.epsilon_of(n, eps0, delta, lower=False, **forward)
     except amp.NoSoundBound:  # e.g. delta below the Thm 3.8 floor of an approximate-DP
         return False          # randomizer; a bad argument is not caught: it reaches the caller
     return res.value <= eps
@@ -93,6 +112,12 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
     """
     n, eps = V.shuffle_users(n), V.positive_finite(eps, "eps")
     delta = V.probability_open(delta, "delta")
+    return _max_eps0(n, eps, delta, oracle_factory, k, delta0, memo, forward)
+
+
+def _max_eps0(n: int, eps: float, delta: float, oracle_factory, k, delta0, memo,
+              forward: dict) -> float:
+    """max_eps0 of a validated n, eps and delta."""
     if eps > EXP_MAX:
         raise ValueError(f"eps must be <= {EXP_MAX:g} for max_eps0, got {eps!r}: the forward "
                          f"query takes eps0 in (0, {EXP_MAX:g}], and every such eps0 gives "
@@ -106,7 +131,7 @@ def max_eps0(n, eps, delta, oracle_factory=None, *, k=None, delta0: float = 0.0,
     if memo is not None:
         raise ValueError("memo is shared by searches over oracles: pass it with oracle_factory")
     kw = _forward_kwargs(k, delta0, forward)
-    ok = lambda e0: certified(n, e0, eps, delta, **kw)  # noqa: E731
+    ok = lambda e0: _certified(n, e0, eps, delta, **kw)  # noqa: E731
     if _sampled_add_remove(kw):
         return _max_eps0_from_below(ok, eps, n, delta)
     if not ok(eps):
@@ -158,7 +183,7 @@ def min_n(eps0, eps, delta, *, k=None, delta0: float = 0.0, **forward) -> int:
     if kw.get("sample") is not None:
         n_low = V.integer_at_least(kw["sample"], "sample", 1) \
             + (kw.get("relation") == "add_remove")
-    ok = lambda n: n >= n_low and certified(n, eps0, eps, delta, **kw)  # noqa: E731
+    ok = lambda n: n >= n_low and _certified(n, eps0, eps, delta, **kw)  # noqa: E731
     if kw["delta0"] > 0.0:
         return _min_n_window(ok, eps0, eps, delta, kw["delta0"])
     found = smallest_feasible_int(ok, N_CAP)
@@ -222,7 +247,7 @@ def _generic_answer(n: int, eps: float, delta: float, sampling: tuple) -> float 
     that search fails (only a starting point: every answer is certified by the oracle's own
     forward query)."""
     try:
-        return max_eps0(n, eps, delta, **dict(sampling))
+        return _max_eps0(n, eps, delta, None, None, 0.0, None, dict(sampling))
     except ValueError:
         return None
 
@@ -240,7 +265,7 @@ def _forward_value(n: int, delta: float, factory, e0: float, memo: dict | None, 
     if memo is not None and law is not None and key in memo:
         return memo[key]
     try:
-        v = amp.epsilon(n, None, delta, lower=False, oracle=oracle, **sampling).value
+        v = amp.epsilon_of(n, None, delta, lower=False, oracle=oracle, **sampling).value
     except amp.NoSoundBound:
         v = math.inf
     if memo is not None and law is not None:

@@ -25,36 +25,35 @@ given ``gamma=`` or ``sample=``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from ..core import validate as V
-from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
+from ..core.numerics import EXP_MAX
 from ..core.progress import compute_time
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
-from ..kernels.mblocks import m_blocks
 from ..kernels.participation import (
     count_attack_delta,
     poisson_count_attack_delta,
     remove_blanket_delta,
     remove_clone_delta,
-    subst_blanket_blocks,
-    subst_blanket_indep,
-    subst_blanket_pair,
     subst_clone_delta,
 )
+from ..kernels.participation_subst import (subst_blanket_blocks, subst_blanket_indep,
+                                           subst_blanket_pair)
 from ..kernels.records import record
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from ..randomizers.table_law import TableStructure
 from . import blanket as BL
 from .binary import BinaryLaw
+from .bounds import AmplificationResult, Bound, best_upper
 from .profiles import Profile, window_tol
 from .rounding import round_down
+from .sampling import GAMMA_MIN, N_BLOCK_FRAC, RELATIONS, Sampling, participation
 from .solve import epsilon_for_delta
 
 __all__ = ["RELATIONS", "N_BLOCK_FRAC", "C_BLOCK_FRAC", "GAMMA_MIN", "ATTACK_WORK",
@@ -65,142 +64,9 @@ __all__ = ["RELATIONS", "N_BLOCK_FRAC", "C_BLOCK_FRAC", "GAMMA_MIN", "ATTACK_WOR
            "lower_profile", "profile_epsilon", "DOTS_FLOOR", "dots_grid", "epsilon", "delta",
            "NoFiniteEpsilon"]
 
-RELATIONS = ("substitution", "add_remove")
-N_BLOCK_FRAC = 0.125  # blocks of N' (Poisson): an eighth of a standard deviation of the count
 C_BLOCK_FRAC = 0.0625  # blanket substitution: blocks of c a sixteenth of a standard deviation
 ATTACK_WORK = 3e6   # terms of one evaluation of the Poisson (T, V) attack; beyond, V alone
 BLANKET_WORK = 1e7  # terms of one evaluation of the blanket substitution sum; beyond, skipped
-
-
-GAMMA_MIN = 1e-300  # below, 1 - sigma = gamma (1 - q) leaves the normal doubles
-
-
-def participation(gamma, name: str = "gamma") -> float:
-    """A participation probability in (0, 1] (at least GAMMA_MIN)."""
-    msg = (f"{name} must be in (0, 1] (the probability that a user reports; at least "
-           f"{GAMMA_MIN:g}), got {gamma!r}")
-    try:
-        v = V.probability_in(gamma, name, 0.0, 1.0)  # TypeError for a non-number
-    except ValueError:
-        raise ValueError(msg) from None
-    if not v >= GAMMA_MIN:
-        raise ValueError(msg)
-    return v
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Who reports in a round and which datasets are neighbours.
-
-    Exactly one of ``gamma`` (Poisson: each user independently, probability gamma in (0, 1]) and
-    ``m`` (fixed size: m users drawn uniformly without replacement) is set; ``relation`` is
-    "substitution" or "add_remove"; n is the number of users (of the larger dataset under
-    add/remove)."""
-
-    n: int
-    gamma: float | None
-    m: int | None
-    relation: str
-
-    @classmethod
-    def of(cls, n, gamma=None, sample=None, relation=None, n_name: str = "n") -> "Sampling":
-        """Validated sampling description; ValueError/TypeError name the parameter."""
-        n = V.shuffle_users(n, n_name)
-        relation = "substitution" if relation is None else relation
-        if relation == "add/remove":  # the spelling of the accountant's event relations
-            relation = "add_remove"
-        if relation not in RELATIONS:
-            raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
-        if (gamma is None) == (sample is None):
-            raise ValueError("give exactly one of gamma= (Poisson participation) and sample= "
-                             "(fixed-size sampling of m users)")
-        if gamma is not None:
-            return cls(n, participation(gamma), None, relation)
-        top = n - 1 if relation == "add_remove" else n
-        if top < 1:
-            raise ValueError("fixed-size sampling under add/remove needs n >= 2 (the smaller "
-                             "dataset has n - 1 users, from which m >= 1 are drawn)")
-        m = V.integer_at_least(sample, "sample", 1, top)
-        return cls(n, None, m, relation)
-
-    @property
-    def poisson(self) -> bool:
-        return self.gamma is not None
-
-    @property
-    def rate(self) -> float:
-        """gamma, the probability that a user reports (Poisson participation only)."""
-        if self.gamma is None:
-            raise ValueError("fixed-size sampling has no participation probability gamma")
-        return self.gamma
-
-    @property
-    def size(self) -> int:
-        """m, the number of users that report (fixed-size sampling only)."""
-        if self.m is None:
-            raise ValueError("Poisson participation has no fixed sample size m")
-        return self.m
-
-    @property
-    def remove(self) -> bool:
-        return self.relation == "add_remove"
-
-    def weights(self) -> tuple[float, float]:
-        """(wt, 1 - wt): probability that user 1 reports, and its complement."""
-        if self.poisson:
-            return self.rate, 1.0 - self.rate
-        return self.size / self.n, (self.n - self.size) / self.n
-
-    def cap(self, eps0: float) -> float:
-        """eps from which every bound of this round is 0 (docs/theory.md §2.7): a fixed-size
-        round is log(1 + wt (e^eps0 - 1))-DP under substitution (sampling without replacement,
-        Balle, Barthe, Gaboardi 2018) and its add/remove loss lies in
-        [log(1 - wt), log(1 + wt (e^eps0 - 1))]; a Poisson round is eps0-DP under substitution
-        (one user reporting alone keeps the full ratio e^eps0) and has no cap under add/remove
-        (inf: the report count has an unbounded loss)."""
-        wt, wtc = self.weights()
-        if self.poisson:
-            return math.inf if self.remove else eps0
-        up = math.log1p(wt * math.expm1(eps0)) if eps0 < EXP_MAX else eps0 + math.log(wt)
-        up = math.nextafter(up * (1.0 + 8.0 * UNIT_ROUNDOFF), math.inf)
-        if not self.remove:
-            return up
-        return max(up, -math.log(wtc) * (1.0 + 8.0 * UNIT_ROUNDOFF))
-
-    def describe(self) -> dict:
-        d: dict[str, object] = dict(relation=self.relation)
-        if self.poisson:
-            d["gamma"] = self.gamma
-        else:
-            d["sample"] = self.m
-        return d
-
-    def count_law(self, q: float, qc: float, tol: float, frac: float = N_BLOCK_FRAC):
-        """The count N and the law Bin(N, s) of the other clone-like users besides user 1, for
-        a reporting other being clone-like with probability q (qc = 1 - q): arrays
-        (N of each block, block mass, x0 of each block), x1, s, 1 - s, q0_power and the mass
-        left outside (docs/theory.md §2.7). Poisson: N' ~ Bin(n-1, 1 - gamma + gamma q) in
-        blocks carrying their smallest N' (the pair is non-increasing in N'), s = gamma q /
-        (1 - gamma + gamma q), x0 = N' + 1, x1 = -1; fixed size: N = m - 1, s = q,
-        x0 = n - m, x1 = 0."""
-        if not self.poisson:
-            return (np.array([self.size - 1], dtype=np.int64), np.ones(1),
-                    np.array([float(self.n - self.size)]), 0.0, q, qc, 1, 0.0)
-        g = self.rate
-        sig_c = g * qc                     # 1 - sigma: reports, and is left-over
-        sig = (1.0 - g) + g * q
-        s, sc = g * q / sig, (1.0 - g) / sig
-        if g == 1.0:
-            s, sc = 1.0, 0.0
-        big_n = self.n - 1
-        # a block moves the law of the clone-like count by s x its width: keep that within
-        # frac standard deviations of the count (marginally Bin(n-1, gamma q)), and blocks at
-        # most four standard deviations of N' wide
-        sd_n = math.sqrt(big_n * sig * sig_c)
-        sd_k = math.sqrt(big_n * g * q * (1.0 - g * q))
-        width = max(1, int(min(4.0 * sd_n, frac * sd_k / s) if s > 0.0 else 4.0 * sd_n))
-        ms, ws, out = m_blocks(self.n, sig, sig_c, width, tol, True)
-        return (ms - 1, ws, ms.astype(np.float64), -1.0, s, sc, 0, out)
 
 
 def krr_structure(k: int, eps0: float) -> ShuffleStructure:
@@ -643,8 +509,6 @@ def _plan(n, eps0, k, oracle, gamma, sample, relation):
 def _lower(bounds: list, params: dict, wanted: bool, solve, sampling, eps0, k, st):
     """Append the exact attack's Bound (its value by ``solve(profile)``, or why there is none)
     to ``bounds`` and return its value (None when not computed)."""
-    from .amplification import Bound
-
     no_attack = params.pop("no_attack", False)
     if not wanted:
         return None
@@ -663,8 +527,6 @@ def _lower(bounds: list, params: dict, wanted: bool, solve, sampling, eps0, k, s
 def _upper_bounds(profiles, evaluate) -> list:
     """A timed Bound per upper profile: ``evaluate(prof)`` -> (value, note) where the profile
     applies, else None with its reason."""
-    from .amplification import Bound
-
     bounds = []
     for prof in profiles:
         t0 = compute_time()
@@ -678,12 +540,10 @@ def _upper_bounds(profiles, evaluate) -> list:
 def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample=None,
             relation=None, lower: bool = True):
     """Central eps at delta of one sampled shuffle round: the smallest sound upper bound, the
-    bound that gave it, and the exact attack's eps beside it (amplification.AmplificationResult;
+    bound that gave it, and the exact attack's eps beside it (bounds.AmplificationResult;
     ``amplification.epsilon(..., gamma=/sample=)`` calls this). NoFiniteEpsilon (a ValueError)
     when no eps certifies delta (Poisson add/remove: the count reveals user 1 with probability
     gamma^n)."""
-    from .amplification import AmplificationResult, best_upper
-
     if delta is None:
         raise TypeError("epsilon() needs delta")
     sampling, eps0, k, st, params = _plan(n, eps0, k, oracle, gamma, sample, relation)
@@ -716,8 +576,6 @@ def epsilon(n, eps0=None, delta=None, *, k=None, oracle=None, gamma=None, sample
 def delta(n, eps0=None, eps=None, *, k=None, oracle=None, gamma=None, sample=None,
           relation=None, lower: bool = True):
     """Central delta at eps of one sampled shuffle round (see :func:`epsilon`)."""
-    from .amplification import AmplificationResult, best_upper
-
     if eps is None:
         raise TypeError("delta() needs eps")
     sampling, eps0, k, st, params = _plan(n, eps0, k, oracle, gamma, sample, relation)

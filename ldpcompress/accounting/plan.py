@@ -29,15 +29,19 @@ raises it when even those would not.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass
 
 from ..core import validate as V
+from . import event_profiles as EP
+from .events import Event, PoissonSampledGaussian, PoissonSampledLaplace, ShuffledRound
+from .kov import approx_dp
 
 __all__ = ["MAX_SECONDS", "SECONDS_PER_STEP", "SECONDS_PER_FFT", "ECONOMY_POINTS",
            "CONSTRUCTION_SHARE", "QueryTooCostly", "check_seconds", "group", "economy", "Plan",
-           "plan", "composition_seconds", "check_deadline"]
+           "plan", "composition_seconds", "check_deadline", "work"]
 
 MAX_SECONDS = 60.0  # default time limit of a query (Accountant(max_seconds=...), --max-seconds)
 SECONDS_PER_STEP = 1e-7  # one kernel step (an atom binned, a profile term summed), overheads in
@@ -87,16 +91,16 @@ def economy(event, points: int):
 
 def _largest_loss(event) -> float:
     """The largest privacy loss of the event's pair, for the size of its grid (an estimate)."""
-    eps0 = getattr(event, "eps0", None)
+    eps0 = EP.dots_eps_max(event) if hasattr(event, "eps0") else None
     if isinstance(eps0, (int, float)) and math.isfinite(eps0):
         return float(eps0)
-    pair = event.approx_dp()
+    pair = approx_dp(event)
     return float(pair[0]) if pair is not None and math.isfinite(pair[0]) else 10.0
 
 
 def _seconds(event, h: float, orders: int, methods) -> float:
     """Seconds of building one distinct event for the methods (nominal)."""
-    shared, pld, rdp = event.work(h, orders)
+    shared, pld, rdp = work(event, h, orders)
     steps = shared + (pld if "pld" in methods else 0.0) + (rdp if "rdp" in methods else 0.0)
     return steps * SECONDS_PER_STEP + SECONDS_PER_EVENT
 
@@ -104,7 +108,7 @@ def _seconds(event, h: float, orders: int, methods) -> float:
 def _refine_seconds(groups, h: float, methods) -> float:
     if "rdp" not in methods:
         return 0.0
-    return RDP_REFINES * SECONDS_PER_STEP * sum(e.work(h, 1)[2] for e, _ in groups)
+    return RDP_REFINES * SECONDS_PER_STEP * sum(work(e, h, 1)[2] for e, _ in groups)
 
 
 def composition_seconds(groups, h: float, max_size: int, grids: int = 1) -> tuple[float, str]:
@@ -208,3 +212,64 @@ def check_deadline(deadline: float | None, what: str) -> None:
         raise QueryTooCostly(f"{what} ran {BACKSTOP:g} times past the query's time limit and "
                              "was stopped (its cost was misjudged; raise max_seconds, "
                              "--max-seconds on the command line)")
+
+
+# -- the cost backend: the nominal work of building each event ----------------------------------
+
+@functools.singledispatch
+def work(event: Event, h: float, orders: int) -> tuple[float, float, float]:
+    """(shared, PLD, RDP): nominal kernel steps (an atom binned, a profile term summed) to
+    build this event's PLD at grid step h and its Renyi curve at ``orders`` orders; shared
+    steps serve both (a profile's dots atoms). A query states its cost from these before
+    spending it. By default a connect-the-dots event of ``points`` profile evaluations when it
+    has them (a few profiles of n users), else a closed form binned on a grid over its largest
+    loss; events with other costs register their own (a misjudged one is stopped at a multiple
+    of the query's limit).
+
+    Parameters
+    ----------
+    event : Event
+        The mechanism.
+    h : float
+        The PLD grid step.
+    orders : int
+        The number of Renyi orders.
+    """
+    points, n = getattr(event, "points", None), getattr(event, "n", None)
+    if points is not None and n is not None:
+        return points * (15.0 * math.sqrt(n) + 3e4), points, orders * points
+    pair = approx_dp(event)
+    loss = pair[0] if pair is not None else 10.0
+    return 0.0, 1e3 + 2.0 * loss / h, 10.0 * orders
+
+
+def _shuffled_round_work(event, h, orders):
+    """Profile evaluations of the dots (each about 15 sqrt(n q (1-q)) + 3000 steps: window terms,
+    q = e^-eps0), the ~288 n q atoms of the exact pair (binned on two grids), and the
+    exact Renyi curve's atoms and its grid of step 1e-5 at each order."""
+    q = math.exp(-event.eps0)
+    evals = event.points * (15.0 * math.sqrt(event.n * q * (1.0 - q)) + 3000.0)
+    atoms = 288.0 * event.n * q
+    method = EP.pld_method(event)
+    dots = method == "dots" or event.eps0 <= EP.DOTS_RDP_EPS0_MAX
+    pld = 2.0 * atoms if method == "exact" else event.points
+    rdp = orders * event.points if dots else 0.0
+    if EP.exact_rdp(event) or not dots:
+        rdp += atoms + orders * min(atoms, 2.0 * event.eps0 / 1e-5) / 4.0
+    return (evals if dots else 0.0), pld, rdp
+
+
+work.register(ShuffledRound, _shuffled_round_work)
+
+
+def _poisson_work(event, h, orders):
+    """Losses up to about 12/s + 1/(2 s^2) (s = scale / sensitivity): a connect-the-dots
+    grid of step h (a profile value per point), the Renyi grid of step RDP_GRID_H at each
+    order."""
+    s = getattr(event, event.SCALE) / event.sensitivity
+    loss = min(12.0 / s + 0.5 / s ** 2, 1e6)
+    return 0.0, 100.0 * loss / h, 0.14 * loss / EP.RDP_GRID_H * orders
+
+
+work.register(PoissonSampledGaussian, _poisson_work)
+work.register(PoissonSampledLaplace, _poisson_work)

@@ -16,6 +16,7 @@ delta they are smaller, and win). Randomized response over k buckets (dp_account
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,12 +26,17 @@ from scipy import special
 
 from ..core import validate as V
 from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
+from .events import EVENTS, Event, Laplace
+from . import event_pld as EPLD
+from . import event_rdp as ERDP
 from . import pld as P
 from . import rdp as R
-from .events import EVENTS, Event
+from .interop import dp_event_of
+from .kov import approx_dp
 from .rounding import fraction_up, round_up
 
-__all__ = ["RandomizedResponse", "composed_eps", "pure_epsilon", "pure_delta"]
+__all__ = ["RandomizedResponse", "composed_eps", "pure_epsilon", "pure_delta", "rr_eps",
+           "rr_masses", "pure_eps", "supports"]
 
 MAX_BUCKETS = 2 ** 53  # k exactly representable as a float
 
@@ -41,7 +47,7 @@ def composed_eps(pairs) -> float | None:
     pure (its ``pure_eps()`` is None)."""
     total = Fraction(0)
     for event, times in pairs:
-        eps = event.pure_eps()
+        eps = pure_eps(event)
         if eps is None:
             return None
         total += times * Fraction(eps)  # exact: floats are rationals
@@ -99,36 +105,93 @@ class RandomizedResponse(Event):
         k = V.integer_at_least(self.num_buckets, "num_buckets", 2, MAX_BUCKETS)
         object.__setattr__(self, "noise_parameter", p)
         object.__setattr__(self, "num_buckets", k)
-        if not self._eps() <= EXP_MAX:
+        if not _rr_eps(p, k) <= EXP_MAX:
             raise ValueError(f"noise_parameter = {p!r} with num_buckets = {k} gives eps = "
                              f"log(1 + k (1 - p) / p) > {EXP_MAX:g}: use a larger noise_parameter")
 
-    def _eps(self) -> float:
-        p, k = self.noise_parameter, self.num_buckets
-        return round_up(math.log1p(k * ((1.0 - p) / p)))
-
-    def _masses(self) -> tuple[float, float, float]:
-        p, k = self.noise_parameter, self.num_buckets
-        b = p / k
-        return 1.0 - p + b, b, p * ((k - 2) / k)
-
-    def pure_eps(self):
-        return self._eps()
-
-    def approx_dp(self):
-        return self._eps(), 0.0
-
-    def pld(self, h, rounding):
-        a, b, rest = self._masses()
-        return P.from_pmfs((a, b, rest), (b, a, rest), h, rounding != "down", rounding == "mean")
-
-    def rdp(self, orders):
-        return R.randomized_response_rdp(self._eps(), math.log(self.noise_parameter)
-                                         - math.log(self.num_buckets), np.asarray(orders))
-
-    def to_dp_event(self, dp):
-        return dp.RandomizedResponseDpEvent(noise_parameter=self.noise_parameter,
-                                            num_buckets=self.num_buckets)
-
 
 EVENTS.update({RandomizedResponse.__name__: RandomizedResponse})
+
+
+def _rr_eps(p: float, k: int) -> float:
+    return round_up(math.log1p(k * ((1.0 - p) / p)))
+
+
+def rr_eps(event: RandomizedResponse) -> float:
+    """eps = log(1 + k (1 - p) / p) of randomized response, rounded up."""
+    return _rr_eps(event.noise_parameter, event.num_buckets)
+
+
+def rr_masses(event: RandomizedResponse) -> tuple[float, float, float]:
+    """(a, b, rest) of the pair (a, b, rest) vs (b, a, rest): a = 1 - p + p/k, b = p/k."""
+    p, k = event.noise_parameter, event.num_buckets
+    b = p / k
+    return 1.0 - p + b, b, p * ((k - 2) / k)
+
+
+# -- the pure backend: each event's eps when it is pure (eps, 0)-DP -------------------------------
+
+@functools.singledispatch
+def pure_eps(event: Event) -> float | Fraction | None:
+    """eps (a float rounded up, or an exact rational) when the event is pure (eps, 0)-DP, else
+    None (``composed_eps`` sums them exactly): by default from its KOV pair (accounting/kov.py).
+
+    Parameters
+    ----------
+    event : Event
+        The mechanism.
+    """
+    pair = approx_dp(event)
+    return pair[0] if pair is not None and pair[1] == 0.0 else None
+
+
+def supports(event: Event) -> bool:
+    """Whether the event is pure (eps, 0)-DP."""
+    return pure_eps(event) is not None
+
+
+def _laplace_pure_eps(event):
+    """sensitivity / scale (the largest privacy loss) as an exact rational."""
+    return Fraction(event.sensitivity) / Fraction(event.scale)
+
+
+pure_eps.register(Laplace, _laplace_pure_eps)
+
+
+def _randomized_response_pure_eps(event):
+    return rr_eps(event)
+
+
+pure_eps.register(RandomizedResponse, _randomized_response_pure_eps)
+
+
+def _randomized_response_approx_dp(event):
+    return rr_eps(event), 0.0
+
+
+approx_dp.register(RandomizedResponse, _randomized_response_approx_dp)  # the KOV backend's entry for the event defined here
+
+
+def _randomized_response_pld(event, h, rounding):
+    a, b, rest = rr_masses(event)
+    return P.from_pmfs((a, b, rest), (b, a, rest), h, rounding != "down", rounding == "mean")
+
+
+EPLD.pld.register(RandomizedResponse, _randomized_response_pld)
+
+
+def _randomized_response_rdp(event, orders):
+    return R.randomized_response_rdp(rr_eps(event), math.log(event.noise_parameter)
+                                     - math.log(event.num_buckets), np.asarray(orders))
+
+
+ERDP.rdp.register(RandomizedResponse, _randomized_response_rdp)
+
+
+def _randomized_response_dp_event_of(event, dp):
+    return dp.RandomizedResponseDpEvent(noise_parameter=event.noise_parameter,
+                                        num_buckets=event.num_buckets)
+
+
+dp_event_of.register(RandomizedResponse, _randomized_response_dp_event_of)
+

@@ -16,7 +16,7 @@ from ..core import validate as V
 from .pld import clone_pair_grid, general_split, profile_atoms
 from .rounding import round_up
 
-__all__ = ["DEFAULT_ORDERS", "log_exp_excess", "check_orders", "clone_pair_rdp", "shuffled_rdp", "atoms_rdp",
+__all__ = ["DEFAULT_ORDERS", "log_exp_excess", "check_orders", "clone_pair_rdp", "shuffled_rdp", "shuffled_rdp_of", "atoms_rdp",
            "profile_rdp", "gaussian_rdp", "laplace_rdp", "pure_rdp",
            "randomized_response_rdp", "cks_epsilon",
            "rdp_to_epsilon"]
@@ -61,10 +61,15 @@ def clone_pair_rdp(n: int, q: float, p: float, orders=DEFAULT_ORDERS, h: float =
     qc = 1 - q and pc when they are known accurately).
     """
     orders = check_orders(orders)
+    return _clone_pair_rdp(V.users(n), q, p, orders, h, tol, qc, pc)
+
+
+def _clone_pair_rdp(n: int, q: float, p: float, orders: np.ndarray, h: float, tol: float,
+                    qc: float | None, pc: float | None) -> np.ndarray:
+    """clone_pair_rdp of validated n and orders."""
     qc = 1.0 - float(q) if qc is None else float(qc)
     pc = 1.0 - float(p) if pc is None else float(pc)
-    losses, log_mass = _clone_loss_atoms(V.users(n), float(q), float(p), float(h), float(tol),
-                                         qc, pc)
+    losses, log_mass = _clone_loss_atoms(n, float(q), float(p), float(h), float(tol), qc, pc)
     curve = np.array([np.logaddexp.reduce(log_mass + (a - 1.0) * losses) / (a - 1.0)
                       for a in orders])
     return np.minimum(curve, math.log(p) - math.log(pc))
@@ -74,9 +79,26 @@ def shuffled_rdp(n: int, eps0: float, orders=DEFAULT_ORDERS) -> np.ndarray:
     """RDP of n shuffled eps0-LDP reports via the FMT21 Thm 3.2 pair (docs/theory.md §2.1, §3.1); the curve
     is capped by eps0 itself (log(p/(1-p)) = eps0 exactly)."""
     eps0 = V.positive_finite(eps0, "eps0")
+    orders = check_orders(orders)
+    return shuffled_rdp_of(V.users(n), eps0, orders)
+
+
+def shuffled_rdp_of(n: int, eps0: float, orders: np.ndarray) -> np.ndarray:
+    """shuffled_rdp of validated arguments: the RDP backend's (accounting/event_rdp.py), whose
+    event checked n and eps0 when it was made.
+
+    Parameters
+    ----------
+    n : int
+        Users (validated).
+    eps0 : float
+        The local randomizer's eps (validated, > 0).
+    orders : numpy.ndarray
+        The Renyi orders (checked, each > 1).
+    """
     q, qc, p, pc = general_split(eps0)
     h = max(1e-5, 2.0 * eps0 / 2 ** 24)  # the grid covers [-eps0, eps0]: at most 2^24 points
-    return np.minimum(clone_pair_rdp(n, q, p, orders, h=h, qc=qc, pc=pc), eps0)
+    return np.minimum(_clone_pair_rdp(n, q, p, orders, h, 1e-30, qc, pc), eps0)
 
 
 def atoms_rdp(losses, masses, inf_mass: float, orders=DEFAULT_ORDERS) -> np.ndarray:

@@ -17,12 +17,11 @@ Temporaries are bounded (``CHUNK_BYTES`` of stream at a time); only the output g
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from .chunks import spans
 from .lazy import lazy_module
-from .prg import UNIFORM_BITS, WordStream
+from .prg import WordStream, coin_threshold
 
 _kernels = lazy_module("ldpcompress.kernels.coins")  # Numba: compiled at first use
 
@@ -68,14 +67,6 @@ def client_stream(entropy) -> WordStream:
     return entropy
 
 
-def coin_threshold(p: float) -> int:
-    """c = ceil(p 2^53): ``uniform() < p`` holds iff j < c for the uniform's integer j in
-    [0, 2^53), so the realised probability is c / 2^53 (p 2^53 is exact in floating point)."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be in [0, 1], got {p!r}")
-    return math.ceil(p * 2.0 ** UNIFORM_BITS)
-
-
 def bernoulli_bits(stream: WordStream, count: int, p: float) -> np.ndarray:
     """``count`` iid bits with Pr[1] = coin_threshold(p) / 2^53, as a bool array.
 
@@ -88,10 +79,10 @@ def bernoulli_bits(stream: WordStream, count: int, p: float) -> np.ndarray:
     hi, lo = c >> TAIL_BITS, c & ((1 << TAIL_BITS) - 1)
     out = np.empty(count, dtype=np.bool_)
     ties = np.empty(min(count, CHUNK_BYTES), dtype=np.int32)
-    for start in range(0, count, CHUNK_BYTES):
-        size = min(CHUNK_BYTES, count - start)
+    for span in spans(count, CHUNK_BYTES):
+        size = span.stop - span.start
         raw = stream.words((size + 7) // 8).view(np.uint8)[:size]
-        block = out[start:start + size]
+        block = out[span]
         t = _kernels.bytes_below(raw, hi, block, ties)
         if t:
             tails = stream.words(t) >> np.uint64(64 - TAIL_BITS)

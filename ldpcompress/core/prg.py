@@ -25,7 +25,7 @@ from .limits import array_bytes, check_bytes
 _aes = lazy_module("ldpcompress.kernels.aes")  # Numba: compiled at first use
 
 __all__ = ["SEED_BYTES", "UNIFORM_BITS", "MAX_WORD", "check_seed", "check_seed_rows", "keystream",
-           "word_at", "uniform_at", "uniform_limit", "stream_words", "stream_words_at", "WordStream", "PRG"]
+           "word_at", "uniform_at", "coin_threshold", "uniform_limit", "stream_words", "stream_words_at", "WordStream", "PRG"]
 
 
 SEED_BYTES = 16
@@ -61,11 +61,18 @@ def uniform_at(seed: bytes, index: int) -> float:
     return (word_at(seed, index) >> 11) * _UNIFORM_SCALE
 
 
+def coin_threshold(p: float) -> int:
+    """c = ceil(p 2^53): ``uniform() < p`` holds iff j < c for the uniform's integer j in
+    [0, 2^53), so the realised probability is c / 2^53 (p 2^53 is exact in floating point)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    return math.ceil(p * 2.0 ** UNIFORM_BITS)
+
+
 def uniform_limit(p: float) -> np.uint64:
     """The word bound of a uniform comparison: [(w >> 11) 2^-53 < p] = [w < limit] for every
-    uint64 word w, with limit = ceil(p 2^53) 2^11 (``coins.coin_threshold``: an integer m is
+    uint64 word w, with limit = ceil(p 2^53) 2^11 (``coin_threshold``: an integer m is
     below a real t iff m < ceil(t)). p in [0, 1), so limit <= (2^53 - 1) 2^11 < 2^64."""
-    from .coins import coin_threshold  # coins builds on this module's streams
     if not 0.0 <= p < 1.0:
         raise ValueError(f"p must be in [0, 1), got {p!r}")
     return np.uint64(coin_threshold(p) << 11)

@@ -12,6 +12,7 @@ import numpy as np
 from ..accounting import amplification, blanket, inverse
 from ..accounting.solve import largest_feasible
 from ..core import validate as V
+from ..core.chunks import spans
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes, in_command_line
 from ..core.numerics import EXP_MAX
@@ -75,8 +76,8 @@ def _zipf_items(n: int, k: int, seed: int, exponent: float, chunk: int):
     rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
     weights = 1.0 / np.arange(1, k + 1) ** exponent
     weights /= weights.sum()
-    for lo in range(0, n, chunk):
-        yield rng.choice(k, size=min(chunk, n - lo), p=weights)
+    for span in spans(n, chunk):
+        yield rng.choice(k, size=span.stop - span.start, p=weights)
 
 
 DEMO_BYTES_PER_USER = 40  # item, shuffle keys and permutation (int64/float64 each)
@@ -182,9 +183,9 @@ def _run(n: int, k: int, eps: float, delta: float, oracle: str, seed: int, progr
     with phase("clients"), bar(n, "randomize", progress, unit="users") as clients:
         step = max(1, min(n, 2_000_000 // max(orc.bits_per_report // 8, 1) // 8 + 1, 50_000))
         parts = []
-        for lo in range(0, n, step):
-            parts.append(orc.randomize_many(xs[lo:lo + step]))
-            clients.update(min(step, n - lo))
+        for span in spans(n, step):
+            parts.append(orc.randomize_many(xs[span]))
+            clients.update(span.stop - span.start)
         reports = orc.concat(parts)
     with phase("shuffle"):
         order = np.argsort(SYSTEM.uniform(n))  # the shuffler's permutation, from the CSPRNG

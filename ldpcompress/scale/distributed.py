@@ -23,7 +23,6 @@ caller says ``allow_insecure=True``; use ``tls://`` with a ``distributed.securit
 from __future__ import annotations
 
 import functools
-import ipaddress
 import math
 import os
 import time
@@ -35,13 +34,13 @@ from ..core import validate as V
 from ..core.optional import require
 from ..core.progress import JitClock, bar
 from ..randomizers.contract import LocalRandomizer
-from ..randomizers.estimator import check_flag
 from .manifest import Shard, common_items
 from .budget import Plan, worker_bytes
 from .budget import plan as budget_plan
+from .cluster_security import (SCHEMES_PLAIN, SCHEMES_SECURE, check_dashboard, check_scheduler,
+                               tls_security)
 from .reader import iter_shard, summarize_shard
 from .result import Aggregation
-from ..core.regular_files import open_regular
 
 __all__ = ["WORKER_TIMEOUT", "TASK_TIMEOUT", "CLOSE_TIMEOUT", "POLL_SECONDS", "SCHEMES_SECURE",
            "SCHEMES_PLAIN", "DASK_START_SECONDS",
@@ -56,8 +55,6 @@ WORKER_TIMEOUT = 60.0  # seconds a run may wait for a live worker, per try (retr
 TASK_TIMEOUT = 120.0   # least wait for the next shard to finish (task_timeout_for)
 CLOSE_TIMEOUT = 20.0   # seconds a local cluster gets to shut down (a stuck worker: killed)
 POLL_SECONDS = 2.0     # how often a run waiting for shards looks at the workers' heartbeats
-SCHEMES_SECURE = ("tls", "wss")
-SCHEMES_PLAIN = ("tcp", "ws")
 # "auto" (see dask_workers); measured with bench/scale.py on 2 cores: a LocalCluster starts and
 # its workers load the cached kernels in ~4-5 s, and a worker process does ~0.75 of the work
 # one core of this process does (PI-RAPPOR: 0.77, compressed RAPPOR: 0.73)
@@ -90,65 +87,6 @@ def shard_summary(shard: Shard, randomizer: LocalRandomizer, batch_rows: int | N
     bounded by the batch, not the shard), after every check of ``reader.iter_shard``: what a
     Dask worker runs."""
     return summarize_shard(shard, _resident(randomizer), batch_rows)
-
-
-def check_scheduler(address, security=None, allow_insecure: bool = False) -> str:
-    """Refuse a scheduler address that would send pickled code in the clear to another host:
-    ``tls://``/``wss://`` need ``security``; ``tcp://``/``ws://`` (the default scheme) are
-    allowed on the loopback interface only, unless ``allow_insecure``."""
-    if not isinstance(address, str) or not address.strip():
-        raise ValueError(f"scheduler must be an address such as tls://host:8786, got {address!r}")
-    allow_insecure = check_flag(allow_insecure, "allow_insecure")
-    scheme, _, loc = address.rpartition("://")
-    scheme = scheme.lower() or "tcp"
-    if scheme == "inproc":
-        if loc.count("/") != 2:
-            raise ValueError(f"scheduler {address}: an inproc:// address is host/pid/number of "
-                             "a scheduler running in this same process (tests only); use "
-                             "tls://host:port or tcp://127.0.0.1:port")
-        return address
-    if scheme in SCHEMES_SECURE:
-        if security is None:
-            raise ValueError(f"scheduler {address}: {scheme}:// needs security="
-                             "Security(tls_ca_file=..., tls_client_cert=..., tls_client_key=...) "
-                             "(CLI: --tls-ca-file, --tls-cert, --tls-key)")
-        return address
-    if scheme not in SCHEMES_PLAIN:
-        raise ValueError(f"scheduler {address}: unsupported protocol {scheme!r} (use tls:// or, "
-                         "on this machine, tcp://127.0.0.1)")
-    if not (_loopback(loc) or allow_insecure):
-        raise ValueError(
-            f"scheduler {address}: {scheme}:// is neither encrypted nor authenticated, and the "
-            "scheduler and workers run pickled code and return the counts, so they must be "
-            "trusted: use tls:// with --tls-ca-file/--tls-cert/--tls-key (security=...), or "
-            "pass --allow-insecure (allow_insecure=True) on a network you trust")
-    return address
-
-
-def _loopback(loc: str) -> bool:
-    host = loc.rsplit(":", 1)[0] if loc.count(":") == 1 or loc.startswith("[") else loc
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def tls_security(ca_file: str, cert: str, key: str | None = None):
-    """A Security for ``tls://`` from PEM files (CA, client certificate, its key)."""
-    from distributed.security import Security
-    for name, path in (("tls-ca-file", ca_file), ("tls-cert", cert), ("tls-key", key)):
-        if path is not None:
-            try:
-                open_regular(path, "a PEM file").close()
-            except ValueError as err:  # "<path>: <reason>"
-                reason = str(err)[len(str(path)) + 2:] if str(err).startswith(str(path)) \
-                    else str(err)
-                raise ValueError(f"--{name} {path}: cannot read ({reason})") from None
-    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
-                    require_encryption=True)
 
 
 def _usable_cores() -> int:
@@ -276,28 +214,6 @@ def task_timeout_for(plan: Plan, task_timeout: float | None = None) -> float:
     if task_timeout is not None:
         return task_timeout
     return max(TASK_TIMEOUT, 4.0 * plan.seconds)
-
-
-def check_dashboard(address, allow_insecure: bool = False) -> str | None:
-    """The address a local cluster serves its dashboard at: None (the default: no dashboard,
-    and the scheduler's HTTP endpoints, which list the workers, their directories and memory,
-    are off) or "host:port" on the loopback interface (another host only with
-    ``allow_insecure``: anyone who reaches it sees the workers)."""
-    if address is None:
-        return None
-    if not isinstance(address, str) or address.count(":") != 1 or \
-            not address.rsplit(":", 1)[1].isdigit() or int(address.rsplit(":", 1)[1]) > 65535:
-        raise ValueError(f"dashboard must be host:port such as 127.0.0.1:8787, got {address!r}")
-    host = address.rsplit(":", 1)[0]
-    if not host:
-        raise ValueError(f"dashboard {address}: name the interface, e.g. 127.0.0.1"
-                         f"{address} (an empty host serves every interface)")
-    if not (_loopback(address) or check_flag(allow_insecure, "allow_insecure")):
-        raise ValueError(f"dashboard {address}: not a loopback address; the dashboard lists the "
-                         "workers, their directories and memory to anyone who reaches it: use "
-                         "127.0.0.1, or pass --allow-insecure (allow_insecure=True) on a "
-                         "network you trust")
-    return address
 
 
 def _new_cluster(randomizer, shards, scheduler, n_workers, security, wait: "_Watch",
