@@ -3,6 +3,7 @@ data), post-processing of estimated counts (against brute force and optimality c
 string items (ItemDomain) and the seeded simulation mode (reproducible reports)."""
 import itertools
 import math
+import re
 from statistics import NormalDist
 
 import numpy as np
@@ -130,7 +131,7 @@ def test_every_frequency_oracle_has_intervals():
 ])
 def test_interval_arguments_are_validated(kwargs, exc, words):
     args = dict(est=[1.0, 2.0, 3.0, 4.0], n=10, level=0.9, conservative=False) | kwargs
-    with pytest.raises(exc) as err:
+    with pytest.raises(exc, match=re.escape(words)) as err:
         KRR(4, 1.0).intervals(**args)
     assert words in str(err.value)
 
@@ -218,16 +219,22 @@ def test_privunit_conservative_intervals_cover_mixed_users():
 
 def test_privunit_interval_arguments_are_validated():
     pu = PrivUnit2(4, 1.0)
-    for call, exc in [
-        (lambda: pu.mean_intervals(np.zeros(3), 10), ValueError),
-        (lambda: pu.mean_intervals(np.zeros(4), 0), ValueError),
-        (lambda: pu.mean_intervals(np.zeros(4), 10, level=1.5), ValueError),
-        (lambda: pu.mean_intervals(np.zeros(4), 10, conservative=1), TypeError),
-        (lambda: pu.coordinate_variance(1.5), ValueError),
-        (lambda: pu.error_radius(10, level=0), ValueError),
-        (lambda: pu.error_radius(0), ValueError),
+    for call, exc, words in [
+        (lambda: pu.mean_intervals(np.zeros(3), 10), ValueError,
+         r"mean must be a non-empty array of shape \(4,\), got shape \(3,\)"),
+        (lambda: pu.mean_intervals(np.zeros(4), 0), ValueError,
+         r"n must be an integer in \[1, 9007199254740992\], got 0"),
+        (lambda: pu.mean_intervals(np.zeros(4), 10, level=1.5), ValueError,
+         r"level must be in \(0, 1\), got 1\.5"),
+        (lambda: pu.mean_intervals(np.zeros(4), 10, conservative=1), TypeError,
+         "conservative must be True or False, got 1"),
+        (lambda: pu.coordinate_variance(1.5), ValueError,
+         r"u must be in \[-1, 1\] \(a coordinate of a unit vector\), got 1\.5"),
+        (lambda: pu.error_radius(10, level=0), ValueError, r"level must be in \(0, 1\), got 0"),
+        (lambda: pu.error_radius(0), ValueError,
+         r"n must be an integer in \[1, 9007199254740992\], got 0"),
     ]:
-        with pytest.raises(exc):
+        with pytest.raises(exc, match=words):
             call()
 
 
@@ -298,19 +305,25 @@ def test_projection_optimality_and_error_on_simulated_estimates():
     assert np.linalg.norm(c - f) <= np.linalg.norm(est - f)
 
 
-@pytest.mark.parametrize("call, exc", [
-    (lambda: project_simplex([1.0, 2.0], -1.0), ValueError),
-    (lambda: project_simplex([1.0, 2.0], float("inf")), ValueError),
-    (lambda: project_simplex([1.0, 2.0], "3"), TypeError),
-    (lambda: project_simplex([], 1.0), ValueError),
-    (lambda: project_simplex([[1.0, 2.0]], 1.0), ValueError),
-    (lambda: project_simplex([1.0, float("nan")], 1.0), ValueError),
-    (lambda: norm_sub([1.0, float("inf")], 1.0), ValueError),
-    (lambda: clip_nonnegative("12"), TypeError),
-    (lambda: clip_nonnegative(np.array([True, False])), TypeError),
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda: project_simplex([1.0, 2.0], -1.0), ValueError, r"total must be >= 0, got -1\.0"),
+    (lambda: project_simplex([1.0, 2.0], float("inf")), ValueError,
+     r"total must be finite and >= 0, got inf"),
+    (lambda: project_simplex([1.0, 2.0], "3"), TypeError, r"total must be a real number, got str"),
+    (lambda: project_simplex([], 1.0), ValueError,
+     r"est must be a non-empty array of shape \(k,\), got shape \(0,\)"),
+    (lambda: project_simplex([[1.0, 2.0]], 1.0), ValueError,
+     r"est must be a non-empty array of shape \(k,\), got shape \(1, 2\)"),
+    (lambda: project_simplex([1.0, float("nan")], 1.0), ValueError,
+     r"est must be finite, got nan at index 1"),
+    (lambda: norm_sub([1.0, float("inf")], 1.0), ValueError,
+     r"est must be finite, got inf at index 1"),
+    (lambda: clip_nonnegative("12"), TypeError, r"est must be an array of real numbers, got str"),
+    (lambda: clip_nonnegative(np.array([True, False])), TypeError,
+     r"est must be an array of real numbers, got dtype bool"),
 ])
-def test_postprocess_arguments_are_validated(call, exc):
-    with pytest.raises(exc):
+def test_postprocess_arguments_are_validated(call, exc, words):
+    with pytest.raises(exc, match=words):
         call()
 
 

@@ -178,20 +178,24 @@ class LyingRandomizer(KRR):
         self.deletion_eps = 0.1
 
 
-@pytest.mark.parametrize("call, exc", [
-    (lambda: compress(RAPPOR(8, 1.0)).decode(b"\x01" + bytes(15)), ValueError),
-    (lambda: compress(RAPPOR(8, 1.0)).decode(b"\x02" + bytes(16)), ValueError),
-    (lambda: compress(RAPPOR(8, 1.0)).decode("seed"), TypeError),
-    (lambda: compress(RAPPOR(8, 1.0)).encode(8), ValueError),
-    (lambda: compress(RAPPOR(8, 1.0)).encode(-1), ValueError),
-    (lambda: RAPPOR(8, 0.0), ValueError),
-    (lambda: KRR(1, 1.0), ValueError),
-    (lambda: compress(LyingRandomizer()).encode(0), ValueError),
-    (lambda: compress(RAPPOR(8, 1.0), tv_target=0.0), ValueError),
-    (lambda: PRG(bytes(15)), ValueError),
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda: compress(RAPPOR(8, 1.0)).decode(b"\x01" + bytes(15)), ValueError,
+     r"report must be 17 bytes \(version \+ 16-byte seed\), got 16"),
+    (lambda: compress(RAPPOR(8, 1.0)).decode(b"\x02" + bytes(16)), ValueError,
+     r"unknown report format version 2 \(this library reads 1\)"),
+    (lambda: compress(RAPPOR(8, 1.0)).decode("seed"), TypeError, r"report must be bytes, got str"),
+    (lambda: compress(RAPPOR(8, 1.0)).encode(8), ValueError, r"x must be in \[0, 8\), got 8"),
+    (lambda: compress(RAPPOR(8, 1.0)).encode(-1), ValueError, r"x must be in \[0, 8\), got -1"),
+    (lambda: RAPPOR(8, 0.0), ValueError, r"eps must be finite and > 0, got 0\.0"),
+    (lambda: KRR(1, 1.0), ValueError, r"k must be an integer in \[2, 2147483647\], got 1"),
+    (lambda: compress(LyingRandomizer()).encode(0), ValueError,
+     r"leave \[e\^-eps_d, e\^eps_d\] with eps_d = 0\.1: its declared deletion eps is wrong"),
+    (lambda: compress(RAPPOR(8, 1.0), tv_target=0.0), ValueError,
+     r"tv_target must be in \(0, 1\), got 0\.0"),
+    (lambda: PRG(bytes(15)), ValueError, r"seed must be 16 bytes, got 15"),
 ])
-def test_bad_input(call, exc):
-    with pytest.raises(exc):
+def test_bad_input(call, exc, words):
+    with pytest.raises(exc, match=words):
         call()
 
 

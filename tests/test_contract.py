@@ -243,7 +243,7 @@ def _other_case(r):
 
 def _refused(out, where, *patterns):
     from ldpcompress.scale import distributed as D
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match=re.escape(str(where))) as err:
         D.aggregate([out], scheduler="memory")
     message = str(err.value)
     assert str(where) in message, message
