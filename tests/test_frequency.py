@@ -42,12 +42,35 @@ def test_pi_rappor_exact_privacy(symmetric):
 
 
 def test_pi_rappor_bits_are_pairwise_independent():
-    p, s = 11, 3
-    for j1, j2 in itertools.combinations(range(1, p), 2):
-        both = sum(((a * j1 + b) % p < s) and ((a * j2 + b) % p < s)
-                   for a in range(p) for b in range(p))
-        one = sum((a * j1 + b) % p < s for a in range(p) for b in range(p))
-        assert both == s * s and one == s * p
+    """Reports drawn by the library's client for input x (a simulation seed): the bit of item j
+    is [(a (j+1) + b) mod p < s]; the library's counts are these bits' column sums. As the paper
+    states, h(x) and h(j) are independent for j != x (a uniform, b = r - a (x+1)): the true bit
+    is Bern(a1), every other bit Bern(s/p), and the true bit is independent of each other one.
+    Two bits j1, j2 != x are NOT independent under the client's law (r is not uniform): their
+    joint frequency is checked against the exact law enumerated from the client's algorithm.
+    Tolerance: 5 standard deviations of a frequency over n reports, sqrt(q (1 - q) / n)."""
+    oracle, x, n = PIRappor(6, 1.2, p=13), 2, 200_000
+    p, s, a1 = oracle.p, oracle.s, oracle.a1
+    reps = oracle.randomize_many(np.full(n, x), Entropy(deterministic_source(31)))
+    a, b = np.asarray(reps.a), np.asarray(reps.b)
+    bits = np.array([(a * (j + 1) + b) % p < s for j in range(oracle.k)])  # (k, n)
+    assert bits.sum(axis=1).tolist() == oracle.counts(reps).tolist()
+
+    def close(freq, q):
+        return abs(freq - q) <= 5 * math.sqrt(q * (1 - q) / n)
+
+    law = exact_report_law(oracle, x)  # Pr[(a, b) | x], enumerated
+    aa, bb = np.meshgrid(np.arange(p), np.arange(p), indexing="ij")
+    for j in range(oracle.k):
+        assert close(bits[j].mean(), a1 if j == x else s / p), j
+    for j1, j2 in itertools.combinations(range(oracle.k), 2):
+        both = bits[j1] & bits[j2]
+        if x in (j1, j2):  # independent of the true bit: Pr = a1 s / p
+            assert close(both.mean(), a1 * s / p), (j1, j2)
+        exact = law[((aa * (j1 + 1) + bb) % p < s) & ((aa * (j2 + 1) + bb) % p < s)].sum()
+        assert close(both.mean(), exact), (j1, j2)
+        if x in (j1, j2):
+            assert exact == pytest.approx(a1 * s / p, rel=1e-12)
 
 
 def test_vector_pi_rappor_pairwise_independence():
