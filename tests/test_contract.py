@@ -98,7 +98,8 @@ def test_compression_accepts_or_says_why(case):
     assert np.all(ratios > 0) and np.all(ratios <= np.exp(r.deletion_eps) * (1 + 1e-9))
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c[0] == "oue" else c
+                                  for c in CASES], ids=IDS)  # oue: ~20 s in a full run
 def test_accounting_through_the_contract(case):
     r = case[1]()
     st = r.shuffle_structure()

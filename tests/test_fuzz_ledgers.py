@@ -162,6 +162,7 @@ def test_ledger_each_event_key_deleted(ledger, tmp_path):
             assert TALLY[("each event key deleted", "refused")] == before + 1, (entry["event"], key)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=SCALE or 20)  # every example loads and answers a query (~0.6 s)
 @given(pick=st.integers(0, 10 ** 6), more=st.integers(1, 10 ** 9), repeat=st.booleans())
 def test_ledger_more_rounds_or_repeated_events(ledger, tmp_path_factory, pick, more, repeat):

@@ -240,6 +240,7 @@ def used_names(paths) -> set[str]:
     return names
 
 
+@pytest.mark.slow  # ~9 s in a full run
 def test_every_kernel_is_called():
     callers = used_names([p for p in SOURCES if p.parent.name != "kernels"]
                          + sorted((ROOT / "bench").glob("*.py")))
