@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from shipped import frequency_cases, uncovered
 
+import ldpcompress as L
 from hang import no_hang
 from ldpcompress.core.entropy import Entropy, deterministic_source
 from ldpcompress.randomizers.hadamard import HadamardResponse
@@ -388,3 +389,32 @@ def test_field_histograms_on_threads_count_every_report_once(chunks, monkeypatch
                      rng.integers(0, o.g, 2500)], axis=1)
     h = (rows[:, :1] * items[None, :] + rows[:, 1:2]) % o.p % o.g
     assert np.array_equal(o.counts(rows), (h == rows[:, 2:3]).sum(axis=0))
+
+
+def test_pirappor_counting_algorithm_cost_limit():
+    oracle = L.PIRappor(2, 1e-9)  # s ~ 1e9: 'enum' costs n s
+    reports = oracle.randomize_many(np.zeros(20, np.int64))
+    with pytest.raises(ValueError, match=r"algorithm='enum' costs n x s = 2\.06e\+10 steps.*"
+                                         r"limit 1e\+10.*'direct' costs 40"):
+        oracle.counts(reports, algorithm="enum")
+    direct = oracle.counts(reports, algorithm="direct")
+    assert np.array_equal(oracle.counts(reports), direct)
+    a, b = reports.a, reports.b
+    by_definition = [int(np.sum((a * (j + 1) + b) % oracle.p < oracle.s)) for j in range(2)]
+    assert direct.tolist() == by_definition
+
+
+def test_pirappor_counts_in_bounded_calls(monkeypatch):
+    """Long counts run as several kernel calls (Ctrl-C is seen between them); same counts."""
+    from ldpcompress.randomizers import pirappor as PR
+    oracle = L.PIRappor(50, 2.0)
+    reports = oracle.randomize_many(np.arange(3000) % 50)
+    whole = oracle.counts(reports)
+    calls = []
+    real = PR.PIRappor._count_slice
+    monkeypatch.setattr(PR, "COUNT_WORK_PER_CALL", 50 * 100)
+    monkeypatch.setattr(PR.PIRappor, "_count_slice",
+                        lambda self, *a: calls.append(1) or real(self, *a))
+    for algorithm in ("direct", "enum"):
+        assert np.array_equal(oracle.counts(reports, algorithm=algorithm), whole)
+    assert len(calls) > 2

@@ -5,11 +5,15 @@ every position)."""
 from __future__ import annotations
 
 import hashlib
+import os
+import unicodedata
 
 import numpy as np
 import pytest
 
+from hang import refused_promptly
 from ldpcompress import ItemDomain
+from ldpcompress.core import items as ITEMS
 from ldpcompress.core.items import CATCH_ALL, MAX_NAME_CHARS, NAMED_BAD_LINES
 
 
@@ -165,3 +169,42 @@ def test_hostile_domain_files_drop_or_map_and_never_crash(tmp_path):
             assert ItemDomain.from_record(dom.to_record(), "m") == dom
             outcomes.add((mode, "built"))
     assert len(outcomes) == 6  # every mode both refused and built some files
+
+
+def test_domain_file_refuses_fifos_devices_directories_and_huge_files(tmp_path, monkeypatch):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, what in ((fifo, "FIFO"), ("/dev/zero", "character device"),
+                       (tmp_path, "directory")):
+        refused_promptly(ItemDomain.from_file, path, fifo, f"{path}: is a {what}")
+    big = tmp_path / "big.txt"
+    big.write_text("a\nb\nc\n")
+    monkeypatch.setattr(ITEMS, "MAX_DOMAIN_FILE_BYTES", 4)
+    with pytest.raises(ValueError, match=f"{big}: an item domain file is at most 4 bytes"):
+        ItemDomain.from_file(big)
+    with pytest.raises(ValueError, match="missing"):  # not a raw OSError
+        ItemDomain.from_file(tmp_path / "nothing")
+
+
+@pytest.mark.parametrize("body,culprit", [
+    ("a\n\ufeffb\n", "U+FEFF"), ("a\nb\x00\n", "U+0000"), ("a\nb\x0bc\n", "U+000B"),
+    ("a\nb\u2028c\n", "U+2028"), ("a\nb\u2029c\n", "U+2029"), ("a\nb\u200b\n", "U+200B"),
+    ("a\nx\u00a0y\n", "U+00A0"), ("caf\u00e9\ncafe\u0301\n", "canonically equivalent"),
+    ("a\nb\u202ec\n", "U+202E")])
+def test_domain_names_that_render_alike_are_refused(tmp_path, body, culprit):
+    path = tmp_path / "d.txt"
+    path.write_bytes(body.encode("utf-8"))
+    with pytest.raises(ValueError, match=f"{path}: line 2") as err:
+        ItemDomain.from_file(path)
+    assert culprit in str(err.value)
+    names = body.strip("\n").split("\n")
+    with pytest.raises(ValueError, match="names\\[1\\]"):
+        ItemDomain(names)
+
+
+def test_domain_accepts_plain_unicode_names(tmp_path):
+    names = ["caf\u00e9", "na\u00efve", "\u6771\u4eac", "a b", "\U0001F600"]
+    path = tmp_path / "d.txt"
+    path.write_bytes(("\ufeff" + "\r\n".join(names) + "\r\n").encode())
+    assert list(ItemDomain.from_file(path).names) == names
+    assert all(unicodedata.is_normalized("NFC", n) for n in names)

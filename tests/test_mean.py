@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+import ldpcompress as L
 from hang import no_hang
 from ldpcompress.compression import split as SP
 from ldpcompress.core.entropy import Entropy, deterministic_source
@@ -319,3 +320,14 @@ def test_split_hint_names_a_function_that_exists_and_runs():
     k = fn(int(d), float(eps))
     assert (int(d), float(eps)) == (100, 14.0)
     assert SP.CompressedPrivUnit2(100, 14.0, split=k).expected_trials <= 1000.0
+
+
+def test_complex_vectors_are_refused():
+    pu = L.PrivUnit2(4, 1.0)
+    v = np.array([0.5 + 0.1j, 0.5, 0.5, 0.1])
+    with pytest.raises(TypeError, match="complex"):
+        pu.randomize(v)
+    with pytest.raises(TypeError, match="complex"):
+        L.compress(pu).encode(v)
+    with pytest.raises(TypeError, match="bool"):
+        pu.randomize(np.array([True, False, False, False]))
