@@ -5,16 +5,19 @@ every position)."""
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import unicodedata
 
 import numpy as np
 import pytest
 
+import ldpcompress as L
 from hang import refused_promptly
 from ldpcompress import ItemDomain
 from ldpcompress.core import items as ITEMS
 from ldpcompress.core.items import CATCH_ALL, MAX_NAME_CHARS, NAMED_BAD_LINES
+from ldpcompress.randomizers import KRR
 
 
 def _file(tmp_path, body: bytes, name="d.txt"):
@@ -208,3 +211,79 @@ def test_domain_accepts_plain_unicode_names(tmp_path):
     path.write_bytes(("\ufeff" + "\r\n".join(names) + "\r\n").encode())
     assert list(ItemDomain.from_file(path).names) == names
     assert all(unicodedata.is_normalized("NFC", n) for n in names)
+
+
+FRUIT = ["apple", "banana", "cherry", "dürian"]
+
+
+def test_item_domain_maps_names_and_labels_estimates():
+    dom = L.ItemDomain(FRUIT)
+    assert dom.k == len(dom) == 4 and dom.names == tuple(FRUIT) and "dürian" in dom
+    idx = dom.index(["cherry", "apple", "cherry", "dürian"])
+    assert idx.dtype == np.int64 and idx.tolist() == [2, 0, 2, 3]
+    assert dom.index(np.array(["banana"])).tolist() == [1] and dom.index([]).size == 0
+    assert dom.label([1, 2, 3, 4]) == {"apple": 1, "banana": 2, "cherry": 3, "dürian": 4}
+    assert dom.label([1, 2, 3, 4], [0, 0, 0, 0])["cherry"] == (3, 0)
+    # end to end: names -> indices -> reports -> estimate labelled by name
+    users = ["banana"] * 3000 + ["cherry"] * 1000
+    oracle = KRR(dom.k, 4.0)
+    est = oracle.estimate(oracle.randomize_many(dom.index(users), L.simulation_entropy(1)))
+    sd = math.sqrt(oracle.variance(4000, 3000))
+    assert abs(dom.label(est)["banana"] - 3000) < 5 * sd
+
+
+@pytest.mark.parametrize("items, exc, words", [
+    (["apple", "kiwi"], ValueError, "items[1] = 'kiwi' is not in the item domain"),
+    (["apple", "Apple"], ValueError, "items[1]"),
+    (["apple", 3], TypeError, "items[1]"),
+    (["apple", None], TypeError, "items[1]"),
+    ("apple", TypeError, "single str"),
+    (5, TypeError, "items"),
+])
+def test_item_domain_refuses_unknown_items(items, exc, words):
+    with pytest.raises(exc, match="items") as err:
+        L.ItemDomain(FRUIT).index(items)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize("names, exc, words", [
+    (["a", "b", "a"], ValueError, "names[2] = 'a' repeats names[0]"),
+    (["a", ""], ValueError, "names[1] is empty"),
+    (["a", " b"], ValueError, "names[1]"),
+    (["a", "b\nc"], ValueError, "line break"),
+    (["a", 2], TypeError, "names[1]"),
+    (["a"], ValueError, "at least 2"),
+    ("ab", TypeError, "single str"),
+])
+def test_item_domain_refuses_bad_names(names, exc, words):
+    with pytest.raises(exc, match="names") as err:
+        L.ItemDomain(names)
+    assert words in str(err.value)
+
+
+def test_item_domain_from_file(tmp_path):
+    path = tmp_path / "items.txt"
+    path.write_bytes(b"\xef\xbb\xbfapple\r\nbanana\r\n  cherry \nd\xc3\xbcrian")
+    assert L.ItemDomain.from_file(path).names == tuple(FRUIT)
+    path.write_text("apple\nbanana\n", encoding="utf-8")  # final newline: no extra line
+    assert L.ItemDomain.from_file(str(path)).k == 2
+    for data, words in [(b"apple\nbanana\n\ncherry\n", "line 3 is empty"),
+                        (b"apple\nbanana\ncherry\nbanana\n", "line 4 repeats the name 'banana' "
+                                                             "of line 2"),
+                        (b"apple\nban\xffana\n", "line 2 is not UTF-8"),
+                        (b"apple\n", "at least 2"),
+                        (b"", "at least 2")]:
+        path.write_bytes(data)
+        with pytest.raises(ValueError, match="items.txt: ") as err:
+            L.ItemDomain.from_file(path)
+        assert words in str(err.value) and str(path) in str(err.value)
+    with pytest.raises(TypeError, match="path must be a file path"):
+        L.ItemDomain.from_file(3)
+
+
+def test_item_domain_label_checks_the_length():
+    dom = L.ItemDomain(FRUIT)
+    with pytest.raises(ValueError, match="k = 4"):
+        dom.label([1, 2, 3])
+    with pytest.raises(TypeError, match="label needs at least one column"):
+        dom.label()
