@@ -14,7 +14,6 @@ import pytest
 ACCOUNTING_MODULES = {
     "test_amplification.py",
     "test_blanket.py",
-    "test_edges.py",
     "test_accountant_edges.py",
     "test_composition.py",
     "test_oracle_accounting.py",

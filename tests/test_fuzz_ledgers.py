@@ -291,7 +291,7 @@ def test_domain_file_of_random_bytes(tmp_path_factory, data):
 
 
 def test_domain_file_special_paths(tmp_path):
-    for path in (tmp_path, "/dev/null", tmp_path / "missing"):  # (FIFOs: test_hostile_round3)
+    for path in (tmp_path, "/dev/null", tmp_path / "missing"):  # (FIFOs: test_accountant_state)
         with pytest.raises(ValueError, match=str(path)):
             ItemDomain.from_file(path)
         TALLY[("domain special path", "refused")] += 1
