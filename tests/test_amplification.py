@@ -16,6 +16,7 @@ from reference import (
     mp_clone_delta,
     mp_general_delta,
     mp_krr_attack_delta,
+    mp_krr_single_outcome_eps,
     mp_krr_worst_delta,
 )
 
@@ -310,13 +311,7 @@ def test_issue_krr_eps0_30():
     got = L.epsilon(n=n, eps0=eps0, delta=delta, k=k).value  # was 29.99983
     # Exact attack event: user 1 differs (x0 vs x1), all others hold z; the histogram
     # {x0: 1, z: n-1} alone gives delta(eps) >= A - e^eps B, so the true eps is above the root.
-    with mp.workdps(60):
-        e0 = mp.e ** mp.mpf(eps0)
-        z = e0 + k - 1
-        al, be = e0 / z, 1 / z
-        a = al ** n + (n - 1) * be ** 2 * al ** (n - 2)
-        b = be * al ** (n - 1) + (n - 1) * be ** 2 * al ** (n - 2)
-        floor_eps = float(mp.log((a - mp.mpf(delta)) / b))
+    floor_eps = mp_krr_single_outcome_eps(n, k, eps0, delta)
     assert floor_eps >= 29.99999  # 29.9999989
     assert got >= floor_eps
 
@@ -471,13 +466,7 @@ def test_krr_attack_lower_eps_large_n():
     (histogram {x0: 1, z: n-1} alone gives delta(eps) >= A - e^eps B)."""
     n, eps0, k, delta = 10 ** 6, 30.0, 100, 1e-6
     res = L.epsilon(n=n, eps0=eps0, delta=delta, k=k)
-    with mp.workdps(60):
-        e0 = mp.e ** mp.mpf(eps0)
-        z = e0 + k - 1
-        al, be = e0 / z, 1 / z
-        a = al ** n + (n - 1) * be ** 2 * al ** (n - 2)
-        b = be * al ** (n - 1) + (n - 1) * be ** 2 * al ** (n - 2)
-        floor_eps = float(mp.log((a - mp.mpf(delta)) / b))
+    floor_eps = mp_krr_single_outcome_eps(n, k, eps0, delta)
     assert floor_eps >= 29.9999989
     assert floor_eps * (1 - 1e-9) <= res.lower <= res.value
 
