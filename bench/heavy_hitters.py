@@ -19,9 +19,14 @@ in the same process on the same population and tree:
 The baselines' support counts are drawn from each candidate's exact marginal law
 (simulate(draw="counts")): OLH's server hashes every report against every candidate.
 Printed: top-20 and top-100 recall, the certified eps, the accounting and the rounds' times.
+Then the deployment's per-round path at eps = 1, top 20 (the plan reused): every round's
+reports written as a report set with its candidate list and read back through scale's
+aggregation (simulate(report_sets=DIR)), against the same rounds summarised in memory, both in
+this process with the same seed (the same reports, hence the same words: checked).
 --quick: n = 1e5, eps = 1 only.
 """
 import argparse
+import tempfile
 import time
 
 from ldpcompress.accounting import inverse
@@ -110,6 +115,29 @@ def main() -> None:
                      "local PEM found none")
             print(f"this library's whole campaign (accounting, clients, server): {total:.1f} s; "
                   f"recall {ratio}")
+            if top == 20 and eps == max(epss):
+                per_round(counts, n, eps, top, ours)
+
+
+def per_round(counts: dict, n: int, eps: float, top: int, ours) -> None:
+    """The rounds through report sets (write + read) against in memory, same run and seed."""
+    timed = {}
+    for label, where in (("in memory", None), ("report sets", "sets")):
+        with tempfile.TemporaryDirectory() as d:
+            t = time.perf_counter()
+            res = simulate(counts, n, eps, DELTA, top=top, rounds=ROUNDS, step=STEP,
+                           plan=ours.plan, seed=1, report_sets=None if where is None else d)
+            timed[label] = (res, time.perf_counter() - t)
+    (mem, t_mem), (sets, t_sets) = timed["in memory"], timed["report sets"]
+    assert [w.word for w in mem.words] == [w.word for w in sets.words], "paths differ"
+    r_mem = sum(r.client_seconds + r.server_seconds for r in mem.rounds)
+    r_sets = sum(r.client_seconds + r.server_seconds for r in sets.rounds)
+    print(f"\nper-round path (eps {eps:g}, top {top}, {ROUNDS} rounds, "
+          f"{sum(r.reports for r in sets.rounds):,} reports): rounds in memory {r_mem:.2f} s, "
+          f"through report sets (write + read) {r_sets:.2f} s, ratio {r_sets / r_mem:.2f}; "
+          f"slowest round's read {max(r.server_seconds for r in sets.rounds):.3f} s; "
+          f"whole simulate {t_mem:.1f} s vs {t_sets:.1f} s; recall {sets.recall(top):.3f} "
+          f"(same words both ways)")
 
 
 if __name__ == "__main__":

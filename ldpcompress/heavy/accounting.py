@@ -32,7 +32,7 @@ from ..randomizers.base import FrequencyOracle
 from ..randomizers.catalog import make_oracle, oracle_names
 
 __all__ = ["ASSIGNMENTS", "RELATION", "AssignmentRow", "RoundsPlan", "plan_rounds", "ledger",
-           "certified_eps"]
+           "certified_eps", "certified_per_round", "per_round_assignments", "per_round_oracles"]
 
 ASSIGNMENTS = ("groups", "poisson", "allocation")
 RELATION = "substitution (one device's word replaced by another)"
@@ -283,3 +283,90 @@ def _lower(n: int, rounds: int, row: AssignmentRow, delta: float) -> float | Non
     except ValueError:
         return None
 
+
+
+def certified_per_round(n: int, assignment: str, oracles: Sequence[FrequencyOracle],
+                        delta: float) -> float:
+    """The certified central eps at ``delta`` of a campaign whose round j runs ``oracles[j]``
+    (docs/theory.md §2.17): groups, the largest one-round bound (each device is in one public
+    group: parallel composition); poisson, the ledger of the T sampled rounds composed
+    adaptively. Random allocation's generic bound takes one eps0 for every round: refused."""
+    rounds = len(oracles)
+    if assignment == "groups":
+        return max(certified_eps(n, rounds, "groups", o, delta) for o in dict.fromkeys(oracles))
+    if assignment == "poisson":
+        acc = Accountant(h=COMPOSE_H)
+        for o in oracles:
+            acc.compose(SampledOracleShuffledRound(n, o, gamma=1.0 / rounds))
+        return acc.epsilon(delta).value
+    raise ValueError(f"per-round eps0 is certified for public groups and poisson rounds; the "
+                     f"{assignment!r} bound takes one eps0 for every round")
+
+
+def per_round_assignments(assignments: Sequence[str]) -> list[str]:
+    """The assignments per-round eps0 can be certified for among ``assignments`` (random
+    allocation's generic bound takes one eps0: dropped); ValueError when none is left.
+
+    Parameters
+    ----------
+    assignments : sequence of str
+        Assignments asked for.
+    """
+    kept = [a for a in assignments if a != "allocation"]
+    if not kept:
+        raise ValueError("per-round eps0 (eps0_weights) is certified for groups and poisson "
+                         "rounds, not under random allocation's generic bound")
+    return kept
+
+
+def per_round_oracles(plan: RoundsPlan, weights: Sequence[float], *,
+                      iterations: int = 12) -> tuple[tuple[FrequencyOracle, ...], float,
+                                                     float | None]:
+    """Per-round oracles of the deployed family at eps0_j = s w_j / max(w), with the largest
+    scale s the composed bound certifies (the inverse query on the composed ledger:
+    bisection that returns its verified end), and their certified eps and lower bound (the
+    largest round's exact attack). Starts from the plan's common eps0 (every round at most
+    it: certified when the bound grows with eps0, and verified here).
+
+    Parameters
+    ----------
+    plan : RoundsPlan
+        The certified common-eps0 plan (groups or poisson).
+    weights : sequence of float
+        One relative eps0 per round (finite, > 0).
+    iterations : int, optional
+        Bisection steps on s (default 12).
+    """
+    w = [float(x) for x in weights]
+    if len(w) != plan.rounds or not all(x > 0 and x < float("inf") for x in w):
+        raise ValueError(f"eps0 weights: give {plan.rounds} finite numbers > 0 (one per "
+                         f"round), got {list(weights)!r}")
+    top, name, k = max(w), plan.oracle.name, plan.k
+
+    def oracles(s: float) -> tuple[FrequencyOracle, ...]:
+        return tuple(make_oracle(name, k, s * x / top) for x in w)
+
+    def fits(s: float) -> float | None:
+        up = certified_per_round(plan.n, plan.assignment, oracles(s), plan.delta)
+        return up if up <= plan.eps else None
+
+    lo, hi = plan.chosen.eps0, plan.chosen.eps0 * top / min(w)
+    best = fits(lo)
+    if best is None:
+        raise ValueError(f"per-round eps0: the rounds at most the common eps0 = {lo:.6g} do not "
+                         f"certify eps = {plan.eps:g}")
+    up_hi = fits(hi) if hi > lo else None
+    if up_hi is not None:
+        lo, best = hi, up_hi
+    else:
+        for _ in range(iterations if hi > lo else 0):
+            mid = 0.5 * (lo + hi)
+            got = fits(mid)
+            if got is None:
+                hi = mid
+            else:
+                lo, best = mid, got
+    chosen = oracles(lo)
+    strongest = max(chosen, key=lambda o: o.eps)
+    row = AssignmentRow(plan.assignment, strongest, float(strongest.eps), 0.0, best)
+    return chosen, best, _lower(plan.n, plan.rounds, row, plan.delta)

@@ -13,8 +13,10 @@ prefix.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -23,70 +25,16 @@ from ..core import display as D
 from ..core import validate as V
 from ..core.entropy import Entropy, simulation_only
 from ..core.progress import compute_time
-from .accounting import ASSIGNMENTS, RoundsPlan, plan_rounds
-from .prefix import Alphabet, Encoded, candidate_indices, check_shape, children, valid_blocks
+from .accounting import ASSIGNMENTS, RoundsPlan, per_round_assignments, plan_rounds
+from .campaign import Campaign
+from .prefix import Alphabet, Encoded
+from .rounds import RoundAggregate, next_round, round_inputs
+from .shape import TreeShape
 
 DRAWS = ("reports", "counts")
 
-__all__ = ["DRAWS", "Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate"]
-
-
-@dataclass(frozen=True)
-class TreeShape:
-    """The public shape of the tree: alphabet, symbols per round (``step``), rounds, survivors
-    per round (``keep``), the longest word (``max_len``) and the oracle's domain k.
-
-    Attributes
-    ----------
-    alphabet : Alphabet
-        The public alphabet (the terminator, code 0, is not a symbol).
-    step : int
-        Symbols asked per round, in [1, 8].
-    rounds : int
-        Rounds of the tree, in [1, 64].
-    keep : int
-        Candidates surviving each round, in [1, 10**5].
-    max_len : int
-        The longest word with a code, in [0, rounds x step - 1].
-    """
-
-    alphabet: Alphabet
-    step: int
-    rounds: int
-    keep: int
-    max_len: int
-
-    @classmethod
-    def of(cls, alphabet: Alphabet, step: int, rounds: int, keep: int,
-           max_len: int | None = None) -> "TreeShape":
-        """The shape checked: ValueError naming the parameter when out of range, or when the
-        codes of rounds x step symbols overflow int64.
-
-        Parameters
-        ----------
-        alphabet : Alphabet
-            The public alphabet.
-        step : int
-            Symbols asked per round, in [1, 8].
-        rounds : int
-            Rounds of the tree, in [1, 64].
-        keep : int
-            Candidates surviving each round, in [1, 10**5].
-        max_len : int or None, optional
-            The longest word with a code, in [0, rounds x step - 1]; None: rounds x step - 1.
-        """
-        step = V.integer_at_least(step, "step", 1, 8)
-        rounds = V.integer_at_least(rounds, "rounds", 1, 64)
-        keep = V.integer_at_least(keep, "keep", 1, 10 ** 5)
-        return cls(alphabet, step, rounds, keep, check_shape(alphabet, step, rounds, max_len))
-
-    @property
-    def blocks(self) -> int:
-        return len(valid_blocks(self.alphabet, self.step))
-
-    @property
-    def k(self) -> int:
-        return self.keep * self.blocks + 1
+__all__ = ["DRAWS", "Word", "RoundRecord", "HeavyResult", "TreeShape", "simulate",
+           "rank_words"]
 
 
 @dataclass(frozen=True)
@@ -175,6 +123,8 @@ class HeavyResult:
         Simulation only: word -> its true count among the n devices ({} otherwise).
     seconds : float
         Compute seconds of the whole campaign.
+    eps0 : tuple of float
+        Each round's oracle eps (equal unless per-round eps0 was asked for).
     """
 
     words: tuple[Word, ...]
@@ -186,6 +136,7 @@ class HeavyResult:
     unknown: int
     truth: dict = field(default_factory=dict)
     seconds: float = 0.0
+    eps0: tuple[float, ...] = ()
 
     def as_dict(self) -> dict:
         return dict(words=[w.as_dict() for w in self.words], n=self.n, level=self.level,
@@ -195,7 +146,7 @@ class HeavyResult:
                                                   client_seconds=r.client_seconds,
                                                   server_seconds=r.server_seconds)
                                              for r in self.rounds],
-                    seconds=self.seconds)
+                    seconds=self.seconds, eps0=list(self.eps0))
 
     def recall(self, top: int) -> float:
         """Fraction of the true top ``top`` words (simulation) among the first ``top`` found.
@@ -259,7 +210,10 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
              max_len: int | None = None, oracles: Sequence[str] | None = None,
              assignments: Sequence[str] = ASSIGNMENTS, level: float = 0.95,
              entropy: Entropy | None = None, seed: int = 0,
-             plan: RoundsPlan | None = None, draw: str = "reports") -> HeavyResult:
+             plan: RoundsPlan | None = None, draw: str = "reports",
+             threshold_level: float | None = None, threshold: float = 0.0,
+             report_sets: str | os.PathLike | None = None,
+             eps0_weights: Sequence[float] | None = None) -> HeavyResult:
     """Simulate a campaign end to end: n devices drawn from ``counts`` (word -> weight), each
     round's clients (the oracle's batch encoder on a seeded simulation source), shuffle (the
     reports are summarised as a multiset), server and survivors, and the certified accounting.
@@ -306,6 +260,21 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
     draw : {"reports", "counts"}, optional
         Simulate every device's report, or each candidate's support count (default
         "reports").
+    threshold_level : float or None, optional
+        None: the ``keep`` candidates of largest estimate survive each round; a level in
+        (0, 1): only those among them whose lower confidence bound at that level exceeds
+        ``threshold`` (the adaptive threshold; :func:`~ldpcompress.heavy.rounds.survivors`).
+    threshold : float, optional
+        The adaptive threshold in devices (default 0).
+    report_sets : path or None, optional
+        A directory: each round's reports are written there as a report set
+        (``round-01``, ..., replaced if present) and read back through scale's aggregation,
+        the deployment's path; None: summarised in memory.
+    eps0_weights : sequence of float or None, optional
+        Per-round eps0 proportional to these weights, the largest the composed bound certifies
+        (``Campaign.of``; groups or poisson); the upper and lower bounds of the result's
+        plan are then the per-round ledger's, and its ``eps0`` lists each round's. None: a
+        common eps0.
     """
     if draw not in DRAWS:
         raise ValueError(f"draw must be one of {DRAWS}, got {draw!r}")
@@ -332,6 +301,8 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
     drawn = rng.multinomial(n, weights / weights.sum())
     truth = {w: int(c) for w, c in zip(words, drawn) if c}
     if plan is None:
+        if eps0_weights is not None:
+            assignments = per_round_assignments(assignments)
         plan = plan_rounds(n, shape.rounds, shape.k, eps, delta, oracles=oracles,
                            assignments=assignments)
     elif (plan.n, plan.rounds, plan.k) != (n, shape.rounds, shape.k):
@@ -344,45 +315,67 @@ def simulate(counts: dict[str, float] | Sequence[tuple[str, float]], n: int, eps
         member = None
     else:
         member = _device_rounds(n, shape.rounds, plan.assignment, rng)
+    campaign = Campaign.of(plan, shape, eps0_weights)
+    if eps0_weights is not None:  # the per-round ledger's bounds replace the common plan's
+        plan = replace(plan, upper=campaign.upper, lower=campaign.lower)
     records: list[RoundRecord] = []
-    parents = np.zeros(1, dtype=np.int64)
-    oracle = plan.oracle
+    rl = campaign.first_list()
     for j in range(shape.rounds):
         t0 = compute_time()
-        cands = children(parents, alpha, shape.step, root=(j == 0))
-        codes = enc.prefix_codes((j + 1) * shape.step, alpha.base)
+        oracle = campaign.oracle(j + 1)
         if member is None:
             here = device_word[rng.random(n) < 1.0 / shape.rounds]  # simulation: Poisson 1/T
         else:
             here = device_word[member == j]
-        xs = candidate_indices(codes[here], cands)
-        xs[xs == len(cands)] = oracle.k - 1  # "other": the domain's last index
-        if draw == "reports":
+        xs = round_inputs(enc, rl)[here]
+        m = len(xs)
+        if draw == "counts":  # each support count from its exact marginal law (simulation)
+            true = np.bincount(xs, minlength=oracle.k)
+            summary = rng.binomial(true, oracle.a1) + rng.binomial(m - true, oracle.a0)
+            t1 = compute_time()
+            agg = RoundAggregate.of_summary(rl, oracle, summary, m)
+        elif report_sets is not None and m:  # the deployment's path: a report set per round
+            from .round_sets import read_round_set, write_round_inputs
+            out = Path(report_sets) / f"round-{j + 1:02d}"
+            write_round_inputs(xs, campaign, rl, out, entropy=ent, overwrite=True)
+            t1 = compute_time()
+            agg = read_round_set(out, campaign, rl)
+        else:
             reports = oracle.randomize_many(xs, ent)
             t1 = compute_time()
-            summary = oracle.summarize(reports)
-        else:  # each support count from its exact marginal law (simulation)
-            true = np.bincount(xs, minlength=oracle.k)
-            summary = rng.binomial(true, oracle.a1) + rng.binomial(len(xs) - true, oracle.a0)
-            t1 = compute_time()
-        m = len(xs)
-        est = oracle.estimate_from_summary(summary, m) if m else np.zeros(oracle.k)
-        var = np.asarray(oracle.variance(max(m, 1), np.clip(est, 0, m)), dtype=float) * (m > 0)
+            agg = RoundAggregate.of_summary(rl, oracle, oracle.summarize(reports), m)
         t2 = compute_time()
-        records.append(RoundRecord(j + 1, cands, m, np.asarray(est, float), var,
+        records.append(RoundRecord(j + 1, rl.array, m, agg.estimates, agg.variances,
                                    int((xs == oracle.k - 1).sum()), t1 - t0, t2 - t1))
-        listed = est[:len(cands)]
-        order = np.argsort(-listed, kind="stable")[:shape.keep]
-        parents = np.sort(cands[order])
-    found = _final(records, shape, n, level, top)
+        if j + 1 < shape.rounds:
+            rl = next_round(rl, agg, threshold_level, threshold)
+    found = rank_words(records, shape, n, level, top)
     return HeavyResult(tuple(found), n, plan, shape, tuple(records), level, unknown, truth,
-                       compute_time() - start)
+                       compute_time() - start, tuple(float(o.eps) for o in campaign.oracles))
 
 
-def _final(records: list[RoundRecord], shape: TreeShape, n: int, level: float,
-           top: int) -> list[Word]:
+def rank_words(records: Sequence, shape: TreeShape, n: int, level: float = 0.95,
+               top: int = 20) -> list[Word]:
     """The last round's terminated candidates, each estimate (of the count among n) combined
-    by inverse variance over the rounds that listed the word's terminated prefix."""
+    by inverse variance over the rounds that listed the word's terminated prefix, by
+    decreasing estimate (at most ``top``).
+
+    Parameters
+    ----------
+    records : sequence of RoundRecord or RoundAggregate
+        Every round in order (index, candidates, reports, estimates, variances).
+    shape : TreeShape
+        The tree's public shape.
+    n : int
+        Devices in the campaign (the estimates are scaled from frequencies to counts among n).
+    level : float, optional
+        Confidence level of the intervals, in (0, 1) (default 0.95).
+    top : int, optional
+        Words returned (default 20).
+    """
+    if [r.index for r in records] != list(range(1, shape.rounds + 1)):
+        raise ValueError(f"give the aggregates of rounds 1 to {shape.rounds} in order, got "
+                         f"rounds {[r.index for r in records]}")
     z = NormalDist().inv_cdf(0.5 + level / 2)
     last = records[-1]
     base, step, T = shape.alphabet.base, shape.step, shape.rounds

@@ -14,10 +14,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["BYTES", "Alphabet", "Encoded", "children", "valid_blocks", "candidate_indices"]
+__all__ = ["BYTES", "MAX_K", "Alphabet", "Encoded", "children", "valid_blocks",
+           "block_count", "candidate_indices"]
 
 BYTES = "bytes"  # the alphabet of the 256 byte values of a word's UTF-8 encoding
 MAX_CODE = 2 ** 62  # prefix codes stay well inside int64
+# largest oracle domain of a round (keep x blocks + 1): 4,194,304 candidate indices, about
+# 32 MiB per array of codes or estimates; checked before any list is built
+MAX_K = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -116,15 +120,20 @@ class Encoded:
     @classmethod
     def of(cls, words: Sequence[str], alphabet: Alphabet, length: int,
            max_len: int) -> "Encoded":
-        digits = np.zeros((len(words), length), dtype=np.int64)
-        known = np.zeros(len(words), dtype=bool)
-        for i, w in enumerate(words):
+        # each distinct word encoded once (devices' words repeat: 1e6 words, a few thousand
+        # distinct), then every device's row taken from its word's
+        index: dict[str, int] = {}
+        inverse = np.fromiter((index.setdefault(w, len(index)) for w in words),
+                              dtype=np.int64, count=len(words))
+        digits = np.zeros((len(index), length), dtype=np.int64)
+        known = np.zeros(len(index), dtype=bool)
+        for i, w in enumerate(index):
             ds = alphabet.digits(w)
             if ds is None or len(ds) > max_len:
                 continue
             digits[i, :len(ds)] = ds
             known[i] = True
-        return cls(tuple(words), digits, known)
+        return cls(tuple(words), digits[inverse], known[inverse])
 
     def prefix_codes(self, symbols: int, base: int) -> np.ndarray:
         """int64 code of each word's first ``symbols`` symbols (-1 for unknown words)."""
@@ -132,6 +141,11 @@ class Encoded:
         for i in range(symbols):
             code = code * base + self.digits[:, i]
         return np.where(self.known, code, -1)
+
+
+def block_count(alphabet: Alphabet, step: int) -> int:
+    """How many blocks :func:`valid_blocks` lists: sum_{i=0}^{step} size^i (exact integer)."""
+    return sum(alphabet.size ** i for i in range(step + 1))
 
 
 def valid_blocks(alphabet: Alphabet, step: int) -> np.ndarray:

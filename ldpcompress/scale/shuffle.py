@@ -32,7 +32,7 @@ import contextlib
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -188,14 +188,17 @@ class _Sequence:
 
 def shuffle_report_set(paths, out: str | os.PathLike, shards: int | None = None,
                        entropy: Entropy = SYSTEM, bucket_bytes: int | None = None,
-                       progress: bool = False) -> list[Path]:
+                       progress: bool = False,
+                       files: Mapping[str, bytes] | None = None) -> list[Path]:
     """Rewrite the reports of ``paths`` (report sets or shards of one randomizer, as
     ``aggregate`` takes them; every shard checked against its manifest first) as a new report
     set in ``out`` (a new or empty directory) in a uniformly random order (module docstring),
     in ``shards`` shards (default: as many as the input). The manifest keeps the input's item
     names and coins. ``entropy``: the source of the order (default os.urandom through
     AES-CTR; ``Entropy.seeded_for_simulation`` only in tests). Returns the new shards'
-    paths. ``bucket_bytes``: pass 2's memory per bucket (default ``BUCKET_BYTES``)."""
+    paths. ``bucket_bytes``: pass 2's memory per bucket (default ``BUCKET_BYTES``).
+    ``files``: other files of the new set, name -> bytes, listed in its manifest with their
+    SHA-256 (e.g. a heavy-hitter round's candidate list; the input's files are not copied)."""
     if not isinstance(entropy, Entropy):
         raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
     bucket_bytes = V.integer_at_least(BUCKET_BYTES if bucket_bytes is None else bucket_bytes,
@@ -250,10 +253,13 @@ def shuffle_report_set(paths, out: str | os.PathLike, shards: int | None = None,
             seq = _Sequence(permuted())
             info = dict(coins=coins.pop() if len(coins) == 1 else None, items=items)
             most = 1 << 20
-            with ReportSetWriter(staged, randomizer, shards, info=info) as w:
+            extra = dict(files or {})
+            with ReportSetWriter(staged, randomizer, shards, info=info, files=extra) as w:
                 for i in range(shards):
                     rows = (i + 1) * n // shards - i * n // shards
                     w.write_shard(_counted(randomizer, seq.take(rows, most), done))
+                for name, data in extra.items():
+                    w.add_file(name, data)
         _verify(staged, randomizer, n, before)
         if out.exists():
             out.rmdir()  # empty (checked above)
