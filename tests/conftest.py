@@ -14,8 +14,7 @@ import pytest
 ACCOUNTING_MODULES = {
     "test_amplification.py",
     "test_blanket.py",
-    "test_edges.py",
-    "test_accountant_edges.py",
+    "test_accountant.py",
     "test_composition.py",
     "test_oracle_accounting.py",
     "test_participation.py",

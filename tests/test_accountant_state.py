@@ -1,8 +1,11 @@
 """Saving and loading an accountant (JSON), and events from dp_accounting's DpEvents."""
 import dataclasses
 import json
+import os
 
 import pytest
+
+from hang import refused_promptly
 
 from ldpcompress.accounting import (
     Accountant,
@@ -197,3 +200,46 @@ def test_an_unregistered_randomizer_is_not_saved():
     acct = Accountant().compose(OracleShuffledRound(100, Mine(5, 1.0)))
     with pytest.raises(ValueError, match="not registered"):
         acct.to_json()
+
+
+class _CountingList(list):
+    iterations = 0
+
+    def __iter__(self):
+        type(self).iterations += 1
+        return super().__iter__()
+
+
+def test_compose_does_not_rescan_the_events():
+    """Accountant.load composed 20,000 events in 133 s: every compose() re-summed all rounds."""
+    acct = Accountant()
+    acct.events = _CountingList()
+    for i in range(200):
+        acct.compose(PureDP(0.1 + i * 1e-3), times=2)
+    assert _CountingList.iterations == 0 and acct.rounds == 400
+    state = json.loads(acct.to_json())
+    state["events"] = state["events"] * 100  # 20,000 events
+    loaded = Accountant.from_json(json.dumps(state))
+    assert loaded.rounds == 40_000 and len(loaded.events) == 20_000
+
+
+def test_deeply_nested_ledger_and_boolean_version(tmp_path):
+    path = tmp_path / "ledger.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=f"{path}: accountant state is nested too deeply"):
+        Accountant.load(path)
+    state = json.loads(Accountant().compose(PureDP(1.0)).to_json())
+    state["version"] = True
+    with pytest.raises(ValueError, match="version True"):
+        Accountant.from_json(json.dumps(state))
+    state["version"] = 1
+    state["settings"]["h"] = True
+    with pytest.raises(ValueError, match="settings: h must be a real number"):
+        Accountant.from_json(json.dumps(state))
+
+
+def test_ledger_special_files_are_refused(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):
+        refused_promptly(Accountant.load, path, fifo, "not a regular file")

@@ -161,22 +161,29 @@ def test_aes_ni_target_follows_numba_features():
     assert out == "False"
 
 
-@pytest.mark.parametrize("call", [
-    lambda s: stream_words(s[:, :15], 0, 1),
-    lambda s: stream_words(s.astype(np.int64), 0, 1),
-    lambda s: stream_words([bytes(16)], 0, 1),
-    lambda s: stream_words(s, -1, 2),
-    lambda s: stream_words(s, 0, -2),
-    lambda s: stream_words(s, 2 ** 63 - 2, 5),
-    lambda s: stream_words(s, 1.5, 2),
-    lambda s: stream_words(s, True, 2),
-    lambda s: stream_words(s, 0, 10 ** 15),
-    lambda s: stream_words_at(s, np.arange(3)),
-    lambda s: stream_words_at(s, np.full(4, -1)),
-    lambda s: stream_words_at(s, np.full(4, 0.5)),
-    lambda s: stream_words_at(s, np.full(4, 2 ** 64 - 1, dtype=np.uint64)),
+@pytest.mark.parametrize("call, words", [
+    (lambda s: stream_words(s[:, :15], 0, 1),
+     r"seeds must be a \(n, 16\) uint8 array, got uint8 of shape \(4, 15\)"),
+    (lambda s: stream_words(s.astype(np.int64), 0, 1),
+     r"seeds must be a \(n, 16\) uint8 array, got int64"),
+    (lambda s: stream_words([bytes(16)], 0, 1), r"seeds must be a \(n, 16\) uint8 array, got list"),
+    (lambda s: stream_words(s, -1, 2), r"first must be an integer in \[0, 2\^63 - 1\], got -1"),
+    (lambda s: stream_words(s, 0, -2), r"count must be an integer in \[0, 2\^63 - 1\], got -2"),
+    (lambda s: stream_words(s, 2 ** 63 - 2, 5),
+     r"first \.\. first \+ count - 1 must stay below 2\^63"),
+    (lambda s: stream_words(s, 1.5, 2), r"first must be an integer in \[0, 2\^63 - 1\], got 1\.5"),
+    (lambda s: stream_words(s, True, 2), r"first must be an integer in \[0, 2\^63 - 1\], got True"),
+    (lambda s: stream_words(s, 0, 10 ** 15), r"above the limit of 4\.0 GiB: reduce count"),
+    (lambda s: stream_words_at(s, np.arange(3)),
+     r"index must be 4 integers \(one per seed\), got int64 of shape \(3,\)"),
+    (lambda s: stream_words_at(s, np.full(4, -1)),
+     r"index must be in \[0, 2\^63 - 1\], got values in \[-1, -1\]"),
+    (lambda s: stream_words_at(s, np.full(4, 0.5)),
+     r"index must be 4 integers \(one per seed\), got float64"),
+    (lambda s: stream_words_at(s, np.full(4, 2 ** 64 - 1, dtype=np.uint64)),
+     r"index must be in \[0, 2\^63 - 1\], got values in \[18446744073709551615"),
 ])
-def test_public_stream_wrappers_validate(call):
+def test_public_stream_wrappers_validate(call, words):
     seeds = np.zeros((4, 16), dtype=np.uint8)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=words):
         call(seeds)

@@ -6,12 +6,12 @@ truth), mpmath quadrature, and a plain slow sum of the blanket formula. Nothing 
 library's kernels or the other tests' reference code."""
 import itertools
 import math
-from collections import defaultdict
 from fractions import Fraction as F
 
 import mpmath as mp
 import numpy as np
 import pytest
+from reference.participation import fixed_law, poisson_law
 from scipy import stats
 
 from ldpcompress.accounting import Accountant
@@ -28,35 +28,8 @@ mp.mp.dps = 60
 
 
 # ---------------------------------------------------------------------------------------------
-# Exact shuffled laws: multisets of outputs (count vectors), silent users send nothing
+# Exact worst cases over the shuffled laws of reference/participation.py (count vectors)
 # ---------------------------------------------------------------------------------------------
-
-def poisson_law(R, xs, g):
-    """Law of the output counts when each user of xs reports w.p. g (a Fraction or mpf)."""
-    k = len(R[0])
-    law = {(0,) * k: g * 0 + 1}
-    for x in xs:
-        new = defaultdict(lambda: g * 0)
-        for cnt, pr in law.items():
-            if g != 1:
-                new[cnt] += pr * (1 - g)
-            for y in range(k):
-                c = list(cnt)
-                c[y] += 1
-                new[tuple(c)] += pr * g * R[x][y]
-        law = new
-    return law
-
-
-def fixed_law(R, xs, m):
-    """Law of the output counts when a uniform m-subset of xs reports."""
-    subsets = list(itertools.combinations(range(len(xs)), m))
-    total = defaultdict(lambda: F(0))
-    for s in subsets:
-        for cnt, pr in poisson_law(R, [xs[i] for i in s], F(1)).items():
-            total[cnt] += pr / len(subsets)
-    return total
-
 
 def _mpf(v):
     return mp.mpf(v.numerator) / v.denominator if isinstance(v, F) else mp.mpf(v)

@@ -1,9 +1,11 @@
 import json
 import math
+import os
 
 import pytest
 
 import ldpcompress as L
+from hang import cli_in_child
 from ldpcompress.cli import main
 
 
@@ -313,3 +315,34 @@ def test_output_runner_prints_text_or_one_envelope(capsys):
                                     results={"b": [1, 2]}, timings={"total": 0.5})
     Output("x", fail, lambda: print("text")).emit(False)
     assert capsys.readouterr().out == "text\n"
+
+
+@pytest.mark.parametrize("command", ["aggregate", "encode"])
+def test_cli_domain_fifo_does_not_hang(tmp_path, command):
+    pytest.importorskip("pyarrow")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    csv = tmp_path / "items.csv"
+    csv.write_text("a\nb\n")
+    args = ["aggregate", tmp_path / "none", "--domain", fifo] if command == "aggregate" else \
+        ["encode", "--csv", csv, "--domain", fifo, "--eps", 1, "--out", tmp_path / "o"]
+    r = cli_in_child(*args, timeout=60)
+    assert r.returncode == 2 and f"--domain {fifo}: is a FIFO" in r.stderr, r.stderr
+
+
+def test_seed_is_taken_exactly_or_refused(capsys):
+    assert main(["demo", "--n", "1000", "--k", "4", "--seed", "9007199254740993",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["params"]["seed"] == 9007199254740993
+    assert main(["demo", "--n", "1000", "--k", "4", "--seed", "9.007199254740993e15"]) == 2
+    assert "must be given as digits" in capsys.readouterr().err
+
+
+def test_cli_messages_name_the_culprit(tmp_path, capsys):
+    assert main(["amplify", "--k", "1", "--n", "10", "--eps0", "1", "--delta", "1e-6"]) == 2
+    assert "--k must be an integer in [2, 2147483647], got 1" in capsys.readouterr().err
+    assert main(["simulate", "--n", "10", "--k", "4", "--out", "/proc/1"]) == 2
+    assert "/proc/1: is on a file system without storage" in capsys.readouterr().err
+    assert main(["amplify", "--help", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["command"] == "amplify" and "--oracle" in out["results"]["help"]

@@ -4,10 +4,12 @@ lines, the item names kept in the manifest and shown by aggregate and notebook t
 from __future__ import annotations
 
 import json
+import resource
 
 import numpy as np
 import pytest
 
+from hang import cli_in_child
 from ldpcompress import KRR
 from ldpcompress.cli.main import main
 from ldpcompress.core.items import CATCH_ALL
@@ -128,3 +130,14 @@ def test_encode_writes_a_shuffled_set(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     assert main(base + ["--out", str(tmp_path / "shuffled"), "--overwrite"]) == 0
     assert not np.array_equal(_reports(tmp_path / "shuffled"), shuffled)
+
+
+def test_file_size_limit_names_the_file(tmp_path):
+    pytest.importorskip("pyarrow")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+    # 200,000 reports in 8 shards: about 90 kB each (3.6 bytes a PI-RAPPOR report), above 20 kB
+    r = cli_in_child("simulate", "--n", 200000, "--k", 8, "--out", tmp_path / "big", preexec_fn=limit)
+    assert r.returncode == 2 and "big/reports-00000.parquet: cannot write (File too large)" \
+        in r.stderr, r.stderr

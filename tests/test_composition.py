@@ -186,22 +186,30 @@ def test_dp_accounting_export_agrees():
         assert abs(ref.get_delta_for_epsilon(eps) - ours.delta(eps)) <= 20 * 1e-3
 
 
-@pytest.mark.parametrize("call", [
-    lambda: E.Gaussian(-1.0),
-    lambda: R.gaussian_rdp(1.0, [0.5, 2.0]),
-    lambda: R.check_orders([1.0]),
-    lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(0.0),
-    lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(1.5),
-    lambda: A.Accountant().compose(E.PureDP(1.0), times=0),
-    lambda: A.Accountant().compose(E.ApproxDP(1.0, 1e-6)).epsilon(1e-5, method="rdp"),
-    lambda: A.Accountant().compose(E.PureDP(1.0)).compose(E.Gaussian(1.0)).epsilon(1e-5, method="kov"),
-    lambda: A.Accountant().epsilon(1e-6),
-    lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(1e-6, method="magic"),
-    lambda: E.ShuffledRound(0, 1.0),
-    lambda: P.from_pmfs([0.5, 0.5], [0.9, 0.2]),
+@pytest.mark.parametrize("call, words", [
+    (lambda: E.Gaussian(-1.0), r"sigma must be finite and > 0, got -1\.0"),
+    (lambda: R.gaussian_rdp(1.0, [0.5, 2.0]),
+     r"orders must be finite numbers > 1, got \[0\.5, 2\.0\]"),
+    (lambda: R.check_orders([1.0]), r"orders must be finite numbers > 1, got \[1\.0\]"),
+    (lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(0.0),
+     r"delta must be in \(0, 1\), got 0\.0"),
+    (lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(1.5),
+     r"delta must be in \(0, 1\), got 1\.5"),
+    (lambda: A.Accountant().compose(E.PureDP(1.0), times=0),
+     r"times must be an integer in \[1, 1000000000\], got 0"),
+    (lambda: A.Accountant().compose(E.ApproxDP(1.0, 1e-6)).epsilon(1e-5, method="rdp"),
+     r"ApproxDP has no RDP curve; use method='pld'"),
+    (lambda: A.Accountant().compose(E.PureDP(1.0)).compose(E.Gaussian(1.0)).epsilon(1e-5, method="kov"),
+     r"KOV composition needs every event to be the same \(eps, delta\)-DP event"),
+    (lambda: A.Accountant().epsilon(1e-6), r"the accountant has no events: call compose\(\) first"),
+    (lambda: A.Accountant().compose(E.PureDP(1.0)).epsilon(1e-6, method="magic"),
+     r"method must be one of \(.*\), got 'magic'"),
+    (lambda: E.ShuffledRound(0, 1.0), r"n must be an integer in \[1, 10000000000\], got 0"),
+    (lambda: P.from_pmfs([0.5, 0.5], [0.9, 0.2]),
+     r"q must be a probability vector \(non-negative, sum 1\)"),
 ])
-def test_bad_input_is_rejected(call):
-    with pytest.raises(ValueError):
+def test_bad_input_is_rejected(call, words):
+    with pytest.raises(ValueError, match=words):
         call()
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from shipped import EXAMPLES, SHIPPED
-from test_compression import SEED_BITS, ToyKRR, exact_law
+from reference.compression import SEED_BITS, ToyKRR, exact_law
 
 from ldpcompress import compress
 from ldpcompress.compression import CompressedPrivUnit2, wire

@@ -6,7 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
-from test_compression import ToyKRR, exact_law
+from reference.compression import ToyKRR, exact_law
 
 import ldpcompress as L
 from ldpcompress.compression import CompressedRandomizer, compress

@@ -9,6 +9,7 @@ from Crypto.Cipher import AES
 from scipy import stats
 
 from hang import no_hang
+from reference.compression import SEED_BITS, ToyKRR, exact_law
 from ldpcompress.compression import wire
 from ldpcompress.compression.sampler import compress, trials_for
 from ldpcompress.core.entropy import Entropy, deterministic_source
@@ -16,29 +17,6 @@ from ldpcompress.core.prg import PRG, keystream, uniform_at
 from ldpcompress.randomizers.krr import KRR
 from ldpcompress.randomizers.rappor import RAPPOR
 from ldpcompress.randomizers.subset import SubsetSelection
-
-SEED_BITS = 10
-
-
-class ToyKRR(KRR):
-    """k-RR whose reference sampler reads only the first 10 bits of the seed (a toy PRG:
-    y = (a s + b) mod 2^10 mod k, deliberately weak)."""
-
-    def __init__(self, k, eps):
-        super().__init__(k, eps)
-        self.inner = KRR(k, eps)
-
-    def ratio_from_seed(self, x, seed):
-        return self.ratio(x, self.decode_seed(seed))
-
-    def toy_seed_value(self, seed):
-        return seed[0] | ((seed[1] & 3) << 8)
-
-    def decode_seed(self, seed):
-        return ((277 * self.toy_seed_value(seed) + 91) % 2 ** SEED_BITS) % self.k
-
-    def ratio(self, x, y):
-        return self.inner.ratio(x, y)
 
 
 def toy_entropy(seed):
@@ -51,17 +29,6 @@ def toy_entropy(seed):
             return [bytes([v & 255, v >> 8]) + bytes(14) for v in vals]
 
     return Toy(src)
-
-
-def exact_law(rand, x, trials):
-    """§5.2: Pr[out = s] = 2^-l [r_s/e^eps (1 - (1-a)^T)/a + (1-a)^T] for every toy seed s."""
-    size = 2 ** SEED_BITS
-    e = math.exp(rand.deletion_eps)
-    acc = np.array([rand.ratio(x, rand.decode_seed(bytes([s & 255, s >> 8]) + bytes(14))) / e
-                    for s in range(size)])
-    a = acc.mean()
-    miss = (1 - a) ** trials
-    return (acc * (1 - miss) / a + miss) / size
 
 
 def test_exact_law_and_dp_bounds_with_a_toy_prg():
@@ -178,20 +145,24 @@ class LyingRandomizer(KRR):
         self.deletion_eps = 0.1
 
 
-@pytest.mark.parametrize("call, exc", [
-    (lambda: compress(RAPPOR(8, 1.0)).decode(b"\x01" + bytes(15)), ValueError),
-    (lambda: compress(RAPPOR(8, 1.0)).decode(b"\x02" + bytes(16)), ValueError),
-    (lambda: compress(RAPPOR(8, 1.0)).decode("seed"), TypeError),
-    (lambda: compress(RAPPOR(8, 1.0)).encode(8), ValueError),
-    (lambda: compress(RAPPOR(8, 1.0)).encode(-1), ValueError),
-    (lambda: RAPPOR(8, 0.0), ValueError),
-    (lambda: KRR(1, 1.0), ValueError),
-    (lambda: compress(LyingRandomizer()).encode(0), ValueError),
-    (lambda: compress(RAPPOR(8, 1.0), tv_target=0.0), ValueError),
-    (lambda: PRG(bytes(15)), ValueError),
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda: compress(RAPPOR(8, 1.0)).decode(b"\x01" + bytes(15)), ValueError,
+     r"report must be 17 bytes \(version \+ 16-byte seed\), got 16"),
+    (lambda: compress(RAPPOR(8, 1.0)).decode(b"\x02" + bytes(16)), ValueError,
+     r"unknown report format version 2 \(this library reads 1\)"),
+    (lambda: compress(RAPPOR(8, 1.0)).decode("seed"), TypeError, r"report must be bytes, got str"),
+    (lambda: compress(RAPPOR(8, 1.0)).encode(8), ValueError, r"x must be in \[0, 8\), got 8"),
+    (lambda: compress(RAPPOR(8, 1.0)).encode(-1), ValueError, r"x must be in \[0, 8\), got -1"),
+    (lambda: RAPPOR(8, 0.0), ValueError, r"eps must be finite and > 0, got 0\.0"),
+    (lambda: KRR(1, 1.0), ValueError, r"k must be an integer in \[2, 2147483647\], got 1"),
+    (lambda: compress(LyingRandomizer()).encode(0), ValueError,
+     r"leave \[e\^-eps_d, e\^eps_d\] with eps_d = 0\.1: its declared deletion eps is wrong"),
+    (lambda: compress(RAPPOR(8, 1.0), tv_target=0.0), ValueError,
+     r"tv_target must be in \(0, 1\), got 0\.0"),
+    (lambda: PRG(bytes(15)), ValueError, r"seed must be 16 bytes, got 15"),
 ])
-def test_bad_input(call, exc):
-    with pytest.raises(exc):
+def test_bad_input(call, exc, words):
+    with pytest.raises(exc, match=words):
         call()
 
 

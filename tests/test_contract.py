@@ -98,7 +98,8 @@ def test_compression_accepts_or_says_why(case):
     assert np.all(ratios > 0) and np.all(ratios <= np.exp(r.deletion_eps) * (1 + 1e-9))
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c[0] == "oue" else c
+                                  for c in CASES], ids=IDS)  # oue: ~20 s in a full run
 def test_accounting_through_the_contract(case):
     r = case[1]()
     st = r.shuffle_structure()
@@ -243,7 +244,7 @@ def _other_case(r):
 
 def _refused(out, where, *patterns):
     from ldpcompress.scale import distributed as D
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match=re.escape(str(where))) as err:
         D.aggregate([out], scheduler="memory")
     message = str(err.value)
     assert str(where) in message, message

@@ -9,7 +9,8 @@ import urllib.request
 import numpy as np
 import pytest
 
-from hang import no_hang
+import ldpcompress as L
+from hang import cli_in_child, no_hang
 from ldpcompress.cli import main
 from ldpcompress.randomizers import KRR
 from ldpcompress.scale import distributed as D
@@ -110,3 +111,34 @@ def test_a_stopped_worker_ends_the_run_within_the_worker_timeout(tmp_path, capsy
         finally:
             for pid in pids:
                 os.kill(pid, signal.SIGCONT)
+
+
+def _zero_worker_cluster():
+    distributed = pytest.importorskip("distributed")
+    return distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://",
+                                    host="127.0.0.1", dashboard_address=None)
+
+
+def test_dask_without_workers_times_out_and_retries_apply(tmp_path):
+    pytest.importorskip("pyarrow")
+    from ldpcompress.scale import distributed as D
+    from ldpcompress.scale import report_files as RF
+    oracle = L.PIRappor(8, 2.0)
+    RF.write_reports(tmp_path / "set", oracle, oracle.randomize_many(np.arange(40) % 8),
+                     shards=2)
+    with _zero_worker_cluster() as cluster:
+        for retries in (0, 2):
+            with pytest.raises(D.ClusterError, match=f"no live worker: waited {retries + 1} "
+                                                     f"times 0.3 s \\(retries = {retries}\\)"):
+                D.aggregate([tmp_path / "set"], scheduler=cluster.scheduler_address,
+                            retries=retries, worker_timeout=0.3)
+        r = cli_in_child("aggregate", tmp_path / "set", "--scheduler", cluster.scheduler_address,
+                 "--retries", 1, "--worker-timeout", 0.3)
+    assert r.returncode == 2 and "no live worker: waited 2 times" in r.stderr, r.stderr
+
+
+def test_scheduler_inproc_is_named():
+    pytest.importorskip("distributed")
+    from ldpcompress.scale import distributed as D
+    with pytest.raises(ValueError, match="scheduler inproc://x: an inproc:// address is"):
+        D.check_scheduler("inproc://x")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from shipped import frequency_cases, uncovered
 
+import ldpcompress as L
 from hang import no_hang
 from ldpcompress.core.entropy import Entropy, deterministic_source
 from ldpcompress.randomizers.hadamard import HadamardResponse
@@ -42,12 +43,35 @@ def test_pi_rappor_exact_privacy(symmetric):
 
 
 def test_pi_rappor_bits_are_pairwise_independent():
-    p, s = 11, 3
-    for j1, j2 in itertools.combinations(range(1, p), 2):
-        both = sum(((a * j1 + b) % p < s) and ((a * j2 + b) % p < s)
-                   for a in range(p) for b in range(p))
-        one = sum((a * j1 + b) % p < s for a in range(p) for b in range(p))
-        assert both == s * s and one == s * p
+    """Reports drawn by the library's client for input x (a simulation seed): the bit of item j
+    is [(a (j+1) + b) mod p < s]; the library's counts are these bits' column sums. As the paper
+    states, h(x) and h(j) are independent for j != x (a uniform, b = r - a (x+1)): the true bit
+    is Bern(a1), every other bit Bern(s/p), and the true bit is independent of each other one.
+    Two bits j1, j2 != x are NOT independent under the client's law (r is not uniform): their
+    joint frequency is checked against the exact law enumerated from the client's algorithm.
+    Tolerance: 5 standard deviations of a frequency over n reports, sqrt(q (1 - q) / n)."""
+    oracle, x, n = PIRappor(6, 1.2, p=13), 2, 200_000
+    p, s, a1 = oracle.p, oracle.s, oracle.a1
+    reps = oracle.randomize_many(np.full(n, x), Entropy(deterministic_source(31)))
+    a, b = np.asarray(reps.a), np.asarray(reps.b)
+    bits = np.array([(a * (j + 1) + b) % p < s for j in range(oracle.k)])  # (k, n)
+    assert bits.sum(axis=1).tolist() == oracle.counts(reps).tolist()
+
+    def close(freq, q):
+        return abs(freq - q) <= 5 * math.sqrt(q * (1 - q) / n)
+
+    law = exact_report_law(oracle, x)  # Pr[(a, b) | x], enumerated
+    aa, bb = np.meshgrid(np.arange(p), np.arange(p), indexing="ij")
+    for j in range(oracle.k):
+        assert close(bits[j].mean(), a1 if j == x else s / p), j
+    for j1, j2 in itertools.combinations(range(oracle.k), 2):
+        both = bits[j1] & bits[j2]
+        if x in (j1, j2):  # independent of the true bit: Pr = a1 s / p
+            assert close(both.mean(), a1 * s / p), (j1, j2)
+        exact = law[((aa * (j1 + 1) + bb) % p < s) & ((aa * (j2 + 1) + bb) % p < s)].sum()
+        assert close(both.mean(), exact), (j1, j2)
+        if x in (j1, j2):
+            assert exact == pytest.approx(a1 * s / p, rel=1e-12)
 
 
 def test_vector_pi_rappor_pairwise_independence():
@@ -125,47 +149,59 @@ def test_field_choice_and_wire_format():
     assert np.array_equal(back.a, reps.a) and np.array_equal(back.b, reps.b)
 
 
-@pytest.mark.parametrize("call, exc", [
-    (lambda: PIRappor(10, 1.0).randomize_many(np.array([10])), ValueError),
-    (lambda: PIRappor(10, 1.0).randomize_many(np.array([-1])), ValueError),
-    (lambda: PIRappor(10, 1.0).randomize_many([0.5]), TypeError),
-    (lambda: PIRappor(10, 1.0, p=15), ValueError),
-    (lambda: PIRappor(10, 1.0, p=7), ValueError),
-    (lambda: PIRappor(1, 1.0), ValueError),
-    (lambda: PIRappor(10, 0.0), ValueError),
-    (lambda: PIRappor(10, 1.0).unpack(b"\x00" * 3, 5), ValueError),
-    (lambda: PIRappor(10, 1.0, p=13).unpack(b"\xff\xff", 1), ValueError),
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda: PIRappor(10, 1.0).randomize_many(np.array([10])), ValueError,
+     r"every item must be in \[0, 10\); got values in \[10, 10\]"),
+    (lambda: PIRappor(10, 1.0).randomize_many(np.array([-1])), ValueError,
+     r"every item must be in \[0, 10\); got values in \[-1, -1\]"),
+    (lambda: PIRappor(10, 1.0).randomize_many([0.5]), TypeError,
+     r"xs must be a 1-D array of integer items"),
+    (lambda: PIRappor(10, 1.0, p=15), ValueError, r"p must be a prime > k, got 15"),
+    (lambda: PIRappor(10, 1.0, p=7), ValueError,
+     r"p must be an integer in \[11, 2147483647\], got 7"),
+    (lambda: PIRappor(1, 1.0), ValueError, r"k must be an integer in \[2, 2147483647\], got 1"),
+    (lambda: PIRappor(10, 0.0), ValueError, r"eps must be finite and > 0, got 0\.0"),
+    (lambda: PIRappor(10, 1.0).unpack(b"\x00" * 3, 5), ValueError,
+     r"5 reports over F_373 take 12 bytes, got 3"),
+    (lambda: PIRappor(10, 1.0, p=13).unpack(b"\xff\xff", 1), ValueError,
+     r"1 reports over F_13 take 1 bytes, got 2"),
     (lambda: PIRappor(10, 1.0, p=13).counts(PIRappor(10, 1.0, p=17).randomize_many([1])),
-     ValueError),
-    (lambda: PIRappor(10, 1.0).counts(np.zeros((3, 2))), TypeError),
+     ValueError, r"reports are over F_17, this oracle uses F_13"),
+    (lambda: PIRappor(10, 1.0).counts(np.zeros((3, 2))), TypeError,
+     r"reports must be FieldReports, got ndarray"),
     (lambda: PIRappor(10, 1.0, p=13).counts(FieldReports(np.array([1.5]), np.array([2.0]), 13)),
-     TypeError),
+     TypeError, r"reports must be an integer array, got dtype float64 \(report 0 is 1\.5\)"),
     (lambda: PIRappor(10, 1.0, p=13).counts(FieldReports(np.array([13]), np.array([2]), 13)),
-     ValueError),
+     ValueError, r"report 0: field element a 13 is outside \[0, 13\)"),
     (lambda: PIRappor(10, 1.0, p=13).count_one(FieldReports(np.array([1]), np.array([-2]), 13), 0),
-     ValueError),
-    (lambda: VectorPIRappor(10, 1.0, q=9), ValueError),
-    (lambda: VectorPIRappor(10, 0.01, q=5), ValueError),
-    (lambda: PIRappor(10, 0.01, p=13), ValueError),
-    (lambda: VectorPIRappor(10, 1.0, q=5).counts(np.full((2, 3), 7)), ValueError),
-    (lambda: KRR(1, 1.0), ValueError),
+     ValueError, r"report 0: field element b -2 is outside \[0, 13\)"),
+    (lambda: VectorPIRappor(10, 1.0, q=9), ValueError, r"q must be prime, got 9"),
+    (lambda: VectorPIRappor(10, 0.01, q=5), ValueError, r"q=5 is too small for eps=0\.01"),
+    (lambda: PIRappor(10, 0.01, p=13), ValueError, r"p=13 is too small for eps=0\.01"),
+    (lambda: VectorPIRappor(10, 1.0, q=5).counts(np.full((2, 3), 7)), ValueError,
+     r"report 0: column 0 is 7, outside \[0, 5\)"),
+    (lambda: KRR(1, 1.0), ValueError, r"k must be an integer in \[2, 2147483647\], got 1"),
 ])
-def test_bad_input(call, exc):
-    with pytest.raises(exc):
+def test_bad_input(call, exc, words):
+    with pytest.raises(exc, match=words):
         call()
 
 
 # -- untrusted reports and operator mistakes (issue 13) ---------------------------------------
 
-def _error(call):
-    with pytest.raises((ValueError, TypeError)) as err:
+J_REFUSED = r"j must be (a real number|an integer in \[0, \d+\]), got "
+
+
+def _error(call, words):
+    with pytest.raises((ValueError, TypeError), match=words) as err:
         call()
     return str(err.value)
 
 
 def test_hadamard_out_of_range_report_is_refused_not_a_memory_error():
     # was: counts ~1e19, a segfault or "free(): invalid next size" (bincount longer than K)
-    msg = _error(lambda: HadamardResponse(10, 1.0, variant="basic").estimate(np.array([1, 16])))
+    msg = _error(lambda: HadamardResponse(10, 1.0, variant="basic").estimate(np.array([1, 16])),
+                 r"report 1: index 16 is outside \[0, 16\)")
     assert "report 1" in msg and "[0, 16)" in msg
 
 
@@ -182,7 +218,7 @@ def test_out_of_range_reports_name_the_first_bad_one(make, bad, first):
     oracle = make()
     for call in (oracle.counts, oracle.estimate, lambda r: oracle.count_one(r, 0),
                  lambda r: oracle.estimate_one(r, 0)):
-        assert f"report {first}" in _error(lambda: call(bad))
+        assert f"report {first}" in _error(lambda: call(bad), f"report {first}: ")
 
 
 @pytest.mark.parametrize("make, bad", [
@@ -199,14 +235,15 @@ def test_out_of_range_reports_name_the_first_bad_one(make, bad, first):
 ])
 def test_malformed_report_batches_are_refused(make, bad):
     oracle = make()
-    _error(lambda: oracle.estimate(bad))
+    _error(lambda: oracle.estimate(bad), "reports must")
 
 
 def test_uint64_and_python_int_reports_do_not_wrap():
     # 2^64 - 1 would wrap to -1 in an int64 cast, 2^70 overflows: both must be refused
     assert "report 1" in _error(lambda: KRR(10, 1.0).counts(
-        np.array([1, 2 ** 64 - 1], dtype=np.uint64)))
-    assert "report 1" in _error(lambda: KRR(10, 1.0).counts([1, 2 ** 70]))
+        np.array([1, 2 ** 64 - 1], dtype=np.uint64)), r"report 1: item \d+ is outside \[0, 10\)")
+    assert "report 1" in _error(lambda: KRR(10, 1.0).counts([1, 2 ** 70]),
+                                   r"report 1: item \d+ is outside \[0, 10\)")
     assert KRR(10, 1.0).counts(np.array([9, 9], dtype=np.uint8)).tolist() == [0] * 9 + [2]
 
 
@@ -228,8 +265,8 @@ def test_count_one_checks_the_item(name, make, inputs):
     oracle = make()
     reps = oracle.randomize_many(np.arange(oracle.k))
     for j in (oracle.k, -1, 2.5, "0", True):
-        _error(lambda: oracle.count_one(reps, j))
-        _error(lambda: oracle.estimate_one(reps, j))
+        _error(lambda: oracle.count_one(reps, j), J_REFUSED)
+        _error(lambda: oracle.estimate_one(reps, j), J_REFUSED)
     assert oracle.count_one(reps, float(oracle.k - 1)) == oracle.counts(reps)[-1]
 
 
@@ -238,9 +275,10 @@ def test_unpack_refuses_nonzero_padding_and_bad_n():
     good = oracle.pack(FieldReports(np.array([3]), np.array([4]), 17))
     assert oracle.unpack(good, 1).a.tolist() == [3]
     tampered = good[:-1] + bytes([good[-1] | 1])
-    assert "padding" in _error(lambda: oracle.unpack(tampered, 1))
-    _error(lambda: oracle.unpack(good, -1))
-    _error(lambda: oracle.unpack(good, 1.5))
+    assert "padding" in _error(lambda: oracle.unpack(tampered, 1),
+                               "padding bits after the last report must be zero")
+    _error(lambda: oracle.unpack(good, -1), r"n must be an integer in \[0, \d+\], got -1")
+    _error(lambda: oracle.unpack(good, 1.5), r"n must be an integer in \[0, \d+\], got 1\.5")
     assert len(oracle.unpack(b"", 0)) == 0
 
 
@@ -280,7 +318,8 @@ def test_miller_rabin_exact_above_2_31():
         for n in range(centre - 150, centre + 150):
             divisors = small[small <= math.isqrt(n)]
             assert prime(n) == bool(np.all(n % divisors)), n
-    _error(lambda: next_prime(2 ** 62))
+    _error(lambda: next_prime(2 ** 62),
+           r"no prime in \[4611686018427387904, .*the field size must stay below")
 
 
 @pytest.mark.parametrize("call", [
@@ -292,7 +331,7 @@ def test_miller_rabin_exact_above_2_31():
     lambda: HadamardResponse(10, float("inf")),
 ])
 def test_constructor_parameters_refused(call):
-    _error(call)
+    _error(call, r"^(k|d|t|eps|symmetric) must be ")
 
 
 def test_integral_floats_accepted():
@@ -301,9 +340,11 @@ def test_integral_floats_accepted():
 
 def test_server_memory_refused_with_the_figure():
     # k ~ 2^31 from a report file's metadata: the histogram alone is 16 GiB
-    msg = _error(lambda: KRR(2 ** 31 - 1, 1.0).counts(np.array([0])))
+    msg = _error(lambda: KRR(2 ** 31 - 1, 1.0).counts(np.array([0])),
+                 r"16\.0 GiB .*above the limit")
     assert "16.0 GiB" in msg and "reduce k" in msg
-    msg = _error(lambda: OUE(10 ** 6, 1.0).randomize_many(np.zeros(10 ** 4, np.int64)))
+    msg = _error(lambda: OUE(10 ** 6, 1.0).randomize_many(np.zeros(10 ** 4, np.int64)),
+                 r"would need 9\.3 GiB")
     assert "GiB" in msg and "n" in msg
 
 
@@ -348,3 +389,32 @@ def test_field_histograms_on_threads_count_every_report_once(chunks, monkeypatch
                      rng.integers(0, o.g, 2500)], axis=1)
     h = (rows[:, :1] * items[None, :] + rows[:, 1:2]) % o.p % o.g
     assert np.array_equal(o.counts(rows), (h == rows[:, 2:3]).sum(axis=0))
+
+
+def test_pirappor_counting_algorithm_cost_limit():
+    oracle = L.PIRappor(2, 1e-9)  # s ~ 1e9: 'enum' costs n s
+    reports = oracle.randomize_many(np.zeros(20, np.int64))
+    with pytest.raises(ValueError, match=r"algorithm='enum' costs n x s = 2\.06e\+10 steps.*"
+                                         r"limit 1e\+10.*'direct' costs 40"):
+        oracle.counts(reports, algorithm="enum")
+    direct = oracle.counts(reports, algorithm="direct")
+    assert np.array_equal(oracle.counts(reports), direct)
+    a, b = reports.a, reports.b
+    by_definition = [int(np.sum((a * (j + 1) + b) % oracle.p < oracle.s)) for j in range(2)]
+    assert direct.tolist() == by_definition
+
+
+def test_pirappor_counts_in_bounded_calls(monkeypatch):
+    """Long counts run as several kernel calls (Ctrl-C is seen between them); same counts."""
+    from ldpcompress.randomizers import pirappor as PR
+    oracle = L.PIRappor(50, 2.0)
+    reports = oracle.randomize_many(np.arange(3000) % 50)
+    whole = oracle.counts(reports)
+    calls = []
+    real = PR.PIRappor._count_slice
+    monkeypatch.setattr(PR, "COUNT_WORK_PER_CALL", 50 * 100)
+    monkeypatch.setattr(PR.PIRappor, "_count_slice",
+                        lambda self, *a: calls.append(1) or real(self, *a))
+    for algorithm in ("direct", "enum"):
+        assert np.array_equal(oracle.counts(reports, algorithm=algorithm), whole)
+    assert len(calls) > 2

@@ -162,6 +162,7 @@ def test_ledger_each_event_key_deleted(ledger, tmp_path):
             assert TALLY[("each event key deleted", "refused")] == before + 1, (entry["event"], key)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=SCALE or 20)  # every example loads and answers a query (~0.6 s)
 @given(pick=st.integers(0, 10 ** 6), more=st.integers(1, 10 ** 9), repeat=st.booleans())
 def test_ledger_more_rounds_or_repeated_events(ledger, tmp_path_factory, pick, more, repeat):
@@ -290,7 +291,7 @@ def test_domain_file_of_random_bytes(tmp_path_factory, data):
 
 
 def test_domain_file_special_paths(tmp_path):
-    for path in (tmp_path, "/dev/null", tmp_path / "missing"):  # (FIFOs: test_hostile_round3)
+    for path in (tmp_path, "/dev/null", tmp_path / "missing"):  # (FIFOs: test_accountant_state)
         with pytest.raises(ValueError, match=str(path)):
             ItemDomain.from_file(path)
         TALLY[("domain special path", "refused")] += 1

@@ -5,12 +5,19 @@ every position)."""
 from __future__ import annotations
 
 import hashlib
+import math
+import os
+import unicodedata
 
 import numpy as np
 import pytest
 
+import ldpcompress as L
+from hang import refused_promptly
 from ldpcompress import ItemDomain
+from ldpcompress.core import items as ITEMS
 from ldpcompress.core.items import CATCH_ALL, MAX_NAME_CHARS, NAMED_BAD_LINES
+from ldpcompress.randomizers import KRR
 
 
 def _file(tmp_path, body: bytes, name="d.txt"):
@@ -165,3 +172,118 @@ def test_hostile_domain_files_drop_or_map_and_never_crash(tmp_path):
             assert ItemDomain.from_record(dom.to_record(), "m") == dom
             outcomes.add((mode, "built"))
     assert len(outcomes) == 6  # every mode both refused and built some files
+
+
+def test_domain_file_refuses_fifos_devices_directories_and_huge_files(tmp_path, monkeypatch):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, what in ((fifo, "FIFO"), ("/dev/zero", "character device"),
+                       (tmp_path, "directory")):
+        refused_promptly(ItemDomain.from_file, path, fifo, f"{path}: is a {what}")
+    big = tmp_path / "big.txt"
+    big.write_text("a\nb\nc\n")
+    monkeypatch.setattr(ITEMS, "MAX_DOMAIN_FILE_BYTES", 4)
+    with pytest.raises(ValueError, match=f"{big}: an item domain file is at most 4 bytes"):
+        ItemDomain.from_file(big)
+    with pytest.raises(ValueError, match="missing"):  # not a raw OSError
+        ItemDomain.from_file(tmp_path / "nothing")
+
+
+@pytest.mark.parametrize("body,culprit", [
+    ("a\n\ufeffb\n", "U+FEFF"), ("a\nb\x00\n", "U+0000"), ("a\nb\x0bc\n", "U+000B"),
+    ("a\nb\u2028c\n", "U+2028"), ("a\nb\u2029c\n", "U+2029"), ("a\nb\u200b\n", "U+200B"),
+    ("a\nx\u00a0y\n", "U+00A0"), ("caf\u00e9\ncafe\u0301\n", "canonically equivalent"),
+    ("a\nb\u202ec\n", "U+202E")])
+def test_domain_names_that_render_alike_are_refused(tmp_path, body, culprit):
+    path = tmp_path / "d.txt"
+    path.write_bytes(body.encode("utf-8"))
+    with pytest.raises(ValueError, match=f"{path}: line 2") as err:
+        ItemDomain.from_file(path)
+    assert culprit in str(err.value)
+    names = body.strip("\n").split("\n")
+    with pytest.raises(ValueError, match="names\\[1\\]"):
+        ItemDomain(names)
+
+
+def test_domain_accepts_plain_unicode_names(tmp_path):
+    names = ["caf\u00e9", "na\u00efve", "\u6771\u4eac", "a b", "\U0001F600"]
+    path = tmp_path / "d.txt"
+    path.write_bytes(("\ufeff" + "\r\n".join(names) + "\r\n").encode())
+    assert list(ItemDomain.from_file(path).names) == names
+    assert all(unicodedata.is_normalized("NFC", n) for n in names)
+
+
+FRUIT = ["apple", "banana", "cherry", "dürian"]
+
+
+def test_item_domain_maps_names_and_labels_estimates():
+    dom = L.ItemDomain(FRUIT)
+    assert dom.k == len(dom) == 4 and dom.names == tuple(FRUIT) and "dürian" in dom
+    idx = dom.index(["cherry", "apple", "cherry", "dürian"])
+    assert idx.dtype == np.int64 and idx.tolist() == [2, 0, 2, 3]
+    assert dom.index(np.array(["banana"])).tolist() == [1] and dom.index([]).size == 0
+    assert dom.label([1, 2, 3, 4]) == {"apple": 1, "banana": 2, "cherry": 3, "dürian": 4}
+    assert dom.label([1, 2, 3, 4], [0, 0, 0, 0])["cherry"] == (3, 0)
+    # end to end: names -> indices -> reports -> estimate labelled by name
+    users = ["banana"] * 3000 + ["cherry"] * 1000
+    oracle = KRR(dom.k, 4.0)
+    est = oracle.estimate(oracle.randomize_many(dom.index(users), L.simulation_entropy(1)))
+    sd = math.sqrt(oracle.variance(4000, 3000))
+    assert abs(dom.label(est)["banana"] - 3000) < 5 * sd
+
+
+@pytest.mark.parametrize("items, exc, words", [
+    (["apple", "kiwi"], ValueError, "items[1] = 'kiwi' is not in the item domain"),
+    (["apple", "Apple"], ValueError, "items[1]"),
+    (["apple", 3], TypeError, "items[1]"),
+    (["apple", None], TypeError, "items[1]"),
+    ("apple", TypeError, "single str"),
+    (5, TypeError, "items"),
+])
+def test_item_domain_refuses_unknown_items(items, exc, words):
+    with pytest.raises(exc, match="items") as err:
+        L.ItemDomain(FRUIT).index(items)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize("names, exc, words", [
+    (["a", "b", "a"], ValueError, "names[2] = 'a' repeats names[0]"),
+    (["a", ""], ValueError, "names[1] is empty"),
+    (["a", " b"], ValueError, "names[1]"),
+    (["a", "b\nc"], ValueError, "line break"),
+    (["a", 2], TypeError, "names[1]"),
+    (["a"], ValueError, "at least 2"),
+    ("ab", TypeError, "single str"),
+])
+def test_item_domain_refuses_bad_names(names, exc, words):
+    with pytest.raises(exc, match="names") as err:
+        L.ItemDomain(names)
+    assert words in str(err.value)
+
+
+def test_item_domain_from_file(tmp_path):
+    path = tmp_path / "items.txt"
+    path.write_bytes(b"\xef\xbb\xbfapple\r\nbanana\r\n  cherry \nd\xc3\xbcrian")
+    assert L.ItemDomain.from_file(path).names == tuple(FRUIT)
+    path.write_text("apple\nbanana\n", encoding="utf-8")  # final newline: no extra line
+    assert L.ItemDomain.from_file(str(path)).k == 2
+    for data, words in [(b"apple\nbanana\n\ncherry\n", "line 3 is empty"),
+                        (b"apple\nbanana\ncherry\nbanana\n", "line 4 repeats the name 'banana' "
+                                                             "of line 2"),
+                        (b"apple\nban\xffana\n", "line 2 is not UTF-8"),
+                        (b"apple\n", "at least 2"),
+                        (b"", "at least 2")]:
+        path.write_bytes(data)
+        with pytest.raises(ValueError, match="items.txt: ") as err:
+            L.ItemDomain.from_file(path)
+        assert words in str(err.value) and str(path) in str(err.value)
+    with pytest.raises(TypeError, match="path must be a file path"):
+        L.ItemDomain.from_file(3)
+
+
+def test_item_domain_label_checks_the_length():
+    dom = L.ItemDomain(FRUIT)
+    with pytest.raises(ValueError, match="k = 4"):
+        dom.label([1, 2, 3])
+    with pytest.raises(TypeError, match="label needs at least one column"):
+        dom.label()

@@ -240,6 +240,7 @@ def used_names(paths) -> set[str]:
     return names
 
 
+@pytest.mark.slow  # ~9 s in a full run
 def test_every_kernel_is_called():
     callers = used_names([p for p in SOURCES if p.parent.name != "kernels"]
                          + sorted((ROOT / "bench").glob("*.py")))
@@ -263,3 +264,32 @@ def test_every_private_function_is_called_in_its_module():
                    if isinstance(node, ast.FunctionDef) and private(node.name)
                    and node.name not in used]
     assert not unused, f"private functions nothing calls: {unused}"
+
+
+# -- every pytest.raises states the error it expects -------------------------------------------
+
+TESTS = sorted((ROOT / "tests").rglob("*.py"))
+
+
+def raises_without_match(tree: ast.AST) -> list[int]:
+    """Lines of `pytest.raises(...)` calls (as a context manager or called directly) that pass
+    no `match=`: such a test passes on any error of that type, the wrong one included."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "raises" and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "pytest"
+            and not any(k.arg == "match" for k in node.keywords)]
+
+
+def test_the_match_check_sees_a_bare_raises():
+    assert raises_without_match(ast.parse("with pytest.raises(ValueError):\n    f()")) == [1]
+    assert raises_without_match(ast.parse("pytest.raises((ValueError, TypeError), f, 1)")) == [1]
+    assert not raises_without_match(ast.parse("with pytest.raises(ValueError, match='k must'):"
+                                              "\n    f()"))
+    assert not raises_without_match(ast.parse("with np.testing.raises(ValueError):\n    f()"))
+
+
+def test_every_raises_states_the_expected_message():
+    bare = {str(path.relative_to(ROOT)): lines for path in TESTS
+            if (lines := raises_without_match(ast.parse(path.read_text(encoding="utf-8"))))}
+    assert not bare, f"pytest.raises without match= (file: lines): {bare}"

@@ -78,10 +78,10 @@ def test_api_ledger_is_a_locked_read_modify_write(tmp_path):
         acct.save(path)  # re-entrant: the same thread already holds the ledger's lock
     assert Accountant.load(path).events == [(PureDP(1.0), 3)]
     before = path.read_bytes()
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(ZeroDivisionError, match="the query failed"):
         with Accountant.ledger(path) as acct:
             acct.compose(PureDP(2.0))
-            raise ZeroDivisionError  # the query failed: nothing is written
+            raise ZeroDivisionError("the query failed")  # nothing is written
     assert path.read_bytes() == before
     with Accountant.ledger(tmp_path / "absent.json") as acct:
         pass  # nothing added: no file created

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+import ldpcompress as L
 from hang import no_hang
 from ldpcompress.compression import split as SP
 from ldpcompress.core.entropy import Entropy, deterministic_source
@@ -97,17 +98,21 @@ def test_short_vectors_are_rounded_unbiasedly():
     assert np.max(np.abs(z)) < 5
 
 
-@pytest.mark.parametrize("call", [
-    lambda: PU.PrivUnit2(10, 1.0).randomize(np.ones(10)),
-    lambda: PU.PrivUnit2(10, 1.0).randomize(np.ones(9) / 3),
-    lambda: PU.PrivUnit2(10, 0.0),
-    lambda: PU.PrivUnit2(1, 1.0),
-    lambda: SP.CompressedPrivUnit2(10, 1.0).encode(np.full(10, np.nan)),
-    lambda: SP.CompressedPrivUnit2(10, 1.0, split=2).decode([bytes(17)]),
-    lambda: PU.params(10, 0.4, 0.1),
+@pytest.mark.parametrize("call, words", [
+    (lambda: PU.PrivUnit2(10, 1.0).randomize(np.ones(10)),
+     r"input vector 0 has norm 3\.16228, above 1"),
+    (lambda: PU.PrivUnit2(10, 1.0).randomize(np.ones(9) / 3),
+     r"input vectors must be an array of shape \(n, 10\), got shape \(1, 9\)"),
+    (lambda: PU.PrivUnit2(10, 0.0), r"eps must be finite and > 0, got 0\.0"),
+    (lambda: PU.PrivUnit2(1, 1.0), r"d must be an integer in \[2, 9007199254740992\], got 1"),
+    (lambda: SP.CompressedPrivUnit2(10, 1.0).encode(np.full(10, np.nan)),
+     r"input vector 0 is not finite"),
+    (lambda: SP.CompressedPrivUnit2(10, 1.0, split=2).decode([bytes(17)]),
+     r"a report has 2 seeds, got 1"),
+    (lambda: PU.params(10, 0.4, 0.1), r"p0 must be in \[1/2, 1\), got 0\.4"),
 ])
-def test_bad_input(call):
-    with pytest.raises(ValueError):
+def test_bad_input(call, words):
+    with pytest.raises(ValueError, match=words):
         call()
 
 
@@ -138,15 +143,22 @@ def test_split_one_at_large_eps_refused_with_the_remedy():
     assert k_cap * math.exp(PU.PrivUnit2(100, 14.0 / k_cap).deletion_eps) <= 1e4
 
 
-@pytest.mark.parametrize("call", [
-    lambda: PU.PrivUnit2(float("inf"), 2.0), lambda: PU.PrivUnit2(2.7, 2.0),
-    lambda: PU.PrivUnit2(10, float("nan")), lambda: PU.PrivUnit2(1, 2.0),
-    lambda: PU.PrivUnit2(10, 2.0, p0="0.7"), lambda: PU.PrivUnit2(10, 2.0, gamma=0.1),
-    lambda: SP.CompressedPrivUnit2(10, 2.0, split=1.5), lambda: SP.CompressedPrivUnit2(10, 2.0, split=0),
-    lambda: OneBitSphere(10, 1e4), lambda: SP.choose_split(float("inf"), 2.0),
+@pytest.mark.parametrize("call, words", [
+    (lambda: PU.PrivUnit2(float("inf"), 2.0), r"d must be an integer in \[2, .*\], got inf"),
+    (lambda: PU.PrivUnit2(2.7, 2.0), r"d must be an integer in \[2, .*\], got 2\.7"),
+    (lambda: PU.PrivUnit2(10, float("nan")), r"eps must be finite and > 0, got nan"),
+    (lambda: PU.PrivUnit2(1, 2.0), r"d must be an integer in \[2, .*\], got 1"),
+    (lambda: PU.PrivUnit2(10, 2.0, p0="0.7"), r"p0 must be a real number, got str"),
+    (lambda: PU.PrivUnit2(10, 2.0, gamma=0.1), r"gamma is given without p0: give both or neither"),
+    (lambda: SP.CompressedPrivUnit2(10, 2.0, split=1.5),
+     r"split must be an integer in \[1, 1000\], got 1\.5"),
+    (lambda: SP.CompressedPrivUnit2(10, 2.0, split=0),
+     r"split must be an integer in \[1, 1000\], got 0"),
+    (lambda: OneBitSphere(10, 1e4), r"eps must be in \[1e-09, 700\] .*, got 10000\.0"),
+    (lambda: SP.choose_split(float("inf"), 2.0), r"d must be an integer in \[2, .*\], got inf"),
 ])
-def test_mean_parameters_refused(call):
-    with pytest.raises((ValueError, TypeError)):
+def test_mean_parameters_refused(call, words):
+    with pytest.raises((ValueError, TypeError), match=words):
         call()
 
 
@@ -308,3 +320,14 @@ def test_split_hint_names_a_function_that_exists_and_runs():
     k = fn(int(d), float(eps))
     assert (int(d), float(eps)) == (100, 14.0)
     assert SP.CompressedPrivUnit2(100, 14.0, split=k).expected_trials <= 1000.0
+
+
+def test_complex_vectors_are_refused():
+    pu = L.PrivUnit2(4, 1.0)
+    v = np.array([0.5 + 0.1j, 0.5, 0.5, 0.1])
+    with pytest.raises(TypeError, match="complex"):
+        pu.randomize(v)
+    with pytest.raises(TypeError, match="complex"):
+        L.compress(pu).encode(v)
+    with pytest.raises(TypeError, match="bool"):
+        pu.randomize(np.array([True, False, False, False]))

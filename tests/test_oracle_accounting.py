@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from reference.blanket import classes, law_rappor, shuffled
 from shipped import uncovered
-from test_blanket import classes, law_rappor, shuffled
 
 import ldpcompress as L
 from ldpcompress.accounting import blanket as BL

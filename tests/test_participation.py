@@ -12,7 +12,9 @@ import mpmath as mp
 import numpy as np
 import pytest
 from scipy import fft, stats
-from test_blanket import classes, hockey, law_olh, law_rappor, law_subset
+from reference import hockey
+from reference.blanket import classes, law_olh, law_rappor, law_subset
+from reference.participation import fixed_law, poisson_law
 
 from ldpcompress.accounting import Accountant
 from ldpcompress.accounting import amplification as A
@@ -41,33 +43,6 @@ TOL = 1e-30
 # ---------------------------------------------------------------------------------------------
 # Brute force: the exact law of the view, written from the sampling schemes directly
 # ---------------------------------------------------------------------------------------------
-
-def poisson_law(R, xs, gamma):
-    """Law of the report counts when each user of xs reports w.p. gamma (silent: nothing)."""
-    k = R.shape[1]
-    law = {tuple([0] * k): 1.0}
-    for x in xs:
-        new = defaultdict(float)
-        for cnt, pr in law.items():
-            new[cnt] += pr * (1.0 - gamma)
-            for y in range(k):
-                if R[x, y] > 0:
-                    c2 = list(cnt)
-                    c2[y] += 1
-                    new[tuple(c2)] += pr * gamma * R[x, y]
-        law = new
-    return law
-
-
-def fixed_law(R, xs, m):
-    """Law of the report counts when a uniform m-subset of xs reports."""
-    subsets = list(itertools.combinations(range(len(xs)), m))
-    out = defaultdict(float)
-    for S in subsets:
-        for cnt, pr in poisson_law(R, [xs[i] for i in S], 1.0).items():
-            out[cnt] += pr / len(subsets)
-    return out
-
 
 def view_law(R, xs, gamma, m):
     return poisson_law(R, xs, gamma) if gamma is not None else fixed_law(R, xs, m)

@@ -20,7 +20,8 @@ ORACLES = {"oue": lambda e: OUE(100, e), "pi-rappor": lambda e: PIRappor(100, e)
            "privunit2": lambda e: PrivUnit2(20, e)}
 
 
-@pytest.mark.parametrize("name", sorted(ORACLES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "subset" else n
+                                  for n in sorted(ORACLES)])  # subset: ~12 s in a full run
 def test_oracle_bound_never_grows_with_n(name):
     """More users only hide more (docs/theory.md §2.13): eps(delta) must be non-increasing in n,
     densely where blocking and method choice change fastest (small n), coarsely beyond."""

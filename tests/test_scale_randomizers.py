@@ -153,6 +153,7 @@ def test_the_listing_names_every_randomizer(capsys):
     assert all(name in text for name in rows) and "already shorter than a 17-byte" in text
 
 
+@pytest.mark.slow  # ~14 s in a full run (fresh processes, a Dask cluster)
 def test_a_plugin_module_registers_a_randomizer_for_every_command(tmp_path):
     """--plugin FILE in fresh processes (as a user runs it): listed, simulated, compressed,
     aggregated in memory and on a local Dask cluster of worker processes (the class travels

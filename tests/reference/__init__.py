@@ -148,6 +148,19 @@ def mp_krr_worst_delta(n, k, eps0, eps, dps=50):
         return worst
 
 
+def mp_krr_single_outcome_eps(n, k, eps0, delta, dps=60):
+    """The eps at which the k-RR attack's single outcome (docs/theory.md §2.6(b)) reaches delta:
+    user 1 holds x0 or x1, the n - 1 others z; the histogram {x0: 1, z: n - 1} alone gives
+    delta(eps) >= A - e^eps B, so the exact eps is at least log((A - delta) / B), in mpmath."""
+    with mp.workdps(dps):
+        e0 = mp.e ** mp.mpf(eps0)
+        z = e0 + k - 1
+        al, be = e0 / z, 1 / z
+        a = al ** n + (n - 1) * be ** 2 * al ** (n - 2)
+        b = be * al ** (n - 1) + (n - 1) * be ** 2 * al ** (n - 2)
+        return float(mp.log((a - mp.mpf(delta)) / b))
+
+
 def mp_krr_attack_delta(n, k, eps0, eps, dps=60):
     """Exact delta(eps) of the k-RR attack of docs/theory.md §2.6(b): datasets (x0, z, ..., z) vs
     (x1, z, ..., z), by enumerating the shuffled histogram law (values 0 = x0, 1 = x1, 2 = z),

@@ -451,15 +451,18 @@ def test_kov_kernel_at_underflowing_eps_is_trivially_sound():
     assert exact <= res.value <= 3 * eps and 3 * eps - res.value < 2e-6
 
 
-@pytest.mark.parametrize("call", [
-    lambda L: L.min_n(2.0, 1.0, 1e-6, oracle=L.OUE(16, 2.0)),
-    lambda L: L.max_eps0(10**5, 1.0, 1e-6, k=10, blocks=0),
-    lambda L: L.min_n(1.0, 1.0, 1e-6, k=10, blocks=0),
+@pytest.mark.parametrize("call, words", [
+    (lambda L: L.min_n(2.0, 1.0, 1e-6, oracle=L.OUE(16, 2.0)),
+     r"an oracle states its own \(realised\) eps0 and domain: pass oracle= alone"),
+    (lambda L: L.max_eps0(10**5, 1.0, 1e-6, k=10, blocks=0),
+     r"blocks must be an integer in \[1, 4611686018427387904\], got 0"),
+    (lambda L: L.min_n(1.0, 1.0, 1e-6, k=10, blocks=0),
+     r"blocks must be an integer in \[1, 4611686018427387904\], got 0"),
 ])
-def test_inverse_queries_report_bad_arguments_not_no_answer(call):
+def test_inverse_queries_report_bad_arguments_not_no_answer(call, words):
     """A bad argument once read as 'no n <= 1e10 ...' / 'no eps0 >= eps ...'."""
     import ldpcompress as L
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match=words) as err:
         call(L)
     assert not str(err.value).startswith("no ")
 
