@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import validate as V
+from ..core.chunks import spans
 from ..randomizers.contract import LocalRandomizer
 
 __all__ = ["ZIPF_EXPONENT", "Inputs", "inputs_of", "simulated"]
@@ -148,8 +149,8 @@ def _vectors(n: int, d: int, seed: int, chunk: int):
     rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
     u = np.full(d, 1.0 / math.sqrt(d))
     chunk = max(1, min(chunk, VECTOR_CHUNK_BYTES // (8 * d)))
-    for lo in range(0, n, chunk):
-        v = u + rng.standard_normal((min(chunk, n - lo), d)) / math.sqrt(d)
+    for span in spans(n, chunk):
+        v = u + rng.standard_normal((span.stop - span.start, d)) / math.sqrt(d)
         norms = np.linalg.norm(v, axis=1, keepdims=True)
         yield v / np.maximum(1.0, norms)
 
@@ -157,5 +158,5 @@ def _vectors(n: int, d: int, seed: int, chunk: int):
 def _reals(n: int, lo: float, hi: float, seed: int, chunk: int):
     rng = np.random.default_rng(seed)  # simulated users' data, not privacy coins
     centre, spread = 0.5 * lo + 0.5 * hi, (hi - lo) / 4
-    for start in range(0, n, chunk):
-        yield np.clip(centre + spread * rng.standard_normal(min(chunk, n - start)), lo, hi)
+    for span in spans(n, chunk):
+        yield np.clip(centre + spread * rng.standard_normal(span.stop - span.start), lo, hi)

@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ..core import validate as V
+from ..core.chunks import spans
 from ..core.entropy import SYSTEM, Entropy, simulation_only
 from ..core.limits import check_trials, expected_trials
 from ..core.prg import SEED_BYTES
@@ -206,9 +207,8 @@ class PseudoRandomizer(SeedReports):
         per_round = min(self.max_trials, max(1, math.ceil(self._bound / 2)))
         item_bytes = max(1, xs.nbytes // max(n, 1))
         step = max(1, SIMULATION_TRIAL_BYTES // (per_round * (item_bytes + 32)))
-        for start in range(0, n, step):
-            self._simulate_block(xs[start:start + step], out[start:start + step], per_round,
-                                 entropy)
+        for span in spans(n, step):
+            self._simulate_block(xs[span], out[span], per_round, entropy)
         return reports.pack_rows(out)
 
     def _simulate_block(self, xs, out, per_round: int, entropy: Entropy) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.chunks import spans
 from . import wire
 
 __all__ = ["SeedReports"]
@@ -87,8 +88,8 @@ class SeedReports:
         else:
             spec = self.inner.summary_spec()
             total = np.zeros(spec.shape, spec.dtype)
-            for lo in range(0, seeds.shape[0], self.seeds_per_call):
-                total += self.inner.summarize_seeds(seeds[lo:lo + self.seeds_per_call])
+            for span in spans(seeds.shape[0], self.seeds_per_call):
+                total += self.inner.summarize_seeds(seeds[span])
         return total if self.group is None else total / self.group
 
     def estimate(self, reports) -> np.ndarray:

@@ -15,6 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
+from ..core.chunks import spans
 from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.numerics import EXP_MAX, MAX_FIELD
@@ -294,8 +295,8 @@ class PIRappor(FrequencyOracle):
         if len(r) <= step:
             return self._count_slice(r.a, r.b, algorithm)
         out = np.zeros(self.k, dtype=np.int64)
-        for lo in range(0, len(r), step):  # Python between calls: Ctrl-C is seen
-            out += self._count_slice(r.a[lo:lo + step], r.b[lo:lo + step], algorithm)
+        for span in spans(len(r), step):  # Python between calls: Ctrl-C is seen
+            out += self._count_slice(r.a[span], r.b[span], algorithm)
         return out
 
     def _count_slice(self, a, b, algorithm: str) -> np.ndarray:
