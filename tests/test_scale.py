@@ -820,8 +820,8 @@ def test_a_set_is_readable_wherever_it_was_written(tmp_path, monkeypatch):
     then refused (the reader sized its table by (4 x threads + 3) x k), and a k = 3e6 set read
     on 2 threads was refused with NUMBA_NUM_THREADS=64. The kernels' per-chunk rows are now
     capped by memory, not threads, and a writer refuses a set the server could not read."""
-    from ldpcompress.randomizers import base
-    monkeypatch.setattr(base, "num_threads", lambda: 64)
+    from ldpcompress.randomizers import base, threads
+    monkeypatch.setattr(threads, "num_threads", lambda: 64)
     orc = PIRappor(3_000_000, 2.0)
     spec = {"randomizer": "pi-rappor", "params": orc.params()}
     assert RF.randomizer_from_spec(spec, "m").k == 3_000_000  # was: 259 x k ... 5.8 GiB

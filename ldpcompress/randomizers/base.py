@@ -9,7 +9,6 @@ report validation and storage, and counts.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from ..core import validate as V
 from ..core.limits import array_bytes, check_bytes
 from ..core.numerics import EXP_MAX
 from .contract import Column, LocalRandomizer, Privacy, SummarySpec, int_dtype
+from .threads import CHUNK_TABLE_BYTES, chunked_counts, chunks_for, num_threads
 from .estimator import BinaryEstimator, check_flag, integer_reports
 
 __all__ = ['EPS_MIN', 'FrequencyOracle', 'check_eps', 'check_flag', 'check_batch_bytes',
@@ -42,45 +42,6 @@ def check_batch_bytes(n: int, k: int, itemsize: int, what: str, max_bytes=None) 
     """Refuse an n x k client-side table (RAPPOR bits, subset keys) above the memory limit."""
     check_bytes(array_bytes((n, k), np.float64) * itemsize // 8,
                 f"{what} for n = {n} reports x k = {k}", "n (batch the inputs) or k", max_bytes)
-
-
-CHUNK_TABLE_BYTES = 1 << 30  # the parallel kernels' per-chunk count rows, all chunks together
-
-
-def num_threads() -> int:
-    """Numba's thread count (numba is imported when a kernel runs, not with the package)."""
-    from numba import get_num_threads
-    return get_num_threads()
-
-
-def chunks_for(n: int, k: int = 1) -> int:
-    """Report chunks for the parallel kernels: a few per thread, at least 4096 reports each,
-    and few enough that their per-chunk rows of k int64 counts stay within CHUNK_TABLE_BYTES
-    (so the server's memory for a given k does not grow with the machine's thread count)."""
-    by_memory = max(1, CHUNK_TABLE_BYTES // (8 * max(int(k), 1)))
-    return max(1, min(4 * num_threads(), n // 4096 + 1, by_memory))
-
-
-def chunked_counts(kernel, columns, k: int, chunks: int, *args) -> np.ndarray:
-    """int64[k] counts of a serial histogram kernel over ``chunks`` contiguous slices of the
-    report columns: ``kernel(*column_slices, *args, row)`` adds one slice's counts into its own
-    row; the slices run on up to ``num_threads()`` threads (the kernels release the GIL), and the
-    rows are summed exactly."""
-    n = len(columns[0])
-    rows = np.zeros((chunks, k), dtype=np.int64)
-
-    def one(c: int) -> None:
-        lo, hi = c * n // chunks, (c + 1) * n // chunks
-        kernel(*(col[lo:hi] for col in columns), *args, rows[c])
-
-    workers = min(chunks, num_threads())
-    if workers <= 1:
-        for c in range(chunks):
-            one(c)
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(one, range(chunks)))  # re-raises a chunk's error
-    return rows.sum(axis=0)
 
 
 class FrequencyOracle(LocalRandomizer, BinaryEstimator):

@@ -371,7 +371,7 @@ class Reports(abc.ABC):
         seeds : bool, default False
             State the cost of ``summarize_seeds`` on n seeds instead.
         """
-        from .base import chunks_for
+        from .threads import chunks_for
         n, b, calls = C.cost_args(n, batch)
         spec = self.summary_spec()
         entries = C.entries_of(spec.shape)

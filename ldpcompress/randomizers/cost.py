@@ -100,7 +100,7 @@ def cost_args(n, batch) -> tuple[int, int, int]:
 
 def threads() -> int:
     """Threads the parallel kernels run on (each may hold its own buffers)."""
-    from .base import num_threads
+    from .threads import num_threads
     return max(1, num_threads())
 
 
