@@ -36,7 +36,7 @@ from . import pure as PU
 from . import rdp as R
 # the events defined beside their mathematics add themselves to EVENTS (a saved ledger may name
 # them) and register with the backends
-from . import allocation as _allocation  # noqa: F401
+from . import allocation_event as _allocation_event  # noqa: F401
 from . import allocation_central as _allocation_central  # noqa: F401
 from . import event_pld as EPLD
 from . import event_rdp as ERDP
