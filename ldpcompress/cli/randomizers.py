@@ -19,7 +19,7 @@ from ..core import limits
 from ..core import validate as V
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
-from .util import Output, count, fmt, number, positive, print_table
+from .util import Output, count, fmt, nonempty, number, positive, print_table
 
 __all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build_randomizer",
            "check_parameters", "AccountedRandomizer", "accounted", "add_accounted_options",
@@ -281,9 +281,7 @@ def expected_randomizer(args) -> LocalRandomizer | None:
             raise ValueError("--expect-ledger needs --round I (the ledger's event, from 0)")
         from ..accounting.events import EVENTS
         from ..accounting.state import round_randomizer
-        path = args.expect_ledger
-        if not str(path).strip():
-            raise ValueError(f"--expect-ledger must be a non-empty path, got {path!r}")
+        path = nonempty(args.expect_ledger, "--expect-ledger")
         index = count(args.round, "--round", -(1 << 31), 1 << 31)
         try:
             return round_randomizer(path, index, EVENTS)
