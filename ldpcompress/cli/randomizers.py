@@ -199,16 +199,20 @@ class AccountedRandomizer:
         return [p.name for p in self._signature or ()]
 
 
+def _refuse_without_oracle(described: list[str]) -> None:
+    """Options that describe the randomizer of --oracle, given without it: refused, not ignored."""
+    if described:
+        raise ValueError(f"{', '.join(described)} describe{'s' if len(described) == 1 else ''} "
+                         "the randomizer of --oracle: give --oracle NAME too")
+
+
 def accounted(args) -> AccountedRandomizer | None:
     """The --oracle randomizer of an accounting command, or None without --oracle (then
     --d, --symmetric and --param, which describe it, are refused rather than ignored)."""
     if args.oracle is None:
-        stray = [opt for opt, given in (("--d", args.d is not None),
-                                        ("--symmetric", args.symmetric),
-                                        ("--param", bool(args.param))) if given]
-        if stray:
-            raise ValueError(f"{', '.join(stray)} describe{'s' if len(stray) == 1 else ''} "
-                             "the randomizer of --oracle: give --oracle NAME too")
+        _refuse_without_oracle([opt for opt, given in (("--d", args.d is not None),
+                                                       ("--symmetric", args.symmetric),
+                                                       ("--param", bool(args.param))) if given])
         return None
     return AccountedRandomizer(args)
 
@@ -290,9 +294,7 @@ def expected_randomizer(args) -> LocalRandomizer | None:
     if args.round is not None:
         raise ValueError("--round names a round of --expect-ledger FILE: give that too")
     if args.oracle is None:
-        if described:
-            raise ValueError(f"{', '.join(described)} describe{'s' if len(described) == 1 else ''}"
-                             " the randomizer of --oracle: give --oracle NAME too")
+        _refuse_without_oracle(described)
         return None
     return build_randomizer(args, client=False)
 
