@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..core import validate as V
 from ..core.numerics import MAX_FIELD
 from .randomizers import add_oracle_option
-from .util import Output, count, number, probability
+from .util import Output, count, number, positive, probability
 
 __all__ = ["register"]
 
@@ -18,7 +18,7 @@ def _cmd_demo(args) -> Output:
     except ValueError as err:
         raise ValueError(f"--{err} (or best)") from None  # "--oracle must be one of ..."
     params = dict(n=count(args.n, "--n"), k=count(args.k, "--k", 2, MAX_FIELD - 1),
-                  eps=V.local_eps0(args.eps, "--eps"),
+                  eps=V.local_eps0(positive(args.eps, "--eps"), "--eps"),
                   delta=probability(args.delta, "--delta"), oracle=args.oracle,
                   seed=count(args.seed, "--seed", 0, 2 ** 63 - 1))
     from ..estimation import demo  # the accounting stack: when the command runs
