@@ -449,3 +449,55 @@ def test_simulate_with_per_round_eps0(tmp_path, capsys):
     code, _, err = _cli(capsys, "simulate", "--counts", tmp_path / "c.csv", "--n", 3000,
                         "--eps", 2, "--rounds", 3, "--eps0-weights", "1,2")
     assert code == 2 and "--eps0-weights must be 3 comma-separated numbers" in err
+
+
+@pytest.mark.parametrize("step", ["encode", "shuffle", "aggregate", "words"])
+def test_every_cli_step_certifies_the_plan_it_loads(cli_files, campaign, tmp_path, capsys,
+                                                     step):
+    # before the fix only round-1 `candidates` recomputed the bound: a plan resealed with
+    # eps0 = 40 was used by encode/shuffle/aggregate, and `words` printed the stored upper
+    from ldpcompress.randomizers import registry
+    from ldpcompress.randomizers.catalog import make_oracle
+    doc = json.loads(campaign.to_json())
+    big = make_oracle("krr", campaign.shape.k, 40.0)
+    doc["oracles"], doc["eps0"] = [registry.spec(big)] * 3, [40.0] * 3
+    forged = tmp_path / "forged.json"
+    forged.write_text(_resealed(doc))
+    (tmp_path / "l1.json").write_text(Campaign.from_json(forged.read_text()).first_list()
+                                      .to_json())
+    argv = {"encode": ["encode", "--list", tmp_path / "l1.json", "--words",
+                       cli_files / "words.txt", "--out", tmp_path / "s"],
+            "shuffle": ["shuffle", tmp_path / "s", "--list", tmp_path / "l1.json", "--out",
+                        tmp_path / "t"],
+            "aggregate": ["aggregate", tmp_path / "s", "--list", tmp_path / "l1.json",
+                          "--out", tmp_path / "a.json"],
+            "words": ["words", tmp_path / "a.json"]}[step]
+    code, _, err = _cli(capsys, *argv, "--plan", forged)
+    assert code == 2 and "not deployable" in err and str(forged) in err
+    assert "Traceback" not in err
+
+
+def test_words_prints_the_recomputed_bound(campaign, flow, tmp_path, capsys):
+    d, _, aggs = flow
+    paths = []
+    for a in aggs:
+        paths.append(tmp_path / f"a{a.index}.json")
+        paths[-1].write_text(a.to_json())
+    (tmp_path / "plan.json").write_text(campaign.to_json())
+    code, out, _ = _cli(capsys, "words", *paths, "--plan", tmp_path / "plan.json", "--json")
+    got = json.loads(out)["results"]["accounting"]["upper"]
+    assert code == 0 and got == campaign.certify() <= campaign.eps
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d.update(relation="none at all"), "key 'relation' must be"),
+    (lambda d: d["ledger"].update(lower=1.99999999999), "must be finite and <="),
+])
+def test_free_form_plan_fields_are_checked(campaign, edit, match):
+    doc = json.loads(campaign.to_json())
+    if doc["ledger"]["lower"] is None:
+        doc["ledger"]["lower"] = 0.0
+    doc["ledger"]["upper"] = 1.5
+    edit(doc)
+    with pytest.raises(ValueError, match=match):
+        Campaign.from_json(_resealed(doc))

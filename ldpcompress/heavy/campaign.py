@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -135,6 +136,18 @@ class Campaign:
             return certified_eps(self.n, T, self.assignment, self.oracles[0], self.delta)
         return certified_per_round(self.n, self.assignment, self.oracles, self.delta)
 
+    def certified(self) -> float:
+        """:meth:`certify`, refusing a plan whose oracles certify more than its target eps
+        (ValueError naming both): every step that loads a plan calls it before use, and what
+        is shown as certified is this recomputed number, never the ledger's stored one (the
+        digest is not a signature: a plan resealed with a larger eps0 still loads). About
+        15 ms on a 3-round plan."""
+        got = self.certify()
+        if not got <= self.eps:
+            raise ValueError(f"the plan's oracles certify central eps {got:.6g} > its target "
+                             f"{self.eps:g} at delta {self.delta:g}: not deployable")
+        return got
+
     def oracle(self, index: int) -> FrequencyOracle:
         """Round ``index``'s (1-based) frequency oracle.
 
@@ -228,8 +241,9 @@ class Campaign:
         if doc["assignment"] not in ASSIGNMENTS:
             raise ValueError(f"{source}: key 'assignment' must be one of {ASSIGNMENTS}, got "
                              f"{doc['assignment']!r}")
-        if not isinstance(doc["relation"], str):
-            raise ValueError(f"{source}: key 'relation' must be a string")
+        if doc["relation"] != RELATION:
+            raise ValueError(f"{source}: key 'relation' must be {RELATION!r}, got "
+                             f"{str(doc['relation'])[:80]!r}")
         specs, eps0 = doc["oracles"], doc["eps0"]
         if not isinstance(specs, list) or len(specs) != shape.rounds or \
                 not isinstance(eps0, list) or len(eps0) != shape.rounds:
@@ -252,6 +266,9 @@ class Campaign:
         lower = led["lower"]
         if lower is not None:
             lower = V.nonnegative(lower, f"{source}: ledger.lower")
+            if not math.isfinite(lower) or not lower <= upper:
+                raise ValueError(f"{source}: ledger.lower = {lower!r} must be finite and <= "
+                                 f"ledger.upper = {upper!r}")
         if led["delta"] != delta or not upper <= eps:
             raise ValueError(f"{source}: the ledger ({upper}, {led['delta']}) does not meet "
                              f"the target ({eps}, {delta})")
