@@ -15,7 +15,8 @@ from ldpcompress.cli.main import main
 from ldpcompress.core.entropy import simulation_entropy
 from ldpcompress.heavy.campaign import Campaign
 from ldpcompress.heavy.deploy import candidates, found_words, plan_campaign
-from ldpcompress.heavy.round_sets import read_round_set, set_list, write_round_set
+from ldpcompress.heavy.round_sets import (read_round_set, set_list, shuffle_round_set,
+                                          write_round_set)
 from ldpcompress.heavy.rounds import RoundAggregate, RoundList, aggregate_round, encode_words
 
 pytest.importorskip("pyarrow")
@@ -376,7 +377,6 @@ def test_per_round_eps0_refused_where_not_certified(campaign):
 
 
 def test_the_shuffled_set_keeps_the_round_list(campaign, flow, tmp_path):
-    from ldpcompress.heavy.round_sets import shuffle_round_set
     d, (l1, l2, _), (a1, *_) = flow
     shuffle_round_set(d / "set1", campaign, l1, tmp_path / "shuffled",
                       entropy=simulation_entropy(9))
@@ -501,3 +501,19 @@ def test_free_form_plan_fields_are_checked(campaign, edit, match):
     edit(doc)
     with pytest.raises(ValueError, match=match):
         Campaign.from_json(_resealed(doc))
+
+
+def test_a_groups_round_with_too_few_or_too_many_reports_is_refused(campaign, tmp_path):
+    # before the fix any count was aggregated: the groups bound assumes n // T = 1000
+    # distinct devices in each round's shuffle, and no round may hold more than n = 3000
+    l1 = candidates(campaign)
+    write_round_set(WORDS[:999], campaign, l1, tmp_path / "few",
+                    entropy=simulation_entropy(5))
+    with pytest.raises(ValueError, match="999 reports, fewer than the 1,000 distinct"):
+        read_round_set(tmp_path / "few", campaign, l1)
+    with pytest.raises(ValueError, match="999 reports, fewer than the 1,000 distinct"):
+        shuffle_round_set(tmp_path / "few", campaign, l1, tmp_path / "x")
+    write_round_set(WORDS * 3 + ["c"], campaign, l1, tmp_path / "many",
+                    entropy=simulation_entropy(6))
+    with pytest.raises(ValueError, match="3,001 reports, more than the plan's n = 3,000"):
+        read_round_set(tmp_path / "many", campaign, l1)
