@@ -517,3 +517,17 @@ def test_a_groups_round_with_too_few_or_too_many_reports_is_refused(campaign, tm
                     entropy=simulation_entropy(6))
     with pytest.raises(ValueError, match="3,001 reports, more than the plan's n = 3,000"):
         read_round_set(tmp_path / "many", campaign, l1)
+
+
+def test_per_round_lower_bound_is_round_1s_attack():
+    # before the fix the lower bound was the strongest round's (round 3's) attack, but the
+    # attack is proven only for round 1's fixed list
+    from ldpcompress.accounting import amplification as amp
+    c = plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
+                      oracles=["krr"], assignments=["groups"], eps0_weights=[1, 1, 2])
+    first, last = c.oracle(1), c.oracle(3)
+    assert last.eps == pytest.approx(2 * first.eps)
+    want = amp.epsilon(N // 3, None, 1e-6, oracle=first, lower=True).lower
+    stronger = amp.epsilon(N // 3, None, 1e-6, oracle=last, lower=True).lower
+    assert c.lower == want < stronger
+    assert c.lower <= c.upper
