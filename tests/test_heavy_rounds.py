@@ -531,3 +531,23 @@ def test_per_round_lower_bound_is_round_1s_attack():
     stronger = amp.epsilon(N // 3, None, 1e-6, oracle=last, lower=True).lower
     assert c.lower == want < stronger
     assert c.lower <= c.upper
+
+
+@pytest.mark.parametrize("option", ["--plan", "--list", "--aggregate"])
+def test_deeply_nested_json_is_a_clear_error(cli_files, tmp_path, capsys, option):
+    # before the fix json.loads's RecursionError escaped as a traceback
+    d = cli_files
+    (tmp_path / "l1.json").write_text(Campaign.from_json((d / "plan.json").read_text())
+                                      .first_list().to_json())
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    files = {"--plan": d / "plan.json", "--list": tmp_path / "l1.json", option: deep}
+    if option == "--aggregate":
+        argv = ["candidates", "--plan", files["--plan"], "--aggregate", deep, "--out",
+                tmp_path / "l2.json"]
+    else:
+        argv = ["encode", "--plan", files["--plan"], "--list", files["--list"], "--words",
+                d / "words.txt", "--out", tmp_path / "s"]
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2 and str(deep) in err and "RecursionError" in err
+    assert "Traceback" not in err

@@ -204,8 +204,9 @@ class Campaign:
         """
         try:
             doc = json.loads(text)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ValueError(f"{source}: not a JSON plan ({err})") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as err:
+            raise ValueError(f"{source}: not a JSON plan ({type(err).__name__}: "
+                             f"{str(err)[:200]})") from None
         if not isinstance(doc, dict) or doc.get("kind") != KIND:
             raise ValueError(f"{source}: not a heavy-hitter plan (key 'kind' must be {KIND!r})")
         stored = doc.pop("digest", None)
