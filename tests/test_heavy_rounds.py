@@ -551,3 +551,21 @@ def test_deeply_nested_json_is_a_clear_error(cli_files, tmp_path, capsys, option
     code, _, err = _cli(capsys, *argv)
     assert code == 2 and str(deep) in err and "RecursionError" in err
     assert "Traceback" not in err
+
+
+def test_errors_name_the_plan_and_the_threshold(cli_files, campaign, flow, tmp_path, capsys):
+    # before the fix: "alphabet: symbols must be distinct" without the file, and
+    # "threshold must be ..." without the flag
+    doc = json.loads(campaign.to_json())
+    doc["alphabet"] = "aab"
+    bad = tmp_path / "dup.json"
+    bad.write_text(_resealed(doc))
+    code, _, err = _cli(capsys, "candidates", "--plan", bad, "--out", tmp_path / "l.json")
+    assert code == 2 and f"--plan {bad}" in err and "repeated" in err
+    _, _, (a1, *_) = flow
+    (tmp_path / "a1.json").write_text(a1.to_json())
+    code, _, err = _cli(capsys, "candidates", "--plan", cli_files / "plan.json", "--aggregate",
+                        tmp_path / "a1.json", "--out", tmp_path / "l2.json",
+                        "--threshold-level", 0.9, "--threshold", "nan")
+    assert code == 2 and "--threshold must be a finite number" in err
+    assert "Traceback" not in err

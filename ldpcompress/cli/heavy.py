@@ -2,6 +2,8 @@
 (docs/guide.md, "Heavy hitters over unknown domains"; docs/theory.md §2.17)."""
 from __future__ import annotations
 
+import math
+
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
 from .util import Output, count, number, positive, print_table, probability
@@ -48,6 +50,8 @@ def _cmd_simulate(args) -> Output:
     level = None if args.threshold_level is None else probability(args.threshold_level,
                                                                   "--threshold-level")
     threshold = V.real(args.threshold, "--threshold")
+    if not math.isfinite(threshold):
+        raise ValueError(f"--threshold must be a finite number of devices, got {threshold}")
     start, loading = compute_time(), kernel_seconds()
     res = simulate(counts, n, eps, delta, top=top, rounds=rounds, step=step, keep=keep,
                    alphabet=alphabet, max_len=max_len, oracles=oracles,
@@ -232,6 +236,8 @@ def _cmd_candidates(args) -> Output:
     level = None if args.threshold_level is None else probability(args.threshold_level,
                                                                   "--threshold-level")
     threshold = V.real(args.threshold, "--threshold")
+    if not math.isfinite(threshold):
+        raise ValueError(f"--threshold must be a finite number of devices, got {threshold}")
     if agg is None and level is not None:
         raise ValueError("--threshold-level needs --aggregate (round 1 lists every block)")
     from ..heavy.deploy import candidates

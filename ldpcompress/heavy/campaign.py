@@ -232,8 +232,11 @@ class Campaign:
         for key in ("max_len", "rounds", "step", "keep", "k", "n"):
             if isinstance(doc[key], bool) or not isinstance(doc[key], int):
                 raise ValueError(f"{source}: key {key!r} must be an integer, got {doc[key]!r}")
-        shape = TreeShape.of(Alphabet(doc["alphabet"]), doc["step"], doc["rounds"],
-                             doc["keep"], doc["max_len"])
+        try:
+            shape = TreeShape.of(Alphabet(doc["alphabet"]), doc["step"], doc["rounds"],
+                                 doc["keep"], doc["max_len"])
+        except ValueError as err:  # e.g. repeated alphabet symbols: name the plan file
+            raise ValueError(f"{source}: {err}") from None
         if doc["k"] != shape.k:
             raise ValueError(f"{source}: key 'k' = {doc['k']} but the tree has k = {shape.k}")
         n = V.shuffle_users(doc["n"], f"{source}: n")
