@@ -15,7 +15,8 @@ from ldpcompress.cli.main import main
 from ldpcompress.core.entropy import simulation_entropy
 from ldpcompress.heavy.campaign import Campaign
 from ldpcompress.heavy.deploy import candidates, found_words, plan_campaign
-from ldpcompress.heavy.round_sets import read_round_set, set_list, write_round_set
+from ldpcompress.heavy.round_sets import (read_round_set, set_list, shuffle_round_set,
+                                          write_round_set)
 from ldpcompress.heavy.rounds import RoundAggregate, RoundList, aggregate_round, encode_words
 
 pytest.importorskip("pyarrow")
@@ -376,7 +377,6 @@ def test_per_round_eps0_refused_where_not_certified(campaign):
 
 
 def test_the_shuffled_set_keeps_the_round_list(campaign, flow, tmp_path):
-    from ldpcompress.heavy.round_sets import shuffle_round_set
     d, (l1, l2, _), (a1, *_) = flow
     shuffle_round_set(d / "set1", campaign, l1, tmp_path / "shuffled",
                       entropy=simulation_entropy(9))
@@ -449,3 +449,123 @@ def test_simulate_with_per_round_eps0(tmp_path, capsys):
     code, _, err = _cli(capsys, "simulate", "--counts", tmp_path / "c.csv", "--n", 3000,
                         "--eps", 2, "--rounds", 3, "--eps0-weights", "1,2")
     assert code == 2 and "--eps0-weights must be 3 comma-separated numbers" in err
+
+
+@pytest.mark.parametrize("step", ["encode", "shuffle", "aggregate", "words"])
+def test_every_cli_step_certifies_the_plan_it_loads(cli_files, campaign, tmp_path, capsys,
+                                                     step):
+    # before the fix only round-1 `candidates` recomputed the bound: a plan resealed with
+    # eps0 = 40 was used by encode/shuffle/aggregate, and `words` printed the stored upper
+    from ldpcompress.randomizers import registry
+    from ldpcompress.randomizers.catalog import make_oracle
+    doc = json.loads(campaign.to_json())
+    big = make_oracle("krr", campaign.shape.k, 40.0)
+    doc["oracles"], doc["eps0"] = [registry.spec(big)] * 3, [40.0] * 3
+    forged = tmp_path / "forged.json"
+    forged.write_text(_resealed(doc))
+    (tmp_path / "l1.json").write_text(Campaign.from_json(forged.read_text()).first_list()
+                                      .to_json())
+    argv = {"encode": ["encode", "--list", tmp_path / "l1.json", "--words",
+                       cli_files / "words.txt", "--out", tmp_path / "s"],
+            "shuffle": ["shuffle", tmp_path / "s", "--list", tmp_path / "l1.json", "--out",
+                        tmp_path / "t"],
+            "aggregate": ["aggregate", tmp_path / "s", "--list", tmp_path / "l1.json",
+                          "--out", tmp_path / "a.json"],
+            "words": ["words", tmp_path / "a.json"]}[step]
+    code, _, err = _cli(capsys, *argv, "--plan", forged)
+    assert code == 2 and "not deployable" in err and str(forged) in err
+    assert "Traceback" not in err
+
+
+def test_words_prints_the_recomputed_bound(campaign, flow, tmp_path, capsys):
+    d, _, aggs = flow
+    paths = []
+    for a in aggs:
+        paths.append(tmp_path / f"a{a.index}.json")
+        paths[-1].write_text(a.to_json())
+    (tmp_path / "plan.json").write_text(campaign.to_json())
+    code, out, _ = _cli(capsys, "words", *paths, "--plan", tmp_path / "plan.json", "--json")
+    got = json.loads(out)["results"]["accounting"]["upper"]
+    assert code == 0 and got == campaign.certify() <= campaign.eps
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d.update(relation="none at all"), "key 'relation' must be"),
+    (lambda d: d["ledger"].update(lower=1.99999999999), "must be finite and <="),
+])
+def test_free_form_plan_fields_are_checked(campaign, edit, match):
+    doc = json.loads(campaign.to_json())
+    if doc["ledger"]["lower"] is None:
+        doc["ledger"]["lower"] = 0.0
+    doc["ledger"]["upper"] = 1.5
+    edit(doc)
+    with pytest.raises(ValueError, match=match):
+        Campaign.from_json(_resealed(doc))
+
+
+def test_a_groups_round_with_too_few_or_too_many_reports_is_refused(campaign, tmp_path):
+    # before the fix any count was aggregated: the groups bound assumes n // T = 1000
+    # distinct devices in each round's shuffle, and no round may hold more than n = 3000
+    l1 = candidates(campaign)
+    write_round_set(WORDS[:999], campaign, l1, tmp_path / "few",
+                    entropy=simulation_entropy(5))
+    with pytest.raises(ValueError, match="999 reports, fewer than the 1,000 distinct"):
+        read_round_set(tmp_path / "few", campaign, l1)
+    with pytest.raises(ValueError, match="999 reports, fewer than the 1,000 distinct"):
+        shuffle_round_set(tmp_path / "few", campaign, l1, tmp_path / "x")
+    write_round_set(WORDS * 3 + ["c"], campaign, l1, tmp_path / "many",
+                    entropy=simulation_entropy(6))
+    with pytest.raises(ValueError, match="3,001 reports, more than the plan's n = 3,000"):
+        read_round_set(tmp_path / "many", campaign, l1)
+
+
+def test_per_round_lower_bound_is_round_1s_attack():
+    # before the fix the lower bound was the strongest round's (round 3's) attack, but the
+    # attack is proven only for round 1's fixed list
+    from ldpcompress.accounting import amplification as amp
+    c = plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
+                      oracles=["krr"], assignments=["groups"], eps0_weights=[1, 1, 2])
+    first, last = c.oracle(1), c.oracle(3)
+    assert last.eps == pytest.approx(2 * first.eps)
+    want = amp.epsilon(N // 3, None, 1e-6, oracle=first, lower=True).lower
+    stronger = amp.epsilon(N // 3, None, 1e-6, oracle=last, lower=True).lower
+    assert c.lower == want < stronger
+    assert c.lower <= c.upper
+
+
+@pytest.mark.parametrize("option", ["--plan", "--list", "--aggregate"])
+def test_deeply_nested_json_is_a_clear_error(cli_files, tmp_path, capsys, option):
+    # before the fix json.loads's RecursionError escaped as a traceback
+    d = cli_files
+    (tmp_path / "l1.json").write_text(Campaign.from_json((d / "plan.json").read_text())
+                                      .first_list().to_json())
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    files = {"--plan": d / "plan.json", "--list": tmp_path / "l1.json", option: deep}
+    if option == "--aggregate":
+        argv = ["candidates", "--plan", files["--plan"], "--aggregate", deep, "--out",
+                tmp_path / "l2.json"]
+    else:
+        argv = ["encode", "--plan", files["--plan"], "--list", files["--list"], "--words",
+                d / "words.txt", "--out", tmp_path / "s"]
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2 and str(deep) in err and "RecursionError" in err
+    assert "Traceback" not in err
+
+
+def test_errors_name_the_plan_and_the_threshold(cli_files, campaign, flow, tmp_path, capsys):
+    # before the fix: "alphabet: symbols must be distinct" without the file, and
+    # "threshold must be ..." without the flag
+    doc = json.loads(campaign.to_json())
+    doc["alphabet"] = "aab"
+    bad = tmp_path / "dup.json"
+    bad.write_text(_resealed(doc))
+    code, _, err = _cli(capsys, "candidates", "--plan", bad, "--out", tmp_path / "l.json")
+    assert code == 2 and f"--plan {bad}" in err and "repeated" in err
+    _, _, (a1, *_) = flow
+    (tmp_path / "a1.json").write_text(a1.to_json())
+    code, _, err = _cli(capsys, "candidates", "--plan", cli_files / "plan.json", "--aggregate",
+                        tmp_path / "a1.json", "--out", tmp_path / "l2.json",
+                        "--threshold-level", 0.9, "--threshold", "nan")
+    assert code == 2 and "--threshold must be a finite number" in err
+    assert "Traceback" not in err

@@ -138,7 +138,9 @@ def test_names_and_coins_are_carried_over(tmp_path):
                  "krr", "--eps", "1", "--out", str(tmp_path / "set")]) == 0
     shuffle_report_set(tmp_path / "set", tmp_path / "out")
     info = read_info(tmp_path / "out" / "manifest.json")
-    assert info == read_info(tmp_path / "set" / "manifest.json") and info.items.k == 3
+    src = read_info(tmp_path / "set" / "manifest.json")
+    assert (info.coins, info.items) == (src.coins, src.items) and info.items.k == 3
+    assert set(src.sources) < set(info.sources)  # its source's digest added (and theirs)
 
 
 KILLER = textwrap.dedent("""
@@ -183,3 +185,34 @@ def test_a_crash_mid_shuffle_loses_and_duplicates_nothing(tmp_path, where):
                 distributed.aggregate(folder, scheduler="memory")
     shuffle_report_set(src, out)  # a second run completes beside them
     assert sorted(_reports(out).tolist()) == sorted(reports.tolist())
+
+
+def test_a_set_given_with_its_own_source_is_refused(tmp_path, capsys):
+    # before the fix a shuffled set and its source were both counted (6,000 reports of 3,000)
+    src, reports = _set(tmp_path)
+    shuffle_report_set(src, tmp_path / "once")
+    shuffle_report_set(tmp_path / "once", tmp_path / "twice")
+    src_m, once_m = src / "manifest.json", tmp_path / "once" / "manifest.json"
+    assert len(read_info(once_m).sources) == 1 and len(read_info(tmp_path / "twice" /
+                                                                  "manifest.json").sources) == 2
+    for given, shuffled in [([src, tmp_path / "once"], once_m),
+                            ([tmp_path / "twice", src], tmp_path / "twice" / "manifest.json")]:
+        with pytest.raises(ValueError, match="given together their reports would be counted "
+                                             "twice") as err:
+            distributed.aggregate(given, scheduler="memory")
+        assert str(src_m) in str(err.value) and str(shuffled) in str(err.value)
+        with pytest.raises(ValueError, match="counted twice"):
+            shuffle_report_set(given, tmp_path / "x")
+    code = main(["aggregate", str(src), str(tmp_path / "once")])
+    assert code == 2 and "counted twice" in capsys.readouterr().err
+    # a manifest written before the key existed (no 'sources') still reads, alone or with
+    # its source
+    doc = json.loads(once_m.read_text())
+    assert doc.pop("sources")
+    old = tmp_path / "old"
+    old.mkdir()
+    for f in (tmp_path / "once").iterdir():
+        (old / f.name).write_bytes(f.read_bytes())
+    (old / "manifest.json").write_text(json.dumps(doc))
+    assert read_info(old / "manifest.json").sources == ()
+    assert distributed.aggregate(old, scheduler="memory").n == 3000

@@ -2,6 +2,8 @@
 (docs/guide.md, "Heavy hitters over unknown domains"; docs/theory.md §2.17)."""
 from __future__ import annotations
 
+import math
+
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
 from .util import Output, count, number, positive, print_table, probability
@@ -48,6 +50,8 @@ def _cmd_simulate(args) -> Output:
     level = None if args.threshold_level is None else probability(args.threshold_level,
                                                                   "--threshold-level")
     threshold = V.real(args.threshold, "--threshold")
+    if not math.isfinite(threshold):
+        raise ValueError(f"--threshold must be a finite number of devices, got {threshold}")
     start, loading = compute_time(), kernel_seconds()
     res = simulate(counts, n, eps, delta, top=top, rounds=rounds, step=step, keep=keep,
                    alphabet=alphabet, max_len=max_len, oracles=oracles,
@@ -101,9 +105,14 @@ def _read(path, what: str, limit: int) -> bytes:
 
 
 def _campaign(path):
+    """The plan of --plan, its bound recomputed from its own oracles (Campaign.certified):
+    (campaign, certified central eps)."""
     from ..heavy.campaign import MAX_PLAN_BYTES, Campaign
-    return Campaign.from_json(_read(path, "a heavy-hitter plan", MAX_PLAN_BYTES),
-                              f"--plan {path}")
+    c = Campaign.from_json(_read(path, "a heavy-hitter plan", MAX_PLAN_BYTES), f"--plan {path}")
+    try:
+        return c, c.certified()
+    except ValueError as err:
+        raise ValueError(f"--plan {path}: {err}") from None
 
 
 def _round_list(path, campaign):
@@ -222,11 +231,13 @@ def _cmd_plan(args) -> Output:
 def _cmd_candidates(args) -> Output:
     if args.plan is None or args.out is None:
         raise ValueError("heavy-hitters candidates needs --plan and --out")
-    c = _campaign(args.plan)
+    c, _ = _campaign(args.plan)
     agg = None if args.aggregate is None else _aggregate(args.aggregate, c)
     level = None if args.threshold_level is None else probability(args.threshold_level,
                                                                   "--threshold-level")
     threshold = V.real(args.threshold, "--threshold")
+    if not math.isfinite(threshold):
+        raise ValueError(f"--threshold must be a finite number of devices, got {threshold}")
     if agg is None and level is not None:
         raise ValueError("--threshold-level needs --aggregate (round 1 lists every block)")
     from ..heavy.deploy import candidates
@@ -248,7 +259,7 @@ def _cmd_candidates(args) -> Output:
 def _cmd_encode(args) -> Output:
     if args.plan is None or args.list is None or args.words is None or args.out is None:
         raise ValueError("heavy-hitters encode needs --plan, --list, --words and --out")
-    c = _campaign(args.plan)
+    c, _ = _campaign(args.plan)
     rl = _round_list(args.list, c)
     words = read_words(args.words)
     shards = count(args.shards, "--shards", 1, 100_000)
@@ -282,7 +293,7 @@ def _cmd_encode(args) -> Output:
 def _cmd_aggregate(args) -> Output:
     if args.plan is None or args.list is None or not args.reports or args.out is None:
         raise ValueError("heavy-hitters aggregate needs --plan, --list, REPORTS and --out")
-    c = _campaign(args.plan)
+    c, _ = _campaign(args.plan)
     rl = _round_list(args.list, c)
     level = probability(args.level, "--level")
     top = count(args.top, "--top", 1, 10 ** 5)
@@ -320,7 +331,7 @@ def _cmd_aggregate(args) -> Output:
 def _cmd_shuffle(args) -> Output:
     if args.plan is None or args.list is None or not args.reports or args.out is None:
         raise ValueError("heavy-hitters shuffle needs --plan, --list, REPORTS and --out")
-    c = _campaign(args.plan)
+    c, _ = _campaign(args.plan)
     rl = _round_list(args.list, c)
     shards = None if args.shards is None else count(args.shards, "--shards", 1, 100_000)
     from ..heavy.round_sets import shuffle_round_set
@@ -343,7 +354,7 @@ def _cmd_shuffle(args) -> Output:
 def _cmd_words(args) -> Output:
     if args.plan is None or not args.aggregates:
         raise ValueError("heavy-hitters words needs --plan and every round's aggregate")
-    c = _campaign(args.plan)
+    c, certified = _campaign(args.plan)
     level = probability(args.level, "--level")
     top = count(args.top, "--top", 1, 10 ** 5)
     aggs = [_aggregate(p, c, "aggregate") for p in args.aggregates]
@@ -353,12 +364,12 @@ def _cmd_words(args) -> Output:
     def envelope() -> tuple[dict, dict, dict]:
         return (dict(plan=str(args.plan), top=top, level=level),
                 dict(words=[w.as_dict() for w in words], n=c.n, plan=c.digest,
-                     accounting=dict(upper=c.upper, lower=c.lower, delta=c.delta,
+                     accounting=dict(upper=certified, lower=c.lower, delta=c.delta,
                                      relation=c.relation)), {})
 
     def show() -> None:
         print(f"words found among n = {c.n:,} devices ({level:g} intervals); certified central "
-              f"(eps, delta) = ({c.upper:.4g}, {c.delta:g}), lower bound "
+              f"(eps, delta) = ({certified:.4g}, {c.delta:g}), lower bound "
               f"{'-' if c.lower is None else f'{c.lower:.4g}'}")
         print_table([[str(i), w.word, f"{w.estimate:,.0f}", f"{w.low:,.0f}", f"{w.high:,.0f}"]
                      for i, w in enumerate(words, 1)], ["rank", "word", "estimate", "low", "high"])

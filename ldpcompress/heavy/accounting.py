@@ -324,8 +324,8 @@ def per_round_oracles(plan: RoundsPlan, weights: Sequence[float], *,
                                                      float | None]:
     """Per-round oracles of the deployed family at eps0_j = s w_j / max(w), with the largest
     scale s the composed bound certifies (the inverse query on the composed ledger:
-    bisection that returns its verified end), and their certified eps and lower bound (the
-    largest round's exact attack). Starts from the plan's common eps0 (every round at most
+    bisection that returns its verified end), and their certified eps and lower bound (round
+    1's exact attack: the only round whose list is fixed, so the only attack proven). Starts from the plan's common eps0 (every round at most
     it: certified when the bound grows with eps0, and verified here).
 
     Parameters
@@ -367,6 +367,8 @@ def per_round_oracles(plan: RoundsPlan, weights: Sequence[float], *,
             else:
                 lo, best = mid, got
     chosen = oracles(lo)
-    strongest = max(chosen, key=lambda o: o.eps)
-    row = AssignmentRow(plan.assignment, strongest, float(strongest.eps), 0.0, best)
+    # the attack is proven for round 1 only (its candidate list is fixed: every block), so
+    # the lower bound is round 1's oracle's attack, not the strongest round's
+    first = chosen[0]
+    row = AssignmentRow(plan.assignment, first, float(first.eps), 0.0, best)
     return chosen, best, _lower(plan.n, plan.rounds, row, plan.delta)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -135,6 +136,18 @@ class Campaign:
             return certified_eps(self.n, T, self.assignment, self.oracles[0], self.delta)
         return certified_per_round(self.n, self.assignment, self.oracles, self.delta)
 
+    def certified(self) -> float:
+        """:meth:`certify`, refusing a plan whose oracles certify more than its target eps
+        (ValueError naming both): every step that loads a plan calls it before use, and what
+        is shown as certified is this recomputed number, never the ledger's stored one (the
+        digest is not a signature: a plan resealed with a larger eps0 still loads). About
+        15 ms on a 3-round plan."""
+        got = self.certify()
+        if not got <= self.eps:
+            raise ValueError(f"the plan's oracles certify central eps {got:.6g} > its target "
+                             f"{self.eps:g} at delta {self.delta:g}: not deployable")
+        return got
+
     def oracle(self, index: int) -> FrequencyOracle:
         """Round ``index``'s (1-based) frequency oracle.
 
@@ -191,8 +204,9 @@ class Campaign:
         """
         try:
             doc = json.loads(text)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ValueError(f"{source}: not a JSON plan ({err})") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as err:
+            raise ValueError(f"{source}: not a JSON plan ({type(err).__name__}: "
+                             f"{str(err)[:200]})") from None
         if not isinstance(doc, dict) or doc.get("kind") != KIND:
             raise ValueError(f"{source}: not a heavy-hitter plan (key 'kind' must be {KIND!r})")
         stored = doc.pop("digest", None)
@@ -218,8 +232,11 @@ class Campaign:
         for key in ("max_len", "rounds", "step", "keep", "k", "n"):
             if isinstance(doc[key], bool) or not isinstance(doc[key], int):
                 raise ValueError(f"{source}: key {key!r} must be an integer, got {doc[key]!r}")
-        shape = TreeShape.of(Alphabet(doc["alphabet"]), doc["step"], doc["rounds"],
-                             doc["keep"], doc["max_len"])
+        try:
+            shape = TreeShape.of(Alphabet(doc["alphabet"]), doc["step"], doc["rounds"],
+                                 doc["keep"], doc["max_len"])
+        except ValueError as err:  # e.g. repeated alphabet symbols: name the plan file
+            raise ValueError(f"{source}: {err}") from None
         if doc["k"] != shape.k:
             raise ValueError(f"{source}: key 'k' = {doc['k']} but the tree has k = {shape.k}")
         n = V.shuffle_users(doc["n"], f"{source}: n")
@@ -228,8 +245,9 @@ class Campaign:
         if doc["assignment"] not in ASSIGNMENTS:
             raise ValueError(f"{source}: key 'assignment' must be one of {ASSIGNMENTS}, got "
                              f"{doc['assignment']!r}")
-        if not isinstance(doc["relation"], str):
-            raise ValueError(f"{source}: key 'relation' must be a string")
+        if doc["relation"] != RELATION:
+            raise ValueError(f"{source}: key 'relation' must be {RELATION!r}, got "
+                             f"{str(doc['relation'])[:80]!r}")
         specs, eps0 = doc["oracles"], doc["eps0"]
         if not isinstance(specs, list) or len(specs) != shape.rounds or \
                 not isinstance(eps0, list) or len(eps0) != shape.rounds:
@@ -252,6 +270,9 @@ class Campaign:
         lower = led["lower"]
         if lower is not None:
             lower = V.nonnegative(lower, f"{source}: ledger.lower")
+            if not math.isfinite(lower) or not lower <= upper:
+                raise ValueError(f"{source}: ledger.lower = {lower!r} must be finite and <= "
+                                 f"ledger.upper = {upper!r}")
         if led["delta"] != delta or not upper <= eps:
             raise ValueError(f"{source}: the ledger ({upper}, {led['delta']}) does not meet "
                              f"the target ({eps}, {delta})")

@@ -116,6 +116,7 @@ def read_round_set(paths: str | os.PathLike | Sequence[str | os.PathLike], campa
     oracle = campaign.oracle(rl.index)
     plan = set_plan(paths, expect=oracle)
     _check_lists(plan, rl)
+    _check_count(plan.n, campaign, rl)
     res = aggregate(plan, scheduler=scheduler, **options)
     return RoundAggregate.of_summary(rl, oracle, res.summary, int(res.n))
 
@@ -130,8 +131,23 @@ def shuffle_round_set(paths: str | os.PathLike | Sequence[str | os.PathLike],
     campaign.check_list(rl)
     plan = set_plan(paths, expect=campaign.oracle(rl.index))
     _check_lists(plan, rl)
+    _check_count(plan.n, campaign, rl)
     return shuffle_report_set(paths, out, shards, entropy=entropy,
                               files={CANDIDATES: rl.to_json().encode()})
+
+
+def _check_count(reports: int, campaign: Campaign, rl: RoundList) -> None:
+    """Refuse a round holding more reports than the campaign's n devices, or, under public
+    groups, fewer than the n // T the bound assumes each round's shuffle holds (docs/theory.md
+    §2.17: disjoint groups, one device reports in ONE round)."""
+    n, T = campaign.n, campaign.shape.rounds
+    if reports > n:
+        raise ValueError(f"round {rl.index}: {reports:,} reports, more than the plan's "
+                         f"n = {n:,} devices")
+    if campaign.assignment == "groups" and reports < n // T:
+        raise ValueError(f"round {rl.index}: {reports:,} reports, fewer than the {n // T:,} "
+                         f"distinct devices per round (n // T = {n:,} // {T}) the plan's "
+                         "groups bound assumes")
 
 
 def _check_lists(plan, rl: RoundList) -> None:

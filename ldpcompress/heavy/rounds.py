@@ -127,8 +127,9 @@ class RoundList:
         """
         try:
             doc = json.loads(text)
-        except ValueError as err:
-            raise ValueError(f"candidate list: not JSON ({err})") from None
+        except (ValueError, RecursionError) as err:  # RecursionError: '[' nested 100,000 deep
+            raise ValueError(f"candidate list: not JSON ({type(err).__name__}: "
+                             f"{str(err)[:200]})") from None
         if not isinstance(doc, dict) or "digest" not in doc:
             raise ValueError("candidate list: a JSON object with a digest")
         stored = doc.pop("digest")
@@ -354,8 +355,9 @@ class RoundAggregate:
         """
         try:
             doc = json.loads(text)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ValueError(f"{source}: not JSON ({err})") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as err:
+            raise ValueError(f"{source}: not JSON ({type(err).__name__}: "
+                             f"{str(err)[:200]})") from None
         want = {"list", "reports", "estimates", "variances", "digest"}
         if not isinstance(doc, dict) or set(doc) != want:
             raise ValueError(f"{source}: a round aggregate is a JSON object with keys "

@@ -14,6 +14,7 @@ inside the set's directory. The format is in docs/guide.md, section 2, "Wire for
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ class SetInfo:
 
     coins: str | None
     items: ItemDomain | None
+    sources: tuple[str, ...] = ()  # SHA-256 of the manifests of the sets it was shuffled from
 
 
 def check_info(info) -> dict:
@@ -53,9 +55,10 @@ def check_info(info) -> dict:
         return {}
     if not isinstance(info, dict):
         raise TypeError(f"info must be a dict, got {type(info).__name__}")
-    unknown = set(info) - {"coins", "items"}
+    unknown = set(info) - {"coins", "items", "sources"}
     if unknown:
-        raise ValueError(f"info keys must be 'coins' and 'items', got {sorted(unknown)}")
+        raise ValueError(f"info keys must be 'coins', 'items' and 'sources', got "
+                         f"{sorted(unknown)}")
     out: dict = {}
     if info.get("coins") is not None:
         if info["coins"] not in COINS:
@@ -66,7 +69,37 @@ def check_info(info) -> dict:
             raise TypeError(f"info['items'] must be an ItemDomain, got "
                             f"{type(info['items']).__name__}")
         out["items"] = info["items"].to_record()
+    if info.get("sources"):
+        out["sources"] = list(_sources(info["sources"], "info['sources']"))
     return out
+
+
+def _sources(value, source: str) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(d, str) and len(d) == 64 and all(c in "0123456789abcdef" for c in d)
+            for d in value):
+        raise ValueError(f"{source}: key 'sources' must be a list of SHA-256 hex digests")
+    return tuple(value)
+
+
+def manifest_digest(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a manifest file's bytes: what a shuffled set records of its sources."""
+    return hashlib.sha256(read_regular(Path(path), "a manifest", MAX_MANIFEST_BYTES)).hexdigest()
+
+
+def check_not_with_source(manifests) -> None:
+    """Refuse report sets given together with a set shuffled from them (the same reports
+    twice), naming both manifests; manifests without ``sources`` (older sets) record none."""
+    paths = list(dict.fromkeys(str(m) for m in manifests))
+    if len(paths) < 2:
+        return
+    by_digest = {manifest_digest(p): p for p in paths}
+    for p in paths:
+        for d in read_info(p).sources:
+            if d in by_digest and by_digest[d] != p:
+                raise ValueError(f"{p} is a shuffle of {by_digest[d]} (its manifest records "
+                                 "that set's digest): given together their reports would be "
+                                 "counted twice; give one of them")
 
 
 def read_info(path: str | os.PathLike) -> SetInfo:
@@ -79,7 +112,9 @@ def read_info(path: str | os.PathLike) -> SetInfo:
     if coins is not None and coins not in COINS:
         raise ValueError(f"{source}: key 'coins' must be one of {COINS}, got {coins!r}")
     items = doc.get("items")
-    return SetInfo(coins, None if items is None else ItemDomain.from_record(items, source))
+    sources = () if doc.get("sources") is None else _sources(doc["sources"], source)
+    return SetInfo(coins, None if items is None else ItemDomain.from_record(items, source),
+                   sources)
 
 
 def common_items(manifests) -> ItemDomain | None:

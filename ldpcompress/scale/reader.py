@@ -31,7 +31,7 @@ from ..core.optional import require
 from ..core.regular_files import check_regular, open_regular
 from ..randomizers.contract import LocalRandomizer
 from . import columns as C
-from .manifest import MANIFEST, Shard, read_manifest
+from .manifest import MANIFEST, Shard, check_not_with_source, read_manifest
 from .metadata import (FORMAT, MAX_META_BYTES, META_KEY, RANDOMIZER_KEY, get_key, parse_json,
                        spec_text)
 
@@ -153,6 +153,7 @@ def collect(paths: str | os.PathLike | Iterable[str | os.PathLike],
             found.append((manifest, meta))
             picked.append((str(given), match[0]))
     _no_duplicates(picked)
+    check_not_with_source(m for m, _ in found)
     for _, s in picked:  # before any work: a missing shard, or a FIFO or device in its place
         check_regular(s.path, "a report shard", s.manifest)
     first_m, first = found[0]

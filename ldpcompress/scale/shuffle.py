@@ -40,7 +40,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.progress import bar
 from ..randomizers.contract import LocalRandomizer
-from .manifest import MAX_SHARDS, common_items, read_info
+from .manifest import MAX_SHARDS, common_items, manifest_digest, read_info
 from .reader import collect, iter_shard
 from .writer import ReportSetWriter
 
@@ -210,7 +210,12 @@ def shuffle_report_set(paths, out: str | os.PathLike, shards: int | None = None,
     shards = V.integer_at_least(len(given) if shards is None else shards, "shards", 1,
                                 min(n, MAX_SHARDS))
     items = common_items(s.manifest for s in given)
-    coins = {read_info(m).coins for m in dict.fromkeys(s.manifest for s in given)}
+    manifests = list(dict.fromkeys(s.manifest for s in given))
+    coins = {read_info(m).coins for m in manifests}
+    # the new set records its sources' manifest digests (and theirs): given together with
+    # any of them, a reader refuses it (manifest.check_not_with_source)
+    sources = sorted({manifest_digest(m) for m in manifests}
+                     | {d for m in manifests for d in read_info(m).sources})
     out = Path(out)
     _apart(paths, out)
     if out.exists():
@@ -251,7 +256,8 @@ def shuffle_report_set(paths, out: str | os.PathLike, shards: int | None = None,
                             buckets._path(b, name).unlink()
 
             seq = _Sequence(permuted())
-            info = dict(coins=coins.pop() if len(coins) == 1 else None, items=items)
+            info = dict(coins=coins.pop() if len(coins) == 1 else None, items=items,
+                        sources=sources)
             most = 1 << 20
             extra = dict(files or {})
             with ReportSetWriter(staged, randomizer, shards, info=info, files=extra) as w:
