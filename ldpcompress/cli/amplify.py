@@ -119,7 +119,7 @@ def _amplify_inverse(args) -> dict:
         what = "min_n"
     else:
         raise ValueError("--inverse needs --n (to find the largest eps0) or --eps0 (smallest n)")
-    n = None if args.n is None else count(args.n, "--n")
+    n = count(args.n, "--n")
     return dict(query=what, value=value, params=dict(n=n, eps0=args.eps0, eps=args.eps,
                                                      delta=args.delta, **kwargs, **sampling),
                 seconds=compute_time() - start)
@@ -162,7 +162,7 @@ def _campaign_inverse(args, kwargs: dict, factory, campaign: dict) -> dict:
         else:
             value = inverse.min_n(args.eps0, args.eps, args.delta, k=kwargs.get("k"))
         what = "min_n"
-    n = None if args.n is None else count(args.n, "--n")
+    n = count(args.n, "--n")
     return dict(query=what, value=value, params=dict(n=n, eps0=args.eps0, eps=args.eps,
                                                      delta=args.delta, **shown),
                 seconds=compute_time() - start)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..core import validate as V
 from ..core.numerics import MAX_FIELD
+from .randomizers import add_oracle_option
 from .util import Output, count, number, positive, probability
 
 __all__ = ["register"]
@@ -40,10 +41,10 @@ def register(sub) -> None:
     d.add_argument("--k", type=number, default=1000, help="items (default 1,000)")
     d.add_argument("--eps", type=number, default=1.0, help="target central eps (default 1)")
     d.add_argument("--delta", type=number, default=1e-6, help="target central delta")
-    d.add_argument("--oracle", default="pi-rappor", metavar="NAME",
-                   help="the frequency oracle the users run (default pi-rappor): any registered "
-                        "frequency oracle built from k and eps ('ldpcompress randomizers' lists "
-                        "the randomizers), or 'best': the one with the smallest error at the "
-                        "eps0 its own bound certifies (planning.best_oracle)")
+    add_oracle_option(d, "the frequency oracle the users run (default pi-rappor): any "
+                      "registered frequency oracle built from k and eps ('ldpcompress "
+                      "randomizers' lists the randomizers), or 'best': the one with the smallest "
+                      "error at the eps0 its own bound certifies (planning.best_oracle)",
+                      default="pi-rappor")
     d.add_argument("--seed", type=number, default=0, help="seed of the simulated data only")
     d.set_defaults(func=_cmd_demo)

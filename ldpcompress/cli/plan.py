@@ -8,7 +8,8 @@ import argparse
 
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
-from .randomizers import AccountedRandomizer, add_plugin_option
+from .randomizers import (AccountedRandomizer, add_oracle_option, add_oracle_parameters,
+                          add_plugin_option)
 from .util import (Output, count, nonempty, number, positive, print_table,
                    probability)
 
@@ -148,14 +149,12 @@ def register(sub) -> None:
     p.add_argument("--central-eps", type=number, help="central eps of the whole campaign")
     p.add_argument("--delta", type=number, default=1e-6, help="central delta (default 1e-6)")
     p.add_argument("--eps", type=number, help=argparse.SUPPRESS)  # refused: see _cmd_plan
-    p.add_argument("--oracle", default="pi-rappor", metavar="NAME",
-                   help="the randomizer by registered name (default pi-rappor), its eps chosen "
-                        "here, or 'best': every registered frequency oracle on --k items")
+    add_oracle_option(p, "the randomizer by registered name (default pi-rappor), its eps "
+                      "chosen here, or 'best': every registered frequency oracle on --k items",
+                      default="pi-rappor")
     p.add_argument("--k", type=number, help="its number of items")
-    p.add_argument("--d", type=number, help="its dimension (privunit2)")
-    p.add_argument("--symmetric", action="store_true", help="its symmetric variant")
-    p.add_argument("--param", action="append", metavar="NAME=VALUE",
-                   help="any other constructor parameter (repeatable)")
+    add_oracle_parameters(p, "its dimension (privunit2)", "its symmetric variant",
+                          "any other constructor parameter (repeatable)")
     add_plugin_option(p)
     p.add_argument("--assignments", default=",".join(ASSIGNMENTS), metavar="LIST",
                    help="assignments to plan, among groups, poisson, allocation (default all)")

@@ -19,11 +19,12 @@ from ..core import limits
 from ..core import validate as V
 from ..randomizers import registry
 from ..randomizers.contract import LocalRandomizer
-from .util import Output, count, fmt, number, positive, print_table
+from .util import Output, count, fmt, nonempty, number, positive, print_table
 
 __all__ = ["EXAMPLE_VALUES", "load_plugins", "parse_param", "parameters", "build_randomizer",
            "check_parameters", "AccountedRandomizer", "accounted", "add_accounted_options",
-           "add_plugin_option", "add_randomizer_options", "add_expect_options",
+           "add_plugin_option", "add_oracle_option", "add_oracle_parameters",
+           "add_randomizer_options", "add_expect_options",
            "expected_randomizer", "register"]
 
 # the values the listing builds each randomizer with, to state its privacy kind and
@@ -198,34 +199,51 @@ class AccountedRandomizer:
         return [p.name for p in self._signature or ()]
 
 
+def _refuse_without_oracle(described: list[str]) -> None:
+    """Options that describe the randomizer of --oracle, given without it: refused, not ignored."""
+    if described:
+        raise ValueError(f"{', '.join(described)} describe{'s' if len(described) == 1 else ''} "
+                         "the randomizer of --oracle: give --oracle NAME too")
+
+
 def accounted(args) -> AccountedRandomizer | None:
     """The --oracle randomizer of an accounting command, or None without --oracle (then
     --d, --symmetric and --param, which describe it, are refused rather than ignored)."""
     if args.oracle is None:
-        stray = [opt for opt, given in (("--d", args.d is not None),
-                                        ("--symmetric", args.symmetric),
-                                        ("--param", bool(args.param))) if given]
-        if stray:
-            raise ValueError(f"{', '.join(stray)} describe{'s' if len(stray) == 1 else ''} "
-                             "the randomizer of --oracle: give --oracle NAME too")
+        _refuse_without_oracle([opt for opt, given in (("--d", args.d is not None),
+                                                       ("--symmetric", args.symmetric),
+                                                       ("--param", bool(args.param))) if given])
         return None
     return AccountedRandomizer(args)
+
+
+def add_oracle_option(parser, help: str, default: str | None = None) -> None:
+    """--oracle NAME, declared alike by every command that names a randomizer: what differs
+    is its default (None: no randomizer unless given) and the help sentence, which says what
+    the command does with it and whether 'best' is accepted (the command resolves 'best')."""
+    parser.add_argument("--oracle", default=default, metavar="NAME", help=help)
+
+
+def add_oracle_parameters(parser, d_help: str, symmetric_help: str, param_help: str) -> None:
+    """--d, --symmetric and --param NAME=VALUE: the constructor parameters of --oracle NAME
+    besides k and eps (parsed by :func:`build_randomizer` and :class:`AccountedRandomizer`);
+    each command says in its help what they mean there."""
+    parser.add_argument("--d", type=number, help=d_help)
+    parser.add_argument("--symmetric", action="store_true", help=symmetric_help)
+    parser.add_argument("--param", action="append", metavar="NAME=VALUE", help=param_help)
 
 
 def add_accounted_options(parser, plugin: bool = True, oracle_help: str | None = None) -> None:
     """--oracle NAME with --d, --symmetric, --param (and --plugin unless the command has it)
     for the accounting commands (--k and --eps0 are theirs already)."""
-    parser.add_argument("--oracle", default=None, metavar="NAME",
-                        help=oracle_help or "account the shuffled reports of this randomizer "
-                             "(any registered name, 'ldpcompress randomizers' lists them) by its "
-                             "own bound (its blanket) and exact attack, built with --eps0 as its "
-                             "eps and --k, --d, --symmetric, --param")
-    parser.add_argument("--d", type=number, help="with --oracle: its dimension (privunit2)")
-    parser.add_argument("--symmetric", action="store_true",
-                        help="with --oracle: its symmetric variant (pi-rappor)")
-    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
-                        help="with --oracle: any other constructor parameter (repeatable), "
-                             "e.g. lo=0, hi=1, sigma=2")
+    add_oracle_option(parser, oracle_help or "account the shuffled reports of this randomizer "
+                      "(any registered name, 'ldpcompress randomizers' lists them) by its own "
+                      "bound (its blanket) and exact attack, built with --eps0 as its eps and "
+                      "--k, --d, --symmetric, --param")
+    add_oracle_parameters(parser, "with --oracle: its dimension (privunit2)",
+                          "with --oracle: its symmetric variant (pi-rappor)",
+                          "with --oracle: any other constructor parameter (repeatable), "
+                          "e.g. lo=0, hi=1, sigma=2")
     if plugin:
         add_plugin_option(parser)
 
@@ -234,17 +252,14 @@ def add_expect_options(parser) -> None:
     """The randomizer a server expects (``aggregate``): --oracle NAME with its parameters
     (--k, --eps, --d, --symmetric, --param, --compressed), or a saved ledger's round
     (--expect-ledger FILE --round I)."""
-    parser.add_argument("--oracle", default=None, metavar="NAME",
-                        help="the randomizer the reports must be of (any registered name) with "
-                             "--k, --eps, --d, --symmetric, --param NAME=VALUE, --compressed: a "
-                             "set whose manifest records another is refused, naming both")
+    add_oracle_option(parser, "the randomizer the reports must be of (any registered name) "
+                      "with --k, --eps, --d, --symmetric, --param NAME=VALUE, --compressed: a "
+                      "set whose manifest records another is refused, naming both")
     parser.add_argument("--k", type=number, help="with --oracle: its number of items")
     parser.add_argument("--eps", type=number, help="with --oracle: its eps parameter")
-    parser.add_argument("--d", type=number, help="with --oracle: its dimension")
-    parser.add_argument("--symmetric", action="store_true",
-                        help="with --oracle: its symmetric variant")
-    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
-                        help="with --oracle: any other constructor parameter (repeatable)")
+    add_oracle_parameters(parser, "with --oracle: its dimension",
+                          "with --oracle: its symmetric variant",
+                          "with --oracle: any other constructor parameter (repeatable)")
     parser.add_argument("--compressed", action="store_true",
                         help="with --oracle: 17-byte seed reports of it (FT21 Alg. 1)")
     parser.add_argument("--expect-ledger", metavar="FILE",
@@ -270,9 +285,7 @@ def expected_randomizer(args) -> LocalRandomizer | None:
             raise ValueError("--expect-ledger needs --round I (the ledger's event, from 0)")
         from ..accounting.events import EVENTS
         from ..accounting.state import round_randomizer
-        path = args.expect_ledger
-        if not str(path).strip():
-            raise ValueError(f"--expect-ledger must be a non-empty path, got {path!r}")
+        path = nonempty(args.expect_ledger, "--expect-ledger")
         index = count(args.round, "--round", -(1 << 31), 1 << 31)
         try:
             return round_randomizer(path, index, EVENTS)
@@ -281,9 +294,7 @@ def expected_randomizer(args) -> LocalRandomizer | None:
     if args.round is not None:
         raise ValueError("--round names a round of --expect-ledger FILE: give that too")
     if args.oracle is None:
-        if described:
-            raise ValueError(f"{', '.join(described)} describe{'s' if len(described) == 1 else ''}"
-                             " the randomizer of --oracle: give --oracle NAME too")
+        _refuse_without_oracle(described)
         return None
     return build_randomizer(args, client=False)
 
@@ -296,20 +307,17 @@ def add_plugin_option(parser) -> None:
 
 
 def add_randomizer_options(parser, eps_default: float | None) -> None:
-    parser.add_argument("--oracle", default="pi-rappor", metavar="NAME",
-                        help="the randomizer, by registered name (default pi-rappor; "
-                             "'ldpcompress randomizers' lists them)")
+    add_oracle_option(parser, "the randomizer, by registered name (default pi-rappor; "
+                      "'ldpcompress randomizers' lists them)", default="pi-rappor")
     parser.add_argument("--k", type=number, help="its number of items (items 0 .. k-1)")
     parser.add_argument("--eps", type=number,
                         help="its eps parameter, e.g. from 'amplify --inverse --oracle NAME'"
                              + ("" if eps_default is None else f" (default {eps_default:g})"))
-    parser.add_argument("--d", type=number, help="its dimension (mean estimation: privunit2)")
-    parser.add_argument("--symmetric", action="store_true",
-                        help="its symmetric (deletion DP) variant: pi-rappor, rappor, "
-                             "pi-rappor-vector")
-    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
-                        help="any other constructor parameter (repeatable), e.g. q=11, "
-                             "p0=0.6 (integers, numbers, true/false or JSON)")
+    add_oracle_parameters(parser, "its dimension (mean estimation: privunit2)",
+                          "its symmetric (deletion DP) variant: pi-rappor, rappor, "
+                          "pi-rappor-vector",
+                          "any other constructor parameter (repeatable), e.g. q=11, p0=0.6 "
+                          "(integers, numbers, true/false or JSON)")
     parser.add_argument("--compressed", action="store_true",
                         help="write 17-byte seed reports of the randomizer (FT21 Alg. 1) "
                              "instead of its own reports")

@@ -350,7 +350,7 @@ def _cmd_shuffle(args) -> Output:
     start = time.perf_counter()
     nonempty(args.reports, "REPORTS")
     nonempty(args.out, "OUT")
-    shards = None if args.shards is None else count(args.shards, "--shards", 1, MAX_SHARDS)
+    shards = count(args.shards, "--shards", 1, MAX_SHARDS)
     CR.load_plugins(args.plugin)
     paths = shuffle_report_set(args.reports, args.out, shards=shards, progress=True)
     from ..scale.manifest import read_manifest
