@@ -19,6 +19,7 @@ attack's sums drop it and are deflated. Probabilities arrive with their compleme
 formed here by subtraction).
 """
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -47,7 +48,7 @@ from .numerics import DBL_MIN, EXP_MAX, SUBNORMAL_ULP, UNIT_ROUNDOFF
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
            "carried_state",
            "remove_clone_sums", "remove_clone_delta", "subst_clone_sum", "subst_clone_delta",
-           "remove_blanket_sums", "remove_blanket_delta", "count_attack_delta",
+           "remove_blanket_sums", "remove_blanket_delta", "CountLaw", "count_attack_delta",
            "count_pair_sums", "poisson_count_attack_delta"]
 
 
@@ -426,12 +427,27 @@ def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, t
 # Exact attacks: the count of one class of reports
 # ---------------------------------------------------------------------------------------------
 
+class CountLaw(NamedTuple):
+    """The law of the count V of one class of reports (build with records.record):
+    P(v) = a1 b(v-1) + b1 b(v), Q(v) = a2 b(v-1) + b2 b(v), b the Bin(big_n, s) pmf, sc = 1 - s."""
+
+    big_n: int
+    s: float
+    sc: float
+    a1: float
+    b1: float
+    a2: float
+    b2: float
+
+
 @njit(cache=True)
-def count_attack_delta(big_n, s, sc, a1, b1, a2, b2, eps, tol):
+def count_attack_delta(law, eps, tol):
     """Exact delta(eps), rounded down (windows' mass dropped), of the count V of one class of
-    reports under P(v) = a1 b(v-1) + b1 b(v) and Q(v) = a2 b(v-1) + b2 b(v), b the Bin(N, s)
-    pmf (docs/theory.md §2.7(e)): both directions, max (count_pair_delta of kernels/lower.py on
-    the window's pmf table)."""
+    reports under ``law`` (a CountLaw: P(v) = a1 b(v-1) + b1 b(v), Q(v) = a2 b(v-1) + b2 b(v),
+    b the Bin(N, s) pmf; docs/theory.md §2.7(e)): both directions, max (count_pair_delta of
+    kernels/lower.py on the window's pmf table)."""
+    big_n, s, sc = law.big_n, law.s, law.sc
+    a1, b1, a2, b2 = law.a1, law.b1, law.a2, law.b2
     lo, hi, _ = binom_window(big_n, s, sc, tol)
     nb = hi - lo + 1
     b = np.empty(nb)

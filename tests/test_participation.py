@@ -29,6 +29,7 @@ from ldpcompress.accounting.events import (
 )
 from ldpcompress.cli.main import main as cli_main
 from ldpcompress.kernels import participation as K
+from ldpcompress.kernels.records import record
 from ldpcompress.kernels import participation_subst as KS
 from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.rappor import OUE
@@ -461,7 +462,10 @@ def test_attack_kernels_match_mpmath(sk):
                 eta = m / n
                 coef = lambda u: ((1 - eta) * so + eta * u, (1 - eta) * (1 - so) + eta * (1 - u))  # noqa
                 q_pair = (so, 1 - so) if remove else coef(u2)
-                got = K.count_attack_delta(m - 1, so, 1 - so, *coef(u1), *q_pair, eps, TOL)
+                a1, b1 = coef(u1)
+                law = record(K.CountLaw, big_n=m - 1, s=so, sc=1 - so, a1=a1, b1=b1,
+                             a2=q_pair[0], b2=q_pair[1])
+                got = K.count_attack_delta(law, eps, TOL)
             ref = mp_count_view(n, so, u1, None if remove else u2, eps, g, m)
             assert ref * (1 - 1e-9) - 1e-15 <= got <= ref * (1 + 1e-12) + 1e-300, (eps, got, ref)
 

@@ -36,6 +36,7 @@ from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
 from ..kernels.participation import (
+    CountLaw,
     count_attack_delta,
     poisson_count_attack_delta,
     remove_blanket_delta,
@@ -243,7 +244,9 @@ class SampledCountLowerProfile(SampledProfile):
             big_n, s, sc = sampling.size - 1, so, soc
             coef = lambda u, uc: (wtc * so + wt * u, wtc * soc + wt * uc)  # noqa: E731
             q_pair = (so, soc) if u2 is None else coef(u2, u2c)
-        self._args = (big_n, s, sc) + coef(u1, u1c) + q_pair
+        a1, b1 = coef(u1, u1c)
+        self._args = record(CountLaw, big_n=big_n, s=s, sc=sc, a1=a1, b1=b1, a2=q_pair[0],
+                            b2=q_pair[1])
         # Poisson: the view (number of reports, class count), a refinement of the class count,
         # unless its cost (window of T x tail of V) is above ATTACK_WORK: then the count alone
         self._poisson = None
@@ -261,7 +264,7 @@ class SampledCountLowerProfile(SampledProfile):
             return 1.0
         if self._poisson is not None:
             return round_down(poisson_count_attack_delta(*self._poisson, eps, max(tol, 1e-40)))
-        return round_down(count_attack_delta(*self._args, eps, max(tol, 1e-40)))
+        return round_down(count_attack_delta(self._args, eps, max(tol, 1e-40)))
 
     def class_count_only(self) -> SampledProfile | None:
         """Poisson: the same attack seen through the class count alone (a post-processing of
@@ -277,12 +280,12 @@ class _ClassCountProfile(SampledProfile):
 
     upper = False
 
-    def __init__(self, n: int, eps0: float, sampling: Sampling, args: tuple):
+    def __init__(self, n: int, eps0: float, sampling: Sampling, args: CountLaw):
         super().__init__(n, eps0, sampling)
         self._args = args
 
     def _delta(self, eps, tol):
-        return round_down(count_attack_delta(*self._args, eps, max(tol, 1e-40)))
+        return round_down(count_attack_delta(self._args, eps, max(tol, 1e-40)))
 
 
 class SampledSplitLowerProfile(SampledProfile):
