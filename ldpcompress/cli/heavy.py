@@ -376,13 +376,24 @@ def _cmd_words(args) -> Output:
     return Output("heavy-hitters words", envelope, show)
 
 
-def _round_options(p, out_help: str, sets: bool = False) -> None:
-    """The options of a step of round j: [REPORTS], --plan, --list, --out."""
+_REPLACE_OUT = "replace an existing --out"
+
+
+def _out_options(p, out_help: str, overwrite_help: str | None = None) -> None:
+    """--out, then --overwrite when ``overwrite_help`` is given."""
+    p.add_argument("--out", help=out_help)
+    if overwrite_help is not None:
+        p.add_argument("--overwrite", action="store_true", help=overwrite_help)
+
+
+def _round_options(p, out_help: str, sets: bool = False,
+                   overwrite_help: str | None = None) -> None:
+    """The options of a step of round j: [REPORTS], --plan, --list, --out [--overwrite]."""
     if sets:
         p.add_argument("reports", nargs="*", help="round j's report set directories")
     p.add_argument("--plan", help="the campaign's plan file")
     p.add_argument("--list", help="round j's candidate list")
-    p.add_argument("--out", help=out_help)
+    _out_options(p, out_help, overwrite_help)
 
 
 def _weights_option(p) -> None:
@@ -452,8 +463,7 @@ def register(sub) -> None:
     q.add_argument("--keep", type=number, default=40, help="survivors per round (default 40)")
     _plan_options(q)
     _weights_option(q)
-    q.add_argument("--out", help="the plan file to write (JSON)")
-    q.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    _out_options(q, "the plan file to write (JSON)", _REPLACE_OUT)
     q.set_defaults(func=_cmd_plan)
 
     c = hs.add_parser("candidates", help="write round j's candidate list",
@@ -464,8 +474,7 @@ def register(sub) -> None:
     c.add_argument("--plan", help="the campaign's plan file")
     c.add_argument("--aggregate", help="round j-1's aggregate (absent: round 1)")
     _threshold_options(c)
-    c.add_argument("--out", help="the candidate list to write (JSON)")
-    c.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    _out_options(c, "the candidate list to write (JSON)", _REPLACE_OUT)
     c.set_defaults(func=_cmd_candidates)
 
     e = hs.add_parser("encode", help="devices' words for round j -> a report set",
@@ -487,8 +496,7 @@ def register(sub) -> None:
                       description="Aggregate round j's report sets (each must hold --list, "
                       "else refused naming both digests) in this process or on Dask, and "
                       "write the round's estimates and variances (JSON, with a digest).")
-    _round_options(a, "the aggregate to write (JSON)", sets=True)
-    a.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    _round_options(a, "the aggregate to write (JSON)", sets=True, overwrite_help=_REPLACE_OUT)
     a.add_argument("--scheduler", default="memory",
                    help="'memory' (default), 'auto', 'local' or a Dask scheduler address")
     a.add_argument("--level", type=number, default=0.95, help="interval level (default 0.95)")

@@ -11,7 +11,8 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.prg import word_at
 from ..core.lazy import lazy_module
-from .base import FrequencyOracle, check_eps, chunks_for
+from .base import FrequencyOracle, check_eps
+from .threads import chunks_for
 from . import cost as C
 from .contract import Cost, LocalRandomizer, Privacy, fast_hook, paired, seed_batch, seeds_array
 from .registry import register

@@ -11,7 +11,8 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
 from ..core.numerics import MAX_FIELD
-from .base import EPS_MIN, FrequencyOracle, chunked_counts, chunks_for
+from .base import EPS_MIN, FrequencyOracle
+from .threads import chunked_counts, chunks_for
 from . import cost as C
 from .contract import Column, Cost, Privacy, check_columns, int_dtype
 from .estimator import histogram_bytes, integer_reports
@@ -140,7 +141,7 @@ class OLH(FrequencyOracle):
         """``affine_hist``: every report hashed at every item, ((a (j+1) + b) mod p) mod g
         against y, streaming its chunk's k-entry count row: n k steps (from memory when k is
         large), plus the reports checked and copied into three columns; per call every chunk's
-        row made and added. Memory: the rows (chunks x k, at most ``base.CHUNK_TABLE_BYTES``),
+        row made and added. Memory: the rows (chunks x k, at most ``threads.CHUNK_TABLE_BYTES``),
         their sum, the columns (never compressed: ``seeds`` takes the contract's default)."""
         if seeds:
             return super().summary_cost(n, batch, seeds=True)

@@ -20,7 +20,8 @@ from ..core.entropy import SYSTEM, Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.numerics import EXP_MAX, MAX_FIELD
 from ..core.lazy import lazy_module
-from .base import FrequencyOracle, check_flag, chunked_counts, chunks_for
+from .base import FrequencyOracle, check_flag
+from .threads import chunked_counts, chunks_for
 from . import cost as C
 from .contract import Column, Cost, Privacy, check_columns, int_dtype
 from .registry import register

@@ -27,7 +27,8 @@ from ..core.limits import array_bytes, check_bytes
 from ..core.numerics import EXP_MAX
 from ..core.prg import PRG
 from ..core.lazy import lazy_module
-from .base import check_flag, chunks_for
+from .base import check_flag
+from .threads import chunks_for
 from . import cost as C
 from .contract import Cost, LocalRandomizer, Privacy, fast_hook, paired, seed_batch, seeds_array
 from .registry import register
@@ -384,7 +385,6 @@ class PrivUnit2(VectorMeanEstimator):
         Box-Muller, a norm), added to its chunk's row: n d steps; per call every chunk's row of
         d (made, added). Memory: the rows and, per thread at work, the words and the point.
         Reports: the common server's (``VectorMeanEstimator``)."""
-        from .base import chunks_for
         if not seeds:
             return super().summary_cost(n, batch)
         if not fast_hook(self, "summarize_seeds"):

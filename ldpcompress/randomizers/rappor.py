@@ -12,7 +12,8 @@ from ..core.coins import bernoulli_bits, client_stream
 from ..core.entropy import SYSTEM
 from ..core.prg import stream_words_at, uniform_at, uniform_limit
 from ..core.lazy import lazy_module
-from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag, chunks_for
+from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag
+from .threads import chunks_for
 from . import cost as C
 from .contract import (Column, Cost, LocalRandomizer, Privacy, check_columns, fast_hook, paired,
                        seed_batch, seeds_array)
@@ -152,7 +153,6 @@ class RAPPOR(FrequencyOracle):
         each seed's key, then k keystream words compared, streaming its chunk's k-entry count
         row (from memory when k is large), n k steps; per call the rows of every chunk are made
         and added (chunks x k); memory those rows, their sum and a span of words per thread."""
-        from .base import chunks_for
         if seeds and not fast_hook(self, "summarize_seeds"):
             return LocalRandomizer.summary_cost(self, n, batch, seeds=True)
         n, b, calls = C.cost_args(n, batch)

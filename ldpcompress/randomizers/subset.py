@@ -12,7 +12,8 @@ from ..core.coins import client_stream, uniform_subsets
 from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
 from ..core.lazy import lazy_module
-from .base import FrequencyOracle, check_eps, chunks_for
+from .base import FrequencyOracle, check_eps
+from .threads import chunks_for
 from . import cost as C
 from .contract import (Column, Cost, LocalRandomizer, Privacy, check_columns, fast_hook, int_dtype,
                        paired, seed_batch, seeds_array)
@@ -169,7 +170,6 @@ class SubsetSelection(FrequencyOracle):
         the table, its copy and the batch's copies. Seeds (``subset_counts``): d draws and
         swaps in a k-entry permutation per seed (scattered), per call every chunk's count row
         and permutation of k entries (made, added), held at once."""
-        from .base import chunks_for
         if seeds and not fast_hook(self, "summarize_seeds"):
             return LocalRandomizer.summary_cost(self, n, batch, seeds=True)
         n, b, calls = C.cost_args(n, batch)

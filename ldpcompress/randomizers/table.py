@@ -26,7 +26,7 @@ from ..core import validate as V
 from ..core.entropy import SYSTEM, Entropy
 from ..core.lazy import lazy_module
 from ..core.prg import PRG
-from .base import chunks_for
+from .threads import chunks_for
 from .contract import (Column, LocalRandomizer, Privacy, SummarySpec, check_columns, int_dtype,
                        paired, seed_batch, seeds_array)
 from .estimator import check_estimates, check_flag, histogram_bytes, integer_reports, normal_quantile
