@@ -2,7 +2,9 @@
 oracle's own bounds (docs/theory.md §2)."""
 from __future__ import annotations
 
+import argparse
 import decimal
+import itertools
 import math
 
 from ..core import validate as V
@@ -262,21 +264,93 @@ def _check_options(args) -> None:
         args.sample = count(args.sample, "--sample", 1, top)
 
 
+GRID_OPTIONS = ("n", "eps0", "delta", "eps")
+MAX_QUERIES = 10_000  # a grid is answered in one process; this bounds its work, not its privacy
+
+
+def _queries(args) -> list[argparse.Namespace]:
+    """One namespace per point of the grid spanned by the values given to --n, --eps0, --delta
+    and --eps (each takes one or more values; all combinations, in the order given), so a table
+    of queries pays the start-up (Python, NumPy, Numba's kernels) once instead of once a query."""
+    lists = {key: getattr(args, key) for key in GRID_OPTIONS}
+    size = math.prod(len(v) for v in lists.values() if v is not None)
+    if size > MAX_QUERIES:
+        sizes = " x ".join(f"{len(v)} (--{key})" for key, v in lists.items() if v is not None)
+        raise ValueError(f"a grid of {sizes} = {size} queries; at most {MAX_QUERIES} in one "
+                         "call")
+    keys = [key for key, v in lists.items() if v is not None]
+    out = []
+    for values in itertools.product(*(lists[key] for key in keys)):
+        one = argparse.Namespace(**vars(args))
+        for key in GRID_OPTIONS:
+            setattr(one, key, None)
+        for key, value in zip(keys, values):
+            setattr(one, key, value)
+        out.append(one)
+    return out
+
+
+def _answer(args) -> dict:
+    return _amplify_inverse(args) if args.inverse else _amplify_forward(args)
+
+
+def _cell(value) -> str:
+    return "-" if value is None else str(value) if isinstance(value, int) else f"{value:.6g}"
+
+
+def _show_grid(results: list[dict], inverse: bool) -> None:
+    """One line a query: the grid's values, then the answer (forward: the best upper bound, its
+    method and the lower bound; inverse: the largest eps0 or smallest n)."""
+    head: tuple[str, ...]
+    cells: list[tuple[str, ...]]
+    if inverse:
+        what = results[0]["query"]
+        head = ("n", "eps0", "eps", "delta", what)
+        cells = [(_floor_digits(r["value"]) if what == "max_eps0" else str(r["value"]),)
+                 for r in results]
+    else:
+        what = "eps" if results[0]["query"] == "epsilon" else "delta"
+        head = ("n", "eps0", "delta" if what == "eps" else "eps", what, "method", "lower")
+        cells = [(fmt(r["value"]), r["method"], fmt(r["lower"])) for r in results]
+    given = ("eps", "delta") if inverse else ("delta",) if what == "eps" else ("eps",)
+    rows = [(_cell(r["params"]["n"]), _cell(r["params"].get("eps0")),
+             *(_cell(r["params"][key]) for key in given), *answer,
+             f"{r['seconds'] * 1e3:.2f}") for r, answer in zip(results, cells)]
+    print_table(rows, (*head, "ms"))
+
+
 def _cmd_amplify(args) -> Output:
-    _check_options(args)
+    queries = _queries(args)
+    for one in queries:  # every value checked before any query runs
+        _check_options(one)
     loading = kernel_seconds()
-    res = _amplify_inverse(args) if args.inverse else _amplify_forward(args)
-    loading = kernel_seconds() - loading  # not in the query's timings
+    results = [_answer(one) for one in queries]
+    loading = kernel_seconds() - loading  # not in the queries' timings
+    grid = len(queries) > 1
 
     def envelope() -> tuple[dict, dict, dict]:
-        results = {key: v for key, v in res.items() if key not in ("params", "seconds")}
-        return res["params"], results, dict(total=res["seconds"], kernels=loading)
+        if grid:
+            params = {key: None if getattr(args, key) is None else  # the checked values
+                      list(dict.fromkeys(r["params"].get(key) for r in results))
+                      for key in GRID_OPTIONS}
+            params.update({key: v for key, v in results[0]["params"].items()
+                           if key not in GRID_OPTIONS})
+            rows = [{**{key: v for key, v in r.items() if key != "seconds"}} for r in results]
+            return params, dict(queries=rows), dict(
+                total=sum(r["seconds"] for r in results), kernels=loading,
+                queries=[r["seconds"] for r in results])
+        res = results[0]
+        out = {key: v for key, v in res.items() if key not in ("params", "seconds")}
+        return res["params"], out, dict(total=res["seconds"], kernels=loading)
 
     def show() -> None:
-        if args.inverse:
-            _show_inverse(res)
+        if grid:
+            _show_grid(results, args.inverse)
+            print(f"\n{len(results)} queries in {sum(r['seconds'] for r in results):.3f} s")
+        elif args.inverse:
+            _show_inverse(results[0])
         else:
-            _show_forward(res)
+            _show_forward(results[0])
         if loading >= 5e-4:
             print(f"(and {loading * 1e3:.0f} ms compiling or loading the Numba kernels, once "
                   "per process: not in the timings above)")
@@ -290,12 +364,16 @@ def register(sub) -> None:
                        "randomizer (--oracle NAME with its parameters, e.g. --oracle pi-rappor "
                        "--k 1000, --oracle privunit2 --d 100, --oracle gaussian-scalar --param "
                        "lo=0 --param hi=1 --param sigma=2), with every applicable bound, the smallest reported, and an "
-                       "exact lower bound. --inverse asks for the largest eps0 or smallest n.")
-    a.add_argument("--n", type=number, help="number of users")
-    a.add_argument("--eps0", type=number, help="local epsilon of each report (with --oracle: "
-                                              "its eps parameter)")
-    a.add_argument("--delta", type=number, help="target delta (asks for eps)")
-    a.add_argument("--eps", type=number, help="target eps (asks for delta; target for --inverse)")
+                       "exact lower bound. --inverse asks for the largest eps0 or smallest n. "
+                       "--n, --eps0, --delta and --eps each take one or more values: every "
+                       "combination is answered in one call, one line each (the start-up is "
+                       "paid once).")
+    a.add_argument("--n", type=number, nargs="+", help="number of users")
+    a.add_argument("--eps0", type=number, nargs="+",
+                   help="local epsilon of each report (with --oracle: its eps parameter)")
+    a.add_argument("--delta", type=number, nargs="+", help="target delta (asks for eps)")
+    a.add_argument("--eps", type=number, nargs="+",
+                   help="target eps (asks for delta; target for --inverse)")
     a.add_argument("--k", type=number, help="the randomizer is k-ary randomized response; with "
                                            "--oracle, the oracle's number of items")
     add_accounted_options(a)
