@@ -1,6 +1,6 @@
 """Benchmark of the command line's start-up and of the first demo's compilation.
 
-    python bench/startup.py [--runs N] [--demo] [--against PYTHON]
+    python bench/startup.py [--runs N] [--demo] [--against PYTHON] [--venv [CHECKOUT ...]]
 
 Whole processes, timed from outside (wall seconds and the child's user + system CPU seconds,
 median of N interleaved runs): ``ldpcompress --version`` (the baseline: interpreter, numpy and
@@ -13,6 +13,12 @@ cache) and their ratio per pair of runs; then the floor any kernel-loading comma
 directory each run), its wall and CPU seconds and the seconds its kernels took to compile
 (from its --json timings). ``--against PYTHON``: the same commands under another interpreter
 or checkout (e.g. the main branch's), in the same run, interleaved, with the ratio ours/theirs.
+
+``--venv``: what a new user meets. A fresh venv under /tmp per checkout (this one, and each
+CHECKOUT given, e.g. /work/main), the checkout ``pip install``-ed into it (not editable, so the
+kernels' Numba cache starts empty in its site-packages), then ``ldpcompress demo`` twice: the
+first compiles and caches the kernels, the second loads them. Wall and CPU seconds of each,
+the ratio against the first checkout named; the venvs are removed afterwards.
 """
 import argparse
 import json
@@ -75,12 +81,45 @@ def first_demo(python: str) -> tuple[float, float, float]:
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def fresh_venvs(checkouts: list[str]) -> None:
+    """First and second ``ldpcompress demo`` in a fresh venv per checkout (see --venv)."""
+    root = tempfile.mkdtemp(prefix="ldpc-bench-venv-")
+    try:
+        clis = {}
+        for i, checkout in enumerate(checkouts):
+            venv = os.path.join(root, f"v{i}")
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+            subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", checkout],
+                           check=True, capture_output=True)
+            clis[checkout] = os.path.join(venv, "bin", "ldpcompress")
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        rows = {c: [] for c in checkouts}
+        for attempt in ("first (compiles)", "second (cached)"):
+            for checkout, cli in clis.items():  # interleaved: the same load for each
+                rows[checkout].append((attempt, *run([cli, "demo"], env)[:2]))
+        print("first demo in a fresh venv (pip install CHECKOUT, not editable):")
+        base = checkouts[0]
+        for checkout in checkouts:
+            for (attempt, wall, cpu), (_, bwall, bcpu) in zip(rows[checkout], rows[base]):
+                vs = "" if checkout == base else f"   ratio to {base}: cpu {cpu / bcpu:.2f}x"
+                print(f"  {checkout}: {attempt:<17} wall {wall:6.2f} s   cpu {cpu:6.2f} s{vs}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--demo", action="store_true", help="also the first demo, empty cache")
     ap.add_argument("--against", metavar="PYTHON", help="another interpreter / checkout")
+    ap.add_argument("--venv", nargs="*", metavar="CHECKOUT",
+                    help="only the first and second demo in a fresh venv of this checkout and "
+                    "of each CHECKOUT given (e.g. /work/main)")
     args = ap.parse_args()
+    if args.venv is not None:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        fresh_venvs([here, *args.venv])
+        return
     pythons = {"ours": sys.executable} | ({"theirs": args.against} if args.against else {})
     commands = {}
     for who, py in pythons.items():
