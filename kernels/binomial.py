@@ -116,7 +116,7 @@ def pmf_rel_err(x, n, p, lp):
 
 
 
-@kernel
+@kernel(inline="always")
 def pmf_anchor(x, n, p, q):
     """(Pr[Bin(n, p) = x], bound on its relative error): the anchor every recurrence over a
     binomial window starts from, and restarts from when the recurrence underflows."""
@@ -202,7 +202,7 @@ def binom_window(n, p, q, tol):
 # Tails of Bin(c, 1/2): state (U, pm1) = (Pr[X >= t], Pr[X = t - 1]).
 # ---------------------------------------------------------------------------------------------
 
-@kernel
+@kernel(inline="always")
 def half_pmf(a, c):
     """Pr[Bin(c, 1/2) = a]."""
     if a < 0 or a > c:
@@ -264,7 +264,7 @@ def tail_dec_c(c, t, u, pm1):
     return nu, b
 
 
-@kernel
+@kernel(inline="always")
 def tail_dec_t(c, t, u, pm1):
     """(c, t) -> (c, t - 1): add the pmf at t - 1 (a stable addition)."""
     if pm1 < TINY or c - t + 2 <= 0:
@@ -272,7 +272,7 @@ def tail_dec_t(c, t, u, pm1):
     return min(u + pm1, 1.0), pm1 * (t - 1) / (c - t + 2)
 
 
-@kernel
+@kernel(inline="always")
 def tail_inc_t(c, t, u, pm1):
     """(c, t) -> (c, t + 1): subtract the pmf at t; re-anchors if half the value cancels."""
     if pm1 < TINY or t <= 0 or t > c:

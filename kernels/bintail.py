@@ -67,7 +67,7 @@ def bin_sf(t, m, a, b):
     return max(0.0, 1.0 - s)
 
 
-@kernel
+@kernel(inline="always")
 def sf_anchor(t, m, a, b):
     """(Pr[Bin(m, a) >= t], Pr[Bin(m, a) = t]) computed directly."""
     return bin_sf(t, m, a, b), math.exp(binom_logpmf(t, m, a, b))

@@ -37,7 +37,7 @@ class IndepLaw(NamedTuple):
     eps0: float
 
 
-@kernel
+@kernel(inline="always")
 def e_and_r_down(eps, c):
     """(E, r) = (e^eps, (e^eps - 1)/c), both rounded down (the blanket sums decrease in each)."""
     e = math.exp(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF)
@@ -45,7 +45,7 @@ def e_and_r_down(eps, c):
     return e, r
 
 
-@kernel
+@kernel(inline="always")
 def blocks_total(total, blocks, outside_m, steps):
     """The M'-blocked sum rounded up for its additions, plus the M' window's outside mass and
     a DBL_MIN per term for underflowed values, capped at 1."""
@@ -53,7 +53,7 @@ def blocks_total(total, blocks, outside_m, steps):
     return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
 
 
-@kernel
+@kernel(inline="always")
 def block_g(scale, s, allow, terms, outside):
     """g of one M' block, capped at 1: scale (s + allow) rounded up for the sum's terms, plus
     what the windows left out."""
@@ -152,7 +152,7 @@ class IndepTables(NamedTuple):
     out: np.ndarray
 
 
-@kernel
+@kernel(inline="always")
 def _block_sizes(m, a, b, tol, per_sd):
     lo, hi, out = tight_window(m, a, b, tol)
     g = max(1, int(math.sqrt(m * a * b) / per_sd))

@@ -36,7 +36,7 @@ ANCHOR_EVERY = 4096
 # at min(eps, EXP_MAX): H is non-increasing in eps, so this only raises it
 
 
-@kernel
+@kernel(inline="always")
 def _kl_half(x, xc):
     """KL(Bern(x) || Bern(1/2)) in nats, for x in [1/2, 1], with xc = 1 - x given."""
     if xc <= 0.0:
@@ -44,7 +44,7 @@ def _kl_half(x, xc):
     return x * math.log(2.0 * x) + xc * math.log(2.0 * xc)
 
 
-@kernel
+@kernel(inline="always")
 def _chernoff_exponent(c, theta, theta_c):
     """c KL(theta - 2/c || 1/2): Pr[Bin(c,1/2) >= t_c - 2] <= exp(-this) (Chernoff).
 
@@ -84,7 +84,7 @@ def negligible_from(lo, hi, theta, theta_c):
     return b
 
 
-@kernel
+@kernel(inline="always")
 def clone_threshold(c, theta):
     """Smallest a with P_c(a) > E Q_c(a): floor(theta (c+1)) + 1, clipped to [1, c+1]."""
     t = int(math.floor(theta * (c + 1.0))) + 1
@@ -102,7 +102,7 @@ def rr_split(eps0):
     return 1.0 / (1.0 + x), x / (1.0 + x)
 
 
-@kernel
+@kernel(inline="always")
 def pair_coefficients(p, pc, eps):
     """(al, be, theta, theta_c): al = p - E pc, be = pc - E p, both rounded up, and
     theta = -be/(al - be), theta_c = al/(al - be) = 1 - theta; al <= 0 means H = 0.
