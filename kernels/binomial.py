@@ -12,7 +12,7 @@ Everything here is a pure numeric Numba function of scalars.
 """
 import math
 
-from .jit import kernel
+from .decorator import kernel
 from .numerics import LOG_DBL_TRUE_MIN, UNIT_ROUNDOFF
 
 __all__ = ["LOG_2PI", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_anchor",

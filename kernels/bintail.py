@@ -18,7 +18,7 @@ from .binomial import (
     tail_rel_err,
     upper_tail_bound,
 )
-from .jit import kernel
+from .decorator import kernel
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["MAX_JUMP", "bin_sf", "sf_anchor", "sf_move", "first_above", "excess",

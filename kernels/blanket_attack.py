@@ -9,8 +9,8 @@ import numpy as np
 
 from .binomial import binom_window, pmf_anchor
 from .bintail import excess, first_above, pmf_step_down, sf_anchor, sf_move
+from .decorator import kernel
 from .half_tail import half_dec_order
-from .jit import kernel
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["AttackLaw", "TripleLaw", "attack_excess", "split_attack_delta",

@@ -14,7 +14,7 @@ import numpy as np
 
 from .binomial import TINY, binom_window, pmf_anchor, tail_rel_err
 from .bintail import excess, first_above, sf_anchor, sf_move, tight_window
-from .jit import kernel
+from .decorator import kernel
 from .numerics import DBL_MIN, SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["GROUPS_PER_SD", "IndepLaw", "IndepTables", "e_and_r_down", "blocks_total", "block_g",

@@ -24,7 +24,7 @@ from .binomial import (
     tail_move_t,
     tail_rel_err,
 )
-from .jit import kernel
+from .decorator import kernel
 from .numerics import DBL_MIN, EXP_MAX, SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["ANCHOR_EVERY", "tail_negligible", "negligible_from", "clone_threshold", "rr_split",

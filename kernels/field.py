@@ -12,7 +12,7 @@ n < 2^62) runs in plain Python: it is cheap, and compiling it cost the first run
 """
 import numpy as np
 
-from .jit import kernel
+from .decorator import kernel
 
 __all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MR_BASES", "mul_mod", "pow_mod",
            "is_prime", "next_prime", "prime", "pi_count_one", "sum_rows", "affine_hist",

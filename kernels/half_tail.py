@@ -7,7 +7,7 @@ import math
 
 from .binomial import TINY, binom_logpmf, pmf_anchor, tail_rel_err
 from .bintail import MAX_JUMP, sf_anchor
-from .jit import kernel
+from .decorator import kernel
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["HALF_REL_MAX", "HALF_REL_MOVE", "PK_REL_MAX", "half_dec_order", "half_anchor",

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .binomial import TINY, binom_window, pmf_anchor
-from .jit import kernel
+from .decorator import kernel
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["TAIL_ZONES", "MERGE_REL", "m_blocks"]

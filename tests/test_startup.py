@@ -178,7 +178,7 @@ def test_a_plain_amplify_query_loads_only_its_own_kernels():
 def test_the_demo_compiles_each_kernel_once_and_without_the_cfunc_wrapper():
     """The first `ldpcompress demo` of an installation compiles every kernel it runs (~60 with
     their callees), so each must be built for one type signature only, and without the
-    C-callable wrapper no kernel needs (kernels/jit.py: ~15 ms of compilation each)."""
+    C-callable wrapper no kernel needs (kernels/decorator.py: ~15 ms of compilation each)."""
     out = fresh("from ldpcompress.estimation import demo\n"
                 "demo.run(quiet=True)\n"
                 "seen = {}\n"
