@@ -8,7 +8,6 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
-from ..core.entropy import SYSTEM
 from ..core.prg import word_at
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps
@@ -91,8 +90,7 @@ class KRR(FrequencyOracle):
         paired(xs, seeds)
         return np.where(self.decode_seeds(seeds) == xs, self.k * self.a1, self.k * self.a0)
 
-    def randomize_many(self, xs, entropy=SYSTEM):
-        xs = V.items(xs, self.k)
+    def _randomize_many(self, xs, entropy):
         keep = entropy.uniform(xs.size) >= self.a1c
         other = entropy.integers(self.k - 1, xs.size)
         other = other + (other >= xs)
