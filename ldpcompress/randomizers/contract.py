@@ -31,8 +31,9 @@ Structure       ``shuffle_structure()`` (``ShuffleStructure.of(self, a=..., ...)
 ==============  ================================================================================
 
 ``randomizers/base.py``'s ``FrequencyOracle`` fills the Reports facet for oracles whose report
-supports items: a subclass states ``k``, ``a0``, ``a1``, ``report_high`` (reports are integers
-in [0, report_high)) and the hook ``_count(reports)`` (support counts of checked reports).
+supports items: a subclass states ``k``, ``a0``, ``a1`` and the client hook; reports are the
+items they support unless it states ``report_high`` (reports are integers in [0,
+report_high)) and the hook ``_count(reports)`` (support counts of checked reports).
 """
 from __future__ import annotations
 

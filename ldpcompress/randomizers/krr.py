@@ -15,7 +15,7 @@ from .threads import chunks_for
 from . import cost as C
 from .contract import Cost, LocalRandomizer, Privacy, fast_hook, paired, seed_batch, seeds_array
 from .registry import register
-from .estimator import histogram_bytes, integer_reports
+from .estimator import integer_reports
 from .structure import ShuffleStructure, kept
 
 __all__ = ['KRR']
@@ -48,7 +48,6 @@ class KRR(FrequencyOracle):
         x = math.exp(-self.eps)
         self.a1c = (self.k - 1) * x / (1.0 + (self.k - 1) * x)  # 1 - a1, no cancellation
         self.deletion_eps = max(math.log(self.k * self.a1), -math.log(self.k * self.a0))
-        self.report_high = self.k
 
     def params(self) -> dict:
         return {"k": self.k, "eps": self.eps}
@@ -99,10 +98,6 @@ class KRR(FrequencyOracle):
     def check_reports(self, reports) -> np.ndarray:
         """Reports are items: a 1-D integer array with every entry in [0, k)."""
         return integer_reports(reports, self.k, what="item")
-
-    def _count(self, ys) -> np.ndarray:
-        histogram_bytes(self.k)
-        return np.bincount(ys, minlength=self.k).astype(np.int64)
 
     def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
         """Per call: the reports checked (a few passes) and one ``bincount`` into k entries
