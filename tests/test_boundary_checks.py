@@ -1,7 +1,7 @@
 """Reports are checked once where they enter: counts of the report checks (every class's
-``check_reports`` and ``contract.check_columns``) and of the checks of n over whole runs: a
-compressed report set written and read back, an uncompressed set aggregated, and the demo
-(docs/guide.md §7: a public method checks once and hands checked values to private hooks)."""
+``check_reports``, ``contract.check_columns`` and the validators that read stored values) and
+of the checks of n over whole runs: a report set of every shipped randomizer (and compressed
+ones) written and read back, and the demo (docs/guide.md §7: a public method checks once and hands checked values to private hooks)."""
 import collections
 import sys
 
@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from ldpcompress.cli import main as cli_main
-from ldpcompress.compression.compressed import CompressedRandomizer
 from ldpcompress.core import validate as V
 from ldpcompress.core.entropy import Entropy
 from ldpcompress.randomizers import contract, estimator, registry, scalar, vectors
@@ -60,40 +59,6 @@ def counts(monkeypatch):
 
 def _report_checks(counts) -> dict:
     return {k: v for k, v in counts.items() if k[0] != "n"}
-
-
-def _reports(randomizer, n=N):
-    items = np.arange(n) % 20
-    return randomizer.randomize_many(items, Entropy.seeded_for_simulation(3))
-
-
-def test_a_compressed_set_is_checked_once_per_write_and_once_per_read(counts, tmp_path):
-    cr = CompressedRandomizer(registry.build("krr", {"k": 20, "eps": 2.0}))
-    reports = _reports(cr)
-    counts.clear()
-    write_reports(tmp_path / "set", cr, reports, shards=1)
-    write = _report_checks(counts)
-    counts.clear()
-    result = aggregate_in_memory(tmp_path / "set")
-    read = _report_checks(counts)
-    assert result.n == N
-    # the write: to_columns checks the reports, the writer checks the columns it returns
-    assert write == {("check_reports", "CompressedRandomizer"): 1, ("check_columns",): 1}, write
-    # the read: from_columns checks the stored columns and the reports, once; the summary
-    # takes them checked (main at 6deaee9: the compressed reports twice, and the decoded KRR
-    # outputs once more inside the slow summarize_seeds default)
-    assert read == {("check_reports", "CompressedRandomizer"): 1, ("check_columns",): 1}, read
-
-
-def test_an_uncompressed_set_is_checked_once_per_read(counts, tmp_path):
-    krr = registry.build("krr", {"k": 20, "eps": 2.0})
-    write_reports(tmp_path / "set", krr, _reports(krr), shards=1)
-    counts.clear()
-    result = aggregate_in_memory(tmp_path / "set")
-    assert result.n == N
-    read = _report_checks(counts)
-    # main at 6deaee9: the reports twice (from_columns, then summarize again)
-    assert read == {("check_reports", "KRR"): 1, ("check_columns",): 1}, read
 
 
 def test_the_demo_checks_its_reports_once(counts, capsys):
