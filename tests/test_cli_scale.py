@@ -196,8 +196,8 @@ def test_both_aggregates_refuse_a_cluster_alike_before_reading_any_file(tmp_path
 def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, capsys,
                                                                     monkeypatch):
     """--retries, --worker-timeout, --task-timeout, --allow-insecure and the security reach
-    scale.distributed.aggregate (recorded, then run in memory: the same aggregate as without
-    them)."""
+    scale.distributed.aggregate (recorded, then run with them in memory: the same aggregate as
+    without them)."""
     from ldpcompress.core.entropy import simulation_entropy
     from ldpcompress.heavy import round_sets
     from ldpcompress.heavy.deploy import candidates, plan_campaign
@@ -211,9 +211,9 @@ def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, c
     seen = []
     real = round_sets.aggregate
 
-    def recorded(plan, **options):
+    def recorded(plan, **options):  # every keyword is one scale's aggregate takes
         seen.append(options)
-        return real(plan, scheduler="memory")
+        return real(plan, **dict(options, scheduler="memory"))
     monkeypatch.setattr(round_sets, "aggregate", recorded)
     argv = ["heavy-hitters", "aggregate", str(tmp_path / "s"), "--plan",
             str(tmp_path / "plan.json"), "--list", str(tmp_path / "l1.json"), "--json"]
