@@ -141,3 +141,90 @@ def test_file_size_limit_names_the_file(tmp_path):
     r = cli_in_child("simulate", "--n", 200000, "--k", 8, "--out", tmp_path / "big", preexec_fn=limit)
     assert r.returncode == 2 and "big/reports-00000.parquet: cannot write (File too large)" \
         in r.stderr, r.stderr
+
+
+# -- the cluster options: one group, 'aggregate' and 'heavy-hitters aggregate' -----------------
+def _option_help(argv: list[str]) -> dict:
+    """{option string: help} of the command ``argv`` (its parser, as built for the CLI)."""
+    from ldpcompress.cli import build_parser
+    parser = build_parser()
+    for name in argv:
+        parser = next(a for a in parser._subparsers._group_actions).choices[name]
+    return {s: a.help for a in parser._actions for s in a.option_strings}
+
+
+CLUSTER = ["--tls-ca-file", "--tls-cert", "--tls-key", "--allow-insecure", "--retries",
+           "--worker-timeout", "--task-timeout", "--dashboard"]
+
+
+def test_heavy_hitters_aggregate_has_the_cluster_options_of_aggregate(capsys):
+    """On main heavy-hitters aggregate had --scheduler alone: a remote scheduler could not be
+    given its TLS files, --allow-insecure, timeouts or a dashboard."""
+    scale = _option_help(["aggregate"])
+    heavy = _option_help(["heavy-hitters", "aggregate"])
+    assert {o: heavy.get(o) for o in CLUSTER} == {o: scale[o] for o in CLUSTER}
+    with pytest.raises(SystemExit, match="0"):
+        main(["heavy-hitters", "aggregate", "--help"])
+    shown = capsys.readouterr().out
+    assert [o for o in CLUSTER if o not in shown] == []
+
+
+@pytest.mark.parametrize("options, match", [
+    (["--scheduler", "tcp://10.0.0.1:8786"], "neither encrypted nor authenticated"),
+    (["--scheduler", "ws://example.org:8786"], "neither encrypted nor authenticated"),
+    (["--scheduler", "tls://10.0.0.1:8786"], "needs security="),
+    (["--dashboard", "0.0.0.0:8787"], "--dashboard"),
+    (["--tls-cert", "c.pem"], "TLS needs --tls-ca-file and --tls-cert"),
+    (["--tls-ca-file", ""], "--tls-ca-file must be a non-empty path"),
+    (["--retries", "-1"], "--retries must be an integer in [0, 100]"),
+    (["--worker-timeout", "0"], "--worker-timeout"),
+    (["--task-timeout", "inf"], "--task-timeout"),
+])
+def test_both_aggregates_refuse_a_cluster_alike_before_reading_any_file(tmp_path, capsys,
+                                                                        options, match):
+    """The same message and exit code from both commands, before the (missing) plan, list or
+    report set is read: on main heavy-hitters aggregate refused these options as unknown."""
+    missing = str(tmp_path / "missing")
+    assert main(["aggregate", missing, *options]) == 2
+    scale = capsys.readouterr().err.splitlines()[-1]
+    assert main(["heavy-hitters", "aggregate", missing, "--plan", missing, "--list", missing,
+                 "--out", str(tmp_path / "a.json"), *options]) == 2
+    heavy = capsys.readouterr().err.splitlines()[-1]
+    assert heavy == scale and match in heavy.split("error: ", 1)[1]
+
+
+def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, capsys,
+                                                                    monkeypatch):
+    """--retries, --worker-timeout, --task-timeout, --allow-insecure and the security reach
+    scale.distributed.aggregate (recorded, then run with them in memory: the same aggregate as
+    without them)."""
+    from ldpcompress.core.entropy import simulation_entropy
+    from ldpcompress.heavy import round_sets
+    from ldpcompress.heavy.deploy import candidates, plan_campaign
+    campaign = plan_campaign(300, 2.0, 1e-6, rounds=2, step=1, keep=2, alphabet="ab",
+                             oracles=["krr"], assignments=["groups"])
+    first = candidates(campaign)
+    round_sets.write_round_set(["a", "b", "ab"] * 50, campaign, first, tmp_path / "s",
+                               entropy=simulation_entropy(1))
+    (tmp_path / "plan.json").write_text(campaign.to_json())
+    (tmp_path / "l1.json").write_text(first.to_json())
+    seen = []
+    real = round_sets.aggregate
+
+    def recorded(plan, **options):  # every keyword is one scale's aggregate takes
+        seen.append(options)
+        return real(plan, **dict(options, scheduler="memory"))
+    monkeypatch.setattr(round_sets, "aggregate", recorded)
+    argv = ["heavy-hitters", "aggregate", str(tmp_path / "s"), "--plan",
+            str(tmp_path / "plan.json"), "--list", str(tmp_path / "l1.json"), "--json"]
+    assert main(argv + ["--out", str(tmp_path / "a.json")]) == 0
+    assert main(argv + ["--out", str(tmp_path / "b.json"), "--retries", "5",
+                        "--worker-timeout", "7", "--task-timeout", "9", "--allow-insecure",
+                        "--scheduler", "tcp://10.0.0.1:8786"]) == 0
+    capsys.readouterr()
+    assert seen == [dict(scheduler="memory", retries=3, worker_timeout=60.0, task_timeout=None,
+                         security=None, allow_insecure=False, dashboard=None),
+                    dict(scheduler="tcp://10.0.0.1:8786", retries=5, worker_timeout=7,
+                         task_timeout=9, security=None, allow_insecure=True, dashboard=None)]
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert a == b

@@ -11,7 +11,7 @@ from ..core.lazy import lazy_module
 from ..core.locked_files import LOCK_TIMEOUT
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
-from .randomizers import AccountedRandomizer, accounted, add_accounted_options
+from .options import RandomizerArgs, add_accounted_options, randomizer_from_args
 from .util import (Output, add_sampling_options, count, fmt, nonempty,
                    number, print_table)
 
@@ -53,7 +53,7 @@ def _sampling(args, n: int) -> dict:
     return kw
 
 
-def _round_event(args, factory: AccountedRandomizer | None):
+def _round_event(args, factory: RandomizerArgs | None):
     """The event of one round named by the options, with its description and params: a
     shuffled round of any eps0-LDP randomizer, of k-RR (--k), or of an oracle (--oracle, --k),
     every user reporting or, with --gamma / --sample, only some of them (docs/theory.md §2.7).
@@ -162,7 +162,7 @@ def _cmd_compose(args) -> Output:
     args.delta = V.probability_open(args.delta, "--delta")
     path = nonempty(args.ledger, "--ledger")
     h = None if args.h is None else P.check_grid(args.h)
-    factory = accounted(args)
+    factory = randomizer_from_args(args, eps_option="--eps0", optional=True)
     needed = ("n", "eps0", "rounds") if factory is None or factory.takes_eps else ("n", "rounds")
     if args.allocation is not None and args.rounds is None:
         args.rounds = 1  # with --allocation, --rounds counts whole campaigns (default one)

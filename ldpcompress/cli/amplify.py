@@ -10,7 +10,7 @@ import math
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
-from .randomizers import accounted, add_accounted_options
+from .options import add_accounted_options, randomizer_from_args
 from .util import Output, add_sampling_options, count, fmt, number, print_table
 
 __all__ = ["register"]
@@ -48,7 +48,7 @@ def _sampling_kwargs(args) -> dict:
 
 
 def _amplify_forward(args) -> dict:
-    factory = accounted(args)
+    factory = randomizer_from_args(args, eps_option="--eps0", optional=True)
     if args.n is None or (args.eps0 is None and (factory is None or factory.takes_eps)):
         raise ValueError("amplify needs --n and --eps0 (or --inverse to search for one of them)")
     if args.eps is not None and args.delta is not None:
@@ -94,7 +94,7 @@ def _amplify_inverse(args) -> dict:
         raise ValueError("--inverse takes --n (finds the largest eps0) or --eps0 (finds the "
                          "smallest n), not both: the other would be ignored")
     kwargs = _randomizer_kwargs(args)
-    factory = accounted(args)
+    factory = randomizer_from_args(args, eps_option="--eps0", optional=True)
     campaign = allocation_kwargs(args)
     if campaign:
         return _campaign_inverse(args, kwargs, factory, campaign)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..core import validate as V
 from ..core.numerics import MAX_FIELD
-from .randomizers import add_oracle_option
+from .options import add_oracle_option
 from .util import Output, count, number, positive, probability
 
 __all__ = ["register"]

@@ -6,6 +6,7 @@ import math
 
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
+from .options import add_cluster_options, cluster_access, cluster_errors, cluster_limits
 from .util import Output, count, number, positive, print_table, probability
 
 __all__ = ["register"]
@@ -293,6 +294,8 @@ def _cmd_encode(args) -> Output:
 def _cmd_aggregate(args) -> Output:
     if args.plan is None or args.list is None or not args.reports or args.out is None:
         raise ValueError("heavy-hitters aggregate needs --plan, --list, REPORTS and --out")
+    cluster = cluster_limits(args)
+    cluster.update(cluster_access(args))  # before reading any file
     c, _ = _campaign(args.plan)
     rl = _round_list(args.list, c)
     level = probability(args.level, "--level")
@@ -303,7 +306,8 @@ def _cmd_aggregate(args) -> Output:
 
     from ..heavy.round_sets import read_round_set
     start = compute_time()
-    agg = read_round_set(args.reports, c, rl, scheduler=args.scheduler)
+    with cluster_errors(args.scheduler):
+        agg = read_round_set(args.reports, c, rl, scheduler=args.scheduler, **cluster)
     _write_text(args.out, agg.to_json(), args.overwrite)
     z = NormalDist().inv_cdf(0.5 + level / 2)
     order = np.argsort(-agg.estimates, kind="stable")[:top]
@@ -497,8 +501,10 @@ def register(sub) -> None:
                       "else refused naming both digests) in this process or on Dask, and "
                       "write the round's estimates and variances (JSON, with a digest).")
     _round_options(a, "the aggregate to write (JSON)", sets=True, overwrite_help=_REPLACE_OUT)
-    a.add_argument("--scheduler", default="memory",
-                   help="'memory' (default), 'auto', 'local' or a Dask scheduler address")
+    add_cluster_options(a, "memory", "'memory' (default), 'auto', 'local' or a Dask scheduler "
+                        "address (as 'ldpcompress aggregate': tls:// with --tls-ca-file, "
+                        "--tls-cert, --tls-key; the scheduler and workers run pickled code: "
+                        "they must be trusted)")
     a.add_argument("--level", type=number, default=0.95, help="interval level (default 0.95)")
     a.add_argument("--top", type=number, default=20, help="candidates shown (default 20)")
     a.set_defaults(func=_cmd_aggregate)

@@ -8,8 +8,8 @@ import argparse
 
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
-from .randomizers import (AccountedRandomizer, add_oracle_option, add_oracle_parameters,
-                          add_plugin_option)
+from .options import (add_oracle_option, add_oracle_parameters, add_plugin_option,
+                      randomizer_from_args)
 from .util import (Output, count, nonempty, number, positive, print_table,
                    probability)
 
@@ -47,20 +47,11 @@ def _assignments(text) -> list[str]:
 
 def _family(args) -> tuple[str, dict]:
     """(registry name or 'best', constructor parameters other than eps) of --oracle."""
-    if args.oracle == "best":
-        stray = [o for o, v in (("--d", args.d), ("--symmetric", args.symmetric or None),
-                                ("--param", args.param)) if v]
-        if stray:
-            raise ValueError(f"{', '.join(stray)}: --oracle best ranks the frequency oracles "
-                             "built from (--k, eps) alone")
-        if args.k is None:
-            raise ValueError("--oracle best needs --k (the number of items)")
-        return "best", {"k": count(args.k, "--k", 2, V.MAX_K)}
-    factory = AccountedRandomizer(args)  # the registry's name, its parameters checked
+    factory = randomizer_from_args(args, eps_option="--eps0", best=True)
     if not factory.takes_eps:
         raise ValueError(f"--oracle {args.oracle} has no eps parameter: the planner chooses "
                          "each randomizer's eps")
-    return args.oracle, dict(factory.params)
+    return factory.name, dict(factory.params)
 
 
 def _cmd_plan(args) -> Output:

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from ..core.numerics import MAX_FIELD
-from .randomizers import accounted, add_accounted_options, add_plugin_option, load_plugins
+from .options import add_accounted_options, add_plugin_option, load_plugins, randomizer_from_args
 from .util import (Output, count, nonempty, number, positive, probability,
                    read_domain)
 
@@ -23,7 +23,7 @@ def _amplification(args, plots, delta: float, params: dict) -> dict:
     ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
     eps0 = positive(args.eps0, "--eps0")
     k = count(args.k, "--k", 2, MAX_FIELD - 1)
-    factory, oracle = accounted(args), None
+    factory, oracle = randomizer_from_args(args, eps_option="--eps0", optional=True), None
     params.update(eps0=eps0, n_range=[lo, hi], points=points, k=k, oracle=args.oracle)
     if factory is not None:
         if not factory.takes_eps:

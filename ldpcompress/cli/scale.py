@@ -12,10 +12,10 @@ import numpy as np
 
 from ..estimation import postprocess as PP
 from ..randomizers.contract import LocalRandomizer
-from . import randomizers as CR
+from . import options as O
 from .inputs import inputs_of, simulated
-from .util import (Output, byte_size, count, nonempty, number, positive,
-                   positive_limit, probability, read_domain)
+from .util import (Output, byte_size, count, nonempty, number, positive_limit, probability,
+                   read_domain)
 from ..core.items import BAD_LINES
 
 __all__ = ["POSTPROCESS", "output_cost", "register"]
@@ -69,7 +69,7 @@ def _cmd_simulate(args) -> Output:
     nonempty(args.out, "--out")
     n = count(args.n, "--n")
     seed = count(args.seed, "--seed", 0, 2 ** 63 - 1)
-    randomizer = CR.build_randomizer(args, eps_default=4.0)
+    randomizer = O.randomizer_from_args(args, eps_default=4.0, compressed=True)
     shards = count(min(8, n) if args.shards is None else args.shards, "--shards", 1, MAX_SHARDS)
     if shards > n:
         raise ValueError(f"--shards {shards} is more than the {n} reports (--n)")
@@ -105,7 +105,7 @@ def _cmd_encode(args) -> Output:
     domain = _domain(args)
     if domain is not None and args.k is None:
         args.k = domain.k
-    randomizer = CR.build_randomizer(args)
+    randomizer = O.randomizer_from_args(args, compressed=True)
     shards = count(args.shards, "--shards", 1, MAX_SHARDS)
     inputs = inputs_of(randomizer)
     if inputs.kind == "items":
@@ -183,18 +183,6 @@ def _say_domain(domain, mapped: int, n: int) -> None:
               f"in its catch-all item '{domain.names[-1]}' (item {domain.k - 1})")
 
 
-def _security(args):
-    from ..scale.distributed import tls_security
-    for option in ("tls_ca_file", "tls_cert", "tls_key"):
-        nonempty(getattr(args, option), "--" + option.replace("_", "-"))
-    if args.tls_ca_file is None and args.tls_cert is None and args.tls_key is None:
-        return None
-    if args.tls_ca_file is None or args.tls_cert is None:
-        raise ValueError("TLS needs --tls-ca-file and --tls-cert (and --tls-key unless the "
-                         "certificate file holds the key)")
-    return tls_security(args.tls_ca_file, args.tls_cert, args.tls_key)
-
-
 def _domain(args):
     """The --domain file (one public item name per line; --catch-all, --bad-lines) or None."""
     if args.domain is None:
@@ -244,28 +232,18 @@ def _cmd_aggregate(args) -> Output:
     from ..scale import budget, distributed
     from ..core.regular_files import check_output_file
     nonempty(args.out, "--out")
-    retries = count(args.retries, "--retries", 0, 100)
-    worker_timeout = positive(args.worker_timeout, "--worker-timeout")
-    task_timeout = None if args.task_timeout is None else \
-        positive(args.task_timeout, "--task-timeout")
+    cluster = O.cluster_limits(args)
     max_seconds = None if args.max_seconds is None else positive_limit(args.max_seconds,
                                                                        "--max-seconds")
     max_memory = None if args.max_memory is None else positive_limit(args.max_memory,
                                                                      "--max-memory")
     level = probability(args.level, "--level")
     domain = _domain(args)
-    CR.load_plugins(args.plugin)
-    expect = CR.expected_randomizer(args)
+    O.load_plugins(args.plugin)
+    expect = O.expected_randomizer(args)
     if args.out is not None:  # before the aggregation, not after it
         check_output_file(args.out, "--out")
-    remote = args.scheduler not in ("auto", "memory", "local")
-    security = _security(args)
-    if remote:  # before reading any manifest
-        distributed.check_scheduler(args.scheduler, security, args.allow_insecure)
-    try:
-        distributed.check_dashboard(args.dashboard, args.allow_insecure)
-    except ValueError as err:
-        raise ValueError(f"--{err}") from None
+    cluster.update(O.cluster_access(args))  # before reading any manifest
     start = time.perf_counter()
     plan = budget.plan(args.reports, expect)
     r = plan.randomizer
@@ -274,18 +252,8 @@ def _cmd_aggregate(args) -> Output:
               f"against an expected one; --oracle or --expect-ledger sets one): "
               f"{_spec_json(r)}", file=sys.stderr)
     plan = plan.check(max_seconds, max_memory, output_cost(r, args))
-    try:
-        res = distributed.aggregate(plan, scheduler=args.scheduler,
-                                    security=security, allow_insecure=args.allow_insecure,
-                                    retries=retries, progress=True,
-                                    worker_timeout=worker_timeout, task_timeout=task_timeout,
-                                    dashboard=args.dashboard)
-    except (OSError, TimeoutError) as err:
-        if not (remote or args.scheduler == "local") or isinstance(err, FileNotFoundError):
-            raise
-        if isinstance(err, distributed.ClusterError):
-            raise ValueError(f"--scheduler {args.scheduler}: {err}") from None
-        raise ValueError(f"--scheduler {args.scheduler}: cannot use it ({err})") from None
+    with O.cluster_errors(args.scheduler):
+        res = distributed.aggregate(plan, scheduler=args.scheduler, progress=True, **cluster)
     secs = time.perf_counter() - start
     n, est = res["n"], res["estimate"]
     counts = np.dtype(r.summary_spec().dtype).kind in "iu"  # frequency: counts; else a mean
@@ -311,12 +279,13 @@ def _cmd_aggregate(args) -> Output:
     def envelope() -> tuple[dict, dict, dict]:
         from ..randomizers import registry
         params = dict(reports=[str(x) for x in args.reports], scheduler=args.scheduler,
-                      retries=retries, out=args.out, level=level, postprocess=args.postprocess,
+                      retries=cluster["retries"], out=args.out, level=level,
+                      postprocess=args.postprocess,
                       domain=args.domain, catch_all=args.catch_all, bad_lines=args.bad_lines,
                       plugin=args.plugin or [],
                       expected=None if expect is None else registry.spec(expect),
                       max_seconds=plan.limits[0], max_memory=plan.limits[1],
-                      task_timeout=task_timeout, dashboard=args.dashboard)
+                      task_timeout=cluster["task_timeout"], dashboard=args.dashboard)
         results = dict(n=n, randomizer=registry.spec(r), describe=r.describe(), eps=_eps(r),
                        expected=plan.expected, kind=r.privacy.value,
                        estimates="counts" if counts else "mean", shards=res["shards"],
@@ -351,7 +320,7 @@ def _cmd_shuffle(args) -> Output:
     nonempty(args.reports, "REPORTS")
     nonempty(args.out, "OUT")
     shards = count(args.shards, "--shards", 1, MAX_SHARDS)
-    CR.load_plugins(args.plugin)
+    O.load_plugins(args.plugin)
     paths = shuffle_report_set(args.reports, args.out, shards=shards, progress=True)
     from ..scale.manifest import read_manifest
     randomizer, listed = read_manifest(paths[0].parent / "manifest.json")
@@ -399,7 +368,7 @@ def _write_estimates(out, cols: dict, domain, index: str) -> None:
 
 
 def _writer_options(parser, eps_default: float | None, shards_default: int | None) -> None:
-    CR.add_randomizer_options(parser, eps_default)
+    O.add_randomizer_options(parser, eps_default)
     parser.add_argument("--shards", type=number, default=shards_default,
                         help="number of Parquet files (default: " +
                              ("8, or n if smaller)" if shards_default is None
@@ -469,30 +438,11 @@ def register(sub) -> None:
                        "of the work are checked against --max-seconds and --max-memory before "
                        "any shard is read.")
     a.add_argument("reports", nargs="+", help="report set directories or shards")
-    a.add_argument("--scheduler", default="auto",
-                   help="'auto' (in this process, unless the speed measured on the first "
-                        "shards predicts a local cluster finishes sooner), 'memory', 'local' or "
-                        "a scheduler address (tls://host:8786; the scheduler and workers run "
-                        "pickled code: they must be trusted)")
-    a.add_argument("--tls-ca-file", help="CA certificate (PEM) for tls://")
-    a.add_argument("--tls-cert", help="client certificate (PEM) for tls://")
-    a.add_argument("--tls-key", help="client private key (PEM) for tls://")
-    a.add_argument("--allow-insecure", action="store_true",
-                   help="allow tcp:// to another host (unencrypted, unauthenticated)")
-    a.add_argument("--retries", type=number, default=3,
-                   help="resubmissions of a shard whose worker died (default 3)")
-    a.add_argument("--worker-timeout", type=number, default=60.0,
-                   help="seconds to wait for a live Dask worker, per try (--retries more "
-                        "tries), before giving up with an error (default 60)")
-    a.add_argument("--task-timeout", type=number, default=None,
-                   help="seconds a Dask run waits for the next shard to finish (a stopped or "
-                        "stuck worker) before an error naming the shards at work (default: "
-                        "the larger of 120 and 4 times the stated time)")
-    a.add_argument("--dashboard", default=None, metavar="HOST:PORT",
-                   help="serve the Dask dashboard of a local cluster (--scheduler local or "
-                        "auto) at HOST:PORT, e.g. 127.0.0.1:8787 (default: no dashboard; "
-                        "another host than loopback needs --allow-insecure)")
-    CR.add_expect_options(a)
+    O.add_cluster_options(a, "auto", "'auto' (in this process, unless the speed measured on "
+                          "the first shards predicts a local cluster finishes sooner), 'memory', "
+                          "'local' or a scheduler address (tls://host:8786; the scheduler and "
+                          "workers run pickled code: they must be trusted)")
+    O.add_expect_options(a)
     a.add_argument("--max-seconds", type=number, default=None,
                    help="refuse, before reading any shard, a set whose stated time exceeds "
                         "this (default 60; inf: no limit; docs/guide.md section 3)")
@@ -513,7 +463,7 @@ def register(sub) -> None:
                                     "line j+1): label the output with them (default: the "
                                     "names the set's manifest keeps, if any)")
     _domain_options(a)
-    CR.add_plugin_option(a)
+    O.add_plugin_option(a)
     a.set_defaults(func=_cmd_aggregate)
     h = sub.add_parser("shuffle", help="rewrite a report set in a uniform random order (the "
                                        "shuffler step)",
@@ -529,5 +479,5 @@ def register(sub) -> None:
     h.add_argument("out", help="new or empty directory for the shuffled set")
     h.add_argument("--shards", type=number, default=None,
                    help="number of Parquet files of the new set (default: as many as the input)")
-    CR.add_plugin_option(h)
+    O.add_plugin_option(h)
     h.set_defaults(func=_cmd_shuffle)
