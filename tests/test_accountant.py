@@ -10,6 +10,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 from reference import product_delta
+from reference.shuffle import shuffled_law
 from scipy import stats
 
 from hang import no_hang
@@ -179,14 +180,9 @@ def test_clone_pld_at_large_eps0_is_exact_rr_for_one_user(eps0):
 # -- k-RR: the pair's own Renyi curve ---------------------------------------------------------
 
 def shuffled_krr_law(xs, k, eps0):
-    """Law of the histogram of n k-RR reports on data xs, by enumeration (mpmath)."""
-    z = mp.e ** eps0 + k - 1
-    law = {}
-    for out in itertools.product(range(k), repeat=len(xs)):
-        pr = mp.fprod((mp.e ** eps0 if o == x else 1) / z for o, x in zip(out, xs))
-        key = tuple(out.count(v) for v in range(k))
-        law[key] = law.get(key, 0) + pr
-    return law
+    """Law of the shuffled k-RR reports of users holding xs (reference.shuffle, mpmath)."""
+    e0 = mp.e ** eps0
+    return shuffled_law([[(e0 if o == x else 1) / (e0 + k - 1) for o in range(k)] for x in xs])
 
 
 def brute_krr_rdp(n, k, eps0, alpha):
