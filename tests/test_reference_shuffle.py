@@ -72,3 +72,15 @@ def test_bad_parameters_are_refused():
         hockey({0: 1}, {0: 1}, 1, direction="backward")
     with pytest.raises(ValueError, match="kind must be one of"):
         shuffled_law([[1]], kind="decimal")
+
+
+def test_krr_histogram_law_number_types_and_one_user():
+    """reference.krr_histogram_law: one user's law is the k-RR row; floats and mpmath agree."""
+    from reference import krr_histogram_law
+    mp.mp.dps = 40
+    e0 = mp.e ** mp.mpf(1.5)
+    assert krr_histogram_law((1,), 3, 1.5, kind="mpmath") == {
+        (0,): 1 / (e0 + 2), (1,): e0 / (e0 + 2), (2,): 1 / (e0 + 2)}
+    lf = krr_histogram_law((0, 1, 1), 3, 1.5)
+    lm = krr_histogram_law((0, 1, 1), 3, 1.5, kind="mpmath")
+    assert set(lf) == set(lm) and all(abs(lf[o] - lm[o]) < 1e-16 for o in lf)
