@@ -22,8 +22,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import (
     TINY,
     binom_logpmf,
@@ -60,7 +60,7 @@ _U = UNIT_ROUNDOFF
 # Tail states of Bin(c, a) walked by additions only (their relative error grows linearly)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@kernel
 def pmf_step_up(w, j, n, p, q, rel, since):
     """Bin(n, p) pmf at j -> at j + 1 by the ratio (n-j)/(j+1) p/q, re-anchored from the log-pmf
     when it underflows; returns (pmf, its anchor's relative error, steps since the anchor)."""
@@ -71,7 +71,7 @@ def pmf_step_up(w, j, n, p, q, rel, since):
     return w, rel, since + 1
 
 
-@njit(cache=True)
+@kernel
 def order_up(c, t, a, b, u, pk):
     """State (Pr[K >= t], Pr[K = t]) of K ~ Bin(c, a) -> the same for Bin(c + 1, a) at the same t:
     Pr_{c+1}[K >= t] = Pr_c[K >= t] + a Pr_c[K = t - 1] and Pr_{c+1}[K = t] = b Pr_c[K = t]
@@ -83,7 +83,7 @@ def order_up(c, t, a, b, u, pk):
     return min(1.0, u + pk * t * b / (c - t + 1.0)), b * pk * (c + 1.0) / (c + 1.0 - t), False
 
 
-@njit(cache=True)
+@kernel
 def diagonal_down(c, t, a, b, u, pk):
     """State of K ~ Bin(c, a) at t -> state of Bin(c - 1, a) at t - 1:
     Pr_{c-1}[K >= t-1] = Pr_c[K >= t] + b Pr_{c-1}[K = t-1], Pr_{c-1}[K = t-1] = Pr_c[K = t] t/(c a)
@@ -95,7 +95,7 @@ def diagonal_down(c, t, a, b, u, pk):
     return min(1.0, u + b * step), step, False
 
 
-@njit(cache=True)
+@kernel
 def move_down(t, target, m, a, b, u, pk):
     """Move the state of Bin(m, a) from t down to target <= t by u += Pr[K = t - 1] (additions);
     re-anchors for an upward move, a long jump or an underflow. Returns (u, pk, steps), steps
@@ -115,7 +115,7 @@ def move_down(t, target, m, a, b, u, pk):
     return u, pk, steps
 
 
-@njit(cache=True)
+@kernel
 def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
     """The tail state of K ~ Bin(c, a) at nt, carried from the previous count's state at t:
     ``up`` (previous count c - 1, same t: order_up) or down (previous count c + 1: diagonal_down
@@ -142,7 +142,7 @@ def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
     return u, pk, rel + 8.0 * _U, walked + 1
 
 
-@njit(cache=True)
+@kernel
 def _state_excess(theta, t, m, a, b, u, pk, rel):
     """(E[(K - theta)_+], allowance) for K ~ Bin(m, a) from the state at t = first_above(theta):
     (m a - theta) U + t b P (see ``excess`` in kernels/bintail.py), its rounding, and the state's
@@ -160,7 +160,7 @@ def _state_excess(theta, t, m, a, b, u, pk, rel):
 # Any eps0-LDP randomizer, add/remove: P(c) = wt pi(c-1) (1 + wtc L_c), Q(c) = wt pi(c-1) L_c
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@kernel
 def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
     """(H(P||Q), H(Q||P), terms) of the add/remove pair of one count N (docs/theory.md §2.7(a)):
     with L_c = q X_c / (wtc c), P(c) - E Q(c) = wt pi(c-1) (1 - (E - wtc) L_c) and
@@ -215,7 +215,7 @@ def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
     return h1, h2, hi - lo + 2
 
 
-@njit(cache=True)
+@kernel
 def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, outside):
     """delta(eps) <= max(sum_i w_i H_i(P||Q), sum_i w_i H_i(Q||P)) + outside over the blocks
     i of N (smallest member ns[i], mass ws[i], x0s[i]; H is non-increasing in N,
@@ -240,7 +240,7 @@ def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, o
 # Any eps0-LDP randomizer, substitution: clone pairs with count-dependent splits
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@kernel
 def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
     """sum_c wt pi(c-1) (1 + rho_c) H(clone pair(c - 1, p_c)) for one count N, rho_c = q X_c / c,
     p_c = (p + rho_c/2)/(1 + rho_c) (docs/theory.md §2.7(b)), plus wt x the mass outside the
@@ -297,7 +297,7 @@ def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
     return total + wt * out, steps
 
 
-@njit(cache=True)
+@kernel
 def subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, outside):
     """delta(eps) <= sum_i w_i subst_clone_sum(ns[i]) + outside (blocks of N, as in
     remove_clone_delta; the pair is symmetric, one direction suffices)."""
@@ -315,7 +315,7 @@ def subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, outside):
 # Binary-support oracles (blanket), add/remove: only K1 (draws supporting x1) matters
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@kernel
 def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, tol, q0_power):
     """(H(P||Q), H(Q||P), terms) of the blanket add/remove pair of one count N
     (docs/theory.md §2.7(c)): c blanket draws from w, K1 ~ Bin(c, a) of them support x1,
@@ -402,7 +402,7 @@ def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, t
     return h1, h2, terms
 
 
-@njit(cache=True)
+@kernel
 def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, tol,
                          q0_power, outside):
     """delta(eps) <= max over the directions of sum_i w_i H_i + outside (blocks of N, as in
@@ -440,7 +440,7 @@ class CountLaw(NamedTuple):
     b2: float
 
 
-@njit(cache=True)
+@kernel
 def count_attack_delta(law, eps, tol):
     """Exact delta(eps), rounded down (windows' mass dropped), of the count V of one class of
     reports under ``law`` (a CountLaw: P(v) = a1 b(v-1) + b1 b(v), Q(v) = a2 b(v-1) + b2 b(v),
@@ -459,7 +459,7 @@ def count_attack_delta(law, eps, tol):
     return count_pair_delta(lo, b, rel_b, big_n, a1, b1, a2, b2, math.exp(eps), 8.0 * _U)
 
 
-@njit(cache=True)
+@kernel
 def _pmf_err(x, n, p, q):
     """(Pr[Bin(n, p) = x], its relative error bound); 0 outside [0, n]."""
     if x < 0 or x > n:
@@ -468,7 +468,7 @@ def _pmf_err(x, n, p, q):
     return math.exp(lp), pmf_rel_err(x, n, p, lp)
 
 
-@njit(cache=True)
+@kernel
 def _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, v, step, flip):
     """One pass of count_pair_sums from v in direction step (+1/-1): sum of the positive
     (big - E small), rounded down, with (big, small) = (P, Q), or (Q, P) when flip; stops once
@@ -515,7 +515,7 @@ def _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, v, step, flip):
     return total
 
 
-@njit(cache=True)
+@kernel
 def count_pair_sums(big_n, s, sc, a1, b1, a2, b2, e, rel0):
     """(sum_v (P(v) - E Q(v))_+, sum_v (Q(v) - E P(v))_+) for P(v) = a1 b(v-1) + b1 b(v),
     Q(v) = a2 b(v-1) + b2 b(v), b the Bin(N, s) pmf, v in [0, N + 1], rounded down (rel0: the
@@ -549,7 +549,7 @@ def count_pair_sums(big_n, s, sc, a1, b1, a2, b2, e, rel0):
     return out0, out1
 
 
-@njit(cache=True)
+@kernel
 def poisson_count_attack_delta(n, g, gc, so, soc, u1, u1c, u2, u2c, remove, eps, tol):
     """Exact delta(eps), rounded down, of the attack's view (T, V) under Poisson participation
     (docs/theory.md §2.7(e)): T reports in all, V of them in the attack's class. The other n - 1
