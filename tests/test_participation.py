@@ -29,8 +29,9 @@ from ldpcompress.accounting.events import (
 )
 from ldpcompress.cli.main import main as cli_main
 from ldpcompress.kernels import participation as K
-from ldpcompress.kernels.records import record
+from ldpcompress.kernels import participation_attack as KA
 from ldpcompress.kernels import participation_subst as KS
+from ldpcompress.kernels.records import record
 from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.rappor import OUE
 from ldpcompress.randomizers.subset import SubsetSelection
@@ -455,17 +456,17 @@ def test_attack_kernels_match_mpmath(sk):
     for remove in (True, False):
         for eps in (0.0, 0.2, 0.6):
             if g is not None:
-                got = K.poisson_count_attack_delta(n, g, 1 - g, so, 1 - so, u1, 1 - u1,
-                                                   0.0 if remove else u2,
-                                                   1.0 if remove else 1 - u2, remove, eps, TOL)
+                got = KA.poisson_count_attack_delta(n, g, 1 - g, so, 1 - so, u1, 1 - u1,
+                                                    0.0 if remove else u2,
+                                                    1.0 if remove else 1 - u2, remove, eps, TOL)
             else:
                 eta = m / n
                 coef = lambda u: ((1 - eta) * so + eta * u, (1 - eta) * (1 - so) + eta * (1 - u))  # noqa
                 q_pair = (so, 1 - so) if remove else coef(u2)
                 a1, b1 = coef(u1)
-                law = record(K.CountLaw, big_n=m - 1, s=so, sc=1 - so, a1=a1, b1=b1,
+                law = record(KA.CountLaw, big_n=m - 1, s=so, sc=1 - so, a1=a1, b1=b1,
                              a2=q_pair[0], b2=q_pair[1])
-                got = K.count_attack_delta(law, eps, TOL)
+                got = KA.count_attack_delta(law, eps, TOL)
             ref = mp_count_view(n, so, u1, None if remove else u2, eps, g, m)
             assert ref * (1 - 1e-9) - 1e-15 <= got <= ref * (1 + 1e-12) + 1e-300, (eps, got, ref)
 

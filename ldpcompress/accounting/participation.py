@@ -35,14 +35,8 @@ from ..core.progress import compute_time
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
-from ..kernels.participation import (
-    CountLaw,
-    count_attack_delta,
-    poisson_count_attack_delta,
-    remove_blanket_delta,
-    remove_clone_delta,
-    subst_clone_delta,
-)
+from ..kernels.participation import remove_blanket_delta, remove_clone_delta, subst_clone_delta
+from ..kernels.participation_attack import CountLaw, count_attack_delta, poisson_count_attack_delta
 from ..kernels.participation_subst import (subst_blanket_blocks, subst_blanket_indep,
                                            subst_blanket_pair)
 from ..kernels.records import record
