@@ -20,6 +20,7 @@ attack's sums drop it and are deflated. Probabilities arrive with their compleme
 formed here by subtraction).
 """
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -45,7 +46,7 @@ from .numerics import DBL_MIN, EXP_MAX, UNIT_ROUNDOFF
 
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
            "carried_state",
-           "remove_clone_sums", "remove_clone_delta", "subst_clone_sum", "subst_clone_delta",
+           "RemoveCloneLaw", "remove_clone_sums", "remove_clone_delta", "subst_clone_sum", "subst_clone_delta",
            "remove_blanket_sums", "remove_blanket_delta"]
 
 
@@ -157,10 +158,25 @@ def _state_excess(theta, t, m, a, b, u, pk, rel):
 # Any eps0-LDP randomizer, add/remove: P(c) = wt pi(c-1) (1 + wtc L_c), Q(c) = wt pi(c-1) L_c
 # ---------------------------------------------------------------------------------------------
 
+class RemoveCloneLaw(NamedTuple):
+    """The add/remove clone pair's scalars (build with records.record): the others' clone-like
+    count Bin(N, s) (sc = 1 - s), X_c = x0 + x1 c (x0 per block of N, an argument), the weights
+    wt, wtc = 1 - wt of "user 1 reported", q = e^-eps0 and q0_power (0 Poisson, 1 fixed size)."""
+
+    x1: float
+    s: float
+    sc: float
+    wt: float
+    wtc: float
+    q: float
+    q0_power: int
+
+
 @njit(cache=True)
-def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
-    """(H(P||Q), H(Q||P), terms) of the add/remove pair of one count N (docs/theory.md §2.7(a)):
-    with L_c = q X_c / (wtc c), P(c) - E Q(c) = wt pi(c-1) (1 - (E - wtc) L_c) and
+def remove_clone_sums(big_n, x0, law, e, em1, tol):
+    """(H(P||Q), H(Q||P), terms) of the add/remove pair of one count N (docs/theory.md §2.7(a);
+    ``law`` a RemoveCloneLaw): with L_c = q X_c / (wtc c),
+    P(c) - E Q(c) = wt pi(c-1) (1 - (E - wtc) L_c) and
     Q(c) - E P(c) = wt pi(c-1) (L_c (1 - E wtc) - E); the c = 0 outcome adds
     (1 - E wtc)_+ Q(0), Q(0) = sc^(N + q0_power) (q0_power: 0 Poisson, 1 fixed size).
 
@@ -168,6 +184,7 @@ def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
     (P - E Q)_+ <= wt pi(c - 1) (the silent branch alone gives P - E Q < 0), so H(P||Q) gains
     wt x outside; (Q - E P)_+ <= (1 - E wtc) Q(c), and the Q mass with c - 1 outside the window
     [lo, hi] is at most outside + pi(lo)."""
+    x1, s, sc, wt, wtc, q = law.x1, law.s, law.sc, law.wt, law.wtc, law.q
     lo, hi, out = binom_window(big_n, s, sc, tol)
     a_pq = em1 + wt            # E - wtc
     b_qp = wt * e - em1        # 1 - E wtc
@@ -204,7 +221,7 @@ def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
         bq = max(b_qp, 0.0) + b_err
         if lo == 0:
             h2 = h2 * wt + bq * (pi_lo * (1.0 + pmf_anchor(0, big_n, s, sc)[1])
-                                 * sc ** q0_power) * (1.0 + 4.0 * _U) + bq * out
+                                 * sc ** law.q0_power) * (1.0 + 4.0 * _U) + bq * out
         else:
             h2 = h2 * wt + bq * (out + pi_lo * (1.0 + 8.0 * _U))
     else:
@@ -213,10 +230,11 @@ def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
 
 
 @njit(cache=True)
-def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, outside):
+def remove_clone_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= max(sum_i w_i H_i(P||Q), sum_i w_i H_i(Q||P)) + outside over the blocks
     i of N (smallest member ns[i], mass ws[i], x0s[i]; H is non-increasing in N,
-    docs/theory.md §2.7); e^eps is formed at min(eps, 700), which only raises delta."""
+    docs/theory.md §2.7), ``law`` a RemoveCloneLaw; e^eps is formed at min(eps, 700), which
+    only raises delta."""
     ec = min(eps, EXP_MAX)
     e = math.exp(ec)
     em1 = math.expm1(ec)
@@ -224,8 +242,7 @@ def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, o
     t2 = 0.0
     steps = 0
     for i in range(ns.shape[0]):
-        h1, h2, st = remove_clone_sums(ns[i], x0s[i], x1, s, sc, wt, wtc, q, e, em1, tol,
-                                       q0_power)
+        h1, h2, st = remove_clone_sums(ns[i], x0s[i], law, e, em1, tol)
         t1 += ws[i] * min(h1, 1.0)
         t2 += ws[i] * min(h2, 1.0)
         steps += st

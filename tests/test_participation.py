@@ -380,8 +380,9 @@ def test_general_kernels_match_mpmath(n, sk):
         wt, wtc = s.weights()
         for eps in (0.0, 0.1, 0.4, 1.0):
             if relation == "add_remove":
-                got = K.remove_clone_delta(ns, ws, x0s, x1, sp, spc, wt, wtc, q, eps, TOL, q0p,
-                                           out)
+                law = record(K.RemoveCloneLaw, x1=x1, s=sp, sc=spc, wt=wt, wtc=wtc, q=q,
+                             q0_power=q0p)
+                got = K.remove_clone_delta(ns, ws, x0s, law, eps, TOL, out)
                 ref = mp_remove_general(n, eps0, eps, sk.get("gamma"), sk.get("sample"))
             else:
                 got = K.subst_clone_delta(ns, ws, x0s, x1, sp, spc, wt, q, p, pc, eps, TOL, out)

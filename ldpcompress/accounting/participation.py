@@ -35,7 +35,12 @@ from ..core.progress import compute_time
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
-from ..kernels.participation import remove_blanket_delta, remove_clone_delta, subst_clone_delta
+from ..kernels.participation import (
+    RemoveCloneLaw,
+    remove_blanket_delta,
+    remove_clone_delta,
+    subst_clone_delta,
+)
 from ..kernels.participation_attack import CountLaw, count_attack_delta, poisson_count_attack_delta
 from ..kernels.participation_subst import (subst_blanket_blocks, subst_blanket_indep,
                                            subst_blanket_pair)
@@ -135,7 +140,8 @@ class SampledGeneralProfile(SampledProfile):
         if self.sampling.remove:
             if wtc <= 0.0:
                 return 1.0  # everyone reports: the count reveals user 1
-            return remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0p, out)
+            law = record(RemoveCloneLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, q=q, q0_power=q0p)
+            return remove_clone_delta(ns, ws, x0s, law, eps, tol, out)
         p, pc = rr_split(self.eps0)
         return subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, out)
 
