@@ -46,7 +46,8 @@ from .numerics import DBL_MIN, EXP_MAX, UNIT_ROUNDOFF
 
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
            "carried_state",
-           "RemoveCloneLaw", "remove_clone_sums", "remove_clone_delta", "subst_clone_sum", "subst_clone_delta",
+           "RemoveCloneLaw", "remove_clone_sums", "remove_clone_delta",
+           "SubstCloneLaw", "subst_clone_sum", "subst_clone_delta",
            "remove_blanket_sums", "remove_blanket_delta"]
 
 
@@ -254,13 +255,28 @@ def remove_clone_delta(ns, ws, x0s, law, eps, tol, outside):
 # Any eps0-LDP randomizer, substitution: clone pairs with count-dependent splits
 # ---------------------------------------------------------------------------------------------
 
+class SubstCloneLaw(NamedTuple):
+    """The substitution clone pair's scalars (build with records.record): x1, s, sc, wt and q as
+    in RemoveCloneLaw, and user 1's randomized-response split p = e^eps0/(e^eps0 + 1), pc = 1 - p."""
+
+    x1: float
+    s: float
+    sc: float
+    wt: float
+    q: float
+    p: float
+    pc: float
+
+
 @njit(cache=True)
-def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
-    """sum_c wt pi(c-1) (1 + rho_c) H(clone pair(c - 1, p_c)) for one count N, rho_c = q X_c / c,
-    p_c = (p + rho_c/2)/(1 + rho_c) (docs/theory.md §2.7(b)), plus wt x the mass outside the
+def subst_clone_sum(big_n, x0, law, eps, tol):
+    """sum_c wt pi(c-1) (1 + rho_c) H(clone pair(c - 1, p_c)) for one count N (``law`` a
+    SubstCloneLaw), rho_c = q X_c / c, p_c = (p + rho_c/2)/(1 + rho_c) (docs/theory.md §2.7(b)),
+    plus wt x the mass outside the
     window of c - 1 (a branch "user 1 reported" carries at most its mass; the silent branch
     alone has P = Q). c runs downward: rho_c grows, so once p_c is private at eps every smaller
     c is too. Returns (sum, terms)."""
+    x1, s, sc, wt, q, p, pc = law.x1, law.s, law.sc, law.wt, law.q, law.p, law.pc
     lo, hi, out = binom_window(big_n, s, sc, tol)
     j = hi
     w, rel_w = pmf_anchor(j, big_n, s, sc)
@@ -312,13 +328,14 @@ def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
 
 
 @njit(cache=True)
-def subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, outside):
+def subst_clone_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= sum_i w_i subst_clone_sum(ns[i]) + outside (blocks of N, as in
-    remove_clone_delta; the pair is symmetric, one direction suffices)."""
+    remove_clone_delta; ``law`` a SubstCloneLaw; the pair is symmetric, one direction
+    suffices)."""
     total = 0.0
     steps = 0
     for i in range(ns.shape[0]):
-        h, st = subst_clone_sum(ns[i], x0s[i], x1, s, sc, wt, q, p, pc, eps, tol)
+        h, st = subst_clone_sum(ns[i], x0s[i], law, eps, tol)
         total += ws[i] * min(h, 1.0)
         steps += st
     total *= 1.0 + 8.0 * (ns.shape[0] + 16) * _U

@@ -385,7 +385,8 @@ def test_general_kernels_match_mpmath(n, sk):
                 got = K.remove_clone_delta(ns, ws, x0s, law, eps, TOL, out)
                 ref = mp_remove_general(n, eps0, eps, sk.get("gamma"), sk.get("sample"))
             else:
-                got = K.subst_clone_delta(ns, ws, x0s, x1, sp, spc, wt, q, p, pc, eps, TOL, out)
+                law = record(K.SubstCloneLaw, x1=x1, s=sp, sc=spc, wt=wt, q=q, p=p, pc=pc)
+                got = K.subst_clone_delta(ns, ws, x0s, law, eps, TOL, out)
                 ref = mp_subst_general(n, eps0, eps, sk.get("gamma"), sk.get("sample"))
             _close(got, ref)
 

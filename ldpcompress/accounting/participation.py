@@ -37,6 +37,7 @@ from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
 from ..kernels.participation import (
     RemoveCloneLaw,
+    SubstCloneLaw,
     remove_blanket_delta,
     remove_clone_delta,
     subst_clone_delta,
@@ -143,7 +144,8 @@ class SampledGeneralProfile(SampledProfile):
             law = record(RemoveCloneLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, q=q, q0_power=q0p)
             return remove_clone_delta(ns, ws, x0s, law, eps, tol, out)
         p, pc = rr_split(self.eps0)
-        return subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, out)
+        law = record(SubstCloneLaw, x1=x1, s=s, sc=sc, wt=wt, q=q, p=p, pc=pc)
+        return subst_clone_delta(ns, ws, x0s, law, eps, tol, out)
 
 
 class SampledBlanketProfile(SampledProfile):
