@@ -48,7 +48,7 @@ __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_dow
            "carried_state",
            "RemoveCloneLaw", "remove_clone_sums", "remove_clone_delta",
            "SubstCloneLaw", "subst_clone_sum", "subst_clone_delta",
-           "remove_blanket_sums", "remove_blanket_delta"]
+           "RemoveBlanketLaw", "remove_blanket_sums", "remove_blanket_delta"]
 
 
 ANCHOR_STEPS = 65536  # a tail state walked by recurrences is re-anchored after this many steps
@@ -346,10 +346,27 @@ def subst_clone_delta(ns, ws, x0s, law, eps, tol, outside):
 # Binary-support oracles (blanket), add/remove: only K1 (draws supporting x1) matters
 # ---------------------------------------------------------------------------------------------
 
+class RemoveBlanketLaw(NamedTuple):
+    """The blanket add/remove pair's scalars (build with records.record): x1, s, sc, wt, wtc and
+    q0_power as in RemoveCloneLaw; a = Pr_w[a draw supports x1], ac = 1 - a, gce = g (e^eps0 - 1)
+    (g the blanket weight) and ce = e^eps0 - 1."""
+
+    x1: float
+    s: float
+    sc: float
+    wt: float
+    wtc: float
+    a: float
+    ac: float
+    gce: float
+    ce: float
+    q0_power: int
+
+
 @njit(cache=True)
-def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, tol, q0_power):
+def remove_blanket_sums(big_n, x0, law, e, em1, tol):
     """(H(P||Q), H(Q||P), terms) of the blanket add/remove pair of one count N
-    (docs/theory.md §2.7(c)): c blanket draws from w, K1 ~ Bin(c, a) of them support x1,
+    (docs/theory.md §2.7(c); ``law`` a RemoveBlanketLaw): c blanket draws from w, K1 ~ Bin(c, a) of them support x1,
 
         H(P||Q) = sum_c wt pi(c-1) (g ce / c) E[(K1 - theta_c)_+],
         theta_c = (kappa X_c - c)/ce, kappa = (E - 1 + wt)/wtc,
@@ -360,6 +377,8 @@ def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, t
     only grows), the second downward on K1' = c - K1 ~ Bin(c, ac) (its threshold falls by more
     than one per step): both by additions only. Thresholds are rounded toward the larger sum.
     Outside the window: H(P||Q) gains wt x outside, H(Q||P) (1 - E wtc)(outside + pi(lo))."""
+    x1, s, sc, wt, wtc = law.x1, law.s, law.sc, law.wt, law.wtc
+    a, ac, gce, ce = law.a, law.ac, law.gce, law.ce
     lo, hi, out = binom_window(big_n, s, sc, tol)
     kappa = (em1 + wt) / wtc * (1.0 - 4.0 * _U)
     b_qp = wt * e - em1        # 1 - E wtc
@@ -426,7 +445,7 @@ def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, t
         h2 *= e * wt * (1.0 + 4.0 * _U)
         bq = max(b_qp, 0.0) + b_err
         if lo == 0:
-            q0 = math.exp(binom_logpmf(0, big_n, s, sc)) * sc ** q0_power
+            q0 = math.exp(binom_logpmf(0, big_n, s, sc)) * sc ** law.q0_power
             h2 += bq * q0 * (1.0 + 1e-12) + bq * out
         else:
             h2 += bq * (out + math.exp(binom_logpmf(lo, big_n, s, sc)) * (1.0 + 1e-12))
@@ -434,10 +453,9 @@ def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, t
 
 
 @njit(cache=True)
-def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, tol,
-                         q0_power, outside):
+def remove_blanket_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= max over the directions of sum_i w_i H_i + outside (blocks of N, as in
-    remove_clone_delta)."""
+    remove_clone_delta; ``law`` a RemoveBlanketLaw)."""
     ec = min(eps, EXP_MAX)
     e = math.exp(ec)
     em1 = math.expm1(ec)
@@ -445,8 +463,7 @@ def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, t
     t2 = 0.0
     steps = 0
     for i in range(ns.shape[0]):
-        h1, h2, st = remove_blanket_sums(ns[i], x0s[i], x1, s, sc, wt, wtc, a, ac, gce, ce, e,
-                                         em1, tol, q0_power)
+        h1, h2, st = remove_blanket_sums(ns[i], x0s[i], law, e, em1, tol)
         t1 += ws[i] * min(h1, 1.0)
         t2 += ws[i] * min(h2, 1.0)
         steps += st

@@ -407,9 +407,9 @@ def test_blanket_kernels_match_mpmath(relation, sk):
         ns, ws, x0s, x1, sp, spc, q0p, _ = s.count_law(st.gamma, st.gamma_c, TOL)
     for eps in (0.0, 0.1, 0.4, 0.8):
         if relation == "add_remove":
-            got = K.remove_blanket_delta(ns, ws, x0s, x1, sp, spc, wt, wtc, float(st.a),
-                                         float(1 - st.a), st.gamma_c_times, st.expm1_eps0, eps,
-                                         TOL, q0p, 0.0)
+            law = record(K.RemoveBlanketLaw, x1=x1, s=sp, sc=spc, wt=wt, wtc=wtc, a=st.a,
+                         ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0, q0_power=q0p)
+            got = K.remove_blanket_delta(ns, ws, x0s, law, eps, TOL, 0.0)
         else:
             c_lo, mass, tau, shift, out = KS.subst_blanket_blocks(ns, ws, x0s, x1, sp, spc, wt,
                                                                  st.gamma, 1e-9, TOL, False)

@@ -36,6 +36,7 @@ from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
 from ..kernels.participation import (
+    RemoveBlanketLaw,
     RemoveCloneLaw,
     SubstCloneLaw,
     remove_blanket_delta,
@@ -207,9 +208,9 @@ class SampledBlanketProfile(SampledProfile):
         eps = min(eps, EXP_MAX)
         if self.sampling.remove:
             ns, ws, x0s, x1, s, sc, q0p, out = self.tables(tol)
-            return remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, float(st.a),
-                                        float(1 - st.a), st.gamma_c_times, st.expm1_eps0, eps,
-                                        tol, q0p, out)
+            law = record(RemoveBlanketLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, a=st.a,
+                         ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0, q0_power=q0p)
+            return remove_blanket_delta(ns, ws, x0s, law, eps, tol, out)
         ms, wb, taus, sfs, out = self.tables(tol)
         if st.independent:
             return subst_blanket_indep(ms, wb, taus, sfs, float(st.a), float(1 - st.a),
