@@ -458,9 +458,10 @@ def test_attack_kernels_match_mpmath(sk):
     for remove in (True, False):
         for eps in (0.0, 0.2, 0.6):
             if g is not None:
-                got = KA.poisson_count_attack_delta(n, g, 1 - g, so, 1 - so, u1, 1 - u1,
-                                                    0.0 if remove else u2,
-                                                    1.0 if remove else 1 - u2, remove, eps, TOL)
+                law = record(KA.PoissonCountLaw, n=n, g=g, gc=1 - g, so=so, soc=1 - so, u1=u1,
+                             u1c=1 - u1, u2=0.0 if remove else u2,
+                             u2c=1.0 if remove else 1 - u2, remove=remove)
+                got = KA.poisson_count_attack_delta(law, eps, TOL)
             else:
                 eta = m / n
                 coef = lambda u: ((1 - eta) * so + eta * u, (1 - eta) * (1 - so) + eta * (1 - u))  # noqa
@@ -471,6 +472,22 @@ def test_attack_kernels_match_mpmath(sk):
                 got = KA.count_attack_delta(law, eps, TOL)
             ref = mp_count_view(n, so, u1, None if remove else u2, eps, g, m)
             assert ref * (1 - 1e-9) - 1e-15 <= got <= ref * (1 + 1e-12) + 1e-300, (eps, got, ref)
+
+
+def test_kernel_records_fail_loudly():
+    """The sampled kernels take named records: a boolean field takes only a boolean, an integer
+    field only an integral value, and a missing field is refused before any kernel runs."""
+    good = dict(n=30.0, g=0.25, gc=0.75, so=0.2, soc=0.8, u1=0.7, u1c=0.3, u2=0, u2c=1)
+    law = record(KA.PoissonCountLaw, **good, remove=np.bool_(True))
+    assert law.remove is True and type(law.n) is int and type(law.u2) is float
+    for bad in (0.5, 1, "yes", None):
+        with pytest.raises(ValueError, match="PoissonCountLaw.remove must be True or False"):
+            record(KA.PoissonCountLaw, **good, remove=bad)
+    with pytest.raises(TypeError, match=r"missing \['q0_power'\]"):
+        record(K.RemoveCloneLaw, x1=-1.0, s=0.2, sc=0.8, wt=0.3, wtc=0.7, q=0.5)
+    with pytest.raises(ValueError, match="RemoveBlanketLaw.q0_power must be an integer"):
+        record(K.RemoveBlanketLaw, x1=0.0, s=0.2, sc=0.8, wt=0.3, wtc=0.7, a=0.1, ac=0.9,
+               gce=0.5, ce=1.0, q0_power=0.5)
 
 
 # ---------------------------------------------------------------------------------------------

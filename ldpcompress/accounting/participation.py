@@ -43,7 +43,12 @@ from ..kernels.participation import (
     remove_clone_delta,
     subst_clone_delta,
 )
-from ..kernels.participation_attack import CountLaw, count_attack_delta, poisson_count_attack_delta
+from ..kernels.participation_attack import (
+    CountLaw,
+    PoissonCountLaw,
+    count_attack_delta,
+    poisson_count_attack_delta,
+)
 from ..kernels.participation_subst import (subst_blanket_blocks, subst_blanket_indep,
                                            subst_blanket_pair)
 from ..kernels.records import record
@@ -257,8 +262,9 @@ class SampledCountLowerProfile(SampledProfile):
             sd_t = math.sqrt(n * wt * wtc)
             sd_v = math.sqrt(n * wt * so * soc)
             if (18.0 * sd_t + 1.0) * (10.0 * sd_v + 10.0) <= ATTACK_WORK:
-                self._poisson = (n, wt, wtc, so, soc, u1, u1c, 0.0 if u2 is None else u2,
-                                 1.0 if u2 is None else u2c, u2 is None)
+                self._poisson = record(PoissonCountLaw, n=n, g=wt, gc=wtc, so=so, soc=soc,
+                                       u1=u1, u1c=u1c, u2=0.0 if u2 is None else u2,
+                                       u2c=1.0 if u2 is None else u2c, remove=u2 is None)
             else:
                 self.label += " (class count only at this n)"
 
@@ -266,7 +272,7 @@ class SampledCountLowerProfile(SampledProfile):
         if self.sampling.remove and self.sampling.weights()[1] <= 0.0:
             return 1.0
         if self._poisson is not None:
-            return round_down(poisson_count_attack_delta(*self._poisson, eps, max(tol, 1e-40)))
+            return round_down(poisson_count_attack_delta(self._poisson, eps, max(tol, 1e-40)))
         return round_down(count_attack_delta(self._args, eps, max(tol, 1e-40)))
 
     def class_count_only(self) -> SampledProfile | None:
