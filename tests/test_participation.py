@@ -29,6 +29,7 @@ from ldpcompress.accounting.events import (
 )
 from ldpcompress.cli.main import main as cli_main
 from ldpcompress.kernels import participation as K
+from ldpcompress.kernels.blanket_indep import IndepLaw
 from ldpcompress.kernels import participation_attack as KA
 from ldpcompress.kernels import participation_subst as KS
 from ldpcompress.kernels.records import record
@@ -411,11 +412,12 @@ def test_blanket_kernels_match_mpmath(relation, sk):
                          ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0, q0_power=q0p)
             got = K.remove_blanket_delta(ns, ws, x0s, law, eps, TOL, 0.0)
         else:
-            c_lo, mass, tau, shift, out = KS.subst_blanket_blocks(ns, ws, x0s, x1, sp, spc, wt,
-                                                                 st.gamma, 1e-9, TOL, False)
-            got = KS.subst_blanket_indep(c_lo, mass, tau, shift, float(st.a), float(1 - st.a),
-                                        st.gamma_c_times, float(st.a1), st.expm1_eps0, math.inf,
-                                        eps, TOL, out)
+            blocks = record(KS.BlanketBlocksLaw, x1=x1, s=sp, sc=spc, wt=wt, g=st.gamma)
+            c_lo, mass, tau, shift, out = KS.subst_blanket_blocks(ns, ws, x0s, blocks, 1e-9, TOL,
+                                                                 False)
+            law = record(IndepLaw, a=st.a, ac=1 - st.a, gc=st.gamma_c_times, a1=st.a1,
+                         c=st.expm1_eps0, eps0=st.eps0)
+            got = KS.subst_blanket_indep(c_lo, mass, tau, shift, law, math.inf, eps, TOL, out)
         _close(got, mp_blanket(st, n, eps, relation, sk.get("gamma"), sk.get("sample")))
 
 

@@ -33,6 +33,7 @@ from ..core import validate as V
 from ..core.numerics import EXP_MAX
 from ..core.progress import compute_time
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
+from ..kernels.blanket_indep import IndepLaw
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
 from ..kernels.participation import (
@@ -49,8 +50,12 @@ from ..kernels.participation_attack import (
     count_attack_delta,
     poisson_count_attack_delta,
 )
-from ..kernels.participation_subst import (subst_blanket_blocks, subst_blanket_indep,
-                                           subst_blanket_pair)
+from ..kernels.participation_subst import (
+    BlanketBlocksLaw,
+    subst_blanket_blocks,
+    subst_blanket_indep,
+    subst_blanket_pair,
+)
 from ..kernels.records import record
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
@@ -198,8 +203,9 @@ class SampledBlanketProfile(SampledProfile):
             return law
         ns, ws, x0s, x1, s, sc, _, out = law
         wt, _ = self.sampling.weights()
-        c_lo, mass, tau, shift, out_c = subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt,
-                                                             st.gamma, self.c_frac, tol)
+        blocks = record(BlanketBlocksLaw, x1=x1, s=s, sc=sc, wt=wt, g=st.gamma)
+        c_lo, mass, tau, shift, out_c = subst_blanket_blocks(ns, ws, x0s, blocks, self.c_frac,
+                                                             tol)
         return c_lo, mass, tau, shift, out + out_c
 
     def _delta(self, eps, tol):
@@ -218,9 +224,9 @@ class SampledBlanketProfile(SampledProfile):
             return remove_blanket_delta(ns, ws, x0s, law, eps, tol, out)
         ms, wb, taus, sfs, out = self.tables(tol)
         if st.independent:
-            return subst_blanket_indep(ms, wb, taus, sfs, float(st.a), float(1 - st.a),
-                                       st.gamma_c_times, float(st.a1), st.expm1_eps0, self.cap,
-                                       eps, tol, out)
+            indep = record(IndepLaw, a=st.a, ac=1 - st.a, gc=st.gamma_c_times, a1=st.a1,
+                           c=st.expm1_eps0, eps0=st.eps0)
+            return subst_blanket_indep(ms, wb, taus, sfs, indep, self.cap, eps, tol, out)
         rest = st.p11 + st.p00
         pi = st.p11 / rest if rest > 0 else Fraction(0)
         law = record(PairLaw, pj=float(2 * st.p10), pjc=float(1 - 2 * st.p10), pi=float(pi),
