@@ -476,22 +476,6 @@ def test_attack_kernels_match_mpmath(sk):
             assert ref * (1 - 1e-9) - 1e-15 <= got <= ref * (1 + 1e-12) + 1e-300, (eps, got, ref)
 
 
-def test_kernel_records_fail_loudly():
-    """The sampled kernels take named records: a boolean field takes only a boolean, an integer
-    field only an integral value, and a missing field is refused before any kernel runs."""
-    good = dict(n=30.0, g=0.25, gc=0.75, so=0.2, soc=0.8, u1=0.7, u1c=0.3, u2=0, u2c=1)
-    law = record(KA.PoissonCountLaw, **good, remove=np.bool_(True))
-    assert law.remove is True and type(law.n) is int and type(law.u2) is float
-    for bad in (0.5, 1, "yes", None):
-        with pytest.raises(ValueError, match="PoissonCountLaw.remove must be True or False"):
-            record(KA.PoissonCountLaw, **good, remove=bad)
-    with pytest.raises(TypeError, match=r"missing \['q0_power'\]"):
-        record(K.RemoveCloneLaw, x1=-1.0, s=0.2, sc=0.8, wt=0.3, wtc=0.7, q=0.5)
-    with pytest.raises(ValueError, match="RemoveBlanketLaw.q0_power must be an integer"):
-        record(K.RemoveBlanketLaw, x1=0.0, s=0.2, sc=0.8, wt=0.3, wtc=0.7, a=0.1, ac=0.9,
-               gce=0.5, ce=1.0, q0_power=0.5)
-
-
 # ---------------------------------------------------------------------------------------------
 # 5. Special cases, the API and its errors
 # ---------------------------------------------------------------------------------------------

@@ -36,26 +36,12 @@ from ..kernels.blanket_attack import AttackLaw, split_attack_delta
 from ..kernels.blanket_indep import IndepLaw
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
-from ..kernels.participation import (
-    RemoveBlanketLaw,
-    RemoveCloneLaw,
-    SubstCloneLaw,
-    remove_blanket_delta,
-    remove_clone_delta,
-    subst_clone_delta,
-)
-from ..kernels.participation_attack import (
-    CountLaw,
-    PoissonCountLaw,
-    count_attack_delta,
-    poisson_count_attack_delta,
-)
-from ..kernels.participation_subst import (
-    BlanketBlocksLaw,
-    subst_blanket_blocks,
-    subst_blanket_indep,
-    subst_blanket_pair,
-)
+from ..kernels.participation import (RemoveBlanketLaw, RemoveCloneLaw, SubstCloneLaw,
+                                     remove_blanket_delta, remove_clone_delta, subst_clone_delta)
+from ..kernels.participation_attack import (CountLaw, PoissonCountLaw, count_attack_delta,
+                                            poisson_count_attack_delta)
+from ..kernels.participation_subst import (BlanketBlocksLaw, subst_blanket_blocks,
+                                           subst_blanket_indep, subst_blanket_pair)
 from ..kernels.records import record
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
