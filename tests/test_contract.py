@@ -113,6 +113,21 @@ def test_accounting_through_the_contract(case):
     assert again.epsilon(1e-6).value == acct.epsilon(1e-6).value
 
 
+# the contract's public methods that check once and call a private hook
+CHECKED_ONCE = ("randomize_many", "randomize", "summarize", "estimate", "to_columns",
+                "from_columns", "concat")
+
+
+@pytest.mark.parametrize("case", CASES + SCALARS, ids=IDS + [c[0] for c in SCALARS])
+def test_randomizers_implement_hooks_not_the_public_methods(case):
+    """Every shipped randomizer, the worked example and the compressed wrapper use the
+    contract's own public methods (which check once, then call the hooks); main at a3144db
+    had 39 overrides of them in randomizers/ and compression/ (each with its own checks)."""
+    cls = type(case[1]())
+    own = [name for name in CHECKED_ONCE if getattr(cls, name) is not getattr(LocalRandomizer, name)]
+    assert own == [], f"{cls.__name__} overrides {own}: implement the hooks instead"
+
+
 def test_the_worked_example_gets_the_krr_bounds():
     """The yes/no example's blanket law is k-RR's with k = 2: its bound is exact k = 2 RR's."""
     r = EXAMPLES[0][1]()

@@ -3,8 +3,8 @@
 Implementing the contract (ldpcompress.randomizers.LocalRandomizer) is all it takes for every
 job: shuffle accounting (its privacy blanket via shuffle_structure), compression to 17-byte
 seed reports, report sets on disk, aggregation in memory or on Dask, and intervals.
-FrequencyOracle checks the answers and the reports (integers in [0, report_high)) before the
-hooks below see them.
+FrequencyOracle checks the answers and the reports (answers: integers in [0, k)) before the
+hooks below see them, and counts the answers the reports give.
 """
 from fractions import Fraction
 import math
@@ -20,7 +20,7 @@ class YesNo(FrequencyOracle):
     """Answer truthfully w.p. e^eps/(1 + e^eps), else the other answer (replacement eps)."""
 
     name, privacy = "yes-no", Privacy.REPLACEMENT
-    k = report_high = 2                                # answers and reports are 0 or 1
+    k = 2                                              # answers and reports are 0 or 1
     bits_per_report = 1
 
     def __init__(self, eps: float):
@@ -35,10 +35,6 @@ class YesNo(FrequencyOracle):
     # client: checked answers, coins from the Entropy source (os.urandom by default)
     def _randomize_many(self, xs, entropy):
         return np.where(entropy.uniform(xs.size) < self.a1, xs, 1 - xs)
-
-    # server: a report supports the answer it gives
-    def _count(self, reports):
-        return np.bincount(reports, minlength=2).astype(np.int64)
 
     # compression (FT21): the reference law is a fair coin; ratio = R(x)(y) / (1/2)
     def sample(self, prg):

@@ -38,9 +38,10 @@ SEED_BATCH = 1 << 14  # seeds handed to the inner randomizer's summarize_seeds a
 
 
 @registry.register
-class CompressedRandomizer(SeedReports, LocalRandomizer):
-    """17-byte seed reports of a compressible randomizer (FT21 Alg. 1; module docstring); the
-    server verbs (``decode_many``, ``summarize``, ``estimate``) are :class:`SeedReports`'.
+class CompressedRandomizer(LocalRandomizer, SeedReports):
+    """17-byte seed reports of a compressible randomizer (FT21 Alg. 1; module docstring):
+    ``summarize`` and ``estimate`` are the contract's (reports checked once, then the hook
+    ``_summarize``), ``seeds`` and ``decode_many`` :class:`SeedReports`'.
 
     ``CompressedRandomizer(randomizer, tv_target=2**-40)`` wraps a :class:`LocalRandomizer`
     whose ``compression_refusal()`` is None (a ValueError names the reason otherwise);
@@ -136,11 +137,14 @@ class CompressedRandomizer(SeedReports, LocalRandomizer):
     def check_item(self, x):
         return self.inner.check_item(x)
 
-    def randomize_many(self, xs, entropy: Entropy | None = None) -> np.ndarray:
+    def _entropy(self, entropy) -> Entropy | None:
+        """None stays None: the client this wrapper was built with (``pseudo_randomizer``)."""
+        return None if entropy is None else super()._entropy(entropy)
+
+    def _randomize_many(self, xs, entropy: Entropy | None) -> np.ndarray:
         """One 17-byte report per input, as an (n, 17) uint8 array: the client's
         ``encode_many``, or with a seeded simulation source (no privacy) the batch simulator
         ``encode_many_simulated`` (the same law, FT21 Alg. 1)."""
-        xs = self.inner.check_items(xs)
         pr = self.pseudo_randomizer(entropy)
         if getattr(pr.entropy, "for_simulation", False):
             return self.check_reports(pr.encode_many_simulated(xs, pr.entropy))
@@ -222,11 +226,6 @@ class CompressedRandomizer(SeedReports, LocalRandomizer):
 
     def _from_columns(self, columns) -> np.ndarray:
         return columns["report"]
-
-    def concat(self, batches: list) -> np.ndarray:
-        if not batches:
-            return np.zeros((0, wire.REPORT_BYTES), np.uint8)
-        return np.concatenate([self.check_reports(b) for b in batches])
 
     @property
     def expected_trials(self) -> float:

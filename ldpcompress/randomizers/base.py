@@ -18,7 +18,7 @@ from ..core.limits import array_bytes, check_bytes
 from ..core.numerics import EXP_MAX
 from .contract import Column, LocalRandomizer, Privacy, SummarySpec, int_dtype
 from .threads import CHUNK_TABLE_BYTES, chunked_counts, chunks_for, num_threads
-from .estimator import BinaryEstimator, check_flag, integer_reports
+from .estimator import BinaryEstimator, check_flag, histogram_bytes, integer_reports
 
 __all__ = ['EPS_MIN', 'FrequencyOracle', 'check_eps', 'check_flag', 'check_batch_bytes',
            'chunks_for', 'num_threads', 'chunked_counts', 'CHUNK_TABLE_BYTES']
@@ -48,10 +48,11 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
     """A randomizer over items [0, k) whose report supports item j with probability a1 when
     the user holds j and a0 otherwise. Summary: the support counts (int64[k]); estimates and
     intervals from ``BinaryEstimator``. Subclasses set name, k, eps, privacy, a0, a1,
-    bits_per_report, report_high and define ``params``, the client hook ``_randomize_many``
-    and the counting hook ``_count`` (support counts of checked reports); reports are integers
-    in [0, report_high) stored in one column ``report`` unless a subclass overrides
-    ``check_reports`` and the storage methods."""
+    bits_per_report and define ``params`` and the client hook ``_randomize_many``; by default
+    a report is the item it supports (an integer in [0, k), counted by the hook ``_count``'s
+    histogram), stored in one column ``report``. Other reports set ``report_high`` (integers
+    in [0, report_high)) or override ``check_reports`` and the storage hooks, and implement
+    ``_count`` (support counts of checked reports)."""
 
     k: int
     privacy: Privacy
@@ -64,7 +65,6 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
         return V.item(x, self.k)
 
     # -- server ------------------------------------------------------------------------------
-    estimate = BinaryEstimator.estimate    # validates once, then counts
     intervals = BinaryEstimator.intervals
 
     def summary_spec(self) -> SummarySpec:
@@ -89,8 +89,26 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
                              f"[{counts.min()}, {counts.max()}]")
         return binary_estimate(counts, n, self.a0, self.a1)
 
+    def _count(self, reports) -> np.ndarray:
+        """Hook: support counts of checked reports. Default: a report is the one item it
+        supports (k-RR, yes/no), so the counts are its histogram over [0, k); a subclass whose
+        reports are not items (``report_high`` != k, or other report shapes) implements it."""
+        if self.report_high != self.k:
+            raise NotImplementedError(f"{type(self).__name__}: its reports are not items "
+                                      "(report_high != k): implement _count(reports)")
+        histogram_bytes(self.k)
+        return np.bincount(reports, minlength=self.k).astype(np.int64)
+
     # -- storage: one integer column by default (reports are integers in [0, report_high)) ---
-    report_high: int = 0  # subclasses with 1-D integer reports set it (k-RR: k)
+    @property
+    def report_high(self) -> int:
+        """Reports are integers in [0, report_high): k (reports are items) unless a subclass
+        sets it (Hadamard: the code length K)."""
+        return self.__dict__.get("_report_high", self.k)
+
+    @report_high.setter
+    def report_high(self, value: int) -> None:
+        self.__dict__["_report_high"] = value
 
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("report", int_dtype(self.report_high)),)
@@ -104,4 +122,4 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
         return {"report": reports.astype(self.report_columns()[0].dtype)}
 
     def _from_columns(self, columns) -> Any:  # an array here; PIRappor's FieldReports
-        return integer_reports(columns["report"], self.report_high, what="report")
+        return columns["report"]  # check_reports follows

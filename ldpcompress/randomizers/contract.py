@@ -15,10 +15,12 @@ facet           what a randomizer states (hooks in brackets) -> what the contrac
 ==============  ================================================================================
 Identity        ``name``, ``privacy``, ``eps``, ``bits_per_report``, ``params()`` -> equality,
                 ``from_params``, ``describe``, ``replacement_eps`` (2 eps for a deletion eps)
-Client          ``check_items`` [``_randomize_many(xs, entropy)``] -> ``randomize_many``,
-                ``randomize``, ``check_item`` (coins from os.urandom by default)
+Client          ``check_items`` [``_randomize_many(xs, entropy)``, optional ``_randomize_one``]
+                -> ``randomize_many``, ``randomize``, ``check_item`` (coins from os.urandom
+                by default)
 Reports         ``check_reports``, ``summary_spec``, ``estimate_from_summary``, ``intervals``,
-                ``report_columns`` [``_summarize``, ``_to_columns``, ``_from_columns``] ->
+                ``report_columns`` [``_summarize``, ``_to_columns``, ``_from_columns``,
+                optional ``_concat``] ->
                 ``summarize`` (an additive statistic), ``estimate``, ``to_columns``,
                 ``from_columns``, ``concat``, ``n_reports``, ``summary_cost(n, batch)``
 ReferenceLaw    ``deletion_eps``, ``sample(prg)``, ``ratio(x, y)`` (optional fast batch hooks,
@@ -29,8 +31,9 @@ Structure       ``shuffle_structure()`` (``ShuffleStructure.of(self, a=..., ...)
 ==============  ================================================================================
 
 ``randomizers/base.py``'s ``FrequencyOracle`` fills the Reports facet for oracles whose report
-supports items: a subclass states ``k``, ``a0``, ``a1``, ``report_high`` (reports are integers
-in [0, report_high)) and the hook ``_count(reports)`` (support counts of checked reports).
+supports items: a subclass states ``k``, ``a0``, ``a1`` and the client hook; reports are the
+items they support unless it states ``report_high`` (reports are integers in [0,
+report_high)) and the hook ``_count(reports)`` (support counts of checked reports).
 """
 from __future__ import annotations
 
@@ -237,7 +240,7 @@ class Client(abc.ABC):
         """
         return self.check_items(np.asarray([x]) if np.ndim(x) == 0 else np.asarray(x)[None])[0]
 
-    def randomize_many(self, xs, entropy: Entropy = SYSTEM):
+    def randomize_many(self, xs, entropy: Entropy | None = None):
         """One report per input, coins from ``entropy`` (default os.urandom): the inputs are
         checked once (``check_items``), then handed to the hook ``_randomize_many``.
 
@@ -248,17 +251,26 @@ class Client(abc.ABC):
         entropy : Entropy, default os.urandom
             The source of coins; seeded sources (``simulation_entropy``) are for simulations only.
         """
+        entropy = self._entropy(entropy)
+        return self._randomize_many(self.check_items(xs), entropy)
+
+    def _entropy(self, entropy) -> Any:
+        """Hook: the source of coins for ``entropy`` as given (None: os.urandom); TypeError
+        for anything but an :class:`Entropy`."""
+        if entropy is None:
+            return SYSTEM
         if not isinstance(entropy, Entropy):
             raise TypeError(f"entropy must be an ldpcompress Entropy, got {type(entropy).__name__}")
-        return self._randomize_many(self.check_items(xs), entropy)
+        return entropy
 
     def _randomize_many(self, xs, entropy: Entropy):
         """Hook: one report per checked input ``xs``, coins from ``entropy``."""
         raise NotImplementedError(f"{type(self).__name__} has no client: implement "
                                   "_randomize_many(xs, entropy)")
 
-    def randomize(self, x, entropy: Entropy = SYSTEM):
-        """One report (the batch client on one input).
+    def randomize(self, x, entropy: Entropy | None = None):
+        """One report: the input checked once (``check_item``), then the hook
+        ``_randomize_one``.
 
         Parameters
         ----------
@@ -267,8 +279,12 @@ class Client(abc.ABC):
         entropy : Entropy, default os.urandom
             The source of coins; seeded sources (``simulation_entropy``) are for simulations only.
         """
-        return self.randomize_many(np.asarray([x]) if np.ndim(x) == 0 else np.asarray(x)[None],
-                                   entropy)[0]
+        entropy = self._entropy(entropy)
+        return self._randomize_one(self.check_item(x), entropy)
+
+    def _randomize_one(self, x, entropy: Entropy):
+        """Hook: one report of the checked input ``x`` (default: the batch hook on one)."""
+        return self._randomize_many(np.asarray(x)[None], entropy)[0]
 
 
 class Reports(abc.ABC):
@@ -461,16 +477,24 @@ class Reports(abc.ABC):
                                   "_from_columns(columns)")
 
     def concat(self, batches: list):
-        """One batch from several (validated ones).
+        """One batch from several (validated ones: not checked again).
 
         Parameters
         ----------
         batches : list
             Validated report batches (an empty list gives an empty batch).
         """
-        return np.concatenate(batches) if batches else self.from_columns(
-            {c.name: np.zeros((0, c.width) if c.width > 1 else 0, dtype=c.dtype)
-             for c in self.report_columns()})
+        if not batches:
+            return self.from_columns({c.name: np.zeros((0, c.width) if c.width > 1 else 0,
+                                                       dtype=c.dtype)
+                                      for c in self.report_columns()})
+        return self._concat(list(batches))
+
+    def _concat(self, batches: list):
+        """Hook: one batch from a non-empty list of validated batches (default: arrays joined
+        along the reports)."""
+        return np.concatenate(batches)
+
 
 class Structure:
     """Shuffle-structure facet: ``shuffle_structure()`` (the blanket law of a binary-support

@@ -259,17 +259,6 @@ class BinaryEstimator:
         j = self.check_item_index(j)
         return self._count_one(self.check_reports(reports), j)
 
-    def estimate(self, reports) -> np.ndarray:
-        """Unbiased counts of every item (an empty batch gives all zeros, n = 0).
-
-        Parameters
-        ----------
-        reports
-            A batch of reports (untrusted: validated).
-        """
-        reports = self.check_reports(reports)
-        return binary_estimate(self._count(reports), self.n_reports(reports), self.a0, self.a1)
-
     def estimate_one(self, reports, j: int) -> float:
         """The unbiased count of item j alone.
 

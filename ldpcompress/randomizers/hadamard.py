@@ -25,7 +25,6 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..core import validate as V
-from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps
 from .threads import chunks_for
@@ -278,12 +277,11 @@ class HadamardResponse(FrequencyOracle):
             v >>= 1
         return out
 
-    def randomize_many(self, xs, entropy=SYSTEM):
+    def _randomize_many(self, xs, entropy):
         """Supported (``uniform() >= a1c``, structure.kept) w.p. a1: a uniform point of C_x,
         else of its complement. General: a uniform report moved to the coset of syndrome 0,
         or of a uniform non-zero syndrome (each coset has s points). Basic: a uniform index
         with one bit of x + 1 flipped when its sign is the wrong one."""
-        xs = V.items(xs, self.k)
         n = xs.size
         inside = entropy.uniform(n) >= self.a1c
         if self.variant == "general":

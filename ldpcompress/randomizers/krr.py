@@ -8,7 +8,6 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
-from ..core.entropy import SYSTEM
 from ..core.prg import word_at
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps
@@ -16,7 +15,7 @@ from .threads import chunks_for
 from . import cost as C
 from .contract import Cost, LocalRandomizer, Privacy, fast_hook, paired, seed_batch, seeds_array
 from .registry import register
-from .estimator import histogram_bytes, integer_reports
+from .estimator import integer_reports
 from .structure import ShuffleStructure, kept
 
 __all__ = ['KRR']
@@ -49,7 +48,6 @@ class KRR(FrequencyOracle):
         x = math.exp(-self.eps)
         self.a1c = (self.k - 1) * x / (1.0 + (self.k - 1) * x)  # 1 - a1, no cancellation
         self.deletion_eps = max(math.log(self.k * self.a1), -math.log(self.k * self.a0))
-        self.report_high = self.k
 
     def params(self) -> dict:
         return {"k": self.k, "eps": self.eps}
@@ -91,8 +89,7 @@ class KRR(FrequencyOracle):
         paired(xs, seeds)
         return np.where(self.decode_seeds(seeds) == xs, self.k * self.a1, self.k * self.a0)
 
-    def randomize_many(self, xs, entropy=SYSTEM):
-        xs = V.items(xs, self.k)
+    def _randomize_many(self, xs, entropy):
         keep = entropy.uniform(xs.size) >= self.a1c
         other = entropy.integers(self.k - 1, xs.size)
         other = other + (other >= xs)
@@ -101,10 +98,6 @@ class KRR(FrequencyOracle):
     def check_reports(self, reports) -> np.ndarray:
         """Reports are items: a 1-D integer array with every entry in [0, k)."""
         return integer_reports(reports, self.k, what="item")
-
-    def _count(self, ys) -> np.ndarray:
-        histogram_bytes(self.k)
-        return np.bincount(ys, minlength=self.k).astype(np.int64)
 
     def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
         """Per call: the reports checked (a few passes) and one ``bincount`` into k entries

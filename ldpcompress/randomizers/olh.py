@@ -8,13 +8,12 @@ from fractions import Fraction
 import numpy as np
 
 from ..core import validate as V
-from ..core.entropy import SYSTEM
 from ..core.lazy import lazy_module
 from ..core.numerics import MAX_FIELD
 from .base import EPS_MIN, FrequencyOracle
 from .threads import chunked_counts, chunks_for
 from . import cost as C
-from .contract import Column, Cost, Privacy, check_columns, int_dtype
+from .contract import Column, Cost, Privacy, int_dtype
 from .estimator import histogram_bytes, integer_reports
 from .registry import register
 from .structure import ShuffleStructure, kept
@@ -83,8 +82,7 @@ class OLH(FrequencyOracle):
         """(g, p): both jump with eps (g = round(e^eps + 1), p the next prime above 4 g)."""
         return (self.g, self.p)
 
-    def randomize_many(self, xs, entropy=SYSTEM):
-        xs = V.items(xs, self.k)
+    def _randomize_many(self, xs, entropy):
         n = xs.size
         a = entropy.integers(self.p, n)
         b = entropy.integers(self.p, n)
@@ -121,14 +119,11 @@ class OLH(FrequencyOracle):
         return (Column("a", int_dtype(self.p)), Column("b", int_dtype(self.p)),
                 Column("y", int_dtype(self.g)))
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        r = self.check_reports(reports)
+    def _to_columns(self, r) -> dict[str, np.ndarray]:
         return {c.name: r[:, i].astype(c.dtype) for i, c in enumerate(self.report_columns())}
 
-    def from_columns(self, columns) -> np.ndarray:
-        cols = check_columns(columns, self.report_columns())
-        return self.check_reports(np.stack([cols["a"], cols["b"], cols["y"]], axis=1)
-                                  .astype(np.int64))
+    def _from_columns(self, cols) -> np.ndarray:
+        return np.stack([cols["a"], cols["b"], cols["y"]], axis=1).astype(np.int64)
 
     def _count(self, r):
         chunks = chunks_for(r.shape[0], self.k)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..core import validate as V
-from ..core.entropy import SYSTEM, Entropy
+from ..core.entropy import Entropy
 from ..core.numerics import EXP_MAX
 from ..core.lazy import lazy_module
 from .contract import Privacy
@@ -55,8 +55,8 @@ class OneBitSphere(VectorMeanEstimator):
     def compression_refusal(self) -> str:
         return "the one-bit baseline states no reference sampler and density ratio"
 
-    def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
-        u = round_to_sphere(self.check_item(x), entropy)
+    def _randomize_one(self, x, entropy: Entropy) -> np.ndarray:
+        u = round_to_sphere(x, entropy)
         z = entropy.sphere(self.d)
         toward = entropy.uniform(1)[0] < math.exp(self.eps) / (math.exp(self.eps) + 1)
         if (np.dot(z, u) >= 0) != toward:

@@ -16,14 +16,14 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.chunks import spans
-from ..core.entropy import SYSTEM, Entropy
+from ..core.entropy import Entropy
 from ..core.limits import array_bytes, check_bytes
 from ..core.numerics import EXP_MAX, MAX_FIELD
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_flag
 from .threads import chunked_counts, chunks_for
 from . import cost as C
-from .contract import Column, Cost, Privacy, check_columns, int_dtype
+from .contract import Column, Cost, Privacy, int_dtype
 from .registry import register
 from .estimator import histogram_bytes, integer_reports
 from .structure import ShuffleStructure, ap3_count, independent_structure, kept
@@ -178,10 +178,9 @@ class PIRappor(FrequencyOracle):
         return (self.p, self.s)
 
     # -- client -------------------------------------------------------------------------------
-    def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> FieldReports:
+    def _randomize_many(self, xs, entropy: Entropy) -> FieldReports:
         """For each x: z ~ Bern(a1), a uniform in F_p, r uniform in [0, s) if z else [s, p),
         b = (r - a (x+1)) mod p. O(1) per report."""
-        xs = V.items(xs, self.k)
         n = xs.size
         a = entropy.integers(self.p, n)
         z = entropy.uniform(n) >= self.a1c
@@ -189,8 +188,9 @@ class PIRappor(FrequencyOracle):
         b = (r - a * (xs + 1)) % self.p
         return FieldReports(a, b, self.p)
 
-    def randomize(self, x: int, entropy: Entropy = SYSTEM) -> tuple[int, int]:
-        rep = self.randomize_many(np.array([x]), entropy)
+    def _randomize_one(self, x: int, entropy: Entropy) -> tuple[int, int]:
+        """One report as the pair (a, b)."""
+        rep = self._randomize_many(np.array([x], dtype=np.int64), entropy)
         return int(rep.a[0]), int(rep.b[0])
 
     def shuffle_structure(self) -> ShuffleStructure:
@@ -320,18 +320,13 @@ class PIRappor(FrequencyOracle):
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("a", int_dtype(self.p)), Column("b", int_dtype(self.p)))
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        r = self.check_reports(reports)
+    def _to_columns(self, r) -> dict[str, np.ndarray]:
         return {"a": r.a.astype(int_dtype(self.p)), "b": r.b.astype(int_dtype(self.p))}
 
-    def from_columns(self, columns) -> FieldReports:
-        cols = check_columns(columns, self.report_columns())
-        return self.check_reports(FieldReports(cols["a"], cols["b"], self.p))
+    def _from_columns(self, cols) -> FieldReports:
+        return FieldReports(cols["a"], cols["b"], self.p)
 
-    def concat(self, batches: list) -> FieldReports:
-        batches = [self.check_reports(b) for b in batches]
-        if not batches:
-            return FieldReports(np.zeros(0, np.int64), np.zeros(0, np.int64), self.p)
+    def _concat(self, batches: list) -> FieldReports:
         return FieldReports(np.concatenate([b.a for b in batches]),
                             np.concatenate([b.b for b in batches]), self.p)
 
@@ -457,20 +452,17 @@ class VectorPIRappor(FrequencyOracle):
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("a", int_dtype(self.q), self.t), Column("b", int_dtype(self.q)))
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        r = self.check_reports(reports)
+    def _to_columns(self, r) -> dict[str, np.ndarray]:
         dt = int_dtype(self.q)
         a = r[:, : self.t] if self.t > 1 else r[:, 0]  # a width-1 column is 1-D
         return {"a": a.astype(dt), "b": r[:, self.t].astype(dt)}
 
-    def from_columns(self, columns) -> np.ndarray:
-        cols = check_columns(columns, self.report_columns())
+    def _from_columns(self, cols) -> np.ndarray:
         a = np.asarray(cols["a"]).reshape(-1, self.t).astype(np.int64)
-        return self.check_reports(np.column_stack([a, np.asarray(cols["b"], dtype=np.int64)]))
+        return np.column_stack([a, np.asarray(cols["b"], dtype=np.int64)])
 
-    def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
+    def _randomize_many(self, xs, entropy: Entropy) -> np.ndarray:
         """Reports as an (n, t+1) array: a_0..a_{t-1}, b."""
-        xs = V.items(xs, self.k)
         n = xs.size
         a = entropy.integers(self.q, n * self.t).reshape(n, self.t)
         z = entropy.uniform(n) >= self.a1c

@@ -406,9 +406,9 @@ class PrivUnit2(VectorMeanEstimator):
         dots = _seeds.sphere_dots(seeds, us, chunks_for(len(seeds), self.d))
         return self._projection_ratios(dots, norms)
 
-    def randomize(self, x, entropy: Entropy = SYSTEM) -> np.ndarray:
+    def _randomize_one(self, x, entropy: Entropy) -> np.ndarray:
         """Z = V/m with true randomness: t from the truncated Beta law, V = t u + sqrt(1-t^2) w."""
-        u = round_to_sphere(self.check_item(x), entropy)
+        u = round_to_sphere(x, entropy)
         p = self.par
         a = (self.d - 1) / 2
         c1, c2 = entropy.uniform(2)

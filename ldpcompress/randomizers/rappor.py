@@ -9,13 +9,12 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.coins import bernoulli_bits, client_stream
-from ..core.entropy import SYSTEM
 from ..core.prg import stream_words_at, uniform_at, uniform_limit
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_batch_bytes, check_eps, check_flag
 from .threads import chunks_for
 from . import cost as C
-from .contract import (Column, Cost, LocalRandomizer, Privacy, check_columns, fast_hook, paired,
+from .contract import (Column, Cost, LocalRandomizer, Privacy, fast_hook, paired,
                        seed_batch, seeds_array)
 from .registry import register
 from .estimator import integer_reports, rectangular_array
@@ -120,12 +119,11 @@ class RAPPOR(FrequencyOracle):
         bits = stream_words_at(seeds, xs) < uniform_limit(self.a0)
         return np.where(bits, self._bit_ratio(True), self._bit_ratio(False))
 
-    def randomize_many(self, xs, entropy=SYSTEM):
+    def _randomize_many(self, xs, entropy):
         """k-bit rows: every bit Bern(coin(a0)), then bit x replaced by Bern(kept(a1c)) --
         exactly ``uniform() < a0`` and ``uniform() >= a1c`` per bit (structure.coin, kept),
         drawn in bulk from a fresh AES-CTR stream keyed by the entropy source
         (core.coins.bernoulli_bits: ~8 stream bits per coin, temporaries bounded)."""
-        xs = V.items(xs, self.k)
         check_batch_bytes(xs.size, self.k, 1, "RAPPOR client bits")
         stream = client_stream(entropy)
         bits = bernoulli_bits(stream, xs.size * self.k, self.a0).reshape(xs.size, self.k)
@@ -169,13 +167,13 @@ class RAPPOR(FrequencyOracle):
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("bits", "uint8", (self.k + 7) // 8),)
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        packed = np.packbits(self.check_reports(reports), axis=1)
+    def _to_columns(self, reports) -> dict[str, np.ndarray]:
+        packed = np.packbits(reports, axis=1)
         return {"bits": packed[:, 0] if self.k <= 8 else packed}  # a width-1 column is 1-D
 
-    def from_columns(self, columns) -> np.ndarray:
+    def _from_columns(self, columns) -> np.ndarray:
         """Packed rows back to k bits; the padding bits after bit k must be zero."""
-        packed = np.asarray(check_columns(columns, self.report_columns())["bits"])
+        packed = np.asarray(columns["bits"])
         packed = integer_reports(packed.reshape(-1, (self.k + 7) // 8), 256,
                                  width=(self.k + 7) // 8, what="byte")
         bits = np.unpackbits(packed.astype(np.uint8), axis=1)

@@ -9,13 +9,12 @@ import numpy as np
 
 from ..core import validate as V
 from ..core.coins import client_stream, uniform_subsets
-from ..core.entropy import SYSTEM
 from ..core.limits import array_bytes, check_bytes
 from ..core.lazy import lazy_module
 from .base import FrequencyOracle, check_eps
 from .threads import chunks_for
 from . import cost as C
-from .contract import (Column, Cost, LocalRandomizer, Privacy, check_columns, fast_hook, int_dtype,
+from .contract import (Column, Cost, LocalRandomizer, Privacy, fast_hook, int_dtype,
                        paired, seed_batch, seeds_array)
 from .estimator import first_flagged_row, histogram_bytes, integer_reports
 from .registry import register
@@ -129,12 +128,11 @@ class SubsetSelection(FrequencyOracle):
         inside = _seeds.subset_hits(seeds, xs, self.k, self.d, chunks_for(len(seeds), self.k))
         return np.where(inside, self.a1 * self.k / self.d, self.q1 * self.k / (self.k - self.d))
 
-    def randomize_many(self, xs, entropy=SYSTEM):
+    def _randomize_many(self, xs, entropy):
         """Rows of sorted d-subsets: w.p. a1 (drawn as 'not excluded', ``uniform() >= a1c``,
         see structure.kept) x and a uniform (d-1)-subset of the k-1 other items, else a uniform
         d-subset of the others -- Floyd's algorithm with exact integer draws, from a fresh
         AES-CTR stream keyed by the entropy source (core.coins.uniform_subsets)."""
-        xs = V.items(xs, self.k)
         n = xs.size
         # the reports, and the sampler's O(d) scratch (at most 4 rows' worth)
         check_bytes(array_bytes((n + 4, self.d)), f"subset-selection reports for n = {n} "
@@ -188,11 +186,9 @@ class SubsetSelection(FrequencyOracle):
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("items", int_dtype(self.k), self.d),)
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        items = self.check_reports(reports).astype(int_dtype(self.k))
+    def _to_columns(self, reports) -> dict[str, np.ndarray]:
+        items = reports.astype(int_dtype(self.k))
         return {"items": items[:, 0] if self.d == 1 else items}  # a width-1 column is 1-D
 
-    def from_columns(self, columns) -> np.ndarray:
-        items = np.asarray(check_columns(columns, self.report_columns())["items"])
-        return self.check_reports(integer_reports(items.reshape(-1, self.d), self.k,
-                                                  width=self.d, what="item"))
+    def _from_columns(self, columns) -> np.ndarray:
+        return np.asarray(columns["items"]).reshape(-1, self.d)  # check_reports follows

@@ -23,11 +23,11 @@ import math
 import numpy as np
 
 from ..core import validate as V
-from ..core.entropy import SYSTEM, Entropy
+from ..core.entropy import Entropy
 from ..core.lazy import lazy_module
 from ..core.prg import PRG
 from .threads import chunks_for
-from .contract import (Column, LocalRandomizer, Privacy, SummarySpec, check_columns, int_dtype,
+from .contract import (Column, LocalRandomizer, Privacy, SummarySpec, int_dtype,
                        paired, seed_batch, seeds_array)
 from .estimator import check_estimates, check_flag, histogram_bytes, integer_reports, normal_quantile
 from .registry import register
@@ -98,10 +98,9 @@ class TableRandomizer(LocalRandomizer):
     def check_item(self, x) -> int:
         return V.item(x, self.k, "input")
 
-    def randomize_many(self, xs, entropy: Entropy = SYSTEM) -> np.ndarray:
+    def _randomize_many(self, xs, entropy: Entropy) -> np.ndarray:
         """One output per input by the exact alias draw: column uniform in [0, m), coin uniform
         in [0, 2^62), both from ``entropy`` (os.urandom unless told otherwise)."""
-        xs = self.check_items(xs)
         cols = entropy.integers(self.m, xs.size)
         coins = entropy.integers(_COIN, xs.size)
         return _draw(self._thr[xs, cols], self._alias[xs, cols], cols, coins)
@@ -114,9 +113,8 @@ class TableRandomizer(LocalRandomizer):
     def summary_spec(self) -> SummarySpec:
         return SummarySpec((self.m,), "int64")
 
-    def summarize(self, reports) -> np.ndarray:
+    def _summarize(self, ys) -> np.ndarray:
         """How many reports name each output (int64[m])."""
-        ys = self.check_reports(reports)
         histogram_bytes(self.m)
         return np.bincount(ys, minlength=self.m).astype(np.int64)
 
@@ -194,12 +192,11 @@ class TableRandomizer(LocalRandomizer):
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("report", int_dtype(self.m)),)
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        return {"report": self.check_reports(reports).astype(self.report_columns()[0].dtype)}
+    def _to_columns(self, reports) -> dict[str, np.ndarray]:
+        return {"report": reports.astype(self.report_columns()[0].dtype)}
 
-    def from_columns(self, columns) -> np.ndarray:
-        cols = check_columns(columns, self.report_columns())
-        return self.check_reports(cols["report"])
+    def _from_columns(self, columns) -> np.ndarray:
+        return columns["report"]
 
     # -- compression (FT21 Alg. 1) ---------------------------------------------------------------
     def _init_reference(self) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import validate as V
 from . import cost as C
-from .contract import Column, Cost, LocalRandomizer, SummarySpec, check_columns
+from .contract import Column, Cost, LocalRandomizer, SummarySpec
 
 __all__ = ["NORM_SLACK", "REPORT_NORM_RTOL", "check_vectors", "VectorMeanEstimator"]
 
@@ -73,9 +73,9 @@ class VectorMeanEstimator(LocalRandomizer):
     def summary_spec(self) -> SummarySpec:
         return SummarySpec((self.d,), "float64")
 
-    def summarize(self, reports) -> np.ndarray:
+    def _summarize(self, reports) -> np.ndarray:
         """The sum of the reports (float64[d])."""
-        return self.check_reports(reports).sum(axis=0)
+        return reports.sum(axis=0)
 
     def summary_cost(self, n, batch=None, *, seeds=False) -> Cost:
         """Every coordinate of every report checked (finite, norm) and summed: n d steps;
@@ -102,18 +102,15 @@ class VectorMeanEstimator(LocalRandomizer):
     def report_columns(self) -> tuple[Column, ...]:
         return (Column("z", "float64", self.d),)
 
-    def to_columns(self, reports) -> dict[str, np.ndarray]:
-        return {"z": self.check_reports(reports)}
+    def _to_columns(self, reports) -> dict[str, np.ndarray]:
+        return {"z": reports}
 
-    def from_columns(self, columns) -> np.ndarray:
-        return self.check_reports(check_columns(columns, self.report_columns())["z"])
+    def _from_columns(self, columns) -> np.ndarray:
+        return columns["z"]
 
-    def randomize_many(self, xs, entropy=None):
-        """One report per row of xs (the one-input client in a loop)."""
-        from ..core.entropy import SYSTEM
-        entropy = SYSTEM if entropy is None else entropy
-        xs = self.check_items(xs)
+    def _randomize_many(self, xs, entropy) -> np.ndarray:
+        """One report per checked row of xs (the one-input hook ``_randomize_one`` in a loop)."""
         out = np.empty((xs.shape[0], self.d))
         for i, x in enumerate(xs):
-            out[i] = self.randomize(x, entropy)
+            out[i] = self._randomize_one(x, entropy)
         return out
