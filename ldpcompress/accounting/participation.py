@@ -128,21 +128,23 @@ class SampledGeneralProfile(SampledProfile):
         self.label = f"general, {_scheme_label(sampling)} (FMT21 clones, §2.7)"
 
     def _build(self, tol):
+        """The blocks of N and the kernel's record (built once per window tolerance)."""
         q, qc = math.exp(-self.eps0), -math.expm1(-self.eps0)
-        return self.sampling.count_law(q, qc, tol, self.block_frac)
+        ns, ws, x0s, x1, s, sc, q0p, out = self.sampling.count_law(q, qc, tol, self.block_frac)
+        wt, wtc = self.sampling.weights()
+        if self.sampling.remove:
+            law = record(RemoveCloneLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, q=q, q0_power=q0p)
+        else:
+            p, pc = rr_split(self.eps0)
+            law = record(SubstCloneLaw, x1=x1, s=s, sc=sc, wt=wt, q=q, p=p, pc=pc)
+        return ns, ws, x0s, law, out
 
     def _delta(self, eps, tol):
-        ns, ws, x0s, x1, s, sc, q0p, out = self.tables(tol)
-        wt, wtc = self.sampling.weights()
-        q = math.exp(-self.eps0)
-        if self.sampling.remove:
-            if wtc <= 0.0:
-                return 1.0  # everyone reports: the count reveals user 1
-            law = record(RemoveCloneLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, q=q, q0_power=q0p)
-            return remove_clone_delta(ns, ws, x0s, law, eps, tol, out)
-        p, pc = rr_split(self.eps0)
-        law = record(SubstCloneLaw, x1=x1, s=s, sc=sc, wt=wt, q=q, p=p, pc=pc)
-        return subst_clone_delta(ns, ws, x0s, law, eps, tol, out)
+        if self.sampling.remove and self.sampling.weights()[1] <= 0.0:
+            return 1.0  # everyone reports: the count reveals user 1
+        ns, ws, x0s, law, out = self.tables(tol)
+        kernel = remove_clone_delta if self.sampling.remove else subst_clone_delta
+        return kernel(ns, ws, x0s, law, eps, tol, out)
 
 
 class SampledBlanketProfile(SampledProfile):
@@ -183,16 +185,29 @@ class SampledBlanketProfile(SampledProfile):
         return None
 
     def _build(self, tol):
+        """The blocks of N (add/remove) or of (N, c) (substitution) and the kernel's record,
+        built once per window tolerance."""
         st = self.structure
-        law = self.sampling.count_law(st.gamma, st.gamma_c, tol, self.block_frac)
+        ns, ws, x0s, x1, s, sc, q0p, out = self.sampling.count_law(st.gamma, st.gamma_c, tol,
+                                                                  self.block_frac)
+        wt, wtc = self.sampling.weights()
         if self.sampling.remove:
-            return law
-        ns, ws, x0s, x1, s, sc, _, out = law
-        wt, _ = self.sampling.weights()
+            law = record(RemoveBlanketLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, a=st.a,
+                         ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0, q0_power=q0p)
+            return ns, ws, x0s, law, out
         blocks = record(BlanketBlocksLaw, x1=x1, s=s, sc=sc, wt=wt, g=st.gamma)
         c_lo, mass, tau, shift, out_c = subst_blanket_blocks(ns, ws, x0s, blocks, self.c_frac,
                                                              tol)
-        return c_lo, mass, tau, shift, out + out_c
+        if st.independent:
+            law = record(IndepLaw, a=st.a, ac=1 - st.a, gc=st.gamma_c_times, a1=st.a1,
+                         c=st.expm1_eps0, eps0=st.eps0)
+        else:
+            rest = st.p11 + st.p00
+            pi = st.p11 / rest if rest > 0 else Fraction(0)
+            law = record(PairLaw, pj=2 * st.p10, pjc=1 - 2 * st.p10, pi=pi, pic=1 - pi,
+                         gc=st.gamma_c_times, c=st.expm1_eps0, eps0=st.eps0,
+                         j_frac=self.j_frac, max_groups=self.n11_groups)
+        return c_lo, mass, tau, shift, law, out + out_c
 
     def _delta(self, eps, tol):
         st = self.structure
@@ -204,21 +219,11 @@ class SampledBlanketProfile(SampledProfile):
             return wt if self.sampling.remove else min(1.0, wt * st.local_delta(eps))
         eps = min(eps, EXP_MAX)
         if self.sampling.remove:
-            ns, ws, x0s, x1, s, sc, q0p, out = self.tables(tol)
-            law = record(RemoveBlanketLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, a=st.a,
-                         ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0, q0_power=q0p)
+            ns, ws, x0s, law, out = self.tables(tol)
             return remove_blanket_delta(ns, ws, x0s, law, eps, tol, out)
-        ms, wb, taus, sfs, out = self.tables(tol)
-        if st.independent:
-            indep = record(IndepLaw, a=st.a, ac=1 - st.a, gc=st.gamma_c_times, a1=st.a1,
-                           c=st.expm1_eps0, eps0=st.eps0)
-            return subst_blanket_indep(ms, wb, taus, sfs, indep, self.cap, eps, tol, out)
-        rest = st.p11 + st.p00
-        pi = st.p11 / rest if rest > 0 else Fraction(0)
-        law = record(PairLaw, pj=float(2 * st.p10), pjc=float(1 - 2 * st.p10), pi=float(pi),
-                     pic=float(1 - pi), gc=st.gamma_c_times, c=st.expm1_eps0, eps0=st.eps0,
-                     j_frac=self.j_frac, max_groups=self.n11_groups)
-        return subst_blanket_pair(ms, wb, taus, sfs, law, self.cap, eps, tol, out)
+        ms, wb, taus, sfs, law, out = self.tables(tol)
+        kernel = subst_blanket_indep if st.independent else subst_blanket_pair
+        return kernel(ms, wb, taus, sfs, law, self.cap, eps, tol, out)
 
 
 class SampledCountLowerProfile(SampledProfile):
