@@ -130,14 +130,15 @@ class SampledGeneralProfile(SampledProfile):
     def _build(self, tol):
         """The blocks of N and the kernel's record (built once per window tolerance)."""
         q, qc = math.exp(-self.eps0), -math.expm1(-self.eps0)
-        ns, ws, x0s, x1, s, sc, q0p, out = self.sampling.count_law(q, qc, tol, self.block_frac)
+        cb = self.sampling.count_law(q, qc, tol, self.block_frac)
         wt, wtc = self.sampling.weights()
         if self.sampling.remove:
-            law = record(RemoveCloneLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, q=q, q0_power=q0p)
+            law = record(RemoveCloneLaw, x1=cb.x1, s=cb.s, sc=cb.sc, wt=wt, wtc=wtc, q=q,
+                         q0_power=cb.q0_power)
         else:
             p, pc = rr_split(self.eps0)
-            law = record(SubstCloneLaw, x1=x1, s=s, sc=sc, wt=wt, q=q, p=p, pc=pc)
-        return ns, ws, x0s, law, out
+            law = record(SubstCloneLaw, x1=cb.x1, s=cb.s, sc=cb.sc, wt=wt, q=q, p=p, pc=pc)
+        return cb.ns, cb.ws, cb.x0s, law, cb.outside
 
     def _delta(self, eps, tol):
         if self.sampling.remove and self.sampling.weights()[1] <= 0.0:
@@ -188,16 +189,16 @@ class SampledBlanketProfile(SampledProfile):
         """The blocks of N (add/remove) or of (N, c) (substitution) and the kernel's record,
         built once per window tolerance."""
         st = self.structure
-        ns, ws, x0s, x1, s, sc, q0p, out = self.sampling.count_law(st.gamma, st.gamma_c, tol,
-                                                                  self.block_frac)
+        cb = self.sampling.count_law(st.gamma, st.gamma_c, tol, self.block_frac)
         wt, wtc = self.sampling.weights()
         if self.sampling.remove:
-            law = record(RemoveBlanketLaw, x1=x1, s=s, sc=sc, wt=wt, wtc=wtc, a=st.a,
-                         ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0, q0_power=q0p)
-            return ns, ws, x0s, law, out
-        blocks = record(BlanketBlocksLaw, x1=x1, s=s, sc=sc, wt=wt, g=st.gamma)
-        c_lo, mass, tau, shift, out_c = subst_blanket_blocks(ns, ws, x0s, blocks, self.c_frac,
-                                                             tol)
+            law = record(RemoveBlanketLaw, x1=cb.x1, s=cb.s, sc=cb.sc, wt=wt, wtc=wtc, a=st.a,
+                         ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0,
+                         q0_power=cb.q0_power)
+            return cb.ns, cb.ws, cb.x0s, law, cb.outside
+        blocks = record(BlanketBlocksLaw, x1=cb.x1, s=cb.s, sc=cb.sc, wt=wt, g=st.gamma)
+        c_lo, mass, tau, shift, out_c = subst_blanket_blocks(cb.ns, cb.ws, cb.x0s, blocks,
+                                                             self.c_frac, tol)
         if st.independent:
             law = record(IndepLaw, a=st.a, ac=1 - st.a, gc=st.gamma_c_times, a1=st.a1,
                          c=st.expm1_eps0, eps0=st.eps0)
@@ -207,7 +208,7 @@ class SampledBlanketProfile(SampledProfile):
             law = record(PairLaw, pj=2 * st.p10, pjc=1 - 2 * st.p10, pi=pi, pic=1 - pi,
                          gc=st.gamma_c_times, c=st.expm1_eps0, eps0=st.eps0,
                          j_frac=self.j_frac, max_groups=self.n11_groups)
-        return c_lo, mass, tau, shift, law, out + out_c
+        return c_lo, mass, tau, shift, law, cb.outside + out_c
 
     def _delta(self, eps, tol):
         st = self.structure
