@@ -1,6 +1,6 @@
 """Benchmark of the command line's start-up and of the first demo's compilation.
 
-    python bench/startup.py [--runs N] [--demo] [--against PYTHON]
+    python bench/startup.py [--runs N] [--demo] [--against PYTHON] [--venv [CHECKOUT ...]]
 
 Whole processes, timed from outside (wall seconds and the child's user + system CPU seconds,
 median of N interleaved runs): ``ldpcompress --version`` (the baseline: interpreter, numpy and
@@ -13,6 +13,13 @@ cache) and their ratio per pair of runs; then the floor any kernel-loading comma
 directory each run), its wall and CPU seconds and the seconds its kernels took to compile
 (from its --json timings). ``--against PYTHON``: the same commands under another interpreter
 or checkout (e.g. the main branch's), in the same run, interleaved, with the ratio ours/theirs.
+
+``--venv [CHECKOUT ...]``: what a new user meets, and nothing else. A fresh venv under /tmp per
+checkout (this one, and each CHECKOUT given, e.g. /work/main), the checkout ``pip install``-ed
+into it (not editable: the kernels' Numba cache lives in its site-packages), then
+``ldpcompress demo`` twice: the first compiles and caches the kernels, the second loads them.
+``--runs`` times each, interleaved, the installed cache emptied before each first run; medians
+and the ratio ours/theirs per pair of runs. The venvs are removed afterwards.
 """
 import argparse
 import json
@@ -75,12 +82,58 @@ def first_demo(python: str) -> tuple[float, float, float]:
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def clear_kernel_cache(venv: str) -> None:
+    """Delete the Numba cache files (*.nbi, *.nbc) of the package installed in ``venv``."""
+    for dirpath, _, files in os.walk(venv):
+        if dirpath.endswith(os.path.join("ldpcompress", "kernels", "__pycache__")):
+            for name in files:
+                if name.endswith((".nbi", ".nbc")):
+                    os.remove(os.path.join(dirpath, name))
+
+
+def fresh_venvs(checkouts: list[str], runs: int) -> None:
+    """First and second ``ldpcompress demo`` in a fresh venv per checkout (see --venv)."""
+    root = tempfile.mkdtemp(prefix="ldpc-bench-venv-")
+    try:
+        venvs = {}
+        for i, checkout in enumerate(checkouts):
+            venvs[checkout] = venv = os.path.join(root, f"v{i}")
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+            subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", checkout],
+                           check=True, capture_output=True)
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        rows: dict = {(c, a): [] for c in checkouts for a in ("first", "second")}
+        for _ in range(runs):  # interleaved: each checkout under the same load
+            for checkout, venv in venvs.items():
+                clear_kernel_cache(venv)  # as installed: no kernel compiled yet
+                for attempt in ("first", "second"):
+                    argv = [os.path.join(venv, "bin", "ldpcompress"), "demo"]
+                    rows[checkout, attempt].append(run(argv, env)[:2])
+        print(f"ldpcompress demo in a fresh venv (pip install CHECKOUT, not editable), median of "
+              f"{runs} interleaved runs, the kernels' cache emptied before each first run:")
+        for attempt, what in (("first", "first (compiles)"), ("second", "second (cached)")):
+            for checkout in checkouts:
+                show(f"{what}: {checkout}", rows[checkout, attempt])
+            for checkout in checkouts[1:]:
+                print(f"  {what}: ours / {checkout}: "
+                      f"{ratio(rows[checkouts[0], attempt], rows[checkout, attempt])}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--demo", action="store_true", help="also the first demo, empty cache")
     ap.add_argument("--against", metavar="PYTHON", help="another interpreter / checkout")
+    ap.add_argument("--venv", nargs="*", metavar="CHECKOUT",
+                    help="only the first and second demo in a fresh venv of this checkout and "
+                    "of each CHECKOUT given (e.g. /work/main), --runs times each")
     args = ap.parse_args()
+    if args.venv is not None:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        fresh_venvs([here, *args.venv], args.runs)
+        return
     pythons = {"ours": sys.executable} | ({"theirs": args.against} if args.against else {})
     commands = {}
     for who, py in pythons.items():

@@ -12,8 +12,7 @@ Everything here is a pure numeric Numba function of scalars.
 """
 import math
 
-from numba import njit
-
+from .decorator import kernel
 from .numerics import LOG_DBL_TRUE_MIN, UNIT_ROUNDOFF
 
 __all__ = ["LOG_2PI", "TINY", "stirlerr", "bd0", "binom_logpmf", "pmf_anchor",
@@ -35,7 +34,7 @@ _STIRLERR_SMALL = (
 )
 
 
-@njit(cache=True)
+@kernel
 def stirlerr(n):
     """log(n!) - log(sqrt(2 pi n) (n/e)^n) for integer n >= 0 (table, then the Stirling series)."""
     if n <= 15.0:
@@ -51,7 +50,7 @@ def stirlerr(n):
     return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
 
 
-@njit(cache=True)
+@kernel
 def bd0(x, m):
     """x log(x/m) + m - x, without cancellation when x is close to m."""
     if abs(x - m) < 0.1 * (x + m):
@@ -71,7 +70,7 @@ def bd0(x, m):
     return x * math.log(x / m) + m - x
 
 
-@njit(cache=True)
+@kernel
 def binom_logpmf(x, n, p, q):
     """log Pr[Bin(n, p) = x] with q = 1 - p passed separately (so tiny q keeps its digits)."""
     if x < 0 or x > n:
@@ -93,7 +92,7 @@ def binom_logpmf(x, n, p, q):
     return lc - 0.5 * lf
 
 
-@njit(cache=True)
+@kernel
 def pmf_rel_err(x, n, p, lp):
     """Bound on the relative error of exp(lp), lp = binom_logpmf(x, n, p, q), against the exact
     Pr[Bin(n, p*) = x] when p and q are within 8 ulps of p* and 1 - p* (every caller forms them
@@ -117,14 +116,14 @@ def pmf_rel_err(x, n, p, lp):
 
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def pmf_anchor(x, n, p, q):
     """(Pr[Bin(n, p) = x], bound on its relative error): the anchor every recurrence over a
     binomial window starts from, and restarts from when the recurrence underflows."""
     lp = binom_logpmf(x, n, p, q)
     return math.exp(lp), pmf_rel_err(x, n, p, lp)
 
-@njit(cache=True)
+@kernel
 def tail_rel_err(t, m, p):
     """Relative error bound of a tail state (Pr[Bin(m,p) >= t], Pr[Bin(m,p) = t]) built from
     binom_logpmf anchors and pmf-ratio sums (see pmf_rel_err).
@@ -147,7 +146,7 @@ def tail_rel_err(t, m, p):
     return math.expm1(UNIT_ROUNDOFF * err) + 2.0 * UNIT_ROUNDOFF
 
 
-@njit(cache=True)
+@kernel
 def upper_tail_bound(hi, n, p, q):
     """Upper bound on Pr[Bin(n,p) > hi] for hi at or above the mode (ratio of pmfs decreases)."""
     if hi >= n:
@@ -158,7 +157,7 @@ def upper_tail_bound(hi, n, p, q):
     return math.exp(binom_logpmf(hi, n, p, q)) * rho / (1.0 - rho)
 
 
-@njit(cache=True)
+@kernel
 def lower_tail_bound(lo, n, p, q):
     """Upper bound on Pr[Bin(n,p) < lo] for lo at or below the mode."""
     if lo <= 0:
@@ -169,7 +168,7 @@ def lower_tail_bound(lo, n, p, q):
     return math.exp(binom_logpmf(lo, n, p, q)) * sig / (1.0 - sig)
 
 
-@njit(cache=True)
+@kernel
 def binom_window(n, p, q, tol):
     """Window [lo, hi] of Bin(n, p) with a proven bound ``outside`` >= Pr[X not in window].
 
@@ -203,7 +202,7 @@ def binom_window(n, p, q, tol):
 # Tails of Bin(c, 1/2): state (U, pm1) = (Pr[X >= t], Pr[X = t - 1]).
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@kernel(inline="always")
 def half_pmf(a, c):
     """Pr[Bin(c, 1/2) = a]."""
     if a < 0 or a > c:
@@ -211,7 +210,7 @@ def half_pmf(a, c):
     return math.exp(binom_logpmf(a, c, 0.5, 0.5))
 
 
-@njit(cache=True)
+@kernel
 def _upper_sum(s, c):
     """Pr[Bin(c,1/2) >= s] for s >= c/2: pmf(s) times the sum of pmf ratios, plus the remainder.
 
@@ -237,7 +236,7 @@ def _upper_sum(s, c):
     return math.exp(log_head + math.log(total))
 
 
-@njit(cache=True)
+@kernel
 def tail_direct(c, t):
     """Anchor the state at (c, t): returns (Pr[Bin(c,1/2) >= t], Pr[Bin(c,1/2) = t-1])."""
     pm1 = half_pmf(t - 1, c)
@@ -251,7 +250,7 @@ def tail_direct(c, t):
     return 1.0 - _upper_sum(c - t + 1, c), pm1
 
 
-@njit(cache=True)
+@kernel
 def tail_dec_c(c, t, u, pm1):
     """(c, t) -> (c - 1, t): Pr_{c-1}[X >= t] = Pr_c[X >= t] - B_{c-1}(t-1)/2; re-anchors if
     half the value cancels (deep in the upper tail the first term dominates the tail, and the
@@ -265,7 +264,7 @@ def tail_dec_c(c, t, u, pm1):
     return nu, b
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def tail_dec_t(c, t, u, pm1):
     """(c, t) -> (c, t - 1): add the pmf at t - 1 (a stable addition)."""
     if pm1 < TINY or c - t + 2 <= 0:
@@ -273,7 +272,7 @@ def tail_dec_t(c, t, u, pm1):
     return min(u + pm1, 1.0), pm1 * (t - 1) / (c - t + 2)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def tail_inc_t(c, t, u, pm1):
     """(c, t) -> (c, t + 1): subtract the pmf at t; re-anchors if half the value cancels."""
     if pm1 < TINY or t <= 0 or t > c:
@@ -285,7 +284,7 @@ def tail_inc_t(c, t, u, pm1):
     return nu, b
 
 
-@njit(cache=True)
+@kernel
 def tail_move_t(c, t, u, pm1, target):
     """Move the state from t to target at fixed c (few steps: recurrences, else re-anchor)."""
     if abs(target - t) > 64:
@@ -300,7 +299,7 @@ def tail_move_t(c, t, u, pm1, target):
     return u, pm1
 
 
-@njit(cache=True)
+@kernel
 def clone_tail_h(c, t, u, pm1, al, be):
     """sum_a max(0, al B_c(a-1) + be B_c(a)) given the state at the threshold t (al > 0 > be).
 

@@ -9,8 +9,6 @@ kernels/clones.py; windows of a binomial (tight_window) leave out a proven mass.
 """
 import math
 
-from numba import njit
-
 from .binomial import (
     TINY,
     binom_logpmf,
@@ -20,6 +18,7 @@ from .binomial import (
     tail_rel_err,
     upper_tail_bound,
 )
+from .decorator import kernel
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["MAX_JUMP", "bin_sf", "sf_anchor", "sf_move", "first_above", "excess",
@@ -29,7 +28,7 @@ __all__ = ["MAX_JUMP", "bin_sf", "sf_anchor", "sf_move", "first_above", "excess"
 MAX_JUMP = 64
 
 
-@njit(cache=True)
+@kernel
 def bin_sf(t, m, a, b):
     """Pr[Bin(m, a) >= t]: the smaller side summed by pmf ratios, geometric remainder."""
     if t <= 0:
@@ -68,13 +67,13 @@ def bin_sf(t, m, a, b):
     return max(0.0, 1.0 - s)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def sf_anchor(t, m, a, b):
     """(Pr[Bin(m, a) >= t], Pr[Bin(m, a) = t]) computed directly."""
     return bin_sf(t, m, a, b), math.exp(binom_logpmf(t, m, a, b))
 
 
-@njit(cache=True)
+@kernel
 def sf_move(t, target, m, a, b, u, pk):
     """Move the state (u, pk) at t to target by pmf-ratio recurrences; re-anchor on long
     jumps, underflow, or when a subtraction would cancel half the value."""
@@ -102,7 +101,7 @@ def sf_move(t, target, m, a, b, u, pk):
     return u, pk
 
 
-@njit(cache=True)
+@kernel
 def first_above(theta, m):
     """Smallest integer t > theta, clipped to [0, m + 1]."""
     if theta < 0.0:
@@ -115,7 +114,7 @@ def first_above(theta, m):
     return t
 
 
-@njit(cache=True)
+@kernel
 def excess(theta, t, m, a, b, u, pk):
     """(E[(K - theta)_+], rounding allowance) for K ~ Bin(m, a) from (u, pk) at t. The allowance
     includes the tail state's own error bound (log-pmf anchors and ratio sums: tail_rel_err)."""
@@ -129,7 +128,7 @@ def excess(theta, t, m, a, b, u, pk):
     return max(v, 0.0), err
 
 
-@njit(cache=True)
+@kernel
 def pmf_step_down(w, j, m, p, q, rel, since):
     """Bin(m, p) pmf at j -> at j - 1 by the ratio j/(m-j+1) q/p, re-anchored from the log-pmf
     when it underflows; returns (pmf, its anchor's relative error, steps since the anchor)."""
@@ -140,7 +139,7 @@ def pmf_step_down(w, j, m, p, q, rel, since):
     return w, rel, since + 1
 
 
-@njit(cache=True)
+@kernel
 def tight_window(n, p, q, tol):
     """binom_window narrowed to the smallest window whose geometric tail bounds (the same
     proven bounds) still sum to at most tol: binom_window starts 2 standard deviations wider

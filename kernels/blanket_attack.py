@@ -6,10 +6,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .binomial import binom_window, pmf_anchor
 from .bintail import excess, first_above, pmf_step_down, sf_anchor, sf_move
+from .decorator import kernel
 from .half_tail import half_dec_order
 from .numerics import UNIT_ROUNDOFF
 
@@ -30,7 +30,7 @@ class AttackLaw(NamedTuple):
     eps0: float
 
 
-@njit(cache=True)
+@kernel
 def attack_excess(m, pj, pjc, e, aj, shift, tol):
     """sum over J of Pr[J] E[(V - theta_J)_+] for J ~ Bin(m, pj), V | J ~ Bin(J, 1/2) and
     theta_J = (aj J + shift)/(1+E), over a window of J (the attack's view, see
@@ -73,7 +73,7 @@ def attack_excess(m, pj, pjc, e, aj, shift, tol):
     return total, allow, outside, steps + 1
 
 
-@njit(cache=True)
+@kernel
 def split_attack_delta(n, law, eps, tol):
     """Exact delta(eps), rounded down (windows' mass dropped), of the attack
     (x1, x3, ..., x3) vs (x1', x3, ..., x3) seen through a post-processing that keeps, of each
@@ -114,7 +114,7 @@ class TripleLaw(NamedTuple):
     eps0: float
 
 
-@njit(cache=True)
+@kernel
 def _binom_row(m, a, b, tol):
     """(lo, pmf over the window [lo, hi] of Bin(m, a), each rounded down by its error bound)."""
     lo, hi, _ = binom_window(m, a, b, tol)
@@ -125,7 +125,7 @@ def _binom_row(m, a, b, tol):
     return lo, row
 
 
-@njit(cache=True)
+@kernel
 def triple_attack_delta(n, law, eps, tol):
     """delta(eps), rounded down, of the attack (x1, x3, ..., x3) vs (x1', x3, ..., x3) seen
     through the bits (b1, b2, b3) of every report (docs/theory.md §2.6(d)): with the three bits

@@ -11,10 +11,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .binomial import TINY, binom_window, pmf_anchor, tail_rel_err
 from .bintail import excess, first_above, sf_anchor, sf_move, tight_window
+from .decorator import kernel
 from .numerics import DBL_MIN, SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["GROUPS_PER_SD", "IndepLaw", "IndepTables", "e_and_r_down", "blocks_total", "block_g",
@@ -37,7 +37,7 @@ class IndepLaw(NamedTuple):
     eps0: float
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def e_and_r_down(eps, c):
     """(E, r) = (e^eps, (e^eps - 1)/c), both rounded down (the blanket sums decrease in each)."""
     e = math.exp(eps) * (1.0 - 4.0 * UNIT_ROUNDOFF)
@@ -45,7 +45,7 @@ def e_and_r_down(eps, c):
     return e, r
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def blocks_total(total, blocks, outside_m, steps):
     """The M'-blocked sum rounded up for its additions, plus the M' window's outside mass and
     a DBL_MIN per term for underflowed values, capped at 1."""
@@ -53,14 +53,14 @@ def blocks_total(total, blocks, outside_m, steps):
     return min(1.0, total + outside_m + (steps + 1) * DBL_MIN)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def block_g(scale, s, allow, terms, outside):
     """g of one M' block, capped at 1: scale (s + allow) rounded up for the sum's terms, plus
     what the windows left out."""
     return min(scale * (s + allow) * (1.0 + 8.0 * (terms + 16) * UNIT_ROUNDOFF) + outside, 1.0)
 
 
-@njit(cache=True)
+@kernel
 def indep_excess(m, a, b, e, shift, tol):
     """sum_{K2} Pr[K2] E[(K1 - e K2 - shift)_+], K1, K2 iid Bin(m, a), over a window of K2.
 
@@ -101,7 +101,7 @@ def indep_excess(m, a, b, e, shift, tol):
     return total, allow, outside, steps
 
 
-@njit(cache=True)
+@kernel
 def indep_upper_delta_direct(ms, weights, outside_m, law, eps, tol):
     """Blanket upper bound for independent Bern(a) support bits (docs/theory.md §2.5):
     delta <= sum_blocks Pr[M' in block] g(m_block) + outside_m, with
@@ -152,7 +152,7 @@ class IndepTables(NamedTuple):
     out: np.ndarray
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _block_sizes(m, a, b, tol, per_sd):
     lo, hi, out = tight_window(m, a, b, tol)
     g = max(1, int(math.sqrt(m * a * b) / per_sd))
@@ -160,7 +160,7 @@ def _block_sizes(m, a, b, tol, per_sd):
     return lo, hi, out, g, base, (hi - base) // g + 1, (hi - base) // g + 2
 
 
-@njit(cache=True)
+@kernel
 def indep_tables(ms, a, b, tol, per_sd=GROUPS_PER_SD):
     """IndepTables for the blocks ms: per block, the masses and first moments of K2's groups
     (each group's pmf anchored by pmf_anchor at its start, 8 ulps per ratio step after it) and
@@ -245,7 +245,7 @@ def indep_tables(ms, a, b, tol, per_sd=GROUPS_PER_SD):
     return IndepTables(meta, goff, gw, gs, grel, hoff, hv, he, hu, hue, outs)
 
 
-@njit(cache=True)
+@kernel
 def grid_excess(theta, eth, tab, i):
     """(upper bound on h(theta) = E[(K - theta)_+], allowance) for K ~ Bin(m_i, a) from block
     i's grid values: the chord between the grid points around theta (h is convex), h(top)
@@ -279,7 +279,7 @@ def grid_excess(theta, eth, tab, i):
     return v, err
 
 
-@njit(cache=True)
+@kernel
 def indep_grouped_excess(i, tab, e, shift):
     """An upper bound on sum_{K2 in window} Pr[K2] E[(K1 - e K2 - shift)_+] for block i
     (K1, K2 iid Bin(m_i, a)): f(k) = h(e k + shift) is convex in k, so over a group
@@ -317,7 +317,7 @@ def indep_grouped_excess(i, tab, e, shift):
     return total, allow, ng
 
 
-@njit(cache=True)
+@kernel
 def indep_upper_delta(ms, weights, outside_m, tab, law, eps):
     """Blanket upper bound for independent Bern(a) support bits (docs/theory.md §2.5), as
     indep_upper_delta_direct but with the K2 sum grouped (indep_grouped_excess) from the

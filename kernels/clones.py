@@ -13,7 +13,6 @@ log(p/pc) keeps its digits at large eps0.
 import math
 
 import numpy as np
-from numba import njit
 
 from .binomial import (
     TINY,
@@ -25,6 +24,7 @@ from .binomial import (
     tail_move_t,
     tail_rel_err,
 )
+from .decorator import kernel
 from .numerics import DBL_MIN, EXP_MAX, SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["ANCHOR_EVERY", "tail_negligible", "negligible_from", "clone_threshold", "rr_split",
@@ -36,7 +36,7 @@ ANCHOR_EVERY = 4096
 # at min(eps, EXP_MAX): H is non-increasing in eps, so this only raises it
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _kl_half(x, xc):
     """KL(Bern(x) || Bern(1/2)) in nats, for x in [1/2, 1], with xc = 1 - x given."""
     if xc <= 0.0:
@@ -44,7 +44,7 @@ def _kl_half(x, xc):
     return x * math.log(2.0 * x) + xc * math.log(2.0 * xc)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _chernoff_exponent(c, theta, theta_c):
     """c KL(theta - 2/c || 1/2): Pr[Bin(c,1/2) >= t_c - 2] <= exp(-this) (Chernoff).
 
@@ -55,14 +55,14 @@ def _chernoff_exponent(c, theta, theta_c):
     return c * _kl_half(x, theta_c + 2.0 / c)
 
 
-@njit(cache=True)
+@kernel
 def tail_negligible(c, theta, theta_c):
     """Whether Pr[Bin(c, 1/2) >= t_c - 2] <= e^-700 at the threshold of theta (Chernoff), so
     that the pair's H at c is at most e^-700."""
     return c >= 1 and _chernoff_exponent(c, theta, theta_c) >= EXP_MAX
 
 
-@njit(cache=True)
+@kernel
 def negligible_from(lo, hi, theta, theta_c):
     """Smallest c in [lo, hi] from which every c' >= c has tail mass <= e^-700 at its threshold.
 
@@ -84,7 +84,7 @@ def negligible_from(lo, hi, theta, theta_c):
     return b
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def clone_threshold(c, theta):
     """Smallest a with P_c(a) > E Q_c(a): floor(theta (c+1)) + 1, clipped to [1, c+1]."""
     t = int(math.floor(theta * (c + 1.0))) + 1
@@ -95,14 +95,14 @@ def clone_threshold(c, theta):
     return t
 
 
-@njit(cache=True)
+@kernel
 def rr_split(eps0):
     """(p, pc) = (e^eps0/(e^eps0+1), 1/(e^eps0+1)) from x = e^-eps0: no subtraction, no overflow."""
     x = math.exp(-eps0)
     return 1.0 / (1.0 + x), x / (1.0 + x)
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def pair_coefficients(p, pc, eps):
     """(al, be, theta, theta_c): al = p - E pc, be = pc - E p, both rounded up, and
     theta = -be/(al - be), theta_c = al/(al - be) = 1 - theta; al <= 0 means H = 0.
@@ -124,7 +124,7 @@ def pair_coefficients(p, pc, eps):
     return al, be, min(-be / d, 1.0), min(al / d, 1.0)
 
 
-@njit(cache=True)
+@kernel
 def clone_delta(n, q, qc, p, pc, eps, tol):
     """delta(eps) = H_{e^eps}(P||Q) of the clone pair, an upper bound within +tol (outside mass).
 
@@ -177,7 +177,7 @@ def clone_delta(n, q, qc, p, pc, eps, tol):
     return min(1.0, total + outside + (steps + 1) * DBL_MIN)
 
 
-@njit(cache=True)
+@kernel
 def clone_delta_many(n, q, qc, p, pc, eps, tol):
     """clone_delta at every entry of the array eps."""
     out = np.empty(eps.shape[0])

@@ -11,7 +11,8 @@ through ``mul_mod`` (double-and-add, no int64 overflow). Primality (Miller-Rabin
 n < 2^62) runs in plain Python: it is cheap, and compiling it cost the first run about a second.
 """
 import numpy as np
-from numba import njit
+
+from .decorator import kernel
 
 __all__ = ["SMALL_MODULUS", "MAX_MODULUS", "MR_BASES", "mul_mod", "pow_mod",
            "is_prime", "next_prime", "prime", "pi_count_one", "sum_rows", "affine_hist",
@@ -24,7 +25,7 @@ MAX_MODULUS = 1 << 62     # mul_mod needs 2 n < 2^63
 MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)  # Miller-Rabin: exact below 3.3e24
 
 
-@njit(cache=True)
+@kernel
 def mul_mod(a, b, n):
     """a b mod n for 0 <= a, b < n < 2^62 without overflow: direct below 2^31, else
     double-and-add (every intermediate stays below 2 n < 2^63)."""
@@ -45,7 +46,7 @@ def mul_mod(a, b, n):
     return result
 
 
-@njit(cache=True)
+@kernel
 def pow_mod(a, e, p):
     """a^e mod p by squaring (int64, p < 2^62)."""
     result = np.int64(1)  # not the literal 1: that would compile a second mul_mod
@@ -111,7 +112,7 @@ def prime(n) -> bool:
     return is_prime(int(n))
 
 
-@njit(cache=True)
+@kernel
 def pi_count_one(a, b, j, p, s):
     """#{i : (a_i (j+1) + b_i) mod p < s}: the single-item frequency oracle, O(n)."""
     x = j + 1
@@ -122,7 +123,7 @@ def pi_count_one(a, b, j, p, s):
     return count
 
 
-@njit(cache=True)
+@kernel
 def sum_rows(rows):
     """Column sums of a 2-D int64 array (exact). A loop rather than ``rows.sum(axis=0)``,
     whose implementation (axis checks with formatted error messages) took over 2 s to compile."""
@@ -133,7 +134,7 @@ def sum_rows(rows):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def affine_hist(a, b, y, k, p, s, g, out):
     """Adds to out[j] the reports supporting item j, by evaluating v = (a_i (j+1) + b_i) mod p
     at every j: O(n k). Serial, without the GIL: the caller runs report chunks on threads, each
@@ -154,7 +155,7 @@ def affine_hist(a, b, y, k, p, s, g, out):
                 v -= p
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def pi_hist_enum(a, b, k, p, s, inv, out):
     """Adds to out[j] the reports supporting item j by enumerating each report's hits:
     j + 1 = c r + d (mod p) for r < s with c = a^-1, d = -c b; a = 0 hits every j when b < s.
@@ -179,7 +180,7 @@ def pi_hist_enum(a, b, k, p, s, inv, out):
         out[j] += zeros
 
 
-@njit(cache=True)
+@kernel
 def inverse_table(p):
     """inv[x] = x^-1 mod p for x in [1, p) by inv[x] = -(p // x) inv[p % x] (inv[0] = 0)."""
     inv = np.zeros(p, dtype=np.int64)
@@ -190,7 +191,7 @@ def inverse_table(p):
     return inv
 
 
-@njit(cache=True)
+@kernel
 def fwht(v):
     """In-place fast Walsh-Hadamard transform of an int64 vector whose length is a power of 2:
     out[j] = sum_i (-1)^popcount(i & j) v[i]."""
@@ -207,7 +208,7 @@ def fwht(v):
     return v
 
 
-@njit(cache=True)
+@kernel
 def vector_hits(codes, counts, items, q, t, s, k):
     """Generalised PI-RAPPOR (§6): codes are distinct reports a_0..a_{t-1}, b packed in base q;
     items[j] the vector of item j (t digits). Adds counts[u] to every j with <a, x_j> + b < s."""
@@ -229,7 +230,7 @@ def vector_hits(codes, counts, items, q, t, s, k):
     return out
 
 
-@njit(cache=True)
+@kernel
 def first_unsorted_row(rows, high):
     """Index of the first row of a 2-D int64 array that is not strictly increasing within
     [0, high), or -1 (sorted rows of distinct items in range: one pass)."""
@@ -243,7 +244,7 @@ def first_unsorted_row(rows, high):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def affine_mod_triples(p, g):
     """#{(v, d) in F_p^2 : v, (v + d) mod p, (v + 2d) mod p all equal mod g} (OLH's hash of
     three items in arithmetic progression, docs/theory.md §2.6(c)). For fixed d the two

@@ -5,10 +5,9 @@ re-anchoring from the log-pmf when they grow; E[(V - theta)_+] from a state (hal
 """
 import math
 
-from numba import njit
-
 from .binomial import TINY, binom_logpmf, pmf_anchor, tail_rel_err
 from .bintail import MAX_JUMP, sf_anchor
+from .decorator import kernel
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["HALF_REL_MAX", "HALF_REL_MOVE", "PK_REL_MAX", "half_dec_order", "half_anchor",
@@ -25,7 +24,7 @@ HALF_REL_MOVE = 1e-7
 PK_REL_MAX = 5e-11
 
 
-@njit(cache=True)
+@kernel
 def half_dec_order(j, t, u, pk):
     """State (Pr[X >= t], Pr[X = t]) of X ~ Bin(j, 1/2) -> the same for Bin(j - 1, 1/2):
     U_{j-1}(t) = U_j(t) - B_j(t) t / j and B_{j-1}(t) = B_j(t) 2 (j - t) / j (re-anchors when
@@ -38,7 +37,7 @@ def half_dec_order(j, t, u, pk):
     return nu, pk * 2.0 * (j - t) / j
 
 
-@njit(cache=True)
+@kernel
 def half_anchor(t, j):
     """(u, pk, eu, ep): u = Pr[V >= t], pk = Pr[V = t] for V ~ Bin(j, 1/2), with absolute error
     bounds eu, ep (tail_rel_err of a direct anchor)."""
@@ -47,7 +46,7 @@ def half_anchor(t, j):
     return u, pk, rel * u, rel * pk
 
 
-@njit(cache=True)
+@kernel
 def half_refresh(t, j, u, pk, eu, ep, rel_max):
     """Recompute pk from its log-pmf once its tracked error exceeds PK_REL_MAX (otherwise the
     error of u, fed by pk's, would grow quadratically in the steps); re-anchor the whole state
@@ -60,7 +59,7 @@ def half_refresh(t, j, u, pk, eu, ep, rel_max):
     return u, pk, eu, ep
 
 
-@njit(cache=True)
+@kernel
 def half_step(t, target, j, u, pk, eu, ep, rel_max):
     """Move the state (u, pk) of Bin(j, 1/2) from t to target, carrying absolute error bounds:
     downward u <- u + pk(t-1), upward u <- u - pk(t) (the absolute errors add, so no
@@ -86,7 +85,7 @@ def half_step(t, target, j, u, pk, eu, ep, rel_max):
     return half_refresh(target, j, u, pk, eu, ep, rel_max)
 
 
-@njit(cache=True)
+@kernel
 def half_order_down(j, t, u, pk, eu, ep, rel_max):
     """The state at t of Bin(j, 1/2) -> the same for Bin(j - 1, 1/2) (see half_dec_order),
     carrying absolute error bounds (refreshed as in half_step)."""
@@ -101,7 +100,7 @@ def half_order_down(j, t, u, pk, eu, ep, rel_max):
     return half_refresh(t, j - 1, u, pk, eu, ep, rel_max)
 
 
-@njit(cache=True)
+@kernel
 def half_excess(theta, t, j, u, pk, eu, ep):
     """(E[(V - theta)_+], allowance) for V ~ Bin(j, 1/2) and theta in [t - 1, t], from the state
     at t: (j/2 - theta) u + (t/2) pk (see excess), linear in theta on that piece. The allowance
@@ -117,7 +116,7 @@ def half_excess(theta, t, j, u, pk, eu, ep):
     return max(v, 0.0), err
 
 
-@njit(cache=True)
+@kernel
 def half_tail_below(t, j, log_bound):
     """Whether Pr[Bin(j, 1/2) >= t] < e^log_bound, by the geometric bound
     pmf(t) / (1 - rho), rho = (j - t)/(t + 1) (t above the median; else False)."""

@@ -4,9 +4,9 @@
 import math
 
 import numpy as np
-from numba import njit
 
 from .binomial import TINY, binom_window, pmf_anchor
+from .decorator import kernel
 from .numerics import UNIT_ROUNDOFF
 
 __all__ = ["TAIL_ZONES", "MERGE_REL", "m_blocks"]
@@ -16,7 +16,7 @@ TAIL_ZONES = ((5.0, 16), (3.0, 4))  # (|z| beyond which, merge factor) for m_blo
 MERGE_REL = 20  # a merged block spans at most 1/MERGE_REL of its smallest M'
 
 
-@njit(cache=True)
+@kernel
 def m_blocks(n, gamma, gammac, width, tol, merge_tails=False):
     """Blocks of M' = 1 + C, C ~ Bin(n-1, gamma), over a window of C, aligned at multiples of
     width: returns (smallest M' of each block, Pr[M' in block] rounded up, outside mass of the

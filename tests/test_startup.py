@@ -173,3 +173,26 @@ def test_a_plain_amplify_query_loads_only_its_own_kernels():
                    "kernels.blanket_indep", "kernels.participation", "kernels.scalar",
                    "randomizers.scalar"):
         assert f"ldpcompress.{module}" not in loaded, module
+
+
+def test_the_demo_compiles_each_kernel_once_and_without_the_cfunc_wrapper():
+    """The first `ldpcompress demo` of an installation compiles every kernel it runs (~60 with
+    their callees), so each must be built for one type signature only, and without the
+    C-callable wrapper no kernel needs (kernels/decorator.py: ~15 ms of compilation each)."""
+    out = fresh("from ldpcompress.estimation import demo\n"
+                "demo.run(quiet=True)\n"
+                "seen = {}\n"
+                "for name, mod in list(sys.modules.items()):\n"
+                "    if name.startswith('ldpcompress.kernels.'):\n"
+                "        for f in vars(mod).values():\n"
+                "            if hasattr(f, 'signatures') and hasattr(f, 'targetoptions'):\n"
+                "                seen[f.py_func.__module__ + '.' + f.py_func.__name__] = (\n"
+                "                    [str(s) for s in f.signatures],\n"
+                "                    bool(f.targetoptions.get('no_cfunc_wrapper')))\n"
+                "out['kernels'] = {k: v for k, v in seen.items() if v[0]}\n")
+    ran = out["kernels"]
+    for name in ("clones.clone_delta", "blanket_indep.indep_tables",
+                 "blanket_attack.split_attack_delta", "field.pi_hist_enum"):
+        assert f"ldpcompress.kernels.{name}" in ran, name
+    assert {k: v[0] for k, v in ran.items() if len(v[0]) > 1} == {}
+    assert sorted(k for k, v in ran.items() if not v[1]) == []
