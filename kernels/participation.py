@@ -23,8 +23,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import (
     TINY,
     binom_logpmf,
@@ -59,7 +59,7 @@ _U = UNIT_ROUNDOFF
 # Tail states of Bin(c, a) walked by additions only (their relative error grows linearly)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@kernel
 def pmf_step_up(w, j, n, p, q, rel, since):
     """Bin(n, p) pmf at j -> at j + 1 by the ratio (n-j)/(j+1) p/q, re-anchored from the log-pmf
     when it underflows; returns (pmf, its anchor's relative error, steps since the anchor)."""
@@ -70,7 +70,7 @@ def pmf_step_up(w, j, n, p, q, rel, since):
     return w, rel, since + 1
 
 
-@njit(cache=True)
+@kernel
 def order_up(c, t, a, b, u, pk):
     """State (Pr[K >= t], Pr[K = t]) of K ~ Bin(c, a) -> the same for Bin(c + 1, a) at the same t:
     Pr_{c+1}[K >= t] = Pr_c[K >= t] + a Pr_c[K = t - 1] and Pr_{c+1}[K = t] = b Pr_c[K = t]
@@ -82,7 +82,7 @@ def order_up(c, t, a, b, u, pk):
     return min(1.0, u + pk * t * b / (c - t + 1.0)), b * pk * (c + 1.0) / (c + 1.0 - t), False
 
 
-@njit(cache=True)
+@kernel
 def diagonal_down(c, t, a, b, u, pk):
     """State of K ~ Bin(c, a) at t -> state of Bin(c - 1, a) at t - 1:
     Pr_{c-1}[K >= t-1] = Pr_c[K >= t] + b Pr_{c-1}[K = t-1], Pr_{c-1}[K = t-1] = Pr_c[K = t] t/(c a)
@@ -94,7 +94,7 @@ def diagonal_down(c, t, a, b, u, pk):
     return min(1.0, u + b * step), step, False
 
 
-@njit(cache=True)
+@kernel
 def move_down(t, target, m, a, b, u, pk):
     """Move the state of Bin(m, a) from t down to target <= t by u += Pr[K = t - 1] (additions);
     re-anchors for an upward move, a long jump or an underflow. Returns (u, pk, steps), steps
@@ -114,7 +114,7 @@ def move_down(t, target, m, a, b, u, pk):
     return u, pk, steps
 
 
-@njit(cache=True)
+@kernel
 def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
     """The tail state of K ~ Bin(c, a) at nt, carried from the previous count's state at t:
     ``up`` (previous count c - 1, same t: order_up) or down (previous count c + 1: diagonal_down
@@ -141,7 +141,7 @@ def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
     return u, pk, rel + 8.0 * _U, walked + 1
 
 
-@njit(cache=True)
+@kernel
 def _state_excess(theta, t, m, a, b, u, pk, rel):
     """(E[(K - theta)_+], allowance) for K ~ Bin(m, a) from the state at t = first_above(theta):
     (m a - theta) U + t b P (see ``excess`` in kernels/bintail.py), its rounding, and the state's
@@ -173,7 +173,7 @@ class RemoveCloneLaw(NamedTuple):
     q0_power: int
 
 
-@njit(cache=True)
+@kernel
 def remove_clone_sums(big_n, x0, law, e, em1, tol):
     """(H(P||Q), H(Q||P), terms) of the add/remove pair of one count N (docs/theory.md §2.7(a);
     ``law`` a RemoveCloneLaw): with L_c = q X_c / (wtc c),
@@ -230,7 +230,7 @@ def remove_clone_sums(big_n, x0, law, e, em1, tol):
     return h1, h2, hi - lo + 2
 
 
-@njit(cache=True)
+@kernel
 def remove_clone_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= max(sum_i w_i H_i(P||Q), sum_i w_i H_i(Q||P)) + outside over the blocks
     i of N (smallest member ns[i], mass ws[i], x0s[i]; H is non-increasing in N,
@@ -268,7 +268,7 @@ class SubstCloneLaw(NamedTuple):
     pc: float
 
 
-@njit(cache=True)
+@kernel
 def subst_clone_sum(big_n, x0, law, eps, tol):
     """sum_c wt pi(c-1) (1 + rho_c) H(clone pair(c - 1, p_c)) for one count N (``law`` a
     SubstCloneLaw), rho_c = q X_c / c, p_c = (p + rho_c/2)/(1 + rho_c) (docs/theory.md §2.7(b)),
@@ -327,7 +327,7 @@ def subst_clone_sum(big_n, x0, law, eps, tol):
     return total + wt * out, steps
 
 
-@njit(cache=True)
+@kernel
 def subst_clone_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= sum_i w_i subst_clone_sum(ns[i]) + outside (blocks of N, as in
     remove_clone_delta; ``law`` a SubstCloneLaw; the pair is symmetric, one direction
@@ -363,7 +363,7 @@ class RemoveBlanketLaw(NamedTuple):
     q0_power: int
 
 
-@njit(cache=True)
+@kernel
 def remove_blanket_sums(big_n, x0, law, e, em1, tol):
     """(H(P||Q), H(Q||P), terms) of the blanket add/remove pair of one count N
     (docs/theory.md §2.7(c); ``law`` a RemoveBlanketLaw): c blanket draws from w, K1 ~ Bin(c, a) of them support x1,
@@ -452,7 +452,7 @@ def remove_blanket_sums(big_n, x0, law, e, em1, tol):
     return h1, h2, terms
 
 
-@njit(cache=True)
+@kernel
 def remove_blanket_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= max over the directions of sum_i w_i H_i + outside (blocks of N, as in
     remove_clone_delta; ``law`` a RemoveBlanketLaw)."""

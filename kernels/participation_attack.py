@@ -7,8 +7,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import TINY, binom_logpmf, binom_window, pmf_rel_err
 from .bintail import tight_window
 from .lower import count_pair_delta
@@ -34,7 +34,7 @@ class CountLaw(NamedTuple):
     b2: float
 
 
-@njit(cache=True)
+@kernel
 def count_attack_delta(law, eps, tol):
     """Exact delta(eps), rounded down (windows' mass dropped), of the count V of one class of
     reports under ``law`` (a CountLaw: P(v) = a1 b(v-1) + b1 b(v), Q(v) = a2 b(v-1) + b2 b(v),
@@ -53,7 +53,7 @@ def count_attack_delta(law, eps, tol):
     return count_pair_delta(lo, b, rel_b, big_n, a1, b1, a2, b2, math.exp(eps), 8.0 * _U)
 
 
-@njit(cache=True)
+@kernel
 def _pmf_err(x, n, p, q):
     """(Pr[Bin(n, p) = x], its relative error bound); 0 outside [0, n]."""
     if x < 0 or x > n:
@@ -62,7 +62,7 @@ def _pmf_err(x, n, p, q):
     return math.exp(lp), pmf_rel_err(x, n, p, lp)
 
 
-@njit(cache=True)
+@kernel
 def _tail_pass(law, e, rel0, v, step, flip):
     """One pass of count_pair_sums (``law`` a CountLaw) from v in direction step (+1/-1): sum of
     the positive
@@ -112,7 +112,7 @@ def _tail_pass(law, e, rel0, v, step, flip):
     return total
 
 
-@njit(cache=True)
+@kernel
 def count_pair_sums(law, e, rel0):
     """(sum_v (P(v) - E Q(v))_+, sum_v (Q(v) - E P(v))_+) for ``law`` a CountLaw: P(v) =
     a1 b(v-1) + b1 b(v), Q(v) = a2 b(v-1) + b2 b(v), b the Bin(N, s) pmf, v in [0, N + 1],
@@ -166,7 +166,7 @@ class PoissonCountLaw(NamedTuple):
     remove: bool
 
 
-@njit(cache=True)
+@kernel
 def poisson_count_attack_delta(law, eps, tol):
     """Exact delta(eps), rounded down, of the attack's view (T, V) under Poisson participation
     (docs/theory.md §2.7(e); ``law`` a PoissonCountLaw): T reports in all, V of them in the

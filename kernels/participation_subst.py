@@ -6,8 +6,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import binom_window, pmf_anchor
 from .blanket_indep import blocks_total, indep_excess
 from .blanket_pair import pair_block_term
@@ -26,7 +26,7 @@ _U = UNIT_ROUNDOFF
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@kernel
 def _block_size(c, cw, mean, sd, merge):
     """Width of the block starting at c (a multiple of cw): wider in the far tails, aligned at
     multiples of its own width (as m_blocks in kernels/mblocks.py)."""
@@ -52,7 +52,7 @@ class BlanketBlocksLaw(NamedTuple):
     g: float
 
 
-@njit(cache=True)
+@kernel
 def subst_blanket_blocks(ns, ws, x0s, law, frac, tol, merge_tails=True):
     """Blocks of c for the blanket substitution bound (docs/theory.md §2.7(d); ``law`` a
     BlanketBlocksLaw). The window of
@@ -126,7 +126,7 @@ def subst_blanket_blocks(ns, ws, x0s, law, frac, tol, merge_tails=True):
     return c_lo, mass, tau, shift, outside
 
 
-@njit(cache=True)
+@kernel
 def _chord(x, x_lo, x_hi, f_lo, f_hi):
     """The chord of a convex function through (x_lo, f_lo), (x_hi, f_hi) at x in [x_lo, x_hi]:
     an upper bound on it there (f_lo, f_hi themselves upper bounds)."""
@@ -136,7 +136,7 @@ def _chord(x, x_lo, x_hi, f_lo, f_hi):
     return ((1.0 - lam) * f_lo + lam * f_hi) * (1.0 + 4.0 * _U)
 
 
-@njit(cache=True)
+@kernel
 def _shift_range(shift, mass, jj):
     """(smallest, largest) shift factor of block jj among the counts N that reach it."""
     lo = math.inf
@@ -148,7 +148,7 @@ def _shift_range(shift, mass, jj):
     return lo, hi
 
 
-@njit(cache=True)
+@kernel
 def _block_sum(mass, tau, shift, jj, s_lo, s_hi, f_lo, f_hi):
     """sum_i mass_ij min(1, tau_ij chord(shift_ij)) for c-block jj, the chord of F_j through
     its values f_lo, f_hi at the block's smallest and largest shift factor."""
@@ -160,7 +160,7 @@ def _block_sum(mass, tau, shift, jj, s_lo, s_hi, f_lo, f_hi):
     return total
 
 
-@njit(cache=True)
+@kernel
 def subst_blanket_indep(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
     """delta(eps) <= sum_{i,j} mass_ij min(1, tau_ij (gc/m_j) F_j(r shift_ij)) + outside for
     independent Bern(a) support bits (``law`` an IndepLaw of kernels/blanket_indep.py), F_j(theta) = E[(K1 - E K2 - theta)_+], K1, K2 iid
@@ -192,7 +192,7 @@ def subst_blanket_indep(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside)
     return blocks_total(total, mass.size, outside, steps)
 
 
-@njit(cache=True)
+@kernel
 def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
     """As subst_blanket_indep for a symmetric correlated (b1, b2) law (subset selection, k-RR,
     OLH exactly; ``law`` a PairLaw record of kernels/blanket_pair.py): F_j by pair_group_excess
