@@ -37,12 +37,15 @@ def _items(row):
 
 def shuffled_law(rows, kind=None):
     """Exact law of the multiset of independent reports, report i ~ rows[i] (a dict output ->
-    probability, or a sequence indexed by output); outcomes are sorted tuples of outputs."""
+    probability, or a sequence indexed by output); outcomes are sorted tuples of outputs, those
+    of probability 0 left out."""
     law = {(): number(1, kind) if kind else 1}
     for row in rows:
         new = {}
         for h, p in law.items():
             for y, q in _items(row):
+                if q == 0:
+                    continue
                 g = tuple(sorted(h + (y,)))
                 new[g] = new.get(g, 0) + p * number(q, kind)
         law = new
