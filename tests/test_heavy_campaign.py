@@ -56,8 +56,8 @@ def _forgeries(c: Campaign):
          r"certify central eps \S+ > its target 2 .*eps0 = \[40.0"),
         ("wrong k", dataclasses.replace(c, oracles=(make_oracle("krr", k + 1, e0),) * 3),
          rf"round 1's oracle must be a frequency oracle on k = {k} indices, got .*k={k + 1}"),
-        ("lowered upper", dataclasses.replace(c, upper=c.upper / 2),
-         rf"ledger.upper = {c.upper / 2!r} differs from the central eps {c.upper!r}"),
+        ("lowered upper", dataclasses.replace(c, upper=c.upper - 1e-3),
+         rf"ledger.upper = {c.upper - 1e-3!r} differs from the central eps {c.upper!r}"),
         ("raised upper", dataclasses.replace(c, upper=2.0),
          rf"ledger.upper = 2.0 differs from the central eps {c.upper!r}"),
         ("changed lower", dataclasses.replace(c, lower=c.lower / 2),
@@ -104,7 +104,7 @@ def test_the_honest_campaign_is_certified_once(campaign, round1, monkeypatch):
     candidates(c, a)
     assert len(calls) == 1
     assert dataclasses.replace(c).certified() == campaign.upper and len(calls) == 2
-    object.__setattr__(c, "upper", campaign.upper / 2)  # a change that bypasses frozen
+    object.__setattr__(c, "upper", campaign.upper - 1e-3)  # a change that bypasses frozen
     with pytest.raises(ValueError, match="ledger.upper = .* differs from the central eps"):
         found_words(c, [a])
 
