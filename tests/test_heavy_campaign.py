@@ -26,12 +26,13 @@ pytest.importorskip("pyarrow")
 
 N = 3000
 WORDS = ["ab"] * 500 + ["c"] * 300 + ["ba"] * 150 + ["a"] * 50
+TREE = dict(rounds=3, step=1, keep=2, alphabet="abc", oracles=["krr"], assignments=["groups"])
 
 
 @pytest.fixture(scope="module")
 def campaign():
-    return plan_campaign(N, 2.0, 1e-6, rounds=3, step=1, keep=2, alphabet="abc",
-                         oracles=["krr"], assignments=["groups"])
+    """A 3-round plan of n = 3000 devices at (2, 1e-6) under public groups."""
+    return plan_campaign(N, 2.0, 1e-6, **TREE)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
