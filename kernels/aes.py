@@ -26,10 +26,12 @@ import platform
 
 import numpy as np
 from llvmlite import ir
-from numba import config, njit, prange, types
+from numba import config, prange, types
 from numba.core import cgutils
 from numba.core.codegen import get_host_cpu_features
 from numba.extending import intrinsic
+
+from .decorator import kernel
 
 __all__ = ["SBOX", "aes_ni_target", "AES_NI", "GROUP_BLOCKS", "GROUP_WORDS", "expand_key",
            "encrypt_counter", "encrypt_group", "read_words", "keystream_words", "words_at"]
@@ -168,7 +170,7 @@ _ni_encrypt1 = _ni_encrypt_blocks(1)
 _ni_encrypt4 = _ni_encrypt_blocks(GROUP_BLOCKS)
 
 
-@njit(cache=True)
+@kernel
 def _sub_word(w, ni):
     """S-box applied to each byte of the uint32 w."""
     if ni:
@@ -179,7 +181,7 @@ def _sub_word(w, ni):
             | (SBOX32[(w >> 24) & 255] << 24))
 
 
-@njit(cache=True)
+@kernel
 def expand_key(seed, rk, ni):
     """The 11 round keys of AES-128 (FIPS-197 §5.2) of the 16 key bytes ``seed`` into rk
     (uint64[22]): w_i = w_{i-4} ^ SubWord(RotWord(w_{i-1})) ^ Rcon for i = 0 mod 4, else
@@ -201,7 +203,7 @@ def expand_key(seed, rk, ni):
         rk[2 * r + 3] = np.uint64(w[2]) | (np.uint64(w[3]) << np.uint64(32))
 
 
-@njit(cache=True)
+@kernel
 def _bswap64(x):
     out = np.uint64(0)
     for _ in range(8):
@@ -210,7 +212,7 @@ def _bswap64(x):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _last_column(a, b, c, d):
     """Column of the last round (SubBytes, ShiftRows; no MixColumns): row r from the column
     r to the right."""
@@ -218,7 +220,7 @@ def _last_column(a, b, c, d):
             | (SBOX32[d >> 24] << 24))
 
 
-@njit(cache=True)
+@kernel
 def _soft_encrypt(rk, lo, hi):
     """FIPS-197 Cipher with T-tables on the columns c_j (uint32, bytes little-endian): each
     round c'_j = T0[c_j b0] ^ T1[c_{j+1} b1] ^ T2[c_{j+2} b2] ^ T3[c_{j+3} b3] ^ k_j (ShiftRows,
@@ -250,7 +252,7 @@ def _soft_encrypt(rk, lo, hi):
     return out_lo, out_hi
 
 
-@njit(cache=True)
+@kernel
 def encrypt_counter(rk, block, ni):
     """Keystream block number ``block`` (words 2 block and 2 block + 1): the encryption of
     nonce (8 zero bytes) || block as 64-bit big-endian."""
@@ -259,7 +261,7 @@ def encrypt_counter(rk, block, ni):
     return _soft_encrypt(rk, np.uint64(0), _bswap64(np.uint64(block)))
 
 
-@njit(cache=True)
+@kernel
 def encrypt_group(rk, group, ni):
     """Keystream words GROUP_WORDS group .. GROUP_WORDS (group + 1) - 1 (blocks
     GROUP_BLOCKS group ..) as a tuple of GROUP_WORDS uint64."""
@@ -273,7 +275,7 @@ def encrypt_group(rk, group, ni):
     return a0, a1, b0, b1, c0, c1, d0, d1
 
 
-@njit(cache=True)
+@kernel
 def read_words(rk, first, out, ni):
     """Words first .. first + out.size - 1 of the stream keyed by rk into out."""
     count = out.size
@@ -292,7 +294,7 @@ def read_words(rk, first, out, ni):
             j += 1
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def keystream_words(seeds, first, count):
     """Words first .. first + count - 1 of every seed's stream: uint64 (n, count)."""
     n = seeds.shape[0]
@@ -304,7 +306,7 @@ def keystream_words(seeds, first, count):
     return out
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def words_at(seeds, index):
     """Word index[i] of seed i's stream (random access: one block each): uint64 (n,)."""
     n = seeds.shape[0]

@@ -12,13 +12,13 @@ A law on [0, K step] given by atoms (masses w[i] at the conditional means c[i] o
 """
 import math
 
-import numpy as np
-from numba import njit
+
+from .decorator import kernel
 
 __all__ = ["split_up", "contract_down"]
 
 
-@njit(cache=True)
+@kernel
 def split_up(w, c, cell, step, out):
     """Atom i (mass w[i] at c[i], inside the cell [cell[i] step, (cell[i]+1) step)) split
     between the cell's ends so that its mean is kept: f = c / step - cell clipped to [0, 1];
@@ -44,7 +44,7 @@ def split_up(w, c, cell, step, out):
         out[k + 1] += hi
 
 
-@njit(cache=True)
+@kernel
 def contract_down(w, c, step, out, up):
     """Buckets of mean j step, built left to right from the atoms (w[i] at c[i], increasing);
     out[j] receives each bucket's mass. An atom within 1e-9 step of a lattice point counts as on

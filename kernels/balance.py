@@ -9,14 +9,15 @@ A_k = P_k - e^(l_k) Q_k (lower) and its deficit at the upper end B_k = e^(l_(k+1
 u_k = min(1, d_(k+1) A_(k+1) / B_k) of cell k; its loss is >= l_(k+1) exactly when
 u_k B_k <= d_(k+1) A_(k+1)."""
 import numpy as np
-from numba import njit
+
+from .decorator import kernel
 
 __all__ = ["balanced_masses"]
 
 _SHRINK = 1.0 - 2.0 ** -49  # 4 ulps of 1: u_k rounded down past the quotient's rounding
 
 
-@njit(cache=True)
+@kernel
 def balanced_masses(p_cell, a_cell, b_cell):
     """(masses, up): masses at the grid points l_0..l_K of K cells (length K + 1) and the
     fractions u_j (length K). Cell j sends the fraction

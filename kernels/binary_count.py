@@ -23,8 +23,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import TINY, binom_window, pmf_anchor
 from .numerics import EXP_MAX, SUBNORMAL_ULP, UNIT_ROUNDOFF
 
@@ -55,7 +55,7 @@ class CountLaw(NamedTuple):
     sweeps: int
 
 
-@njit(cache=True)
+@kernel
 def _pmf_window(n, p, q, lo, hi, out):
     """out[j - lo] = Pr[Bin(n, p) = j] for j in [lo, hi] by ratio recurrences from log-pmf
     anchors (every _REANCHOR_EVERY steps and whenever a value falls below TINY); returns one
@@ -92,7 +92,7 @@ def _pmf_window(n, p, q, lo, hi, out):
     return rel
 
 
-@njit(cache=True)
+@kernel
 def _direct(k, ulo, uhi, u, urel, vlo, vhi, v, vrel, outside):
     """(lower, upper) bounds on x(k) = sum_j U(j) V(k - j) from the windowed pmfs (u on
     [ulo, uhi], v on [vlo, vhi]): the upper bound adds the mass outside both windows (each
@@ -110,7 +110,7 @@ def _direct(k, ulo, uhi, u, urel, vlo, vhi, v, vrel, outside):
     return max(lo, 0.0), hi
 
 
-@njit(cache=True)
+@kernel
 def _coefs(k, n1, n2, ta, tb, tab, nn):
     """Bounds (A_lo, A_hi, B_lo, B_hi) of the recurrence coefficients at k (0 <= k <= N): 20
     ulps of each term's magnitude cover the roundings here and in ta, tb, tab (themselves a few
@@ -125,7 +125,7 @@ def _coefs(k, n1, n2, ta, tb, tab, nn):
     return aa - ea, aa + ea, bb - eb, bb + eb
 
 
-@njit(cache=True)
+@kernel
 def _root(aa, bb):
     """The positive root of r^2 = aa r + bb (bb > 0), without cancellation; increasing in both."""
     d = math.sqrt(aa * aa + 4.0 * bb)
@@ -134,7 +134,7 @@ def _root(aa, bb):
     return 2.0 * bb / (d - aa)
 
 
-@njit(cache=True)
+@kernel
 def _a_priori(k, nn, ahi_k, bhi_k, alo_next, blo_next):
     """The log-concavity interval [r(k+1), r(k)] of rho_k (1 <= k <= N - 2; else (0, inf)):
     rho_k <= rho_{k-1} gives rho_k^2 <= A_k rho_k + B_k, and rho_{k+1} <= rho_k gives
@@ -146,7 +146,7 @@ def _a_priori(k, nn, ahi_k, bhi_k, alo_next, blo_next):
     return lo, hi
 
 
-@njit(cache=True)
+@kernel
 def _ratio_bounds(k0, k1, n1, n2, ta, tb, tab, rl, rh, sweeps):
     """Fill rl, rh (length k1 - k0 + 2) with bounds on rho_k = x(k+1)/x(k) for k in
     [k0 - 1, k1] (index k - k0 + 1), both non-increasing in k: exact ends (rho_{-1} = inf,
@@ -236,7 +236,7 @@ ROWS = 14  # rows of the work buffer of count_tables (see there)
 CHUNK = 64  # running sums are kept every CHUNK entries (rows 6-13), the rest summed on demand
 
 
-@njit(cache=True)
+@kernel
 def _windows(law):
     """The windows of Bin(n1, a) and Bin(n2, b) (an empty group is the point 0) and their
     outside masses."""
@@ -249,14 +249,14 @@ def _windows(law):
     return u_lo, u_hi, u_out, v_lo, v_hi, v_out
 
 
-@njit(cache=True)
+@kernel
 def count_capacity(law):
     """Columns a work buffer needs for count_tables(law): the window of X plus 3."""
     u_lo, u_hi, _, v_lo, v_hi, _ = _windows(law)
     return (u_hi - u_lo) + (v_hi - v_lo) + 4
 
 
-@njit(cache=True)
+@kernel
 def count_tables(law, buf):
     """Tables of the count pair of ``law`` (a CountLaw) in the rows of ``buf`` (ROWS x at least
     count_capacity(law)): the window [k0, k0 + w - 1] of X, ratio bounds rl <= rho <= rh on
@@ -326,7 +326,7 @@ def count_tables(law, buf):
     return k0, w, left, right
 
 
-@njit(cache=True)
+@kernel
 def _term(r, i, buf):
     """Entry i of running sum r (0-3 suffix sums of the direction P||Q, whose terms are
     x(j) (c1 + c0 rho_j): xh, xh rl, xl, xl rh; 4-7 prefix sums of the direction Q||P, terms
@@ -347,7 +347,7 @@ def _term(r, i, buf):
     return buf[2, i] / lo if lo > 0.0 else math.inf
 
 
-@njit(cache=True)
+@kernel
 def _sums(w, buf):
     """Checkpoints of the running sums (row 6 + r, entry c): suffix sums from c CHUNK on
     (r = 0-3), prefix sums below c CHUNK (r = 4-7), c = 0 .. ceil(w / CHUNK). One pass per
@@ -380,7 +380,7 @@ def _sums(w, buf):
         buf[13, c + 1] = s3
 
 
-@njit(cache=True)
+@kernel
 def _suffix(r, i, w, buf):
     """sum_{j >= i} of running sum r's terms (r = 0-3)."""
     c = (i + CHUNK - 1) // CHUNK
@@ -390,7 +390,7 @@ def _suffix(r, i, w, buf):
     return acc
 
 
-@njit(cache=True)
+@kernel
 def _prefix(r, i, w, buf):
     """sum_{j < i} of running sum r's terms (r = 4-7)."""
     c = i // CHUNK
@@ -400,7 +400,7 @@ def _prefix(r, i, w, buf):
     return acc
 
 
-@njit(cache=True)
+@kernel
 def _first_below(r, lo, hi, tau):
     """First index i in [lo, hi] with r[i] < tau for a non-increasing r (hi + 1 if none)."""
     a = lo
@@ -414,7 +414,7 @@ def _first_below(r, lo, hi, tau):
     return a
 
 
-@njit(cache=True)
+@kernel
 def _last_above(r, lo, hi, tau):
     """Last index i in [lo, hi] with r[i] > tau for a non-increasing r (lo - 1 if none)."""
     a = lo - 1
@@ -428,13 +428,13 @@ def _last_above(r, lo, hi, tau):
     return a
 
 
-@njit(cache=True)
+@kernel
 def _hockey_coef(x, y, e, sgn):
     """x - e y rounded up (sgn = 1) or down (sgn = -1) past its rounding error."""
     return (x - e * y) + sgn * 2.0 * U * (x + e * y)
 
 
-@njit(cache=True)
+@kernel
 def count_delta(k0, w, left, right, buf, a, ac, b, bc, eps, upper):
     """max(H(P||Q), H(Q||P)) at e^eps for the tables of one count pair: an upper bound
     (``upper``: pmf upper bounds, ratio bounds on the side that enlarges each term, coefficients
@@ -501,7 +501,7 @@ def count_delta(k0, w, left, right, buf, a, ac, b, bc, eps, upper):
     return max(0.0, h * (1.0 - 8.0 * U) - SUBNORMAL_ULP)
 
 
-@njit(cache=True)
+@kernel
 def count_deltas(k0, w, left, right, buf, a, ac, b, bc, eps_arr, upper):
     """count_delta at every eps of an array."""
     out = np.empty(eps_arr.shape[0])

@@ -11,8 +11,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import TINY, pmf_anchor, tail_rel_err
 from .bintail import pmf_step_down, tight_window
 from .blanket_indep import blocks_total
@@ -52,7 +52,7 @@ class PairLaw(NamedTuple):
     max_groups: int
 
 
-@njit(cache=True)
+@kernel
 def n11_table(rest, pi, pic, tol, buf):
     """The law of N11 ~ Bin(rest, pi) on its window [lo, lo + L) as running sums, for O(1) group
     masses and first moments: rows of buf hold w_i (i = N11 - lo), then sum_{i' < i} w_i',
@@ -96,7 +96,7 @@ def n11_table(rest, pi, pic, tol, buf):
     return lo, n_len, md, out, rel, buf
 
 
-@njit(cache=True)
+@kernel
 def group_sums(buf, n_len, md, a, b):
     """(W, S, eW, eS): W = sum w_i and S = sum i w_i over a <= i < b from n11_table's running
     sums, with rounding bounds. A group below the mode uses the left sums, above it the right
@@ -122,7 +122,7 @@ def group_sums(buf, n_len, md, a, b):
     return max(w, 0.0), max(s, 0.0), k * mw, k * ms
 
 
-@njit(cache=True)
+@kernel
 def j_grid(j, e, beta, shift, nlo, n_len, n11_sd, max_groups):
     """The pieces of one J (see pair_group_excess): (tl, stride, count), covering theta of every
     N11 in the window by [tl, tl + count stride). Pieces are `stride` integers wide and start
@@ -141,7 +141,7 @@ def j_grid(j, e, beta, shift, nlo, n_len, n11_sd, max_groups):
     return tl, stride, count
 
 
-@njit(cache=True)
+@kernel
 def j_groups(j, tl, stride, count, u, pk, eu, ep, e, beta, shift, nlo, n_len, md, rel_n, buf,
              rel_move):
     """sum over N11 of Pr[N11] f_J(theta(J, N11)) for one J (see pair_group_excess), pieces
@@ -219,7 +219,7 @@ def j_groups(j, tl, stride, count, u, pk, eu, ep, e, beta, shift, nlo, n_len, md
     return acc, acc_err, terms
 
 
-@njit(cache=True)
+@kernel
 def pair_group_excess(m, law, e, beta, shift, tol):
     """sum over (J, N11) of Pr[J, N11] f_J(theta(J, N11)) for m draws whose (b1, b2) law has
     P(1,0) = P(0,1) = pj/2 and P(1,1) = pi (1 - pj): J = N10 + N01 ~ Bin(m, pj),
@@ -326,7 +326,7 @@ def pair_group_excess(m, law, e, beta, shift, tol):
     return total, allow, outside, terms + 1, under
 
 
-@njit(cache=True)
+@kernel
 def pair_block_term(m, law, e, beta, rate, threshold, tol):
     """One block's term g(m) = (gamma c (1+E)/m) E[(V - theta)_+] at the rounded threshold
     ``threshold`` (= ``rate`` m: r m unshifted, the participation kernels shift it), or its
@@ -344,7 +344,7 @@ def pair_block_term(m, law, e, beta, rate, threshold, tol):
     return g, st
 
 
-@njit(cache=True)
+@kernel
 def pair_upper_delta(ms, weights, outside_m, law, eps, tol):
     """Blanket upper bound for a symmetric correlated (b1, b2) law (subset selection; k-RR and
     OLH exactly): g(m) = (gamma c (1+E)/m) E[(V - theta)_+] (pair_group_excess), blocked in M'

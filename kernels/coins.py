@@ -8,12 +8,13 @@ coin, c an integer, is the comparison j < c of a 53-bit uniform j = (byte << 45)
 uniform integer in [0, b) is Lemire's multiply-and-reject on one 32-bit word.
 """
 import numpy as np
-from numba import njit
+
+from .decorator import kernel
 
 __all__ = ["bytes_below", "bounded_draw", "floyd_subsets"]
 
 
-@njit(cache=True)
+@kernel
 def bytes_below(raw, hi, out, ties):
     """out[i] = raw[i] < hi for the uint8 bytes raw; the positions i with raw[i] == hi (coins
     the byte leaves undecided) are written to ties[:t] and t is returned."""
@@ -27,7 +28,7 @@ def bytes_below(raw, hi, out, ties):
     return t
 
 
-@njit(cache=True)
+@kernel
 def bounded_draw(word, bound, width):
     """Lemire (2019), "Fast random integer generation in an interval": for a uniform
     ``width``-bit word and 1 <= bound <= 2^width, m = word * bound; the draw is accepted iff
@@ -41,7 +42,7 @@ def bounded_draw(word, bound, width):
     return np.int64(m >> np.uint64(width))
 
 
-@njit(cache=True)
+@kernel
 def _slot(table, item):
     """The slot of item in an open-addressing table (items stored as item + 1, 0 = empty,
     size a power of two, linear probing), or the empty slot where it would go."""
@@ -52,7 +53,7 @@ def _slot(table, item):
     return h
 
 
-@njit(cache=True)
+@kernel
 def floyd_subsets(words, state, xs, include, k, d, taken, out, scan):
     """Row r of out (n x d): x = xs[r] and a uniform (d-1)-subset of [k] minus {x} if
     include[r], else a uniform d-subset of [k] minus {x}; in increasing order when ``scan``.

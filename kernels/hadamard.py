@@ -8,13 +8,14 @@ x^m bit set). Every kernel trusts its inputs: the Python side validated the item
 reports and the parameters (m <= 30, t <= m) first.
 """
 import numpy as np
-from numba import njit
+
+from .decorator import kernel
 
 __all__ = ["gf_mul", "gf_pow", "spread_rows", "dual_rows", "respond", "span_counts",
            "supports"]
 
 
-@njit(cache=True)
+@kernel
 def parity(v):
     """popcount(v) mod 2 for 0 <= v < 2^32."""
     v ^= v >> 16
@@ -25,7 +26,7 @@ def parity(v):
     return v & 1
 
 
-@njit(cache=True)
+@kernel
 def gf_mul(a, b, m, poly):
     """a b in GF(2^m) = GF(2)[z] / poly (shift-and-add; a, b < 2^m)."""
     r = 0
@@ -39,7 +40,7 @@ def gf_mul(a, b, m, poly):
     return r
 
 
-@njit(cache=True)
+@kernel
 def gf_pow(a, e, m, poly):
     """a^e in GF(2^m) (square and multiply, e >= 0)."""
     r = 1
@@ -51,7 +52,7 @@ def gf_pow(a, e, m, poly):
     return r
 
 
-@njit(cache=True)
+@kernel
 def spread_rows(k, t, m, poly):
     """rows[x, i] = g^(x + i N), N = (2^m - 1)/(2^t - 1), g = z a primitive element: the span of
     row x is g^x GF(2^t) (omega = g^N generates GF(2^t)^*, so 1, omega, .., omega^(t-1) is a
@@ -71,7 +72,7 @@ def spread_rows(k, t, m, poly):
     return rows
 
 
-@njit(cache=True)
+@kernel
 def dual_rows(rows, m):
     """duals[x, j] with parity(rows[x, i] & duals[x, j]) = [i == j]: pivot bits P of the rows
     (Gaussian elimination), then the inverse of the t x t matrix A[i, l] = bit P_l of row i, so
@@ -124,7 +125,7 @@ def dual_rows(rows, m):
     return duals
 
 
-@njit(cache=True)
+@kernel
 def respond(rows, duals, xs, ys, targets):
     """Reports: y_u moved into the coset {y : syndrome_x(y) = targets[u]} of x = xs[u] by adding
     the duals of the wrong syndrome bits (a uniform y gives a uniform point of the coset)."""
@@ -140,7 +141,7 @@ def respond(rows, duals, xs, ys, targets):
     return out
 
 
-@njit(cache=True)
+@kernel
 def span_counts(spec, rows):
     """Support counts from the Walsh-Hadamard transform spec[v] = sum_y (-1)^(v.y) hist[y]:
     #{reports with syndrome_x = 0} = 2^-t sum of spec over the 2^t vectors of span(rows[x])
@@ -160,7 +161,7 @@ def span_counts(spec, rows):
     return out
 
 
-@njit(cache=True)
+@kernel
 def supports(rows, xs, ys):
     """Whether report ys[u] supports item xs[u] (every syndrome bit 0)."""
     t = rows.shape[1]

@@ -4,14 +4,14 @@ e^eps_a expm1(eps_b - eps_a) so that points with e^eps near 1 keep their digits.
 import math
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .numerics import EXP_MAX
 
 __all__ = ["lower_hull"]
 
 
-@njit(cache=True)
+@kernel
 def _dx(x, eps, a, b):
     gap = eps[b] - eps[a]
     if gap <= EXP_MAX:
@@ -19,7 +19,7 @@ def _dx(x, eps, a, b):
     return x[b] - x[a]  # expm1 would overflow; the difference loses nothing here
 
 
-@njit(cache=True)
+@kernel
 def lower_hull(x, eps, dl):
     """Indices of the lower convex hull's vertices of the points (x_i = e^eps_i, dl_i), x
     strictly increasing: a point is dropped when the turn it makes is not strictly convex."""

@@ -1,8 +1,8 @@
 """Kairouz-Oh-Viswanath optimal homogeneous composition in log space (docs/theory.md §3.3)."""
 import math
 
-from numba import njit
 
+from .decorator import kernel
 from .binomial import TINY, binom_logpmf, binom_window, pmf_rel_err
 from .numerics import SUBNORMAL_ULP, UNIT_ROUNDOFF
 
@@ -13,7 +13,7 @@ KOV_TOL = 1e-300  # mass of Bin(k, 1/(1+e^eps)) left outside the summed window (
 ANCHOR_EVERY = 4096
 
 
-@njit(cache=True)
+@kernel
 def kov_log_delta_i(k, eps, i):
     """log of an upper bound on delta_i = sum_{l<i} C(k,l) (e^((k-l)eps) - e^((k-2i+l)eps)) / (1+e^eps)^k.
 

@@ -13,8 +13,8 @@ complement is formed by subtraction and nothing overflows for large eps0.
 import math
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import (
     TINY,
     binom_logpmf,
@@ -33,7 +33,7 @@ __all__ = ["krr_probs", "blanket_tables", "blanket_delta"]
 
 
 
-@njit(cache=True)
+@kernel
 def krr_probs(k, eps0):
     """(g, gc, r, rc, alpha, beta) of k-RR: blanket weight g = k/Z and 1 - g = (e^eps0-1)/Z,
     r = 2/Z and 1 - r = (e^eps0+k-3)/Z, alpha = e^eps0/Z, beta = 1/Z, all from x = e^-eps0."""
@@ -46,7 +46,7 @@ def krr_probs(k, eps0):
     return g, gc, r, rc, 1.0 / xz, x / xz
 
 
-@njit(cache=True)
+@kernel
 def _add_row(row, s_lo, s_hi, m, pm, wk, wkc):
     """row[s - s_lo] += pm * Bin(m, wk)(s) for s in the window (wkc = 1 - wk), each term rounded
     up: pm carries its own error bound already, Bin(m, wk)(start) its log-pmf error bound
@@ -84,7 +84,7 @@ def _add_row(row, s_lo, s_hi, m, pm, wk, wkc):
     return count
 
 
-@njit(cache=True)
+@kernel
 def blanket_tables(n, k, eps0, nblocks, tol):
     """Eps-independent part of §2.4(b): block masses M[j, s] = sum_{m in block j} Pr[m] W_m(s).
 
@@ -114,7 +114,7 @@ def blanket_tables(n, k, eps0, nblocks, tol):
     return tables, m_first, s_lo, om + os_ + terms * TINY
 
 
-@njit(cache=True)
+@kernel
 def blanket_delta(tables, m_first, s_lo, k, eps0, eps, outside):
     """delta(eps) <= sum_blocks sum_T mass_j(T) H(pair(c = T-1, p_eff_j(T))) + outside."""
     _, _, _, _, alpha, beta = krr_probs(k, eps0)

@@ -14,7 +14,8 @@ most min(n, 29 sqrt(n) + 4) terms per point (``MAX_TERMS_PER_SQRT_N``).
 import math
 
 import numpy as np
-from numba import njit
+
+from .decorator import kernel
 
 __all__ = ["STOP", "MAX_TERMS_PER_SQRT_N", "laplace_sum_logpdf_into", "log_trapezoid_mix"]
 
@@ -23,7 +24,7 @@ STOP = 1e-30               # relative size of the first term left out, on each s
 MAX_TERMS_PER_SQRT_N = 29  # sqrt(4 log 1e30) + sqrt(2 log 1e30) = 28.4: terms per point / sqrt(n)
 
 
-@njit(cache=True)
+@kernel
 def _peak(y, n):
     """The first j in [0, n-1] with r_j < 1 (the largest term): bisection on the decreasing
     ratio; r_{n-1} = 0, so it exists."""
@@ -37,7 +38,7 @@ def _peak(y, n):
     return lo
 
 
-@njit(cache=True)
+@kernel
 def laplace_sum_logpdf_into(x, shift, scale, n, out):
     """out[i] = log density at x[i] - shift of the sum of n iid Laplace(scale) noises (the
     module's formula at |x[i] - shift| / scale, less log(scale)); returns the number of terms
@@ -75,7 +76,7 @@ def laplace_sum_logpdf_into(x, shift, scale, n, out):
     return steps
 
 
-@njit(cache=True)
+@kernel
 def log_trapezoid_mix(lp, lq, a, step):
     """log of the trapezoid rule for the integral of exp(a lp + (1 - a) lq) on a uniform grid of
     spacing ``step`` (a = 0: of exp(lq)), formed in log space: max + log sum exp(v - max)."""

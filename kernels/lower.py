@@ -6,8 +6,8 @@ exact ones. Probabilities come from x = e^-eps0 (complements are never formed by
 import math
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import (
     TINY,
     binom_logpmf,
@@ -25,7 +25,7 @@ __all__ = ["binary_rr_table", "binary_rr_delta", "count_pair_delta", "krr_lower_
 
 
 
-@njit(cache=True)
+@kernel
 def _pmf_rel_err(b):
     """Relative error bound of exp(binom_logpmf): a few ulps of the log's magnitude, exact at 1."""
     if b == 1.0 or b == 0.0:
@@ -33,7 +33,7 @@ def _pmf_rel_err(b):
     return (32.0 - 4.0 * math.log(b)) * UNIT_ROUNDOFF
 
 
-@njit(cache=True)
+@kernel
 def binary_rr_table(n, eps0, tol):
     """pmf of B ~ Bin(n-1, 1-p) on a window (mass outside dropped): returns (lo, pmf array,
     relative-error bound of each pmf entry)."""
@@ -48,7 +48,7 @@ def binary_rr_table(n, eps0, tol):
     return lo, b, rel
 
 
-@njit(cache=True)
+@kernel
 def binary_rr_delta(lo, b, rel_b, big_n, eps0, eps):
     """Exact delta(eps) of K|X = B + Bern(1-p) vs K|X' = B + Bern(p) (both directions), rounded
     down: each difference loses its rounding-error bound (pmf errors included) before use.
@@ -63,7 +63,7 @@ def binary_rr_delta(lo, b, rel_b, big_n, eps0, eps):
                             4.0 * UNIT_ROUNDOFF)
 
 
-@njit(cache=True)
+@kernel
 def count_pair_delta(lo, b, rel_b, big_n, a1, b1, a2, b2, e, rel0):
     """max over the directions of sum_k (P(k) - E Q(k))_+ for P(k) = a1 b(k-1) + b1 b(k),
     Q(k) = a2 b(k-1) + b2 b(k), rounded down: b is a pmf of Bin(big_n, .) on
@@ -93,7 +93,7 @@ def count_pair_delta(lo, b, rel_b, big_n, a1, b1, a2, b2, e, rel0):
     return max(h1, h2) * (1.0 - 8.0 * (nb + 16) * UNIT_ROUNDOFF)
 
 
-@njit(cache=True)
+@kernel
 def krr_lower_delta(n, k, eps0, eps, tol):
     """Exact delta(eps) of shuffled k-RR on D0 = (x0, z..z) vs D1 = (x1, z..z), k >= 3, rounded
     down (windows' mass dropped).

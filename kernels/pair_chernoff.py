@@ -3,15 +3,15 @@ below the windows' tolerance it stands for the exact (J, N11) sum (kernels/blank
 """
 import math
 
-from numba import njit
 
+from .decorator import kernel
 from .numerics import EXP_MAX, UNIT_ROUNDOFF
 
 
 __all__ = ["pair_log_mgf", "pair_chernoff_at", "pair_chernoff_log"]
 
 
-@njit(cache=True)
+@kernel
 def pair_log_mgf(lam, p11, p10, p00, e, r):
     """(log E[e^(lam X)], bound on its rounding error) for one draw's X = b1 - E b2 - r."""
     ur = UNIT_ROUNDOFF
@@ -20,7 +20,7 @@ def pair_log_mgf(lam, p11, p10, p00, e, r):
     return lp, 16.0 * ur * (2.0 + lam * (1.0 + e + r) + abs(lp))
 
 
-@njit(cache=True)
+@kernel
 def pair_chernoff_at(x, m, p11, p10, p00, e, r):
     """(m log E[e^(lam X)] - 1 - log lam at lam = e^x, the same rounded up)."""
     lp, err = pair_log_mgf(math.exp(x), p11, p10, p00, e, r)
@@ -28,7 +28,7 @@ def pair_chernoff_at(x, m, p11, p10, p00, e, r):
     return v, v + m * err + 16.0 * UNIT_ROUNDOFF * (abs(v) + abs(x) + 2.0)
 
 
-@njit(cache=True)
+@kernel
 def pair_chernoff_log(m, p11, p10, p00, e, r):
     """log of an upper bound on E[(sum_{i<=m} X_i)_+], X = b1 - E b2 - r for m iid draws (the
     blanket sum over c, docs/theory.md §2.5): x_+ <= e^(lam x)/(e lam) for every lam > 0, so

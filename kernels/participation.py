@@ -1,6 +1,7 @@
 """Shuffle rounds with participation sampling (docs/theory.md §2.7): the decomposed pairs of
 Poisson participation (each user reports with probability gamma) and fixed-size sampling (m of
-the n users report), under add/remove and substitution, and their exact attacks.
+the n users report), under add/remove and substitution (their exact attacks:
+kernels/participation_attack.py).
 
 Notation shared by every kernel (docs/theory.md §2.7). Once the left-over users are revealed,
 the pair depends on a count N and on the law Bin(N, s) of the *other* clone-like users (clones,
@@ -22,34 +23,32 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import (
     TINY,
     binom_logpmf,
     binom_window,
     clone_tail_h,
     pmf_anchor,
-    pmf_rel_err,
     tail_dec_c,
     tail_direct,
     tail_move_t,
     tail_rel_err,
 )
-from .bintail import first_above, pmf_step_down, sf_anchor, tight_window
+from .bintail import first_above, pmf_step_down, sf_anchor
 from .clones import (
     clone_threshold,
     pair_coefficients,
     tail_negligible,
 )
-from .lower import count_pair_delta
-from .numerics import DBL_MIN, EXP_MAX, SUBNORMAL_ULP, UNIT_ROUNDOFF
+from .numerics import DBL_MIN, EXP_MAX, UNIT_ROUNDOFF
 
 __all__ = ["ANCHOR_STEPS", "pmf_step_up", "order_up", "diagonal_down", "move_down",
            "carried_state",
-           "remove_clone_sums", "remove_clone_delta", "subst_clone_sum", "subst_clone_delta",
-           "remove_blanket_sums", "remove_blanket_delta", "CountLaw", "count_attack_delta",
-           "count_pair_sums", "poisson_count_attack_delta"]
+           "RemoveCloneLaw", "remove_clone_sums", "remove_clone_delta",
+           "SubstCloneLaw", "subst_clone_sum", "subst_clone_delta",
+           "RemoveBlanketLaw", "remove_blanket_sums", "remove_blanket_delta"]
 
 
 ANCHOR_STEPS = 65536  # a tail state walked by recurrences is re-anchored after this many steps
@@ -60,7 +59,7 @@ _U = UNIT_ROUNDOFF
 # Tail states of Bin(c, a) walked by additions only (their relative error grows linearly)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@kernel
 def pmf_step_up(w, j, n, p, q, rel, since):
     """Bin(n, p) pmf at j -> at j + 1 by the ratio (n-j)/(j+1) p/q, re-anchored from the log-pmf
     when it underflows; returns (pmf, its anchor's relative error, steps since the anchor)."""
@@ -71,7 +70,7 @@ def pmf_step_up(w, j, n, p, q, rel, since):
     return w, rel, since + 1
 
 
-@njit(cache=True)
+@kernel
 def order_up(c, t, a, b, u, pk):
     """State (Pr[K >= t], Pr[K = t]) of K ~ Bin(c, a) -> the same for Bin(c + 1, a) at the same t:
     Pr_{c+1}[K >= t] = Pr_c[K >= t] + a Pr_c[K = t - 1] and Pr_{c+1}[K = t] = b Pr_c[K = t]
@@ -83,7 +82,7 @@ def order_up(c, t, a, b, u, pk):
     return min(1.0, u + pk * t * b / (c - t + 1.0)), b * pk * (c + 1.0) / (c + 1.0 - t), False
 
 
-@njit(cache=True)
+@kernel
 def diagonal_down(c, t, a, b, u, pk):
     """State of K ~ Bin(c, a) at t -> state of Bin(c - 1, a) at t - 1:
     Pr_{c-1}[K >= t-1] = Pr_c[K >= t] + b Pr_{c-1}[K = t-1], Pr_{c-1}[K = t-1] = Pr_c[K = t] t/(c a)
@@ -95,7 +94,7 @@ def diagonal_down(c, t, a, b, u, pk):
     return min(1.0, u + b * step), step, False
 
 
-@njit(cache=True)
+@kernel
 def move_down(t, target, m, a, b, u, pk):
     """Move the state of Bin(m, a) from t down to target <= t by u += Pr[K = t - 1] (additions);
     re-anchors for an upward move, a long jump or an underflow. Returns (u, pk, steps), steps
@@ -115,7 +114,7 @@ def move_down(t, target, m, a, b, u, pk):
     return u, pk, steps
 
 
-@njit(cache=True)
+@kernel
 def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
     """The tail state of K ~ Bin(c, a) at nt, carried from the previous count's state at t:
     ``up`` (previous count c - 1, same t: order_up) or down (previous count c + 1: diagonal_down
@@ -142,7 +141,7 @@ def carried_state(t, nt, c, a, b, u, pk, rel, walked, up):
     return u, pk, rel + 8.0 * _U, walked + 1
 
 
-@njit(cache=True)
+@kernel
 def _state_excess(theta, t, m, a, b, u, pk, rel):
     """(E[(K - theta)_+], allowance) for K ~ Bin(m, a) from the state at t = first_above(theta):
     (m a - theta) U + t b P (see ``excess`` in kernels/bintail.py), its rounding, and the state's
@@ -160,10 +159,25 @@ def _state_excess(theta, t, m, a, b, u, pk, rel):
 # Any eps0-LDP randomizer, add/remove: P(c) = wt pi(c-1) (1 + wtc L_c), Q(c) = wt pi(c-1) L_c
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
-def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
-    """(H(P||Q), H(Q||P), terms) of the add/remove pair of one count N (docs/theory.md §2.7(a)):
-    with L_c = q X_c / (wtc c), P(c) - E Q(c) = wt pi(c-1) (1 - (E - wtc) L_c) and
+class RemoveCloneLaw(NamedTuple):
+    """The add/remove clone pair's scalars (build with records.record): the others' clone-like
+    count Bin(N, s) (sc = 1 - s), X_c = x0 + x1 c (x0 per block of N, an argument), the weights
+    wt, wtc = 1 - wt of "user 1 reported", q = e^-eps0 and q0_power (0 Poisson, 1 fixed size)."""
+
+    x1: float
+    s: float
+    sc: float
+    wt: float
+    wtc: float
+    q: float
+    q0_power: int
+
+
+@kernel
+def remove_clone_sums(big_n, x0, law, e, em1, tol):
+    """(H(P||Q), H(Q||P), terms) of the add/remove pair of one count N (docs/theory.md §2.7(a);
+    ``law`` a RemoveCloneLaw): with L_c = q X_c / (wtc c),
+    P(c) - E Q(c) = wt pi(c-1) (1 - (E - wtc) L_c) and
     Q(c) - E P(c) = wt pi(c-1) (L_c (1 - E wtc) - E); the c = 0 outcome adds
     (1 - E wtc)_+ Q(0), Q(0) = sc^(N + q0_power) (q0_power: 0 Poisson, 1 fixed size).
 
@@ -171,6 +185,7 @@ def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
     (P - E Q)_+ <= wt pi(c - 1) (the silent branch alone gives P - E Q < 0), so H(P||Q) gains
     wt x outside; (Q - E P)_+ <= (1 - E wtc) Q(c), and the Q mass with c - 1 outside the window
     [lo, hi] is at most outside + pi(lo)."""
+    x1, s, sc, wt, wtc, q = law.x1, law.s, law.sc, law.wt, law.wtc, law.q
     lo, hi, out = binom_window(big_n, s, sc, tol)
     a_pq = em1 + wt            # E - wtc
     b_qp = wt * e - em1        # 1 - E wtc
@@ -207,7 +222,7 @@ def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
         bq = max(b_qp, 0.0) + b_err
         if lo == 0:
             h2 = h2 * wt + bq * (pi_lo * (1.0 + pmf_anchor(0, big_n, s, sc)[1])
-                                 * sc ** q0_power) * (1.0 + 4.0 * _U) + bq * out
+                                 * sc ** law.q0_power) * (1.0 + 4.0 * _U) + bq * out
         else:
             h2 = h2 * wt + bq * (out + pi_lo * (1.0 + 8.0 * _U))
     else:
@@ -215,11 +230,12 @@ def remove_clone_sums(big_n, x0, x1, s, sc, wt, wtc, q, e, em1, tol, q0_power):
     return h1, h2, hi - lo + 2
 
 
-@njit(cache=True)
-def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, outside):
+@kernel
+def remove_clone_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= max(sum_i w_i H_i(P||Q), sum_i w_i H_i(Q||P)) + outside over the blocks
     i of N (smallest member ns[i], mass ws[i], x0s[i]; H is non-increasing in N,
-    docs/theory.md §2.7); e^eps is formed at min(eps, 700), which only raises delta."""
+    docs/theory.md §2.7), ``law`` a RemoveCloneLaw; e^eps is formed at min(eps, 700), which
+    only raises delta."""
     ec = min(eps, EXP_MAX)
     e = math.exp(ec)
     em1 = math.expm1(ec)
@@ -227,8 +243,7 @@ def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, o
     t2 = 0.0
     steps = 0
     for i in range(ns.shape[0]):
-        h1, h2, st = remove_clone_sums(ns[i], x0s[i], x1, s, sc, wt, wtc, q, e, em1, tol,
-                                       q0_power)
+        h1, h2, st = remove_clone_sums(ns[i], x0s[i], law, e, em1, tol)
         t1 += ws[i] * min(h1, 1.0)
         t2 += ws[i] * min(h2, 1.0)
         steps += st
@@ -240,13 +255,28 @@ def remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0_power, o
 # Any eps0-LDP randomizer, substitution: clone pairs with count-dependent splits
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
-def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
-    """sum_c wt pi(c-1) (1 + rho_c) H(clone pair(c - 1, p_c)) for one count N, rho_c = q X_c / c,
-    p_c = (p + rho_c/2)/(1 + rho_c) (docs/theory.md §2.7(b)), plus wt x the mass outside the
+class SubstCloneLaw(NamedTuple):
+    """The substitution clone pair's scalars (build with records.record): x1, s, sc, wt and q as
+    in RemoveCloneLaw, and user 1's randomized-response split p = e^eps0/(e^eps0 + 1), pc = 1 - p."""
+
+    x1: float
+    s: float
+    sc: float
+    wt: float
+    q: float
+    p: float
+    pc: float
+
+
+@kernel
+def subst_clone_sum(big_n, x0, law, eps, tol):
+    """sum_c wt pi(c-1) (1 + rho_c) H(clone pair(c - 1, p_c)) for one count N (``law`` a
+    SubstCloneLaw), rho_c = q X_c / c, p_c = (p + rho_c/2)/(1 + rho_c) (docs/theory.md §2.7(b)),
+    plus wt x the mass outside the
     window of c - 1 (a branch "user 1 reported" carries at most its mass; the silent branch
     alone has P = Q). c runs downward: rho_c grows, so once p_c is private at eps every smaller
     c is too. Returns (sum, terms)."""
+    x1, s, sc, wt, q, p, pc = law.x1, law.s, law.sc, law.wt, law.q, law.p, law.pc
     lo, hi, out = binom_window(big_n, s, sc, tol)
     j = hi
     w, rel_w = pmf_anchor(j, big_n, s, sc)
@@ -297,14 +327,15 @@ def subst_clone_sum(big_n, x0, x1, s, sc, wt, q, p, pc, eps, tol):
     return total + wt * out, steps
 
 
-@njit(cache=True)
-def subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, outside):
+@kernel
+def subst_clone_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= sum_i w_i subst_clone_sum(ns[i]) + outside (blocks of N, as in
-    remove_clone_delta; the pair is symmetric, one direction suffices)."""
+    remove_clone_delta; ``law`` a SubstCloneLaw; the pair is symmetric, one direction
+    suffices)."""
     total = 0.0
     steps = 0
     for i in range(ns.shape[0]):
-        h, st = subst_clone_sum(ns[i], x0s[i], x1, s, sc, wt, q, p, pc, eps, tol)
+        h, st = subst_clone_sum(ns[i], x0s[i], law, eps, tol)
         total += ws[i] * min(h, 1.0)
         steps += st
     total *= 1.0 + 8.0 * (ns.shape[0] + 16) * _U
@@ -315,10 +346,27 @@ def subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, outside):
 # Binary-support oracles (blanket), add/remove: only K1 (draws supporting x1) matters
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
-def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, tol, q0_power):
+class RemoveBlanketLaw(NamedTuple):
+    """The blanket add/remove pair's scalars (build with records.record): x1, s, sc, wt, wtc and
+    q0_power as in RemoveCloneLaw; a = Pr_w[a draw supports x1], ac = 1 - a, gce = g (e^eps0 - 1)
+    (g the blanket weight) and ce = e^eps0 - 1."""
+
+    x1: float
+    s: float
+    sc: float
+    wt: float
+    wtc: float
+    a: float
+    ac: float
+    gce: float
+    ce: float
+    q0_power: int
+
+
+@kernel
+def remove_blanket_sums(big_n, x0, law, e, em1, tol):
     """(H(P||Q), H(Q||P), terms) of the blanket add/remove pair of one count N
-    (docs/theory.md §2.7(c)): c blanket draws from w, K1 ~ Bin(c, a) of them support x1,
+    (docs/theory.md §2.7(c); ``law`` a RemoveBlanketLaw): c blanket draws from w, K1 ~ Bin(c, a) of them support x1,
 
         H(P||Q) = sum_c wt pi(c-1) (g ce / c) E[(K1 - theta_c)_+],
         theta_c = (kappa X_c - c)/ce, kappa = (E - 1 + wt)/wtc,
@@ -329,6 +377,8 @@ def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, t
     only grows), the second downward on K1' = c - K1 ~ Bin(c, ac) (its threshold falls by more
     than one per step): both by additions only. Thresholds are rounded toward the larger sum.
     Outside the window: H(P||Q) gains wt x outside, H(Q||P) (1 - E wtc)(outside + pi(lo))."""
+    x1, s, sc, wt, wtc = law.x1, law.s, law.sc, law.wt, law.wtc
+    a, ac, gce, ce = law.a, law.ac, law.gce, law.ce
     lo, hi, out = binom_window(big_n, s, sc, tol)
     kappa = (em1 + wt) / wtc * (1.0 - 4.0 * _U)
     b_qp = wt * e - em1        # 1 - E wtc
@@ -395,18 +445,17 @@ def remove_blanket_sums(big_n, x0, x1, s, sc, wt, wtc, a, ac, gce, ce, e, em1, t
         h2 *= e * wt * (1.0 + 4.0 * _U)
         bq = max(b_qp, 0.0) + b_err
         if lo == 0:
-            q0 = math.exp(binom_logpmf(0, big_n, s, sc)) * sc ** q0_power
+            q0 = math.exp(binom_logpmf(0, big_n, s, sc)) * sc ** law.q0_power
             h2 += bq * q0 * (1.0 + 1e-12) + bq * out
         else:
             h2 += bq * (out + math.exp(binom_logpmf(lo, big_n, s, sc)) * (1.0 + 1e-12))
     return h1, h2, terms
 
 
-@njit(cache=True)
-def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, tol,
-                         q0_power, outside):
+@kernel
+def remove_blanket_delta(ns, ws, x0s, law, eps, tol, outside):
     """delta(eps) <= max over the directions of sum_i w_i H_i + outside (blocks of N, as in
-    remove_clone_delta)."""
+    remove_clone_delta; ``law`` a RemoveBlanketLaw)."""
     ec = min(eps, EXP_MAX)
     e = math.exp(ec)
     em1 = math.expm1(ec)
@@ -414,177 +463,9 @@ def remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, a, ac, gce, ce, eps, t
     t2 = 0.0
     steps = 0
     for i in range(ns.shape[0]):
-        h1, h2, st = remove_blanket_sums(ns[i], x0s[i], x1, s, sc, wt, wtc, a, ac, gce, ce, e,
-                                         em1, tol, q0_power)
+        h1, h2, st = remove_blanket_sums(ns[i], x0s[i], law, e, em1, tol)
         t1 += ws[i] * min(h1, 1.0)
         t2 += ws[i] * min(h2, 1.0)
         steps += st
     total = max(t1, t2) * (1.0 + 8.0 * (steps + 16) * _U)
     return min(1.0, total + outside + (steps + 1) * DBL_MIN)
-
-
-# ---------------------------------------------------------------------------------------------
-# Exact attacks: the count of one class of reports
-# ---------------------------------------------------------------------------------------------
-
-class CountLaw(NamedTuple):
-    """The law of the count V of one class of reports (build with records.record):
-    P(v) = a1 b(v-1) + b1 b(v), Q(v) = a2 b(v-1) + b2 b(v), b the Bin(big_n, s) pmf, sc = 1 - s."""
-
-    big_n: int
-    s: float
-    sc: float
-    a1: float
-    b1: float
-    a2: float
-    b2: float
-
-
-@njit(cache=True)
-def count_attack_delta(law, eps, tol):
-    """Exact delta(eps), rounded down (windows' mass dropped), of the count V of one class of
-    reports under ``law`` (a CountLaw: P(v) = a1 b(v-1) + b1 b(v), Q(v) = a2 b(v-1) + b2 b(v),
-    b the Bin(N, s) pmf; docs/theory.md §2.7(e)): both directions, max (count_pair_delta of
-    kernels/lower.py on the window's pmf table)."""
-    big_n, s, sc = law.big_n, law.s, law.sc
-    a1, b1, a2, b2 = law.a1, law.b1, law.a2, law.b2
-    lo, hi, _ = binom_window(big_n, s, sc, tol)
-    nb = hi - lo + 1
-    b = np.empty(nb)
-    rel_b = np.empty(nb)
-    for i in range(nb):
-        lp = binom_logpmf(lo + i, big_n, s, sc)
-        b[i] = math.exp(lp)
-        rel_b[i] = pmf_rel_err(lo + i, big_n, s, lp)
-    return count_pair_delta(lo, b, rel_b, big_n, a1, b1, a2, b2, math.exp(eps), 8.0 * _U)
-
-
-@njit(cache=True)
-def _pmf_err(x, n, p, q):
-    """(Pr[Bin(n, p) = x], its relative error bound); 0 outside [0, n]."""
-    if x < 0 or x > n:
-        return 0.0, 0.0
-    lp = binom_logpmf(x, n, p, q)
-    return math.exp(lp), pmf_rel_err(x, n, p, lp)
-
-
-@njit(cache=True)
-def _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, v, step, flip):
-    """One pass of count_pair_sums from v in direction step (+1/-1): sum of the positive
-    (big - E small), rounded down, with (big, small) = (P, Q), or (Q, P) when flip; stops once
-    the positive run has ended, its terms are below 1e-15 of the sum, or at the edge
-    [0, N + 1]. The pmf starts from its log-pmf and moves by ratios (re-anchored on
-    underflow)."""
-    here, rel_h = _pmf_err(v, big_n, s, sc)
-    if here > TINY and 1 <= v <= big_n:
-        prev, rel_p = here * v / (big_n - v + 1.0) * (sc / s), rel_h + 4.0 * _U
-    else:
-        prev, rel_p = _pmf_err(v - 1, big_n, s, sc)
-    total = 0.0
-    steps = 0
-    seen = False
-    while True:
-        rel = rel0 + max(rel_h, rel_p) + 8.0 * (steps + 2) * _U
-        pv = a1 * prev + b1 * here
-        qv = a2 * prev + b2 * here
-        big, small = (qv, pv) if flip else (pv, qv)
-        d = big - e * small - rel * (big + e * small) - e * SUBNORMAL_ULP
-        if d > 0.0:
-            total += d
-            seen = True
-        elif seen or steps > 3:
-            break  # the positive run ended (or its terms are below their rounding)
-        steps += 1
-        if seen and big < 1e-15 * total:
-            break
-        v += step
-        if v < 0 or v > big_n + 1:
-            break
-        if step > 0:
-            prev, rel_p = here, rel_h
-            if here > TINY and v <= big_n:
-                here = here * (big_n - v + 1.0) / v * (s / sc)
-            else:
-                here, rel_h = _pmf_err(v, big_n, s, sc)
-        else:
-            here, rel_h = prev, rel_p
-            if prev > TINY and v >= 1:
-                prev = prev * v / (big_n - v + 1.0) * (sc / s)
-            else:
-                prev, rel_p = _pmf_err(v - 1, big_n, s, sc)
-    return total
-
-
-@njit(cache=True)
-def count_pair_sums(big_n, s, sc, a1, b1, a2, b2, e, rel0):
-    """(sum_v (P(v) - E Q(v))_+, sum_v (Q(v) - E P(v))_+) for P(v) = a1 b(v-1) + b1 b(v),
-    Q(v) = a2 b(v-1) + b2 b(v), b the Bin(N, s) pmf, v in [0, N + 1], rounded down (rel0: the
-    coefficients' relative error). Each direction's positive set is a tail in v (the sign of
-    al r + be with r = b(v-1)/b(v) = v sc / ((N + 1 - v) s) increasing in v), summed from its
-    crossing point outward (_tail_pass); a set of every v is summed from the mode both ways.
-    Dropping terms only lowers the value."""
-    out0 = 0.0
-    out1 = 0.0
-    mode = min(big_n, int(math.floor((big_n + 1.0) * s)))
-    for direction in range(2):
-        flip = direction == 1
-        al, be = (a2 - e * a1, b2 - e * b1) if flip else (a1 - e * a2, b1 - e * b2)
-        if al <= 0.0 and be <= 0.0:
-            continue
-        if al > 0.0 and be >= 0.0:
-            h = _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, mode, 1, flip) \
-                + _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, mode - 1, -1, flip)
-        elif al > 0.0:  # al r + be > 0 for r > -be/al: v above x
-            x = -be * (big_n + 1.0) * s / (al * sc - be * s)
-            v = min(big_n + 1, max(0, int(math.floor(x)) - 1))
-            h = _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, v, 1, flip)
-        else:           # below x
-            x = be * (big_n + 1.0) * s / (be * s - al * sc)
-            v = min(big_n + 1, max(0, int(math.ceil(x)) + 1))
-            h = _tail_pass(big_n, s, sc, a1, b1, a2, b2, e, rel0, v, -1, flip)
-        if flip:
-            out1 = h
-        else:
-            out0 = h
-    return out0, out1
-
-
-@njit(cache=True)
-def poisson_count_attack_delta(n, g, gc, so, soc, u1, u1c, u2, u2c, remove, eps, tol):
-    """Exact delta(eps), rounded down, of the attack's view (T, V) under Poisson participation
-    (docs/theory.md §2.7(e)): T reports in all, V of them in the attack's class. The other n - 1
-    users each report with probability g, in the class with probability so; user 1 reports with
-    probability g, in the class with probability u1 (D) or u2 (D'; ``remove``: user 1 absent
-    from D'). With W = Bin(n-1, g), b = Bin(T-1, so) and k = g (n - T)/T (= (1-g) W(T)/W(T-1)):
-
-        P(T, V) = W(T-1) [(k so + g u1) b(V-1) + (k soc + g u1c) b(V)],
-        Q(T, V) = W(T-1) [(k so + g u2) b(V-1) + (k soc + g u2c) b(V)]   (substitution),
-        Q(T, V) = W(T-1) (k / (1 - g)) [so b(V-1) + soc b(V)]              (add/remove).
-
-    One window in T, the positive tails in V (count_pair_sums); T = 0 is dropped."""
-    ec = min(eps, EXP_MAX)
-    e = math.exp(ec)
-    lo, hi, _ = tight_window(n - 1, g, gc, tol)
-    h1 = 0.0
-    h2 = 0.0
-    terms = 0
-    w, relw = _pmf_err(lo, n - 1, g, gc)
-    since = 0
-    for tm1 in range(lo, hi + 1):
-        if tm1 > lo:
-            w, relw, since = pmf_step_up(w, tm1 - 1, n - 1, g, gc, relw, since)
-        big_t = tm1 + 1
-        if w < TINY:
-            continue
-        relw_t = relw + 8.0 * (since + 1) * _U
-        k = g * (n - big_t) / big_t
-        a1, b1 = k * so + g * u1, k * soc + g * u1c
-        if remove:
-            a2, b2 = k * so / gc, k * soc / gc
-        else:
-            a2, b2 = k * so + g * u2, k * soc + g * u2c
-        s1, s2 = count_pair_sums(tm1, so, soc, a1, b1, a2, b2, e, 16.0 * _U)
-        h1 += w * s1 * (1.0 - relw_t - 8.0 * _U)
-        h2 += w * s2 * (1.0 - relw_t - 8.0 * _U)
-        terms += 1
-    return max(h1, h2) * (1.0 - 8.0 * (terms + 16) * _U)

@@ -3,10 +3,11 @@ binary-support oracle's blanket, in blocks of c (the count of other clone-like r
 carry their smallest c and largest odds; the notation is kernels/participation.py's.
 """
 import math
+from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import binom_window, pmf_anchor
 from .blanket_indep import blocks_total, indep_excess
 from .blanket_pair import pair_block_term
@@ -14,7 +15,8 @@ from .mblocks import TAIL_ZONES
 from .numerics import UNIT_ROUNDOFF
 from .participation import pmf_step_up
 
-__all__ = ["subst_blanket_blocks", "subst_blanket_indep", "subst_blanket_pair"]
+__all__ = ["BlanketBlocksLaw", "subst_blanket_blocks", "subst_blanket_indep",
+           "subst_blanket_pair"]
 
 _U = UNIT_ROUNDOFF
 
@@ -24,7 +26,7 @@ _U = UNIT_ROUNDOFF
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@kernel
 def _block_size(c, cw, mean, sd, merge):
     """Width of the block starting at c (a multiple of cw): wider in the far tails, aligned at
     multiples of its own width (as m_blocks in kernels/mblocks.py)."""
@@ -38,9 +40,22 @@ def _block_size(c, cw, mean, sd, merge):
     return cw
 
 
-@njit(cache=True)
-def subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt, g, frac, tol, merge_tails=True):
-    """Blocks of c for the blanket substitution bound (docs/theory.md §2.7(d)). The window of
+class BlanketBlocksLaw(NamedTuple):
+    """The scalars of the blanket substitution blocks (build with records.record): the others'
+    blanket-draw count Bin(N, s) (sc = 1 - s), X_c = x0 + x1 c (x0 per block of N, an
+    argument), the weight wt of "user 1 reported" and the blanket weight g."""
+
+    x1: float
+    s: float
+    sc: float
+    wt: float
+    g: float
+
+
+@kernel
+def subst_blanket_blocks(ns, ws, x0s, law, frac, tol, merge_tails=True):
+    """Blocks of c for the blanket substitution bound (docs/theory.md §2.7(d); ``law`` a
+    BlanketBlocksLaw). The window of
     c - 1 ~ Bin(N, s) over every block i of N is cut into blocks [c_lo, c_hi] of width frac x
     its standard deviation (aligned at multiples of it; tails merged unless not merge_tails).
     For the counts of block
@@ -53,6 +68,7 @@ def subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt, g, frac, tol, merge_tails=T
     c_lo_j (1 + X_i(c_hi_j)/c_hi_j) the threshold of the blanket sum in units of
     r = (E-1)/(e^eps0 - 1), and outside the mass of the windows left out (a branch "user 1
     reported" carries at most its mass)."""
+    x1, s, sc, wt, g = law.x1, law.s, law.sc, law.wt, law.g
     nb = ns.shape[0]
     c_min = np.int64(2 ** 62)
     c_max = np.int64(0)
@@ -110,7 +126,7 @@ def subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt, g, frac, tol, merge_tails=T
     return c_lo, mass, tau, shift, outside
 
 
-@njit(cache=True)
+@kernel
 def _chord(x, x_lo, x_hi, f_lo, f_hi):
     """The chord of a convex function through (x_lo, f_lo), (x_hi, f_hi) at x in [x_lo, x_hi]:
     an upper bound on it there (f_lo, f_hi themselves upper bounds)."""
@@ -120,7 +136,7 @@ def _chord(x, x_lo, x_hi, f_lo, f_hi):
     return ((1.0 - lam) * f_lo + lam * f_hi) * (1.0 + 4.0 * _U)
 
 
-@njit(cache=True)
+@kernel
 def _shift_range(shift, mass, jj):
     """(smallest, largest) shift factor of block jj among the counts N that reach it."""
     lo = math.inf
@@ -132,7 +148,7 @@ def _shift_range(shift, mass, jj):
     return lo, hi
 
 
-@njit(cache=True)
+@kernel
 def _block_sum(mass, tau, shift, jj, s_lo, s_hi, f_lo, f_hi):
     """sum_i mass_ij min(1, tau_ij chord(shift_ij)) for c-block jj, the chord of F_j through
     its values f_lo, f_hi at the block's smallest and largest shift factor."""
@@ -144,14 +160,15 @@ def _block_sum(mass, tau, shift, jj, s_lo, s_hi, f_lo, f_hi):
     return total
 
 
-@njit(cache=True)
-def subst_blanket_indep(c_lo, mass, tau, shift, a, ac, gc, a1, c, eps_cap, eps, tol, outside):
+@kernel
+def subst_blanket_indep(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
     """delta(eps) <= sum_{i,j} mass_ij min(1, tau_ij (gc/m_j) F_j(r shift_ij)) + outside for
-    independent Bern(a) support bits, F_j(theta) = E[(K1 - E K2 - theta)_+], K1, K2 iid
+    independent Bern(a) support bits (``law`` an IndepLaw of kernels/blanket_indep.py), F_j(theta) = E[(K1 - E K2 - theta)_+], K1, K2 iid
     Bin(m_j, a), m_j = c_lo_j (docs/theory.md §2.7(d)). F_j is convex in theta: it is computed
     at the smallest and largest shift of block j (indep_excess, its K2 window's outside mass
     adding a1 x itself as in indep_upper_delta) and bounded by the chord between. 0 from
     eps_cap on."""
+    a, ac, gc, a1, c = law.a, law.ac, law.gc, law.a1, law.c
     if eps >= eps_cap:
         return 0.0
     e = math.exp(eps) * (1.0 - 4.0 * _U)
@@ -175,7 +192,7 @@ def subst_blanket_indep(c_lo, mass, tau, shift, a, ac, gc, a1, c, eps_cap, eps, 
     return blocks_total(total, mass.size, outside, steps)
 
 
-@njit(cache=True)
+@kernel
 def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
     """As subst_blanket_indep for a symmetric correlated (b1, b2) law (subset selection, k-RR,
     OLH exactly; ``law`` a PairLaw record of kernels/blanket_pair.py): F_j by pair_group_excess

@@ -10,8 +10,8 @@ pc = 1 - p, each computed accurately by the caller), never formed by subtraction
 import math
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import binom_logpmf, binom_window
 
 __all__ = ["MASS_SLACK", "LOSS_SLACK", "clone_pld_grid"]
@@ -23,7 +23,7 @@ LOSS_SLACK = 1e-13  # bound on the relative error of a computed loss (a few ulps
 ROUND_DOWN, ROUND_UP, ROUND_MEAN = 0, 1, 2
 
 
-@njit(cache=True)
+@kernel
 def clone_pld_grid(n, q, qc, p, pc, h, lo_idx, size, tol, mode):
     """Privacy-loss masses of the §2.1 pair binned on the grid {(lo_idx + i) h : i < size}.
 
@@ -75,7 +75,7 @@ def clone_pld_grid(n, q, qc, p, pc, h, lo_idx, size, tol, mode):
     return pmf, inf_mass
 
 
-@njit(cache=True)
+@kernel
 def _add(pmf, i, mass, size, down):
     """Add mass to bin i, clamping below to bin 0; above the grid, to the top bin when
     rounding down (the caller sends it to the infinity atom otherwise)."""

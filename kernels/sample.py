@@ -1,12 +1,13 @@
 """Sampling kernels of the client randomizers (the coins come from the caller's CSPRNG draws)."""
 import numpy as np
-from numba import njit
+
+from .decorator import kernel
 
 __all__ = ["partial_shuffles"]
 
 
 
-@njit(cache=True)
+@kernel
 def partial_shuffles(draws, m):
     """First d entries of a partial Fisher-Yates shuffle of range(m), one per row of draws
     (n x d, draws[r, i] uniform in [0, m - i)): a uniformly random ordered d-subset per row.

@@ -22,8 +22,8 @@ accurate form (no 1 - small). The lattice laws (step h) are then
 import math
 
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .numerics import LOG_UNDERFLOW, UNIT_ROUNDOFF
 
 __all__ = ["LAPLACE", "GAUSS_BLANKET", "GAUSS_ATTACK", "ATOMS", "LAPLACE_EDGE", "GAUSS_EDGE",
@@ -41,24 +41,24 @@ GAUSS_EDGE = 5     # (user 1 at hi vs lo), s = 0: X = 1 - E r (user 1 at lo vs h
 _SQRT2 = math.sqrt(2.0)
 
 
-@njit(cache=True)
+@kernel
 def _phi_lo(x):
     """Phi(x) = Pr[N(0,1) <= x], accurate in the lower tail."""
     return 0.5 * math.erfc(-x / _SQRT2)
 
 
-@njit(cache=True)
+@kernel
 def _phi_hi(x):
     """1 - Phi(x), accurate in the upper tail."""
     return 0.5 * math.erfc(x / _SQRT2)
 
 
-@njit(cache=True)
+@kernel
 def _gauss_gamma(d):
     return math.erfc(d / (2.0 * _SQRT2))  # 2 Phi(-d/2)
 
 
-@njit(cache=True)
+@kernel
 def law_range(kind, par, e):
     """(min, max, mean) of X: -inf/inf for unbounded sides."""
     if kind == LAPLACE:
@@ -84,7 +84,7 @@ def law_range(kind, par, e):
     return -math.inf, math.inf, 1.0 - e
 
 
-@njit(cache=True)
+@kernel
 def _edge_above(kind, par, t):
     """(R_lo mass, R_hi mass) of {Y > t} (t = -inf: everything; t = inf: nothing)."""
     if t == math.inf:
@@ -100,7 +100,7 @@ def _edge_above(kind, par, t):
     return _phi_hi(t + 0.5 * d), _phi_hi(t - 0.5 * d)
 
 
-@njit(cache=True)
+@kernel
 def _edge_threshold(kind, par, rho, strict):
     """t with {r >= rho} = {Y >= t} (strict: {r > rho} = {Y > t}), up to null sets;
     r = R_hi/R_lo is non-decreasing in Y (Laplace: e^(2 clip(Y, -a, a)), atoms at both ends;
@@ -118,7 +118,7 @@ def _edge_threshold(kind, par, rho, strict):
     return t
 
 
-@njit(cache=True)
+@kernel
 def _edge_tail(kind, par, e, v, upper):
     """law_tail of the edge attacks: X = r - E (s = 1) or 1 - E r (s = 0), Y ~ R_lo; the
     moment of a set S is E[X; S] = alpha R_lo(S) + beta R_hi(S) (r R_lo = R_hi)."""
@@ -134,7 +134,7 @@ def _edge_tail(kind, par, e, v, upper):
     return lo_m, lo_m - e * hi_m
 
 
-@njit(cache=True)
+@kernel
 def end_atoms(kind, par, e):
     """Laplace's losses have an atom at each end: (x_min, its mass, x_max, its mass)."""
     x_min, x_max, _ = law_range(kind, par, e)
@@ -146,7 +146,7 @@ def end_atoms(kind, par, e):
     return x_min, 0.5 * math.exp(-2.0 * a), x_max, 0.5
 
 
-@njit(cache=True)
+@kernel
 def snap_width(kind, par, e):
     """Laplace's tails within this distance of an end are read as exactly at the end (the
     atom's side is decided without rounding; the continuous mass moved is within it)."""
@@ -154,7 +154,7 @@ def snap_width(kind, par, e):
     return 1e-12 * (abs(x_min) + abs(x_max) + 1.0)
 
 
-@njit(cache=True)
+@kernel
 def law_tail(kind, par, e, v, upper):
     """(mass, moment) of X >= v (upper) or X < v (not upper); see the module docstring."""
     if kind == LAPLACE or kind == LAPLACE_EDGE:
@@ -235,7 +235,7 @@ def law_tail(kind, par, e, v, upper):
     return g, t
 
 
-@njit(cache=True)
+@kernel
 def _cell(kind, par, e, lo_v, hi_v, split_v):
     """(mass, moment) of X in [lo_v, hi_v), from the tail on the side of split_v."""
     if lo_v >= split_v:
@@ -247,7 +247,7 @@ def _cell(kind, par, e, lo_v, hi_v, split_v):
     return max(g1 - g2, 0.0), t1 - t2
 
 
-@njit(cache=True)
+@kernel
 def split_cells(kind, par, e, h, k_lo, k_hi, split_v):
     """Mean-preserving split of X onto the lattice points k h, k in [k_lo, k_hi + 1]: the law
     of X' with E[X' | X] = X for X in [k_lo h, (k_hi + 1) h). X outside that range must have
@@ -271,7 +271,7 @@ def split_cells(kind, par, e, h, k_lo, k_hi, split_v):
     return p, err
 
 
-@njit(cache=True)
+@kernel
 def _sweep(kind, par, e, h, c0, k_lo, sub, j_first, j_last, down, split_v, p, x_cap):
     """Lump the cells j_first..j_last (increasing, or decreasing when ``down``) into p; returns
     the last open lump (mass, moment in lattice units). See lump_cells."""
@@ -322,7 +322,7 @@ def _sweep(kind, par, e, h, c0, k_lo, sub, j_first, j_last, down, split_v, p, x_
     return acc_m, acc_t, last_q, last_x
 
 
-@njit(cache=True)
+@kernel
 def lump_cells(kind, par, e, h, c0, k_lo, k_hi, split_v, sub, k_mid, x_cap):
     """A lattice law below X in the convex order, on the points c0 + k h, k in [k_lo, k_hi].
 
@@ -358,7 +358,7 @@ def lump_cells(kind, par, e, h, c0, k_lo, k_hi, split_v, sub, k_mid, x_cap):
     return p
 
 
-@njit(cache=True)
+@kernel
 def clip_moments(kind, par, e, lo_v, hi_v):
     """(mean, second moment) of min(max(X, lo_v), hi_v), lo_v <= 0 <= hi_v, estimated: the
     clipped masses at the ends, and between them cells growing by 5% outward from 0, from
@@ -387,7 +387,7 @@ def clip_moments(kind, par, e, lo_v, hi_v):
     return m1, max(m2, m1 * m1)
 
 
-@njit(cache=True)
+@kernel
 def log_mgf(p, ks, t):
     """log sum_i p_i e^(t k_i), shifted by the largest exponent; the sum of the positive terms
     compensated (Neumaier: relative error 2u + O(size u^2), within the log2(size) u that
@@ -406,7 +406,7 @@ def log_mgf(p, ks, t):
     return top + math.log(total + comp)
 
 
-@njit(cache=True)
+@kernel
 def _tilted_moments(p, ks, t):
     """(mean, variance) of k under p e^(t k), normalised."""
     top = -math.inf
@@ -424,7 +424,7 @@ def _tilted_moments(p, ks, t):
     return m, max(s2 / s0 - m * m, 0.0)
 
 
-@njit(cache=True)
+@kernel
 def tilt(p, ks):
     """theta >= 0 with sum p k e^(theta k) = 0 (mean 0 after tilting): inf when no k > 0 has
     mass, 0 when the mean is >= 0; else Newton steps on the tilted mean (increasing in theta,
@@ -459,7 +459,7 @@ def tilt(p, ks):
     return x
 
 
-@njit(cache=True)
+@kernel
 def power_spectrum(coef, n, e1, size):
     """coef^n for the half spectrum of a real FFT of ``size`` points, with a bound on the
     error of every entry of the inverse transform (docs/theory.md §2.11): per frequency

@@ -14,8 +14,9 @@ into ``nchunks`` chunks, each with its own statistic row.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .decorator import kernel
 from .aes import AES_NI, GROUP_WORDS, encrypt_group, expand_key, read_words
 from .field import sum_rows
 
@@ -24,7 +25,7 @@ __all__ = ["SPAN", "UNIFORM_BITS", "UNIFORM_SCALE", "rejection_limit", "unary_co
            "sphere_dots", "dot"]
 
 
-@njit(cache=True)
+@kernel
 def rejection_limit(m):
     """The largest word accepted for integers in [0, m): 2^64 - (2^64 mod m) - 1 (every word
     when m divides 2^64), in uint64 arithmetic (m >= 1)."""
@@ -34,7 +35,7 @@ def rejection_limit(m):
     return top - rem
 
 
-@njit(cache=True)
+@kernel
 def _chunk(n, nchunks, c):
     return c * n // nchunks, (c + 1) * n // nchunks
 
@@ -44,7 +45,7 @@ UNIFORM_BITS = 53  # uniforms are (w >> 11) 2^-53 (core.prg.UNIFORM_BITS, docs/t
 UNIFORM_SCALE = 2.0 ** -UNIFORM_BITS
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def unary_counts(seeds, k, limit, nchunks):
     """sum_i [w_j(seed_i) < limit] for every j < k: the bit counts of decoded unary reports
     (RAPPOR: bit j = [u_j < a0]). int64[k]."""
@@ -66,7 +67,7 @@ def unary_counts(seeds, k, limit, nchunks):
     return sum_rows(rows)
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def unary_bits(seeds, k, limit, nchunks):
     """The decoded unary reports: bits[i, j] = [w_j(seed_i) < limit], bool (n, k)."""
     n, limit = seeds.shape[0], np.uint64(limit)
@@ -83,7 +84,7 @@ def unary_bits(seeds, k, limit, nchunks):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _next_word(rk, buf, pos):
     """Word ``pos`` of a stream read in order from 0 (buf caches its group)."""
     if pos % GROUP_WORDS == 0:
@@ -93,7 +94,7 @@ def _next_word(rk, buf, pos):
     return buf[pos % GROUP_WORDS]
 
 
-@njit(cache=True)
+@kernel
 def _draw(rk, buf, pos, m):
     """(integer in [0, m), next position): the first word at or after ``pos`` that rejection
     accepts, reduced mod m."""
@@ -105,7 +106,7 @@ def _draw(rk, buf, pos, m):
             return np.int64(w % np.uint64(m)), pos
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def bounded_draws(seeds, moduli, nchunks):
     """Integers drawn in turn from each seed's stream, draw t in [0, moduli[t]): int64
     (n, len(moduli)) (k-RR: one draw in [0, k))."""
@@ -123,7 +124,7 @@ def bounded_draws(seeds, moduli, nchunks):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _subset_of_seed(seed, rk, buf, perm, draws, k, d):
     """The first d entries of perm after the partial Fisher-Yates shuffle driven by the seed's
     draws (draw t in [0, k - t) swaps positions t and t + draw); perm is restored by the
@@ -138,7 +139,7 @@ def _subset_of_seed(seed, rk, buf, perm, draws, k, d):
         perm[j] = tmp
 
 
-@njit(cache=True)
+@kernel
 def _undo(perm, draws, d):
     for t in range(d - 1, -1, -1):
         j = t + draws[t]
@@ -147,7 +148,7 @@ def _undo(perm, draws, d):
         perm[j] = tmp
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def subset_counts(seeds, k, d, nchunks):
     """How many decoded d-subsets (partial Fisher-Yates on the draws in [0, k - t)) hold each
     item: int64[k]."""
@@ -168,7 +169,7 @@ def subset_counts(seeds, k, d, nchunks):
     return sum_rows(rows)
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def subset_hits(seeds, xs, k, d, nchunks):
     """[xs[i] in the d-subset decoded from seed i]: bool (n,)."""
     n = seeds.shape[0]
@@ -189,13 +190,13 @@ def subset_hits(seeds, xs, k, d, nchunks):
     return out
 
 
-@njit(cache=True)
+@kernel
 def sphere_words(d):
     """Words a sphere point of dimension d reads: two per Box-Muller pair."""
     return 2 * ((d + 1) // 2)
 
 
-@njit(cache=True)
+@kernel
 def dot(a, b):
     """sum_i a_i b_i, in index order (the same rounding everywhere it is used)."""
     s = 0.0
@@ -204,7 +205,7 @@ def dot(a, b):
     return s
 
 
-@njit(cache=True)
+@kernel
 def sphere_from_words(words, out):
     """The unit vector out (dimension d) from sphere_words(d) stream words: Gaussians by
     Box-Muller on consecutive uniform pairs, divided by their Euclidean norm; e_0 when that
@@ -227,14 +228,14 @@ def sphere_from_words(words, out):
         out[j] /= norm
 
 
-@njit(cache=True)
+@kernel
 def _sphere_of_seed(seed, rk, words, v):
     expand_key(seed, rk, AES_NI)
     read_words(rk, 0, words, AES_NI)
     sphere_from_words(words, v)
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def sphere_rows(seeds, d, divisor, nchunks):
     """The decoded sphere points divided by ``divisor``: float64 (n, d)."""
     n = seeds.shape[0]
@@ -250,7 +251,7 @@ def sphere_rows(seeds, d, divisor, nchunks):
     return out
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def sphere_sum(seeds, d, divisor, nchunks):
     """sum_i v(seed_i) / divisor over the decoded sphere points (each divided before the sum,
     as the rows of :func:`sphere_rows`): float64[d]."""
@@ -271,7 +272,7 @@ def sphere_sum(seeds, d, divisor, nchunks):
     return out
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def sphere_dots(seeds, us, nchunks):
     """<v(seed_i), us[i]> (index-order sums, as :func:`dot`): float64 (n,)."""
     n, d = us.shape

@@ -2,12 +2,13 @@
 of p_j r^(j - i) over j >= i, by the recurrence (no power of r is formed, so nothing over- or
 underflows at any grid length). Non-negative terms: a relative error O(N u)."""
 import numpy as np
-from numba import njit
+
+from .decorator import kernel
 
 __all__ = ["discounted_suffix"]
 
 
-@njit(cache=True)
+@kernel
 def discounted_suffix(pmf, r):
     """R with R_i = pmf_i + r R_(i+1) and a trailing 0 (length pmf.size + 1)."""
     n = pmf.size

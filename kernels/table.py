@@ -8,15 +8,15 @@ of n! / prod c_j! prod masses_j^c_j (sum_j c_j vals_j)_+: C(n + r - 1, r - 1) te
 here with every rounding bounded, so that the result is rounded up (``upper``) or down.
 """
 import numpy as np
-from numba import njit
 
+from .decorator import kernel
 from .binomial import binom_window, pmf_anchor
 from .numerics import SUBNORMAL_ULP, UNIT_ROUNDOFF
 
 __all__ = ["exact_excess", "jensen_excess"]
 
 
-@njit(cache=True)
+@kernel
 def exact_excess(vals, masses, n, upper):
     """E[(sum of n iid draws)_+] by enumeration of the counts, rounded up or down.
 
@@ -74,7 +74,7 @@ def exact_excess(vals, masses, n, upper):
     return total * (1.0 + grow) if upper else total * (1.0 - grow)
 
 
-@njit(cache=True)
+@kernel
 def jensen_excess(v, q, mu, n, tol):
     """sum_j Pr[Bin(n, q) = j] (j v + (n - j) mu)_+ over a window of Bin(n, q) (the mass outside
     dropped), rounded down: E[(sum)_+] of n draws when one atom (value v, mass q) is counted and

@@ -374,9 +374,11 @@ def test_client_memory_is_the_output_plus_bounded_chunks(make, row_bytes):
                                   lambda: SubsetSelection(10, 1.0, d=3)])
 def test_unary_clients_name_a_wrong_entropy_and_accept_empty_batches(make):
     oracle = make()
-    for bad in (None, 5, PRG(bytes(16))):
+    for bad in (5, PRG(bytes(16))):
         with pytest.raises(TypeError, match="entropy must be an ldpcompress Entropy"):
             oracle.randomize_many(np.array([1]), bad)
+    # no source given: the OS CSPRNG (the contract's default), never a seeded one
+    assert oracle.randomize_many(np.array([1]), None).shape == (1, getattr(oracle, "d", oracle.k))
     empty = oracle.randomize_many(np.zeros(0, dtype=np.int64))
     assert empty.shape == (0, getattr(oracle, "d", oracle.k))
 

@@ -29,8 +29,10 @@ from ldpcompress.accounting.events import (
 )
 from ldpcompress.cli.main import main as cli_main
 from ldpcompress.kernels import participation as K
-from ldpcompress.kernels.records import record
+from ldpcompress.kernels.blanket_indep import IndepLaw
+from ldpcompress.kernels import participation_attack as KA
 from ldpcompress.kernels import participation_subst as KS
+from ldpcompress.kernels.records import record
 from ldpcompress.randomizers.olh import OLH
 from ldpcompress.randomizers.rappor import OUE
 from ldpcompress.randomizers.subset import SubsetSelection
@@ -379,11 +381,13 @@ def test_general_kernels_match_mpmath(n, sk):
         wt, wtc = s.weights()
         for eps in (0.0, 0.1, 0.4, 1.0):
             if relation == "add_remove":
-                got = K.remove_clone_delta(ns, ws, x0s, x1, sp, spc, wt, wtc, q, eps, TOL, q0p,
-                                           out)
+                law = record(K.RemoveCloneLaw, x1=x1, s=sp, sc=spc, wt=wt, wtc=wtc, q=q,
+                             q0_power=q0p)
+                got = K.remove_clone_delta(ns, ws, x0s, law, eps, TOL, out)
                 ref = mp_remove_general(n, eps0, eps, sk.get("gamma"), sk.get("sample"))
             else:
-                got = K.subst_clone_delta(ns, ws, x0s, x1, sp, spc, wt, q, p, pc, eps, TOL, out)
+                law = record(K.SubstCloneLaw, x1=x1, s=sp, sc=spc, wt=wt, q=q, p=p, pc=pc)
+                got = K.subst_clone_delta(ns, ws, x0s, law, eps, TOL, out)
                 ref = mp_subst_general(n, eps0, eps, sk.get("gamma"), sk.get("sample"))
             _close(got, ref)
 
@@ -404,15 +408,16 @@ def test_blanket_kernels_match_mpmath(relation, sk):
         ns, ws, x0s, x1, sp, spc, q0p, _ = s.count_law(st.gamma, st.gamma_c, TOL)
     for eps in (0.0, 0.1, 0.4, 0.8):
         if relation == "add_remove":
-            got = K.remove_blanket_delta(ns, ws, x0s, x1, sp, spc, wt, wtc, float(st.a),
-                                         float(1 - st.a), st.gamma_c_times, st.expm1_eps0, eps,
-                                         TOL, q0p, 0.0)
+            law = record(K.RemoveBlanketLaw, x1=x1, s=sp, sc=spc, wt=wt, wtc=wtc, a=st.a,
+                         ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0, q0_power=q0p)
+            got = K.remove_blanket_delta(ns, ws, x0s, law, eps, TOL, 0.0)
         else:
-            c_lo, mass, tau, shift, out = KS.subst_blanket_blocks(ns, ws, x0s, x1, sp, spc, wt,
-                                                                 st.gamma, 1e-9, TOL, False)
-            got = KS.subst_blanket_indep(c_lo, mass, tau, shift, float(st.a), float(1 - st.a),
-                                        st.gamma_c_times, float(st.a1), st.expm1_eps0, math.inf,
-                                        eps, TOL, out)
+            blocks = record(KS.BlanketBlocksLaw, x1=x1, s=sp, sc=spc, wt=wt, g=st.gamma)
+            c_lo, mass, tau, shift, out = KS.subst_blanket_blocks(ns, ws, x0s, blocks, 1e-9, TOL,
+                                                                 False)
+            law = record(IndepLaw, a=st.a, ac=1 - st.a, gc=st.gamma_c_times, a1=st.a1,
+                         c=st.expm1_eps0, eps0=st.eps0)
+            got = KS.subst_blanket_indep(c_lo, mass, tau, shift, law, math.inf, eps, TOL, out)
         _close(got, mp_blanket(st, n, eps, relation, sk.get("gamma"), sk.get("sample")))
 
 
@@ -455,17 +460,18 @@ def test_attack_kernels_match_mpmath(sk):
     for remove in (True, False):
         for eps in (0.0, 0.2, 0.6):
             if g is not None:
-                got = K.poisson_count_attack_delta(n, g, 1 - g, so, 1 - so, u1, 1 - u1,
-                                                   0.0 if remove else u2,
-                                                   1.0 if remove else 1 - u2, remove, eps, TOL)
+                law = record(KA.PoissonCountLaw, n=n, g=g, gc=1 - g, so=so, soc=1 - so, u1=u1,
+                             u1c=1 - u1, u2=0.0 if remove else u2,
+                             u2c=1.0 if remove else 1 - u2, remove=remove)
+                got = KA.poisson_count_attack_delta(law, eps, TOL)
             else:
                 eta = m / n
                 coef = lambda u: ((1 - eta) * so + eta * u, (1 - eta) * (1 - so) + eta * (1 - u))  # noqa
                 q_pair = (so, 1 - so) if remove else coef(u2)
                 a1, b1 = coef(u1)
-                law = record(K.CountLaw, big_n=m - 1, s=so, sc=1 - so, a1=a1, b1=b1,
+                law = record(KA.CountLaw, big_n=m - 1, s=so, sc=1 - so, a1=a1, b1=b1,
                              a2=q_pair[0], b2=q_pair[1])
-                got = K.count_attack_delta(law, eps, TOL)
+                got = KA.count_attack_delta(law, eps, TOL)
             ref = mp_count_view(n, so, u1, None if remove else u2, eps, g, m)
             assert ref * (1 - 1e-9) - 1e-15 <= got <= ref * (1 + 1e-12) + 1e-300, (eps, got, ref)
 

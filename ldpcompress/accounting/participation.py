@@ -33,18 +33,15 @@ from ..core import validate as V
 from ..core.numerics import EXP_MAX
 from ..core.progress import compute_time
 from ..kernels.blanket_attack import AttackLaw, split_attack_delta
+from ..kernels.blanket_indep import IndepLaw
 from ..kernels.blanket_pair import PairLaw
 from ..kernels.clones import rr_split
-from ..kernels.participation import (
-    CountLaw,
-    count_attack_delta,
-    poisson_count_attack_delta,
-    remove_blanket_delta,
-    remove_clone_delta,
-    subst_clone_delta,
-)
-from ..kernels.participation_subst import (subst_blanket_blocks, subst_blanket_indep,
-                                           subst_blanket_pair)
+from ..kernels.participation import (RemoveBlanketLaw, RemoveCloneLaw, SubstCloneLaw,
+                                     remove_blanket_delta, remove_clone_delta, subst_clone_delta)
+from ..kernels.participation_attack import (CountLaw, PoissonCountLaw, count_attack_delta,
+                                            poisson_count_attack_delta)
+from ..kernels.participation_subst import (BlanketBlocksLaw, subst_blanket_blocks,
+                                           subst_blanket_indep, subst_blanket_pair)
 from ..kernels.records import record
 from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
@@ -131,19 +128,24 @@ class SampledGeneralProfile(SampledProfile):
         self.label = f"general, {_scheme_label(sampling)} (FMT21 clones, §2.7)"
 
     def _build(self, tol):
+        """The blocks of N and the kernel's record (built once per window tolerance)."""
         q, qc = math.exp(-self.eps0), -math.expm1(-self.eps0)
-        return self.sampling.count_law(q, qc, tol, self.block_frac)
+        cb = self.sampling.count_law(q, qc, tol, self.block_frac)
+        wt, wtc = self.sampling.weights()
+        if self.sampling.remove:
+            law = record(RemoveCloneLaw, x1=cb.x1, s=cb.s, sc=cb.sc, wt=wt, wtc=wtc, q=q,
+                         q0_power=cb.q0_power)
+        else:
+            p, pc = rr_split(self.eps0)
+            law = record(SubstCloneLaw, x1=cb.x1, s=cb.s, sc=cb.sc, wt=wt, q=q, p=p, pc=pc)
+        return cb.ns, cb.ws, cb.x0s, law, cb.outside
 
     def _delta(self, eps, tol):
-        ns, ws, x0s, x1, s, sc, q0p, out = self.tables(tol)
-        wt, wtc = self.sampling.weights()
-        q = math.exp(-self.eps0)
-        if self.sampling.remove:
-            if wtc <= 0.0:
-                return 1.0  # everyone reports: the count reveals user 1
-            return remove_clone_delta(ns, ws, x0s, x1, s, sc, wt, wtc, q, eps, tol, q0p, out)
-        p, pc = rr_split(self.eps0)
-        return subst_clone_delta(ns, ws, x0s, x1, s, sc, wt, q, p, pc, eps, tol, out)
+        if self.sampling.remove and self.sampling.weights()[1] <= 0.0:
+            return 1.0  # everyone reports: the count reveals user 1
+        ns, ws, x0s, law, out = self.tables(tol)
+        kernel = remove_clone_delta if self.sampling.remove else subst_clone_delta
+        return kernel(ns, ws, x0s, law, eps, tol, out)
 
 
 class SampledBlanketProfile(SampledProfile):
@@ -184,15 +186,29 @@ class SampledBlanketProfile(SampledProfile):
         return None
 
     def _build(self, tol):
+        """The blocks of N (add/remove) or of (N, c) (substitution) and the kernel's record,
+        built once per window tolerance."""
         st = self.structure
-        law = self.sampling.count_law(st.gamma, st.gamma_c, tol, self.block_frac)
+        cb = self.sampling.count_law(st.gamma, st.gamma_c, tol, self.block_frac)
+        wt, wtc = self.sampling.weights()
         if self.sampling.remove:
-            return law
-        ns, ws, x0s, x1, s, sc, _, out = law
-        wt, _ = self.sampling.weights()
-        c_lo, mass, tau, shift, out_c = subst_blanket_blocks(ns, ws, x0s, x1, s, sc, wt,
-                                                             st.gamma, self.c_frac, tol)
-        return c_lo, mass, tau, shift, out + out_c
+            law = record(RemoveBlanketLaw, x1=cb.x1, s=cb.s, sc=cb.sc, wt=wt, wtc=wtc, a=st.a,
+                         ac=1 - st.a, gce=st.gamma_c_times, ce=st.expm1_eps0,
+                         q0_power=cb.q0_power)
+            return cb.ns, cb.ws, cb.x0s, law, cb.outside
+        blocks = record(BlanketBlocksLaw, x1=cb.x1, s=cb.s, sc=cb.sc, wt=wt, g=st.gamma)
+        c_lo, mass, tau, shift, out_c = subst_blanket_blocks(cb.ns, cb.ws, cb.x0s, blocks,
+                                                             self.c_frac, tol)
+        if st.independent:
+            law = record(IndepLaw, a=st.a, ac=1 - st.a, gc=st.gamma_c_times, a1=st.a1,
+                         c=st.expm1_eps0, eps0=st.eps0)
+        else:
+            rest = st.p11 + st.p00
+            pi = st.p11 / rest if rest > 0 else Fraction(0)
+            law = record(PairLaw, pj=2 * st.p10, pjc=1 - 2 * st.p10, pi=pi, pic=1 - pi,
+                         gc=st.gamma_c_times, c=st.expm1_eps0, eps0=st.eps0,
+                         j_frac=self.j_frac, max_groups=self.n11_groups)
+        return c_lo, mass, tau, shift, law, cb.outside + out_c
 
     def _delta(self, eps, tol):
         st = self.structure
@@ -204,21 +220,11 @@ class SampledBlanketProfile(SampledProfile):
             return wt if self.sampling.remove else min(1.0, wt * st.local_delta(eps))
         eps = min(eps, EXP_MAX)
         if self.sampling.remove:
-            ns, ws, x0s, x1, s, sc, q0p, out = self.tables(tol)
-            return remove_blanket_delta(ns, ws, x0s, x1, s, sc, wt, wtc, float(st.a),
-                                        float(1 - st.a), st.gamma_c_times, st.expm1_eps0, eps,
-                                        tol, q0p, out)
-        ms, wb, taus, sfs, out = self.tables(tol)
-        if st.independent:
-            return subst_blanket_indep(ms, wb, taus, sfs, float(st.a), float(1 - st.a),
-                                       st.gamma_c_times, float(st.a1), st.expm1_eps0, self.cap,
-                                       eps, tol, out)
-        rest = st.p11 + st.p00
-        pi = st.p11 / rest if rest > 0 else Fraction(0)
-        law = record(PairLaw, pj=float(2 * st.p10), pjc=float(1 - 2 * st.p10), pi=float(pi),
-                     pic=float(1 - pi), gc=st.gamma_c_times, c=st.expm1_eps0, eps0=st.eps0,
-                     j_frac=self.j_frac, max_groups=self.n11_groups)
-        return subst_blanket_pair(ms, wb, taus, sfs, law, self.cap, eps, tol, out)
+            ns, ws, x0s, law, out = self.tables(tol)
+            return remove_blanket_delta(ns, ws, x0s, law, eps, tol, out)
+        ms, wb, taus, sfs, law, out = self.tables(tol)
+        kernel = subst_blanket_indep if st.independent else subst_blanket_pair
+        return kernel(ms, wb, taus, sfs, law, self.cap, eps, tol, out)
 
 
 class SampledCountLowerProfile(SampledProfile):
@@ -254,8 +260,9 @@ class SampledCountLowerProfile(SampledProfile):
             sd_t = math.sqrt(n * wt * wtc)
             sd_v = math.sqrt(n * wt * so * soc)
             if (18.0 * sd_t + 1.0) * (10.0 * sd_v + 10.0) <= ATTACK_WORK:
-                self._poisson = (n, wt, wtc, so, soc, u1, u1c, 0.0 if u2 is None else u2,
-                                 1.0 if u2 is None else u2c, u2 is None)
+                self._poisson = record(PoissonCountLaw, n=n, g=wt, gc=wtc, so=so, soc=soc,
+                                       u1=u1, u1c=u1c, u2=0.0 if u2 is None else u2,
+                                       u2c=1.0 if u2 is None else u2c, remove=u2 is None)
             else:
                 self.label += " (class count only at this n)"
 
@@ -263,7 +270,7 @@ class SampledCountLowerProfile(SampledProfile):
         if self.sampling.remove and self.sampling.weights()[1] <= 0.0:
             return 1.0
         if self._poisson is not None:
-            return round_down(poisson_count_attack_delta(*self._poisson, eps, max(tol, 1e-40)))
+            return round_down(poisson_count_attack_delta(self._poisson, eps, max(tol, 1e-40)))
         return round_down(count_attack_delta(self._args, eps, max(tol, 1e-40)))
 
     def class_count_only(self) -> SampledProfile | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ..core import validate as V
 from ..core.numerics import EXP_MAX, UNIT_ROUNDOFF
 from ..kernels.mblocks import m_blocks
 
-__all__ = ["RELATIONS", "N_BLOCK_FRAC", "GAMMA_MIN", "participation", "Sampling"]
+__all__ = ["RELATIONS", "N_BLOCK_FRAC", "GAMMA_MIN", "participation", "CountBlocks", "Sampling"]
 
 RELATIONS = ("substitution", "add_remove")
 N_BLOCK_FRAC = 0.125  # blocks of N' (Poisson): an eighth of a standard deviation of the count
@@ -34,6 +35,21 @@ def participation(gamma, name: str = "gamma") -> float:
     if not v >= GAMMA_MIN:
         raise ValueError(msg)
     return v
+
+
+class CountBlocks(NamedTuple):
+    """The law of the other clone-like users (Sampling.count_law): blocks i of the count N
+    (smallest member ns[i], mass ws[i], x0s[i]), X_c = x0 + x1 c, the law Bin(N, s) (sc = 1 - s),
+    q0_power (0 Poisson, 1 fixed size) and the mass left outside the blocks."""
+
+    ns: np.ndarray
+    ws: np.ndarray
+    x0s: np.ndarray
+    x1: float
+    s: float
+    sc: float
+    q0_power: int
+    outside: float
 
 
 @dataclass(frozen=True)
@@ -123,17 +139,17 @@ class Sampling:
             d["sample"] = self.m
         return d
 
-    def count_law(self, q: float, qc: float, tol: float, frac: float = N_BLOCK_FRAC):
+    def count_law(self, q: float, qc: float, tol: float,
+                  frac: float = N_BLOCK_FRAC) -> CountBlocks:
         """The count N and the law Bin(N, s) of the other clone-like users besides user 1, for
-        a reporting other being clone-like with probability q (qc = 1 - q): arrays
-        (N of each block, block mass, x0 of each block), x1, s, 1 - s, q0_power and the mass
-        left outside (docs/theory.md §2.7). Poisson: N' ~ Bin(n-1, 1 - gamma + gamma q) in
+        a reporting other being clone-like with probability q (qc = 1 - q), as CountBlocks
+        (docs/theory.md §2.7). Poisson: N' ~ Bin(n-1, 1 - gamma + gamma q) in
         blocks carrying their smallest N' (the pair is non-increasing in N'), s = gamma q /
         (1 - gamma + gamma q), x0 = N' + 1, x1 = -1; fixed size: N = m - 1, s = q,
         x0 = n - m, x1 = 0."""
         if not self.poisson:
-            return (np.array([self.size - 1], dtype=np.int64), np.ones(1),
-                    np.array([float(self.n - self.size)]), 0.0, q, qc, 1, 0.0)
+            return CountBlocks(np.array([self.size - 1], dtype=np.int64), np.ones(1),
+                               np.array([float(self.n - self.size)]), 0.0, q, qc, 1, 0.0)
         g = self.rate
         sig_c = g * qc                     # 1 - sigma: reports, and is left-over
         sig = (1.0 - g) + g * q
@@ -148,4 +164,4 @@ class Sampling:
         sd_k = math.sqrt(big_n * g * q * (1.0 - g * q))
         width = max(1, int(min(4.0 * sd_n, frac * sd_k / s) if s > 0.0 else 4.0 * sd_n))
         ms, ws, out = m_blocks(self.n, sig, sig_c, width, tol, True)
-        return (ms - 1, ws, ms.astype(np.float64), -1.0, s, sc, 0, out)
+        return CountBlocks(ms - 1, ws, ms.astype(np.float64), -1.0, s, sc, 0, out)
