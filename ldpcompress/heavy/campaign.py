@@ -15,7 +15,7 @@ Every public function that takes a Campaign (``deploy``, ``round_sets``) certifi
 (:func:`certified_campaign`): its fields are checked as a plan file's are, its upper bound and
 lower bound recomputed from its own n, assignment and oracles, and a Campaign whose stored
 ledger differs is refused. The result is sealed in the object with the digest of the content
-it certified, so later calls cost one digest (~0.2 ms); a Campaign built by hand, made by
+it certified, so later calls cost one digest (under 0.1 ms); a Campaign built by hand, made by
 ``dataclasses.replace`` or changed in place carries no seal for its content and is certified
 again.
 """
@@ -153,9 +153,9 @@ class Campaign:
         its own n, assignment and oracles (:meth:`certify`, never the stored number) and at
         most its target eps, and the stored ledger (upper and lower bound) equal to what is
         recomputed; ValueError naming the field and both values. The digest is not a
-        signature: a plan resealed with a larger eps0 loads, and fails here. About 15-50 ms
+        signature: a plan resealed with a larger eps0 loads, and fails here. About 35-50 ms
         the first time (upper and lower bound recomputed); then sealed to this content's
-        digest (about 0.2 ms)."""
+        digest (under 0.1 ms)."""
         try:
             body = self.body()
         except (AttributeError, TypeError, ValueError) as err:
