@@ -331,8 +331,9 @@ def per_round_oracles(plan: RoundsPlan, weights: Sequence[float], *,
     """Per-round oracles of the deployed family at eps0_j = s w_j / max(w), with the largest
     scale s the composed bound certifies (the inverse query on the composed ledger:
     bisection that returns its verified end), and their certified eps and lower bound (round
-    1's exact attack: the only round whose list is fixed, so the only attack proven). Starts from the plan's common eps0 (every round at most
-    it: certified when the bound grows with eps0, and verified here).
+    1's exact attack: the only round whose list is fixed, so the only attack proven). Starts
+    from the plan's common eps0 (every round at most it: certified when the bound grows with
+    eps0, and verified here).
 
     Parameters
     ----------
