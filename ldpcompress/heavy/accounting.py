@@ -32,7 +32,8 @@ from ..randomizers.base import FrequencyOracle
 from ..randomizers.catalog import make_oracle, oracle_names
 
 __all__ = ["ASSIGNMENTS", "RELATION", "AssignmentRow", "RoundsPlan", "plan_rounds", "ledger",
-           "certified_eps", "certified_per_round", "per_round_assignments", "per_round_oracles"]
+           "attack_eps", "certified_eps", "certified_per_round", "per_round_assignments",
+           "per_round_oracles"]
 
 ASSIGNMENTS = ("groups", "poisson", "allocation")
 RELATION = "substitution (one device's word replaced by another)"
@@ -262,20 +263,25 @@ def plan_rounds(n: int, rounds: int, k: int, eps: float, delta: float, *,
         raise ValueError(f"the deployed ledger certifies {upper:.6g} > eps = {eps:g}")
     return RoundsPlan(n, rounds, k, eps, delta, chosen,
                       tuple(sorted(per.values(), key=lambda r: order[r.assignment])), upper,
-                      _lower(n, rounds, chosen, delta), skipped=skipped,
+                      attack_eps(n, rounds, chosen.assignment, chosen.oracle, delta),
+                      skipped=skipped,
                       seconds=compute_time() - start)
 
 
-def _lower(n: int, rounds: int, row: AssignmentRow, delta: float) -> float | None:
-    """An exact attack's eps on round 1 of the deployed assignment (its candidate list is
-    fixed: every block; the campaign reveals at least that round): a lower bound on the
-    campaign's true eps. None for allocation (no attack is proved with adaptive lists)."""
+def attack_eps(n: int, rounds: int, assignment: str, oracle: FrequencyOracle,
+               delta: float) -> float | None:
+    """An exact attack's eps on round 1 of a campaign of ``n`` devices in ``rounds`` rounds
+    under ``assignment``, round 1 running ``oracle`` (its candidate list is fixed: every
+    block; the campaign reveals at least that round): a lower bound on the campaign's true
+    eps (docs/theory.md §2.17). None for allocation (no attack is proved with adaptive
+    lists), or where the attack does not apply. Arguments are trusted (a plan's checked
+    fields)."""
     from ..accounting import amplification as amp
     try:
-        if row.assignment == "groups":
-            return amp.epsilon(n // rounds, None, delta, oracle=row.oracle, lower=True).lower
-        if row.assignment == "poisson":
-            return amp.epsilon(n, None, delta, oracle=row.oracle, gamma=1.0 / rounds,
+        if assignment == "groups":
+            return amp.epsilon(n // rounds, None, delta, oracle=oracle, lower=True).lower
+        if assignment == "poisson":
+            return amp.epsilon(n, None, delta, oracle=oracle, gamma=1.0 / rounds,
                                lower=True).lower
         # allocation: the one-round-of-n attack holds when every round feeds the oracle the
         # same item, which adaptive candidate lists do not guarantee: no attack is claimed
@@ -325,8 +331,9 @@ def per_round_oracles(plan: RoundsPlan, weights: Sequence[float], *,
     """Per-round oracles of the deployed family at eps0_j = s w_j / max(w), with the largest
     scale s the composed bound certifies (the inverse query on the composed ledger:
     bisection that returns its verified end), and their certified eps and lower bound (round
-    1's exact attack: the only round whose list is fixed, so the only attack proven). Starts from the plan's common eps0 (every round at most
-    it: certified when the bound grows with eps0, and verified here).
+    1's exact attack: the only round whose list is fixed, so the only attack proven). Starts
+    from the plan's common eps0 (every round at most it: certified when the bound grows with
+    eps0, and verified here).
 
     Parameters
     ----------
@@ -369,6 +376,5 @@ def per_round_oracles(plan: RoundsPlan, weights: Sequence[float], *,
     chosen = oracles(lo)
     # the attack is proven for round 1 only (its candidate list is fixed: every block), so
     # the lower bound is round 1's oracle's attack, not the strongest round's
-    first = chosen[0]
-    row = AssignmentRow(plan.assignment, first, float(first.eps), 0.0, best)
-    return chosen, best, _lower(plan.n, plan.rounds, row, plan.delta)
+    return chosen, best, attack_eps(plan.n, plan.rounds, plan.assignment, chosen[0],
+                                    plan.delta)

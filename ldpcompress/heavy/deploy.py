@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from .accounting import ASSIGNMENTS, per_round_assignments, plan_rounds
-from .campaign import Campaign
+from .campaign import Campaign, certified_campaign
 from .job import Word, rank_words
 from .prefix import Alphabet
 from .rounds import RoundAggregate, RoundList, next_round
@@ -73,10 +73,11 @@ def plan_campaign(n: int, eps: float, delta: float, *, rounds: int = 6, step: in
 
 def candidates(campaign: Campaign, aggregate: RoundAggregate | None = None,
                level: float | None = None, threshold: float = 0.0) -> RoundList:
-    """Round 1's candidate list (no ``aggregate``; the plan's bound is first recomputed from
-    its oracles, :meth:`Campaign.certify`), or round j's from round j - 1's aggregate:
+    """Round 1's candidate list (no ``aggregate``), or round j's from round j - 1's aggregate:
     its survivors (top ``keep``; with ``level``, the adaptive threshold: lower confidence
-    bound above ``threshold`` devices) extended by every valid block.
+    bound above ``threshold`` devices) extended by every valid block. The campaign is
+    certified first (:func:`~ldpcompress.heavy.campaign.certified_campaign`: its bounds
+    recomputed from its oracles, a stored ledger that differs refused).
 
     Parameters
     ----------
@@ -89,8 +90,8 @@ def candidates(campaign: Campaign, aggregate: RoundAggregate | None = None,
     threshold : float, optional
         The adaptive threshold in devices (default 0).
     """
-    if aggregate is None:  # before the campaign starts: the plan's bound recomputed
-        campaign.certified()
+    certified_campaign(campaign)
+    if aggregate is None:
         return campaign.first_list()
     if not isinstance(aggregate, RoundAggregate):
         raise TypeError(f"aggregate must be a RoundAggregate, got {type(aggregate).__name__}")
@@ -102,7 +103,8 @@ def found_words(campaign: Campaign, aggregates: Sequence[RoundAggregate], level:
                 top: int = 20) -> list[Word]:
     """The words found by the campaign, ranked (:func:`rank_words`), from the aggregates of
     every round 1..T (any order; each of this campaign, one per round, and each round's list
-    grown from survivors of the previous round's list).
+    grown from survivors of the previous round's list). The campaign is certified first
+    (its stored ledger, which the words are reported with, must be the recomputed one).
 
     Parameters
     ----------
@@ -115,6 +117,7 @@ def found_words(campaign: Campaign, aggregates: Sequence[RoundAggregate], level:
     top : int, optional
         Words returned (default 20).
     """
+    certified_campaign(campaign)
     aggs = sorted(aggregates, key=lambda a: a.index)
     for a in aggs:
         campaign.check_list(a.list, f"the aggregate of round {a.index}")

@@ -25,7 +25,7 @@ from ..scale.budget import plan as set_plan
 from ..scale.distributed import aggregate
 from ..scale.manifest import MAX_MANIFEST_BYTES, MAX_SHARDS, load_json
 from ..scale.writer import write_items
-from .campaign import Campaign
+from .campaign import Campaign, certified_campaign
 from .prefix import Alphabet, Encoded
 from .rounds import RoundAggregate, RoundList, round_inputs
 
@@ -49,8 +49,9 @@ def write_round_inputs(xs: np.ndarray, campaign: Campaign, rl: RoundList,
                        shards: int = 1, overwrite: bool = False) -> list[Path]:
     """Randomize the devices' oracle inputs ``xs`` for round ``rl`` (round j's oracle of the
     campaign; coins from ``entropy``, os.urandom by default) into a report set in ``out_dir``
-    holding the list as ``candidates.json``; returns the shards' paths."""
-    campaign.check_list(rl)
+    holding the list as ``candidates.json``; returns the shards' paths. The campaign is
+    certified first (:func:`~ldpcompress.heavy.campaign.certified_campaign`)."""
+    certified_campaign(campaign).check_list(rl)
     xs = np.asarray(xs)
     if xs.ndim != 1 or xs.size == 0:
         raise ValueError(f"round {rl.index}: no device to encode (an empty round writes no "
@@ -70,7 +71,8 @@ def write_round_set(words: Iterable[str], campaign: Campaign, rl: RoundList,
     """The devices' reports for round ``rl`` of ``campaign``, one per word, as a report set
     in ``out_dir``: each word mapped to its candidate index, a word outside the alphabet,
     longer than max_len or whose prefix is not listed to "other" (the last index). Returns
-    (the shards' paths, how many words reported "other")."""
+    (the shards' paths, how many words reported "other"). The campaign is certified first."""
+    certified_campaign(campaign)
     words = list(words)
     for i, w in enumerate(words):
         if not isinstance(w, str):
@@ -111,8 +113,9 @@ def read_round_set(paths: str | os.PathLike | Sequence[str | os.PathLike], campa
     must be ``rl`` (else refused naming both digests) and its randomizer round j's oracle;
     then scale's aggregation (``scheduler`` and ``options`` as for
     :func:`ldpcompress.scale.distributed.aggregate`: "memory", "auto", "local" or a
-    scheduler's address)."""
-    campaign.check_list(rl)
+    scheduler's address). The campaign is certified first (its stored ledger must be the one
+    its n, assignment and oracles certify, else ValueError naming both)."""
+    certified_campaign(campaign).check_list(rl)
     oracle = campaign.oracle(rl.index)
     plan = set_plan(paths, expect=oracle)
     _check_lists(plan, rl)
@@ -126,9 +129,10 @@ def shuffle_round_set(paths: str | os.PathLike | Sequence[str | os.PathLike],
                       shards: int | None = None, entropy: Entropy = SYSTEM) -> list[Path]:
     """The shuffler's step for round ``rl``: the reports of the round's set(s) ``paths`` (each
     holding ``rl``, else refused naming both digests) rewritten in a uniform random order
-    (``scale.shuffle.shuffle_report_set``) as a new set in ``out`` that holds the list too."""
+    (``scale.shuffle.shuffle_report_set``) as a new set in ``out`` that holds the list too.
+    The campaign is certified first."""
     from ..scale.shuffle import shuffle_report_set
-    campaign.check_list(rl)
+    certified_campaign(campaign).check_list(rl)
     plan = set_plan(paths, expect=campaign.oracle(rl.index))
     _check_lists(plan, rl)
     _check_count(plan.n, campaign, rl)

@@ -78,7 +78,6 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
     def estimate_from_summary(self, summary, n: int) -> np.ndarray:
         """(count_j - n a0) / (a1 - a0); the counts must be integers in [0, n] (a summary
         from another process or file is untrusted too)."""
-        from .estimator import binary_estimate
         n = V.integer_at_least(n, "n", 0)
         counts = np.asarray(summary)
         if counts.shape != (self.k,) or counts.dtype.kind not in "iu":
@@ -87,7 +86,12 @@ class FrequencyOracle(LocalRandomizer, BinaryEstimator):
         if counts.size and (counts.min() < 0 or counts.max() > n):
             raise ValueError(f"support counts must be in [0, n = {n}], got values in "
                              f"[{counts.min()}, {counts.max()}]")
-        return binary_estimate(counts, n, self.a0, self.a1)
+        return self._estimate_from_summary(counts, n)
+
+    def _estimate_from_summary(self, summary: np.ndarray, n: int) -> np.ndarray:
+        """Hook: the estimates of support counts of n checked reports, unchecked."""
+        from .estimator import binary_estimate
+        return binary_estimate(summary, n, self.a0, self.a1)
 
     def _count(self, reports) -> np.ndarray:
         """Hook: support counts of checked reports. Default: a report is the one item it

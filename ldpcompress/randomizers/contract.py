@@ -360,7 +360,12 @@ class Reports(abc.ABC):
             A batch of reports as ``randomize_many`` returns them (untrusted: validated).
         """
         reports = self.check_reports(reports)
-        return self.estimate_from_summary(self._summarize(reports), self.n_reports(reports))
+        return self._estimate_from_summary(self._summarize(reports), self.n_reports(reports))
+
+    def _estimate_from_summary(self, summary: np.ndarray, n: int) -> np.ndarray:
+        """Hook: estimates from a summary this process computed of n checked reports (trusted:
+        a class may skip ``estimate_from_summary``'s checks). Default: the public method."""
+        return self.estimate_from_summary(summary, n)
 
     def summary_cost(self, n: int, batch: int | None = None, *, seeds: bool = False) -> Cost:
         """What summarising n reports costs, stated before any is read: a ``cost.Cost`` of
