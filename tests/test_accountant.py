@@ -9,7 +9,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from reference import product_delta
+from reference import krr_histogram_law, product_delta
 from scipy import stats
 
 from hang import no_hang
@@ -178,23 +178,13 @@ def test_clone_pld_at_large_eps0_is_exact_rr_for_one_user(eps0):
 
 # -- k-RR: the pair's own Renyi curve ---------------------------------------------------------
 
-def shuffled_krr_law(xs, k, eps0):
-    """Law of the histogram of n k-RR reports on data xs, by enumeration (mpmath)."""
-    z = mp.e ** eps0 + k - 1
-    law = {}
-    for out in itertools.product(range(k), repeat=len(xs)):
-        pr = mp.fprod((mp.e ** eps0 if o == x else 1) / z for o, x in zip(out, xs))
-        key = tuple(out.count(v) for v in range(k))
-        law[key] = law.get(key, 0) + pr
-    return law
-
-
 def brute_krr_rdp(n, k, eps0, alpha):
     """max over the others' data and both directions of D_alpha(shuffled P || shuffled Q)."""
     mp.mp.dps = 30
     best = mp.mpf(0)
     for rest in itertools.product(range(k), repeat=n - 1):
-        a, b = shuffled_krr_law((0,) + rest, k, eps0), shuffled_krr_law((1,) + rest, k, eps0)
+        a = krr_histogram_law((0,) + rest, k, eps0, kind="mpmath")
+        b = krr_histogram_law((1,) + rest, k, eps0, kind="mpmath")
         for p, q in ((a, b), (b, a)):
             s = mp.fsum(p[o] ** alpha * q[o] ** (1 - alpha) for o in p)
             best = max(best, mp.log(s) / (alpha - 1))
@@ -415,7 +405,6 @@ def test_krr_round_rdp_dominates_exact_worst_case(n, eps0):
     """The k-RR round's Renyi curve (connect-the-dots of min(general, split, blanket)) is above
     the exact Renyi divergence of every neighbouring pair of shuffled 3-RR histograms (both
     directions), by enumeration."""
-    from reference import krr_histogram_law
     k = 3
     orders = np.array([1.5, 2.0, 4.0, 16.0, 64.0])
     curve = ERDP.rdp(E.KRRShuffledRound(n, eps0, k), orders)

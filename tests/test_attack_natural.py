@@ -2,13 +2,13 @@
 three items (docs/theory.md §2.6(d)): exact against a brute force of the shuffled reports."""
 import itertools
 import math
-from collections import defaultdict
 from fractions import Fraction
 
 import pytest
 
 from ldpcompress.accounting import blanket as BL
 from ldpcompress.randomizers.rappor import OUE, RAPPOR
+from reference.shuffle import hockey, shuffled_law
 
 
 def _report_law(st, own):
@@ -24,16 +24,6 @@ def _report_law(st, own):
     return law
 
 
-def _shuffled(laws):
-    out = defaultdict(Fraction)
-    for ys in itertools.product(list(laws[0]), repeat=len(laws)):
-        p = Fraction(1)
-        for lw, y in zip(laws, ys):
-            p *= lw[y]
-        out[tuple(sorted(ys))] += p
-    return out
-
-
 @pytest.mark.parametrize("make", [lambda: RAPPOR(3, 1.5, symmetric=True), lambda: OUE(3, 3.0)],
                          ids=["rappor-sym", "oue"])
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
@@ -42,14 +32,14 @@ def test_natural_attack_is_the_exact_delta_of_the_shuffled_reports(make, n):
     the shuffled reports (from below, within rounding), and at least the class attack."""
     st = BL.structure(make())
     x1, x1p, x3 = 0, 1, 2
-    p = _shuffled([_report_law(st, x1)] + [_report_law(st, x3)] * (n - 1))
-    q = _shuffled([_report_law(st, x1p)] + [_report_law(st, x3)] * (n - 1))
+    p = shuffled_law([_report_law(st, x1)] + [_report_law(st, x3)] * (n - 1))
+    q = shuffled_law([_report_law(st, x1p)] + [_report_law(st, x3)] * (n - 1))
     prof = BL.OracleLowerProfile(n, st)
     assert prof._triple is not None
     for frac in (0.1, 0.4, 0.8):
         eps = frac * st.eps0
         e = Fraction(math.exp(eps))
-        exact = sum(max(v - e * q.get(y, 0), 0) for y, v in p.items())
+        exact = hockey(p, q, e, "forward")
         got = prof.delta(eps, 1e-30)
         assert got <= float(exact) * (1 + 1e-12) + 1e-300
         assert got >= float(exact) * (1 - 1e-9)

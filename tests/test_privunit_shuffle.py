@@ -2,7 +2,6 @@
 the worst pair (antipodal), a brute force on a discretised circle, and the accounting query."""
 import itertools
 import math
-from collections import defaultdict
 from fractions import Fraction
 
 import mpmath as mp
@@ -13,6 +12,7 @@ from ldpcompress.accounting import blanket as BL
 from ldpcompress.randomizers.privunit import PrivUnit2
 from ldpcompress.randomizers.privunit_caps import cap_measure, orthogonal_cap_bound
 from ldpcompress.randomizers.structure import ShuffleStructure
+from reference.shuffle import hockey, shuffled_law
 
 TOL = 1e-30
 
@@ -71,21 +71,6 @@ def _disc_law(u):
     return [(P0 / a if v in cap else (1 - P0) / (1 - a)) / N_POINTS for v in range(N_POINTS)], cap
 
 
-def _shuffled(inputs):
-    law = defaultdict(Fraction)
-    laws = [_disc_law(x)[0] for x in inputs]
-    for ys in itertools.product(range(N_POINTS), repeat=len(inputs)):
-        p = Fraction(1)
-        for lw, y in zip(laws, ys):
-            p *= lw[y]
-        law[tuple(sorted(ys))] += p
-    return law
-
-
-def _hockey(p, q, e):
-    return sum(max(v - e * q.get(k, 0), 0) for k, v in p.items())
-
-
 def _disc_structure(sep):
     cap1, cap2 = _disc_law(0)[1], _disc_law(sep)[1]
     a = Fraction(len(cap1), N_POINTS)
@@ -112,8 +97,9 @@ def test_discretised_privunit_brute_force():
                 bounds[n, frac, sep] = own
                 assert own <= anti * (1 + 1e-12), (n, frac, sep)
                 for others in itertools.combinations_with_replacement(range(N_POINTS), n - 1):
-                    exact = _hockey(_shuffled((0,) + others), _shuffled((sep,) + others),
-                                    e * (1 - Fraction(1, 2 ** 50)))
+                    exact = hockey(shuffled_law([_disc_law(x)[0] for x in (0,) + others]),
+                                   shuffled_law([_disc_law(x)[0] for x in (sep,) + others]),
+                                   e * (1 - Fraction(1, 2 ** 50)), "forward")
                     assert float(exact) <= own * (1 + 1e-12), (n, frac, sep, others)
             # the bound is non-increasing in P(1,1): largest where the caps are disjoint
             seq = [bounds[n, frac, s] for s in range(1, N_POINTS // 2 + 1)]

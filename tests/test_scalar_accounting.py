@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from reference import hockey
+from reference.shuffle import shuffled_law
 from reference.scalar import attack_bracket
 
 import ldpcompress.accounting.amplification as L
@@ -24,20 +25,8 @@ from ldpcompress.accounting import kov as KOV
 # ---------------------------------------------------------------------------------------------
 
 def _histogram_law(rows):
-    """Law of the histogram of independent reports, report i ~ rows[i] (pmf over bins)."""
-    law = {(0,) * len(rows[0]): 1.0}
-    for row in rows:
-        new = {}
-        for h, p in law.items():
-            for j, q in enumerate(row):
-                if q == 0.0:
-                    continue
-                g = list(h)
-                g[j] += 1
-                g = tuple(g)
-                new[g] = new.get(g, 0.0) + p * q
-        law = new
-    return law
+    """Law of the shuffled independent reports, report i ~ rows[i] (pmf over bins)."""
+    return shuffled_law(rows, kind="float")
 
 
 def _exact_worst(table, n, eps):

@@ -13,6 +13,7 @@ from scipy import stats
 import ldpcompress.accounting.amplification as L
 from ldpcompress.accounting import scalar as S
 from ldpcompress.randomizers import GaussianScalar, LaplaceScalar
+from reference.shuffle import hockey, shuffled_law
 
 
 def _exact_table(noise, scale, inputs, edges):
@@ -26,32 +27,15 @@ def _exact_table(noise, scale, inputs, edges):
     return rows
 
 
-def _law(rows):
-    """Exact law of the histogram of independent reports, report i ~ rows[i]."""
-    law = {(): Fraction(1)}
-    for row in rows:
-        new = {}
-        for h, p in law.items():
-            for j, q in enumerate(row):
-                g = tuple(sorted(h + (j,)))
-                new[g] = new.get(g, 0) + p * q
-        law = new
-    return law
-
-
-def _hockey(p, q, e):
-    return sum(max(p[k] - e * q[k], 0) for k in p)
-
-
 def _worst(table, n, e):
     """Exact max over ordered input pairs and the others' multisets of the shuffled delta,
     with its dataset (x1, x1', others)."""
     m = len(table)
     best, arg = Fraction(-1), None
     for others in itertools.combinations_with_replacement(range(m), n - 1):
-        laws = [_law([table[x]] + [table[o] for o in others]) for x in range(m)]
+        laws = [shuffled_law([table[x]] + [table[o] for o in others]) for x in range(m)]
         for a, b in itertools.permutations(range(m), 2):
-            d = _hockey(laws[a], laws[b], e)
+            d = hockey(laws[a], laws[b], e, "forward")
             if d > best:
                 best, arg = d, (a, b, others)
     return best, arg
@@ -72,13 +56,13 @@ def test_exact_worst_case_is_the_attack_dataset_and_below_the_blanket(noise, ora
         worst, (a, b, others) = _worst(table, n, e)
         # the worst dataset is the attack's: user 1 at the two ends, every other user at one end
         assert {a, b} == {0, 2} and len(set(others)) == 1 and others[0] in (0, 2)
-        ends = max(_hockey(_law([table[x]] + [table[z]] * (n - 1)),
-                           _law([table[y]] + [table[z]] * (n - 1)), e)
+        ends = max(hockey(shuffled_law([table[x]] + [table[z]] * (n - 1)),
+                          shuffled_law([table[y]] + [table[z]] * (n - 1)), e, "forward")
                    for x, y in ((0, 2), (2, 0)) for z in (0, 2))
         assert ends == worst
         # others at lo alone: the same up to the cdf's rounding (the mirror image of others at hi)
-        lo_attack = max(_hockey(_law([table[x]] + [table[0]] * (n - 1)),
-                                _law([table[y]] + [table[0]] * (n - 1)), e)
+        lo_attack = max(hockey(shuffled_law([table[x]] + [table[0]] * (n - 1)),
+                               shuffled_law([table[y]] + [table[0]] * (n - 1)), e, "forward")
                         for x, y in ((0, 2), (2, 0)))
         assert float(lo_attack) >= float(worst) * (1 - 1e-12)
         # the continuous randomizer's blanket covers its binned post-processing

@@ -15,6 +15,7 @@ from ldpcompress.accounting.profiles import GeneralProfile
 from ldpcompress.accounting import event_pld as EPLD
 from ldpcompress.accounting import event_rdp as ERDP
 from ldpcompress.accounting import kov as KOV
+from reference.shuffle import hockey
 
 
 def _random_ldp(rng, eps0, k, outs):
@@ -54,18 +55,13 @@ def _law(data, mats, choose):
     return law
 
 
-def _delta(p, q, eps):
-    e = math.exp(eps)
-    return max(sum(max(0.0, p[z] - e * q[z]) for z in p), sum(max(0.0, q[z] - e * p[z]) for z in p))
-
-
 def _worst(mats, choose, k, n, eps):
     worst = 0.0
     for x1, x1b in itertools.combinations(range(k), 2):
         for rest in itertools.product(range(k), repeat=n - 1):
             p = _law((x1,) + rest, mats, choose)
             q = _law((x1b,) + rest, mats, choose)
-            worst = max(worst, _delta(p, q, eps))
+            worst = max(worst, hockey(p, q, math.exp(eps), kind="float"))
     return worst
 
 

@@ -11,6 +11,9 @@ import math
 import mpmath as mp
 import numpy as np
 
+from reference.shuffle import hockey as shuffle_hockey
+from reference.shuffle import shuffled_law
+
 
 def mp_clone_delta(n, q, p, eps, dps=40):
     """H_{e^eps}(P||Q) of the §2.1 pair by direct double sum over (c, a) in mpmath."""
@@ -43,31 +46,22 @@ def mp_binary_rr_lower(n, eps0, eps, dps=40):
         return float(max(h1, h2))
 
 
-def krr_histogram_law(values, k, eps0):
-    """Exact law of the histogram of shuffled k-RR reports of `values` (dict: counts -> prob)."""
-    e0 = math.exp(eps0)
-    z = e0 + k - 1
-    law = {tuple([0] * k): 1.0}
-    for x in values:
-        new = {}
-        for hist, pr in law.items():
-            for y in range(k):
-                py = (e0 if y == x else 1.0) / z
-                h = list(hist)
-                h[y] += 1
-                h = tuple(h)
-                new[h] = new.get(h, 0.0) + pr * py
-        law = new
-    return law
+def krr_rows(k, e0):
+    """k-RR's rows R_x(y) = (e0 if y == x else 1) / (e0 + k - 1), e0 = e^eps0 in the caller's type."""
+    return [[(e0 if y == x else 1) / (e0 + k - 1) for y in range(k)] for x in range(k)]
+
+
+def krr_histogram_law(values, k, eps0, kind="float"):
+    """Exact law of the shuffled k-RR reports of users holding `values` (dict: sorted reports ->
+    prob), in floats or (kind="mpmath") with e^eps0 formed at the current mp.mp.dps."""
+    e0 = mp.e ** mp.mpf(eps0) if kind == "mpmath" else math.exp(eps0)
+    rows = krr_rows(k, e0)
+    return shuffled_law([rows[x] for x in values])
 
 
 def hockey(p_law, q_law, eps):
-    """max of both directions of H_{e^eps} between two finite laws given as dicts."""
-    e = math.exp(eps)
-    keys = set(p_law) | set(q_law)
-    h1 = sum(max(0.0, p_law.get(o, 0.0) - e * q_law.get(o, 0.0)) for o in keys)
-    h2 = sum(max(0.0, q_law.get(o, 0.0) - e * p_law.get(o, 0.0)) for o in keys)
-    return max(h1, h2)
+    """max of both directions of H_{e^eps} between two finite laws given as dicts (floats)."""
+    return shuffle_hockey(p_law, q_law, math.exp(eps), kind="float")
 
 
 def krr_worst_delta(n, k, eps0, eps_grid):
@@ -105,20 +99,10 @@ def mp_general_delta(n, eps0, eps, dps=60, q=None):
 
 
 def _mp_krr_law(values, k, e0):
-    """Law of the histogram of shuffled k-RR reports of users holding ``values`` (mpmath;
-    e0 = e^eps0 at the caller's precision)."""
-    z = e0 + k - 1
-    out = {tuple([0] * k): mp.mpf(1)}
-    for x in values:
-        new = {}
-        for hist, pr in out.items():
-            for y in range(k):
-                h = list(hist)
-                h[y] += 1
-                h = tuple(h)
-                new[h] = new.get(h, 0) + pr * ((e0 if y == x else 1) / z)
-        out = new
-    return out
+    """Law of the shuffled k-RR reports of users holding ``values`` (e0 = e^eps0 at the caller's
+    precision)."""
+    rows = krr_rows(k, e0)
+    return shuffled_law([rows[x] for x in values])
 
 
 def product_delta(p, q, times, eps):

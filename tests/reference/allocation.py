@@ -26,6 +26,8 @@ import itertools
 import math
 from fractions import Fraction
 
+from reference.shuffle import hockey  # the one hockey stick; exact on Fraction laws
+
 __all__ = ["SCHEMES", "device_rounds", "round_law", "campaign_law", "one_round_law", "hockey",
            "product_law", "worst_delta", "rr_table", "krr_table", "oue_like_table",
            "mapped_table", "eps0_of", "split_factor", "mp_clone_pair",
@@ -137,14 +139,6 @@ def product_law(laws) -> dict:
     for law in laws:
         out = {a + (b,): p * q for a, p in out.items() for b, q in law.items()}
     return out
-
-
-def hockey(p_law: dict, q_law: dict, E: Fraction) -> Fraction:
-    """max of both directions of H_E between two finite laws (exact)."""
-    keys = set(p_law) | set(q_law)
-    h1 = sum((max(Fraction(0), p_law.get(o, 0) - E * q_law.get(o, 0)) for o in keys), Fraction(0))
-    h2 = sum((max(Fraction(0), q_law.get(o, 0) - E * p_law.get(o, 0)) for o in keys), Fraction(0))
-    return max(h1, h2)
 
 
 def worst_delta(law_of, inputs: int, n: int, E):

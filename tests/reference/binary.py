@@ -6,7 +6,10 @@ rationals, or mpmath at a given precision); the worst case runs over every bit v
 other users.
 """
 import itertools
+
 import mpmath as mp
+
+from reference.shuffle import hockey as shuffle_hockey
 
 
 def count_law(bits, p1, q0):
@@ -26,11 +29,8 @@ def count_law(bits, p1, q0):
 
 
 def hockey(p_law, q_law, e):
-    """max(H_e(P||Q), H_e(Q||P)) of two laws on the same counts, e = e^eps."""
-    zero = e - e
-    h1 = sum((max(zero, x - e * y) for x, y in zip(p_law, q_law)), zero)
-    h2 = sum((max(zero, y - e * x) for x, y in zip(p_law, q_law)), zero)
-    return max(h1, h2)
+    """max(H_e(P||Q), H_e(Q||P)) of two laws on the same counts (sequences), e = e^eps."""
+    return shuffle_hockey(dict(enumerate(p_law)), dict(enumerate(q_law)), e)
 
 
 def worst_delta(n, p1, q0, e):

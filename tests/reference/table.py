@@ -9,33 +9,20 @@ from fractions import Fraction
 
 import mpmath as mp
 
+from reference.shuffle import hockey as shuffle_hockey
+from reference.shuffle import shuffled_law
+
 
 def histogram_law(rows, inputs):
-    """Exact law of the histogram of the outputs of users holding ``inputs`` (rows[x][y] =
-    Pr[y | x], Fractions): dict histogram -> probability."""
-    m = len(rows[0])
-    law = {tuple([0] * m): Fraction(1)}
-    for x in inputs:
-        new = {}
-        for hist, pr in law.items():
-            for y in range(m):
-                if rows[x][y] == 0:
-                    continue
-                h = list(hist)
-                h[y] += 1
-                h = tuple(h)
-                new[h] = new.get(h, 0) + pr * rows[x][y]
-        law = new
-    return law
+    """Exact law of the shuffled outputs of users holding ``inputs`` (rows[x][y] = Pr[y | x],
+    Fractions): dict sorted outputs -> probability."""
+    return shuffled_law([rows[x] for x in inputs])
 
 
 def hockey(p_law, q_law, eps, dps=50):
     """H_{e^eps}(P || Q) of two exact laws, in mpmath."""
     with mp.workdps(dps):
-        e = mp.e ** mp.mpf(eps)
-        return sum((max(mp.mpf(0), mp.mpf(pr.numerator) / pr.denominator
-                        - e * mp.mpf(q_law.get(o, 0).numerator) / q_law.get(o, Fraction(1)).denominator)
-                    for o, pr in p_law.items()), mp.mpf(0))
+        return shuffle_hockey(p_law, q_law, mp.e ** mp.mpf(eps), "forward", kind="mpmath")
 
 
 def worst_delta(rows, n, eps, dps=50):
