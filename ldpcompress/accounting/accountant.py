@@ -40,7 +40,7 @@ from . import allocation_event as _allocation_event  # noqa: F401
 from . import allocation_central as _allocation_central  # noqa: F401
 from . import event_pld as EPLD
 from . import event_rdp as ERDP
-from .events import EVENTS, Event, Gaussian
+from .events import Event, Gaussian
 from .kov import approx_dp, kov_delta, kov_epsilon
 from .ledger_io import MAX_ROUNDS, LedgerIO
 from .result import AccountingResult

@@ -44,7 +44,6 @@ from ..kernels.blanket_indep import GROUPS_PER_SD, IndepLaw, indep_tables, indep
 from ..kernels.blanket_pair import PairLaw, pair_upper_delta
 from ..kernels.mblocks import m_blocks
 from ..kernels.records import record
-from ..randomizers.scalar import ScalarStructure
 from ..randomizers.structure import BinaryStructure, ShuffleStructure
 from ..randomizers.table_law import TableStructure
 from .checks import realised_eps0, structure
