@@ -272,26 +272,14 @@ def _queries(args) -> list[argparse.Namespace]:
     """One namespace per point of the grid spanned by the values given to --n, --eps0, --delta
     and --eps (each takes one or more values; all combinations, in the order given), so a table
     of queries pays the start-up (Python, NumPy, Numba's kernels) once instead of once a query."""
-    lists = {key: getattr(args, key) for key in GRID_OPTIONS}
-    size = math.prod(len(v) for v in lists.values() if v is not None)
+    given = {key: getattr(args, key) for key in GRID_OPTIONS if getattr(args, key) is not None}
+    size = math.prod(len(v) for v in given.values())
     if size > MAX_QUERIES:
-        sizes = " x ".join(f"{len(v)} (--{key})" for key, v in lists.items() if v is not None)
+        sizes = " x ".join(f"{len(v)} (--{key})" for key, v in given.items())
         raise ValueError(f"a grid of {sizes} = {size} queries; at most {MAX_QUERIES} in one "
                          "call")
-    keys = [key for key, v in lists.items() if v is not None]
-    out = []
-    for values in itertools.product(*(lists[key] for key in keys)):
-        one = argparse.Namespace(**vars(args))
-        for key in GRID_OPTIONS:
-            setattr(one, key, None)
-        for key, value in zip(keys, values):
-            setattr(one, key, value)
-        out.append(one)
-    return out
-
-
-def _answer(args) -> dict:
-    return _amplify_inverse(args) if args.inverse else _amplify_forward(args)
+    return [argparse.Namespace(**{**vars(args), **dict(zip(given, values))})
+            for values in itertools.product(*given.values())]
 
 
 def _cell(value) -> str:
@@ -324,9 +312,11 @@ def _cmd_amplify(args) -> Output:
     for one in queries:  # every value checked before any query runs
         _check_options(one)
     loading = kernel_seconds()
-    results = [_answer(one) for one in queries]
+    results = [_amplify_inverse(one) if args.inverse else _amplify_forward(one)
+               for one in queries]
     loading = kernel_seconds() - loading  # not in the queries' timings
     grid = len(queries) > 1
+    total = sum(r["seconds"] for r in results)
 
     def envelope() -> tuple[dict, dict, dict]:
         if grid:
@@ -335,10 +325,9 @@ def _cmd_amplify(args) -> Output:
                       for key in GRID_OPTIONS}
             params.update({key: v for key, v in results[0]["params"].items()
                            if key not in GRID_OPTIONS})
-            rows = [{**{key: v for key, v in r.items() if key != "seconds"}} for r in results]
+            rows = [{key: v for key, v in r.items() if key != "seconds"} for r in results]
             return params, dict(queries=rows), dict(
-                total=sum(r["seconds"] for r in results), kernels=loading,
-                queries=[r["seconds"] for r in results])
+                total=total, kernels=loading, queries=[r["seconds"] for r in results])
         res = results[0]
         out = {key: v for key, v in res.items() if key not in ("params", "seconds")}
         return res["params"], out, dict(total=res["seconds"], kernels=loading)
@@ -346,7 +335,7 @@ def _cmd_amplify(args) -> Output:
     def show() -> None:
         if grid:
             _show_grid(results, args.inverse)
-            print(f"\n{len(results)} queries in {sum(r['seconds'] for r in results):.3f} s")
+            print(f"\n{len(results)} queries in {total:.3f} s")
         elif args.inverse:
             _show_inverse(results[0])
         else:
