@@ -373,8 +373,6 @@ def add_randomizer_options(parser, eps_default: float | None) -> None:
     add_plugin_option(parser)
 
 
-
-
 def add_cluster_options(parser, default: str, scheduler_help: str) -> None:
     """Where a report set is aggregated: --scheduler (its default and help the command's) with
     --tls-ca-file, --tls-cert, --tls-key, --allow-insecure, --retries, --worker-timeout,
