@@ -272,7 +272,8 @@ def _cmd_noise(args) -> Output:
                          f"{scale:g}: use a smaller --sensitivity / --scale ratio")
 
     def envelope() -> tuple[dict, dict, dict]:
-        return (dict(n=n, scale=scale, sensitivity=sens, orders=orders.tolist()),
+        return (dict(n=n, scale=scale, sensitivity=sens, orders=orders.tolist(),
+                     no_exact=args.no_exact),
                 dict(orders=orders.tolist(), gaussian=gauss.tolist(),
                 laplace_bound=lap_bound.tolist(),
                 laplace_exact=lap_exact.tolist() if exact else None),
