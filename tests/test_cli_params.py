@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from ldpcompress.cli.main import build_parser, main
+from commands import command_parsers
+from ldpcompress.cli.main import main
 
 pytest.importorskip("pyarrow")
 
@@ -36,15 +37,7 @@ NOT_OPTIONS = {"help", "json"}  # --help prints and exits; --json selects this v
 
 
 def _command_parsers():
-    """Every parser that runs a command, by its full name (as tests/test_cli.py walks them)."""
-    def walk(parser, name):
-        if parser._subparsers is None:
-            yield name, parser
-            return
-        for action in parser._subparsers._group_actions:
-            for sub, child in action.choices.items():
-                yield from walk(child, f"{name} {sub}".strip())
-    return dict(walk(build_parser(), ""))
+    return dict(command_parsers())
 
 
 @pytest.fixture(scope="module")

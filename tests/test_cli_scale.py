@@ -193,43 +193,6 @@ def test_both_aggregates_refuse_a_cluster_alike_before_reading_any_file(tmp_path
     assert heavy == scale and match in heavy.split("error: ", 1)[1]
 
 
-def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, capsys,
-                                                                    monkeypatch):
-    """--retries, --worker-timeout, --task-timeout, --allow-insecure and the security reach
-    scale.distributed.aggregate (recorded, then run with them in memory: the same aggregate as
-    without them)."""
-    from ldpcompress.core.entropy import simulation_entropy
-    from ldpcompress.heavy import round_sets
-    from ldpcompress.heavy.deploy import candidates, plan_campaign
-    campaign = plan_campaign(300, 2.0, 1e-6, rounds=2, step=1, keep=2, alphabet="ab",
-                             oracles=["krr"], assignments=["groups"])
-    first = candidates(campaign)
-    round_sets.write_round_set(["a", "b", "ab"] * 50, campaign, first, tmp_path / "s",
-                               entropy=simulation_entropy(1))
-    (tmp_path / "plan.json").write_text(campaign.to_json())
-    (tmp_path / "l1.json").write_text(first.to_json())
-    seen = []
-    real = round_sets.aggregate
-
-    def recorded(plan, **options):  # every keyword is one scale's aggregate takes
-        seen.append(options)
-        return real(plan, **dict(options, scheduler="memory"))
-    monkeypatch.setattr(round_sets, "aggregate", recorded)
-    argv = ["heavy-hitters", "aggregate", str(tmp_path / "s"), "--plan",
-            str(tmp_path / "plan.json"), "--list", str(tmp_path / "l1.json"), "--json"]
-    assert main(argv + ["--out", str(tmp_path / "a.json")]) == 0
-    assert main(argv + ["--out", str(tmp_path / "b.json"), "--retries", "5",
-                        "--worker-timeout", "7", "--task-timeout", "9", "--allow-insecure",
-                        "--scheduler", "tcp://10.0.0.1:8786"]) == 0
-    capsys.readouterr()
-    assert seen == [dict(scheduler="memory", retries=3, worker_timeout=60.0, task_timeout=None,
-                         security=None, allow_insecure=False, dashboard=None),
-                    dict(scheduler="tcp://10.0.0.1:8786", retries=5, worker_timeout=7,
-                         task_timeout=9, security=None, allow_insecure=True, dashboard=None)]
-    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
-    assert a == b
-
-
 def _heavy_round(tmp_path):
     """A plan, round 1's list and its report set (300 devices, krr over 'ab')."""
     from ldpcompress.core.entropy import simulation_entropy
@@ -244,6 +207,33 @@ def _heavy_round(tmp_path):
     (tmp_path / "l1.json").write_text(first.to_json())
     return ["heavy-hitters", "aggregate", str(tmp_path / "s"), "--plan",
             str(tmp_path / "plan.json"), "--list", str(tmp_path / "l1.json")]
+
+
+def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, capsys,
+                                                                    monkeypatch):
+    """--retries, --worker-timeout, --task-timeout, --allow-insecure and the security reach
+    scale.distributed.aggregate (recorded, then run with them in memory: the same aggregate as
+    without them)."""
+    from ldpcompress.heavy import round_sets
+    argv = _heavy_round(tmp_path) + ["--json"]
+    seen = []
+    real = round_sets.aggregate
+
+    def recorded(plan, **options):  # every keyword is one scale's aggregate takes
+        seen.append(options)
+        return real(plan, **dict(options, scheduler="memory"))
+    monkeypatch.setattr(round_sets, "aggregate", recorded)
+    assert main(argv + ["--out", str(tmp_path / "a.json")]) == 0
+    assert main(argv + ["--out", str(tmp_path / "b.json"), "--retries", "5",
+                        "--worker-timeout", "7", "--task-timeout", "9", "--allow-insecure",
+                        "--scheduler", "tcp://10.0.0.1:8786"]) == 0
+    capsys.readouterr()
+    assert seen == [dict(scheduler="memory", retries=3, worker_timeout=60.0, task_timeout=None,
+                         security=None, allow_insecure=False, dashboard=None),
+                    dict(scheduler="tcp://10.0.0.1:8786", retries=5, worker_timeout=7,
+                         task_timeout=9, security=None, allow_insecure=True, dashboard=None)]
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert a == b
 
 
 def test_both_aggregates_report_every_cluster_option_in_json_params(tmp_path, capsys,
