@@ -31,6 +31,8 @@ EXCEPTIONS = {
                      "meaning must not be reinterpreted)",
     ("plot", "eps"): "never accepted with a value: refused, naming --central-eps (its old "
                      "meaning must not be reinterpreted)",
+    ("plot", "n"): "the devices of a simulated 'plot frequency' (its params.n); 'plot "
+                   "amplification' draws --n-range and ignores --n: not reported as if used",
     ("docs", "path"): "reported as params.path_only: results.path is the page's path",
 }
 NOT_OPTIONS = {"help", "json"}  # --help prints and exits; --json selects this very output
@@ -120,3 +122,20 @@ def test_json_params_hold_every_accepted_option(command, files, capsys):
     missing = [dest for dest in accepted
                if dest not in params and (command, dest) not in EXCEPTIONS]
     assert missing == [], f"{command}: --json params lack {missing}"
+
+
+def test_options_reported_as_given_never_make_the_json_invalid(tmp_path, capsys):
+    """An option without a finite value (--lock-timeout inf: wait as long as it takes) is
+    reported as null, and an option the command ignores is not reported at all: with them
+    printed as given, --json failed ("a result is not a finite number") where it ran before."""
+    argv = ["compose", "--n", "1e4", "--eps0", "2", "--rounds", "10", "--delta", "1e-6",
+            "--lock-timeout", "inf", "--max-seconds", "inf", "--json"]
+    assert main(argv) == 0, capsys.readouterr().err
+    params = json.loads(capsys.readouterr().out)["params"]
+    assert params["lock_timeout"] is None and params["max_seconds"] is None
+    pytest.importorskip("matplotlib")
+    argv = ["plot", "frequency", "--n", "500", "--k", "10", "--eps0", "nan", "--points", "inf",
+            "--out", str(tmp_path / "f.png"), "--json"]
+    assert main(argv) == 0, capsys.readouterr().err
+    params = json.loads(capsys.readouterr().out)["params"]
+    assert params["n"] == 500 and not {"eps0", "points", "n_range"} & set(params)

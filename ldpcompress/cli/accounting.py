@@ -187,7 +187,8 @@ def _cmd_compose(args) -> Output:
                                                                    "--max-seconds")
     acct, res, existed = _run_query(path, event, rounds, args.delta, h, lock_timeout, limit)
     params.update(rounds=rounds, delta=args.delta, h=h, ledger=None if path is None else str(path),
-                  lock_timeout=lock_timeout, max_seconds=limit)
+                  lock_timeout=None if math.isinf(lock_timeout) else lock_timeout,  # inf: null
+                  max_seconds=limit)  # (no limit, as --max-seconds inf)
     report_given(params, args, ("n", "eps0", "k", "oracle", "d", "symmetric", "param", "plugin",
                                 "gamma", "sample", "relation", "allocation", "per_device",
                                 "scheme", "adaptive"))

@@ -154,9 +154,10 @@ def _cmd_plot(args) -> Output:
             data = _frequency_of_report_sets(args, plots, delta, level, top, domain)
         else:
             data = _frequency_simulated(args, plots, delta, level, top, domain, params)
-    report_given(params, args, ("reports", "eps0", "n_range", "points", "k", "oracle", "d",
-                                "symmetric", "param", "n", "central_eps", "log", "domain", "top",
-                                "level", "plugin"))
+    # the options of the other kind of plot are refused when given (reported: None), except
+    # those it ignores (amplification: --n; frequency: --eps0, --n-range, --points): not shown
+    report_given(params, args, ("reports", "k", "oracle", "d", "symmetric", "param",
+                                "central_eps", "log", "domain", "top", "level", "plugin"))
     return Output("plot", lambda: (params, dict(data, out=str(args.out)),
                                    dict(total=time.perf_counter() - start)),
                   lambda: print(f"wrote {args.out}"), indent=None)
