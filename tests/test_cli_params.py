@@ -31,8 +31,6 @@ EXCEPTIONS = {
                      "meaning must not be reinterpreted)",
     ("plot", "eps"): "never accepted with a value: refused, naming --central-eps (its old "
                      "meaning must not be reinterpreted)",
-    ("plot", "n"): "the devices of a simulated 'plot frequency' (its params.n); 'plot "
-                   "amplification' draws --n-range and ignores --n: not reported as if used",
     ("docs", "path"): "reported as params.path_only: results.path is the page's path",
 }
 NOT_OPTIONS = {"help", "json"}  # --help prints and exits; --json selects this very output
@@ -126,8 +124,8 @@ def test_json_params_hold_every_accepted_option(command, files, capsys):
 
 def test_options_reported_as_given_never_make_the_json_invalid(tmp_path, capsys):
     """An option without a finite value (--lock-timeout inf: wait as long as it takes) is
-    reported as null, and an option the command ignores is not reported at all: with them
-    printed as given, --json failed ("a result is not a finite number") where it ran before."""
+    reported as null: printed as given, --json failed ("a result is not a finite number")
+    where it ran before. An option of the other kind of plot is refused, never ignored."""
     argv = ["compose", "--n", "1e4", "--eps0", "2", "--rounds", "10", "--delta", "1e-6",
             "--lock-timeout", "inf", "--max-seconds", "inf", "--json"]
     assert main(argv) == 0, capsys.readouterr().err
@@ -136,6 +134,31 @@ def test_options_reported_as_given_never_make_the_json_invalid(tmp_path, capsys)
     pytest.importorskip("matplotlib")
     argv = ["plot", "frequency", "--n", "500", "--k", "10", "--eps0", "nan", "--points", "inf",
             "--out", str(tmp_path / "f.png"), "--json"]
-    assert main(argv) == 0, capsys.readouterr().err
-    params = json.loads(capsys.readouterr().out)["params"]
-    assert params["n"] == 500 and not {"eps0", "points", "n_range"} & set(params)
+    assert main(argv) == 2
+    assert "--eps0 is for 'plot amplification'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["frequency", "--eps0", "2"], "--eps0"),
+    (["frequency", "--n-range", "1e3", "1e5"], "--n-range"),
+    (["frequency", "--points", "3"], "--points"),
+    (["amplification", "--n", "1000"], "--n"),
+])
+def test_plot_refuses_the_options_of_the_other_kind(argv, option, tmp_path, capsys):
+    """plot frequency used to ignore --eps0, --n-range and --points (plot amplification --n):
+    a user who gave one got a plot that silently did not use it."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "p.png"
+    assert main(["plot", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{option} is for" in err and not out.exists()
+
+
+def test_plot_of_report_sets_refuses_the_options_of_a_simulated_run(tmp_path, capsys):
+    """With report sets, --k, --n and --central-eps were ignored (the manifest names them)."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "p.png"
+    for option, value in (("--k", "10"), ("--n", "500"), ("--central-eps", "1")):
+        argv = ["plot", "frequency", str(tmp_path / "set"), option, value, "--out", str(out)]
+        assert main(argv) == 2
+        assert f"{option} is for simulated runs" in capsys.readouterr().err

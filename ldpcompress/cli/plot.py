@@ -17,12 +17,12 @@ __all__ = ["register"]
 
 
 def _amplification(args, plots, delta: float, params: dict) -> dict:
-    lo, hi = (count(v, "--n-range") for v in args.n_range)
+    lo, hi = (count(v, "--n-range") for v in args.n_range or (1e3, 1e7))
     if lo > hi:
         raise ValueError(f"--n-range must be LOW HIGH with LOW <= HIGH, got {lo} {hi}")
-    points = count(args.points, "--points", 1, 200)
+    points = count(9 if args.points is None else args.points, "--points", 1, 200)
     ns = np.unique(np.round(np.geomspace(lo, hi, points))).astype(np.int64)
-    eps0 = positive(args.eps0, "--eps0")
+    eps0 = positive(4.0 if args.eps0 is None else args.eps0, "--eps0")
     k = count(args.k, "--k", 2, MAX_FIELD - 1)
     factory, oracle = randomizer_from_args(args, eps_option="--eps0", optional=True), None
     params.update(eps0=eps0, n_range=[lo, hi], points=points, k=k, oracle=args.oracle)
@@ -43,6 +43,13 @@ def _no_randomizer_options(args) -> None:
                          "and --k)")
 
 
+def _refuse_unused(args, options: tuple[str, ...], where: str) -> None:
+    """Options that this kind of plot would ignore are refused, never silently dropped."""
+    for option in options:
+        if getattr(args, option) is not None:
+            raise ValueError(f"--{option.replace('_', '-')} is {where}")
+
+
 def _frequency_of_report_sets(args, plots, delta: float, level: float, top: int, domain):
     """Estimates of the user's report sets with the randomizer's own confidence intervals;
     the title states the randomizer, n, its local eps and the central (eps, delta) of
@@ -54,6 +61,8 @@ def _frequency_of_report_sets(args, plots, delta: float, level: float, top: int,
         raise ValueError("--oracle is for simulated runs: report sets name their randomizer "
                          "in their manifest")
     _no_randomizer_options(args)
+    _refuse_unused(args, ("k", "n", "central_eps"), "for simulated runs: report sets name "
+                   "their randomizer, its k and its n in their manifest")
     load_plugins(args.plugin)
     res = distributed.aggregate(args.reports, scheduler="memory", progress=True)
     orc, n, est = res["randomizer"], res["n"], res["estimate"]
@@ -103,7 +112,7 @@ def _frequency_simulated(args, plots, delta: float, level: float, top: int, doma
     from ..estimation import demo
     _no_randomizer_options(args)
     load_plugins(args.plugin)
-    n = count(args.n, "--n")
+    n = count(100_000 if args.n is None else args.n, "--n")
     k = count(args.k, "--k", 2, MAX_FIELD - 1)
     if domain is not None and k is not None and domain.k != k:
         raise ValueError(f"--domain {args.domain} holds {domain.k} names, not --k {k}")
@@ -143,8 +152,12 @@ def _cmd_plot(args) -> Output:
                              "axes already)")
         if args.reports:
             raise ValueError("report sets (REPORTS) are plotted by 'plot frequency' only")
+        _refuse_unused(args, ("n",), "for 'plot frequency' (simulated users); 'plot "
+                       "amplification' takes --n-range")
         data = _amplification(args, plots, delta, params)
     else:
+        _refuse_unused(args, ("eps0", "n_range", "points"), "for 'plot amplification' ('plot "
+                       "frequency' chooses the local eps from --central-eps)")
         level = probability(0.95 if args.level is None else args.level, "--level")
         top = count(20 if args.top is None else args.top, "--top", 1, 500)
         domain = None if args.domain is None else read_domain(args.domain)
@@ -154,10 +167,10 @@ def _cmd_plot(args) -> Output:
             data = _frequency_of_report_sets(args, plots, delta, level, top, domain)
         else:
             data = _frequency_simulated(args, plots, delta, level, top, domain, params)
-    # the options of the other kind of plot are refused when given (reported: None), except
-    # those it ignores (amplification: --n; frequency: --eps0, --n-range, --points): not shown
-    report_given(params, args, ("reports", "k", "oracle", "d", "symmetric", "param",
-                                "central_eps", "log", "domain", "top", "level", "plugin"))
+    # the options of the other kind of plot are refused when given (reported: None)
+    report_given(params, args, ("reports", "k", "oracle", "d", "symmetric", "param", "n",
+                                "central_eps", "log", "domain", "top", "level", "plugin",
+                                "eps0", "n_range", "points"))
     return Output("plot", lambda: (params, dict(data, out=str(args.out)),
                                    dict(total=time.perf_counter() - start)),
                   lambda: print(f"wrote {args.out}"), indent=None)
@@ -178,11 +191,11 @@ def register(sub) -> None:
     p.add_argument("reports", nargs="*",
                    help="frequency: report set directories or shards to plot (default: a "
                         "simulated run)")
-    p.add_argument("--eps0", type=number, default=4.0,
+    p.add_argument("--eps0", type=number, default=None,
                    help="amplification: local eps0 (default 4)")
-    p.add_argument("--n-range", type=number, nargs=2, default=[1e3, 1e7],
+    p.add_argument("--n-range", type=number, nargs=2, default=None,
                    metavar=("LOW", "HIGH"), help="amplification: range of n (default 1e3 1e7)")
-    p.add_argument("--points", type=number, default=9,
+    p.add_argument("--points", type=number, default=None,
                    help="amplification: points on the n axis, 1..200 (default 9)")
     p.add_argument("--delta", type=number, default=1e-6, help="central delta (default 1e-6)")
     p.add_argument("--k", type=number,
@@ -192,7 +205,7 @@ def register(sub) -> None:
         "amplification: add this randomizer's own bound (any registered name, built with "
         "--eps0, --k, --d, --symmetric, --param); simulated frequency: the frequency oracle "
         "the users run (default pi-rappor)"))
-    p.add_argument("--n", type=number, default=100_000,
+    p.add_argument("--n", type=number, default=None,
                    help="simulated frequency: users (default 100,000)")
     p.add_argument("--central-eps", type=number, default=None,
                    help="simulated frequency: target central eps of the shuffled reports "
