@@ -5,6 +5,7 @@ import os
 import pytest
 
 import ldpcompress as L
+from commands import command_parsers
 from hang import cli_in_child
 from ldpcompress.cli import main
 
@@ -257,24 +258,10 @@ def test_demo_at_a_vanishing_eps_is_refused_naming_the_option(capsys, oracle):
         binary_estimate([1, 2], 3, 0.5, 0.5)
 
 
-def _command_parsers():
-    """Every parser that runs a command (subcommands included), with its full name."""
-    from ldpcompress.cli import build_parser
-
-    def walk(parser, name):
-        if parser._subparsers is None:
-            yield name, parser
-            return
-        for action in parser._subparsers._group_actions:
-            for sub, child in action.choices.items():
-                yield from walk(child, f"{name} {sub}".strip())
-    yield from walk(build_parser(), "")
-
-
 def test_every_command_has_one_json_option_after_its_own():
     """--json is declared once for all commands (the parser adds it), after their own options."""
     names = []
-    for name, parser in _command_parsers():
+    for name, parser in command_parsers():
         names.append(name)
         flags = [a.option_strings for a in parser._actions]
         assert flags.count(["--json"]) == 1 and flags[-1] == ["--json"], name

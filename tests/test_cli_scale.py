@@ -193,11 +193,8 @@ def test_both_aggregates_refuse_a_cluster_alike_before_reading_any_file(tmp_path
     assert heavy == scale and match in heavy.split("error: ", 1)[1]
 
 
-def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, capsys,
-                                                                    monkeypatch):
-    """--retries, --worker-timeout, --task-timeout, --allow-insecure and the security reach
-    scale.distributed.aggregate (recorded, then run with them in memory: the same aggregate as
-    without them)."""
+def _heavy_round(tmp_path):
+    """A plan, round 1's list and its report set (300 devices, krr over 'ab')."""
     from ldpcompress.core.entropy import simulation_entropy
     from ldpcompress.heavy import round_sets
     from ldpcompress.heavy.deploy import candidates, plan_campaign
@@ -208,6 +205,17 @@ def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, c
                                entropy=simulation_entropy(1))
     (tmp_path / "plan.json").write_text(campaign.to_json())
     (tmp_path / "l1.json").write_text(first.to_json())
+    return ["heavy-hitters", "aggregate", str(tmp_path / "s"), "--plan",
+            str(tmp_path / "plan.json"), "--list", str(tmp_path / "l1.json")]
+
+
+def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, capsys,
+                                                                    monkeypatch):
+    """--retries, --worker-timeout, --task-timeout, --allow-insecure and the security reach
+    scale.distributed.aggregate (recorded, then run with them in memory: the same aggregate as
+    without them)."""
+    from ldpcompress.heavy import round_sets
+    argv = _heavy_round(tmp_path) + ["--json"]
     seen = []
     real = round_sets.aggregate
 
@@ -215,8 +223,6 @@ def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, c
         seen.append(options)
         return real(plan, **dict(options, scheduler="memory"))
     monkeypatch.setattr(round_sets, "aggregate", recorded)
-    argv = ["heavy-hitters", "aggregate", str(tmp_path / "s"), "--plan",
-            str(tmp_path / "plan.json"), "--list", str(tmp_path / "l1.json"), "--json"]
     assert main(argv + ["--out", str(tmp_path / "a.json")]) == 0
     assert main(argv + ["--out", str(tmp_path / "b.json"), "--retries", "5",
                         "--worker-timeout", "7", "--task-timeout", "9", "--allow-insecure",
@@ -228,3 +234,45 @@ def test_heavy_hitters_aggregate_passes_the_cluster_options_to_scale(tmp_path, c
                          task_timeout=9, security=None, allow_insecure=True, dashboard=None)]
     a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
     assert a == b
+
+
+def test_both_aggregates_report_every_cluster_option_in_json_params(tmp_path, capsys,
+                                                                    monkeypatch):
+    """Every cluster option with its value in --json's params, alike in both aggregates; the
+    TLS files by path, never their contents. On main heavy-hitters aggregate reported
+    --scheduler alone, and aggregate lacked the TLS files, --allow-insecure and
+    --worker-timeout."""
+    from ldpcompress.heavy import round_sets
+    secret = "-----BEGIN PRIVATE KEY-----\nSECRET-KEY-MATERIAL\n-----END PRIVATE KEY-----\n"
+    pem = {name: tmp_path / f"{name}.pem" for name in ("ca", "cert", "key")}
+    for name, path in pem.items():
+        path.write_text(secret if name == "key" else f"{name} certificate\n")
+    seen = []
+
+    def in_memory(real):
+        def run(plan, **options):  # the cluster is recorded, the reports read in memory
+            seen.append(options)
+            kept = {k: v for k, v in options.items() if k in ("expect", "max_seconds",
+                                                               "max_bytes", "progress")}
+            return real(plan, scheduler="memory", **kept)
+        return run
+    monkeypatch.setattr(distributed, "aggregate", in_memory(distributed.aggregate))
+    monkeypatch.setattr(round_sets, "aggregate", in_memory(round_sets.aggregate))
+    cluster = ["--scheduler", "tls://10.0.0.1:8786", "--tls-ca-file", str(pem["ca"]),
+               "--tls-cert", str(pem["cert"]), "--tls-key", str(pem["key"]), "--allow-insecure",
+               "--retries", "5", "--worker-timeout", "7", "--task-timeout", "9.5",
+               "--dashboard", "127.0.0.1:8799", "--json"]
+    want = dict(scheduler="tls://10.0.0.1:8786", tls_ca_file=str(pem["ca"]),
+                tls_cert=str(pem["cert"]), tls_key=str(pem["key"]), allow_insecure=True,
+                retries=5, worker_timeout=7, task_timeout=9.5, dashboard="127.0.0.1:8799")
+    assert main(["simulate", "--n", "200", "--k", "5", "--out", str(tmp_path / "sim")]) == 0
+    capsys.readouterr()
+    docs = []
+    for argv in (["aggregate", str(tmp_path / "sim")],
+                 _heavy_round(tmp_path) + ["--out", str(tmp_path / "a.json")]):
+        assert main(argv + cluster) == 0, capsys.readouterr().err
+        out = capsys.readouterr().out
+        assert "SECRET-KEY-MATERIAL" not in out
+        docs.append(json.loads(out)["params"])
+    assert [{key: params.get(key) for key in want} for params in docs] == [want, want]
+    assert len(seen) == 2 and all(s["security"] is not None and s["retries"] == 5 for s in seen)

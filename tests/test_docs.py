@@ -10,9 +10,17 @@ BLOCKS = [(p.name, i, code) for p in PAGES
           for i, code in enumerate(re.findall(r"```python\n(.*?)```", p.read_text(), re.S))]
 
 
+def _registrations_before(name: str, index: int) -> list[tuple[int, str]]:
+    """The page's earlier blocks that register a randomizer: a later block may look it up by
+    name ("the class above"), so each block runs after them, in any order and on any worker."""
+    return [(i, code) for n, i, code in BLOCKS if n == name and i < index and "@register" in code]
+
+
 @pytest.mark.parametrize("name, index, code", BLOCKS, ids=[f"{n}-{i}" for n, i, _ in BLOCKS])
 def test_doc_example_runs(name, index, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples may write files (a saved accountant, report sets)
+    for i, earlier in _registrations_before(name, index):
+        exec(compile(earlier, f"{name}[{i}]", "exec"), {})
     exec(compile(code, f"{name}[{index}]", "exec"), {})
 
 

@@ -11,7 +11,8 @@ from ..core.lazy import lazy_module
 from ..core.locked_files import LOCK_TIMEOUT
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
-from .options import RandomizerArgs, add_accounted_options, randomizer_from_args
+from .options import (RandomizerArgs, add_accounted_options, randomizer_from_args,
+                      report_given)
 from .util import (Output, add_sampling_options, count, fmt, nonempty,
                    number, print_table)
 
@@ -185,7 +186,12 @@ def _cmd_compose(args) -> Output:
     limit = None if args.max_seconds is None else PL.check_seconds(args.max_seconds,
                                                                    "--max-seconds")
     acct, res, existed = _run_query(path, event, rounds, args.delta, h, lock_timeout, limit)
-    params.update(rounds=rounds, delta=args.delta, h=h, ledger=None if path is None else str(path))
+    params.update(rounds=rounds, delta=args.delta, h=h, ledger=None if path is None else str(path),
+                  lock_timeout=None if math.isinf(lock_timeout) else lock_timeout,  # inf: null
+                  max_seconds=limit)  # (no limit, as --max-seconds inf)
+    report_given(params, args, ("n", "eps0", "k", "oracle", "d", "symmetric", "param", "plugin",
+                                "gamma", "sample", "relation", "allocation", "per_device",
+                                "scheme", "adaptive"))
     values = {res.method: res.value, **res.others}
 
     def envelope() -> tuple[dict, dict, dict]:
@@ -272,7 +278,8 @@ def _cmd_noise(args) -> Output:
                          f"{scale:g}: use a smaller --sensitivity / --scale ratio")
 
     def envelope() -> tuple[dict, dict, dict]:
-        return (dict(n=n, scale=scale, sensitivity=sens, orders=orders.tolist()),
+        return (dict(n=n, scale=scale, sensitivity=sens, orders=orders.tolist(),
+                     no_exact=args.no_exact),
                 dict(orders=orders.tolist(), gaussian=gauss.tolist(),
                 laplace_bound=lap_bound.tolist(),
                 laplace_exact=lap_exact.tolist() if exact else None),

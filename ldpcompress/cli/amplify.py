@@ -10,7 +10,7 @@ import math
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
 from .allocation import add_allocation_options, allocation_kwargs, campaign_event, describe
-from .options import add_accounted_options, randomizer_from_args
+from .options import add_accounted_options, randomizer_from_args, report_given
 from .util import Output, add_sampling_options, count, fmt, number, print_table
 
 __all__ = ["register"]
@@ -265,6 +265,10 @@ def _check_options(args) -> None:
 
 
 GRID_OPTIONS = ("n", "eps0", "delta", "eps")
+# the options a query's own params may not hold (--json's params report them as given)
+SHOWN = ("eps", "k", "oracle", "d", "symmetric", "param", "plugin", "no_lower", "delta0",
+         "gamma", "sample", "relation", "allocation", "per_device", "scheme", "adaptive",
+         "inverse")
 MAX_QUERIES = 10_000  # a grid is answered in one process; this bounds its work, not its privacy
 
 
@@ -326,11 +330,12 @@ def _cmd_amplify(args) -> Output:
             params.update({key: v for key, v in results[0]["params"].items()
                            if key not in GRID_OPTIONS})
             rows = [{key: v for key, v in r.items() if key != "seconds"} for r in results]
-            return params, dict(queries=rows), dict(
+            return report_given(params, args, SHOWN), dict(queries=rows), dict(
                 total=total, kernels=loading, queries=[r["seconds"] for r in results])
         res = results[0]
         out = {key: v for key, v in res.items() if key not in ("params", "seconds")}
-        return res["params"], out, dict(total=res["seconds"], kernels=loading)
+        return (report_given(dict(res["params"]), args, SHOWN), out,
+                dict(total=res["seconds"], kernels=loading))
 
     def show() -> None:
         if grid:

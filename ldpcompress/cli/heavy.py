@@ -6,7 +6,8 @@ import math
 
 from ..core import validate as V
 from ..core.progress import compute_time, kernel_seconds
-from .options import add_cluster_options, cluster_access, cluster_errors, cluster_limits
+from .options import (add_cluster_options, cluster_access, cluster_errors, cluster_limits,
+                      cluster_params)
 from .util import Output, count, number, positive, print_table, probability
 
 __all__ = ["register"]
@@ -53,12 +54,13 @@ def _cmd_simulate(args) -> Output:
     threshold = V.real(args.threshold, "--threshold")
     if not math.isfinite(threshold):
         raise ValueError(f"--threshold must be a finite number of devices, got {threshold}")
+    weights = _weights(args.eps0_weights, rounds)
     start, loading = compute_time(), kernel_seconds()
     res = simulate(counts, n, eps, delta, top=top, rounds=rounds, step=step, keep=keep,
                    alphabet=alphabet, max_len=max_len, oracles=oracles,
                    assignments=assignments, seed=seed, threshold_level=level,
                    threshold=threshold, report_sets=args.report_sets,
-                   eps0_weights=_weights(args.eps0_weights, rounds))
+                   eps0_weights=weights)
     drawn = None
     if args.plot is not None:
         from ..plots import plot_heavy_hitters
@@ -67,7 +69,8 @@ def _cmd_simulate(args) -> Output:
                  step=step, keep=res.shape.keep, alphabet=args.alphabet,
                  max_len=res.shape.max_len, oracles=oracles or "best",
                  assignments=assignments, seed=seed, plot=args.plot,
-                 threshold_level=level, threshold=threshold, report_sets=args.report_sets)
+                 threshold_level=level, threshold=threshold, report_sets=args.report_sets,
+                 eps0_weights=weights)
 
     def envelope() -> tuple[dict, dict, dict]:
         results = res.as_dict()
@@ -213,8 +216,10 @@ def _cmd_plan(args) -> Output:
     body = dict(c.body(), digest=c.digest, out=str(args.out))
 
     def envelope() -> tuple[dict, dict, dict]:
-        return (dict(n=n, eps=eps, delta=delta, rounds=rounds,
-                step=step, keep=keep, out=str(args.out)),
+        return (dict(n=n, eps=eps, delta=delta, rounds=rounds, step=step, keep=keep,
+                     max_len=c.shape.max_len, alphabet=args.alphabet,
+                     oracles=oracles or "best", assignments=assignments, eps0_weights=weights,
+                     out=str(args.out), overwrite=args.overwrite),
                 body, dict(total=compute_time() - start))
 
     def show() -> None:
@@ -249,7 +254,7 @@ def _cmd_candidates(args) -> Output:
 
     def envelope() -> tuple[dict, dict, dict]:
         return (dict(plan=str(args.plan), aggregate=args.aggregate, threshold_level=level,
-                     threshold=threshold), res, {})
+                     threshold=threshold, out=str(args.out), overwrite=args.overwrite), res, {})
 
     def show() -> None:
         print(f"round {rl.index} of {rl.rounds}: {len(rl.codes):,} candidates (k = {rl.k}) -> "
@@ -265,11 +270,9 @@ def _cmd_encode(args) -> Output:
     words = read_words(args.words)
     shards = count(args.shards, "--shards", 1, 100_000)
     from ..core.entropy import SYSTEM, Entropy
-    if args.simulation_seed is None:
-        entropy = SYSTEM
-    else:
-        entropy = Entropy.seeded_for_simulation(count(args.simulation_seed,
-                                                      "--simulation-seed", 0, 2 ** 63 - 1))
+    seed = None if args.simulation_seed is None else count(args.simulation_seed,
+                                                           "--simulation-seed", 0, 2 ** 63 - 1)
+    entropy = SYSTEM if seed is None else Entropy.seeded_for_simulation(seed)
     from ..heavy.round_sets import write_round_set
     start = compute_time()
     paths, other = write_round_set(words, c, rl, args.out, entropy=entropy,
@@ -279,8 +282,9 @@ def _cmd_encode(args) -> Output:
                plan=c.digest, coins=coins, shards=[str(p) for p in paths])
 
     def envelope() -> tuple[dict, dict, dict]:
-        return (dict(plan=str(args.plan), list=str(args.list),
-                words=str(args.words), out=str(args.out)),
+        return (dict(plan=str(args.plan), list=str(args.list), words=str(args.words),
+                     out=str(args.out), shards=shards, overwrite=args.overwrite,
+                     simulation_seed=seed),
                 res, dict(total=compute_time() - start))
 
     def show() -> None:
@@ -319,8 +323,8 @@ def _cmd_aggregate(args) -> Output:
 
     def envelope() -> tuple[dict, dict, dict]:
         return (dict(plan=str(args.plan), list=str(args.list),
-                reports=[str(r) for r in args.reports],
-                scheduler=args.scheduler, out=str(args.out)),
+                     reports=[str(r) for r in args.reports], **cluster_params(args, cluster),
+                     out=str(args.out), overwrite=args.overwrite, level=level, top=top),
                 res, dict(total=compute_time() - start))
 
     def show() -> None:
@@ -344,8 +348,8 @@ def _cmd_shuffle(args) -> Output:
 
     def envelope() -> tuple[dict, dict, dict]:
         return (dict(plan=str(args.plan), list=str(args.list),
-                reports=[str(r) for r in args.reports],
-                out=str(args.out)),
+                     reports=[str(r) for r in args.reports], out=str(args.out),
+                     shards=shards),
                 dict(round=rl.index, list=rl.digest, shards=[str(p) for p in paths]),
                 dict(total=compute_time() - start))
 
@@ -366,7 +370,8 @@ def _cmd_words(args) -> Output:
     words = found_words(c, aggs, level, top)
 
     def envelope() -> tuple[dict, dict, dict]:
-        return (dict(plan=str(args.plan), top=top, level=level),
+        return (dict(plan=str(args.plan), aggregates=[str(p) for p in args.aggregates],
+                     top=top, level=level),
                 dict(words=[w.as_dict() for w in words], n=c.n, plan=c.digest,
                      accounting=dict(upper=certified, lower=c.lower, delta=c.delta,
                                      relation=c.relation)), {})

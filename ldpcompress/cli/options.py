@@ -27,7 +27,8 @@ __all__ = ["load_plugins", "parse_param", "parameters", "check_parameters", "Ran
            "BestOracle", "randomizer_from_args", "expected_randomizer", "add_oracle_option",
            "add_oracle_parameters", "add_accounted_options", "add_expect_options",
            "add_plugin_option", "add_randomizer_options", "add_cluster_options",
-           "cluster_limits", "cluster_access", "cluster_errors"]
+           "cluster_limits", "cluster_access", "cluster_params", "cluster_errors",
+           "report_given"]
 
 _OPTIONS = {"k": "--k", "eps": "--eps", "d": "--d", "symmetric": "--symmetric"}
 _loaded: dict[str, object] = {}
@@ -421,6 +422,28 @@ def cluster_access(args) -> dict:
     except ValueError as err:
         raise ValueError(f"--{err}") from None
     return dict(security=security, allow_insecure=args.allow_insecure, dashboard=args.dashboard)
+
+
+def cluster_params(args, limits: dict) -> dict:
+    """The cluster options as --json's params report them, alike in every command that takes
+    :func:`add_cluster_options`: --scheduler, the TLS files' paths as given (never their
+    contents), --allow-insecure, --dashboard, and --retries, --worker-timeout, --task-timeout
+    as checked (``limits``: :func:`cluster_limits`)."""
+    return dict(scheduler=args.scheduler, tls_ca_file=args.tls_ca_file, tls_cert=args.tls_cert,
+                tls_key=args.tls_key, allow_insecure=args.allow_insecure,
+                retries=limits["retries"], worker_timeout=limits["worker_timeout"],
+                task_timeout=limits["task_timeout"], dashboard=args.dashboard)
+
+
+def report_given(params: dict, args, names: tuple[str, ...]) -> dict:
+    """``params`` (a command's --json params, often its query's own) with each option of
+    ``names`` it does not hold yet, as given (lists copied; an absent option None or its
+    default): every option the command accepted is reported, the checked value where the
+    command already reports one."""
+    for name in names:
+        value = getattr(args, name)
+        params.setdefault(name, list(value) if isinstance(value, (list, tuple)) else value)
+    return params
 
 
 def _security(args):

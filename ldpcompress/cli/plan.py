@@ -85,7 +85,9 @@ def _cmd_plan(args) -> Output:
         from ..plots import plot_plan
         drawn = plot_plan(res, out=args.plot)
     shown = dict(n=n, rounds=rounds, central_eps=eps, delta=delta, oracle=name, params=params,
-                 assignments=assignments, per_device=per_device, tol=tol, plot=args.plot)
+                 assignments=assignments, per_device=per_device, tol=tol, plot=args.plot,
+                 no_lower=args.no_lower, no_server_time=args.no_server_time,
+                 plugin=list(args.plugin or []))
 
     def envelope() -> tuple[dict, dict, dict]:
         results = dict(plan=res.as_dict(), oracles=None if ranking is None else ranking.as_dict())

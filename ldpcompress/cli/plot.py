@@ -8,7 +8,8 @@ import time
 import numpy as np
 
 from ..core.numerics import MAX_FIELD
-from .options import add_accounted_options, add_plugin_option, load_plugins, randomizer_from_args
+from .options import (add_accounted_options, add_plugin_option, load_plugins, randomizer_from_args,
+                      report_given)
 from .util import (Output, count, nonempty, number, positive, probability,
                    read_domain)
 
@@ -153,6 +154,10 @@ def _cmd_plot(args) -> Output:
             data = _frequency_of_report_sets(args, plots, delta, level, top, domain)
         else:
             data = _frequency_simulated(args, plots, delta, level, top, domain, params)
+    # the options of the other kind of plot are refused when given (reported: None), except
+    # those it ignores (amplification: --n; frequency: --eps0, --n-range, --points): not shown
+    report_given(params, args, ("reports", "k", "oracle", "d", "symmetric", "param",
+                                "central_eps", "log", "domain", "top", "level", "plugin"))
     return Output("plot", lambda: (params, dict(data, out=str(args.out)),
                                    dict(total=time.perf_counter() - start)),
                   lambda: print(f"wrote {args.out}"), indent=None)

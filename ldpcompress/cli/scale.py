@@ -27,10 +27,8 @@ POSTPROCESS = {"clip": lambda est, n: PP.clip_nonnegative(est),
 
 def _randomizer_params(args) -> dict:
     """The randomizer options as given (for --json's params)."""
-    given = dict(oracle=args.oracle, compressed=args.compressed, **args.given_params)
-    if args.plugin:
-        given["plugin"] = list(args.plugin)
-    return given
+    return dict(oracle=args.oracle, compressed=args.compressed, **args.given_params,
+                plugin=list(args.plugin or []))
 
 
 def _eps(randomizer: LocalRandomizer) -> float | None:
@@ -278,14 +276,14 @@ def _cmd_aggregate(args) -> Output:
 
     def envelope() -> tuple[dict, dict, dict]:
         from ..randomizers import registry
-        params = dict(reports=[str(x) for x in args.reports], scheduler=args.scheduler,
-                      retries=cluster["retries"], out=args.out, level=level,
-                      postprocess=args.postprocess,
+        params = dict(reports=[str(x) for x in args.reports], **O.cluster_params(args, cluster),
+                      out=args.out, level=level, postprocess=args.postprocess,
                       domain=args.domain, catch_all=args.catch_all, bad_lines=args.bad_lines,
                       plugin=args.plugin or [],
                       expected=None if expect is None else registry.spec(expect),
-                      max_seconds=plan.limits[0], max_memory=plan.limits[1],
-                      task_timeout=cluster["task_timeout"], dashboard=args.dashboard)
+                      expect_ledger=args.expect_ledger,
+                      round=None if args.round is None else int(args.round),
+                      max_seconds=plan.limits[0], max_memory=plan.limits[1])
         results = dict(n=n, randomizer=registry.spec(r), describe=r.describe(), eps=_eps(r),
                        expected=plan.expected, kind=r.privacy.value,
                        estimates="counts" if counts else "mean", shards=res["shards"],
