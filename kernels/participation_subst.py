@@ -9,7 +9,7 @@ import numpy as np
 
 from .decorator import kernel
 from .binomial import binom_window, pmf_anchor
-from .blanket_indep import blocks_total, indep_excess
+from .blanket_indep import blocks_total, e_and_r_down, indep_excess
 from .blanket_pair import pair_block_term
 from .mblocks import TAIL_ZONES
 from .numerics import UNIT_ROUNDOFF
@@ -136,16 +136,33 @@ def _chord(x, x_lo, x_hi, f_lo, f_hi):
     return ((1.0 - lam) * f_lo + lam * f_hi) * (1.0 + 4.0 * _U)
 
 
-@kernel
-def _shift_range(shift, mass, jj):
-    """(smallest, largest) shift factor of block jj among the counts N that reach it."""
-    lo = math.inf
-    hi = 0.0
-    for i in range(mass.shape[0]):
-        if mass[i, jj] > 0.0:
-            lo = min(lo, shift[i, jj])
-            hi = max(hi, shift[i, jj])
-    return lo, hi
+@kernel(inline="always")
+def _block_ends(c_lo, shift, mass):
+    """The points where the substitution kernels evaluate F_j: for each c-block jj that some
+    count N reaches, its smallest and largest shift factor among those counts (one point where
+    the two coincide). Returns (block jj [P], m_j = c_lo_j [P], shift factor [P]), in block
+    order, the smaller end first."""
+    nj = c_lo.shape[0]
+    blocks = np.empty(2 * nj, dtype=np.int64)
+    ends = np.empty(2 * nj)
+    p = 0
+    for jj in range(nj):
+        lo = math.inf
+        hi = 0.0
+        for i in range(mass.shape[0]):
+            if mass[i, jj] > 0.0:
+                lo = min(lo, shift[i, jj])
+                hi = max(hi, shift[i, jj])
+        if lo > hi:
+            continue
+        blocks[p] = jj
+        ends[p] = lo
+        p += 1
+        if hi != lo:
+            blocks[p] = jj
+            ends[p] = hi
+            p += 1
+    return blocks[:p], c_lo[blocks[:p]], ends[:p]
 
 
 @kernel
@@ -160,6 +177,19 @@ def _block_sum(mass, tau, shift, jj, s_lo, s_hi, f_lo, f_hi):
     return total
 
 
+@kernel(inline="always")
+def _chord_sums(mass, tau, shift, blocks, ends, f):
+    """sum_j _block_sum of c-block j, F_j's chord through its values f at the block's ends
+    (_block_ends' points; a block with one point takes f there at both ends)."""
+    total = 0.0
+    p = 0
+    while p < blocks.shape[0]:
+        q = p + 1 if p + 1 < blocks.shape[0] and blocks[p + 1] == blocks[p] else p
+        total += _block_sum(mass, tau, shift, blocks[p], ends[p], ends[q], f[p], f[q])
+        p = q + 1
+    return total
+
+
 @kernel
 def subst_blanket_indep(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
     """delta(eps) <= sum_{i,j} mass_ij min(1, tau_ij (gc/m_j) F_j(r shift_ij)) + outside for
@@ -168,27 +198,18 @@ def subst_blanket_indep(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside)
     at the smallest and largest shift of block j (indep_excess, its K2 window's outside mass
     adding a1 x itself as in indep_upper_delta) and bounded by the chord between. 0 from
     eps_cap on."""
-    a, ac, gc, a1, c = law.a, law.ac, law.gc, law.a1, law.c
     if eps >= eps_cap:
         return 0.0
-    e = math.exp(eps) * (1.0 - 4.0 * _U)
-    r = math.expm1(eps) * (1.0 - 4.0 * _U) / c * (1.0 - 4.0 * _U)
-    total = 0.0
+    e, r = e_and_r_down(eps, law.c)
+    blocks, ms, ends = _block_ends(c_lo, shift, mass)
+    f = np.empty(ends.shape[0])
     steps = 0
-    for jj in range(c_lo.shape[0]):
-        m = c_lo[jj]
-        s_lo, s_hi = _shift_range(shift, mass, jj)
-        if s_lo > s_hi:
-            continue
-        f = np.empty(2)
-        for end in range(2):
-            v, allow, out, st = indep_excess(m, a, ac, e, r * (s_lo if end == 0 else s_hi), tol)
-            steps += st
-            f[end] = (gc / m) * (v + allow) * (1.0 + 8.0 * (st + 16) * _U) + a1 * out
-            if s_hi == s_lo:
-                f[1] = f[0]
-                break
-        total += _block_sum(mass, tau, shift, jj, s_lo, s_hi, f[0], f[1])
+    for p in range(ends.shape[0]):
+        m = ms[p]
+        v, allow, out, st = indep_excess(m, law.a, law.ac, e, r * ends[p], tol)
+        steps += st
+        f[p] = (law.gc / m) * (v + allow) * (1.0 + 8.0 * (st + 16) * _U) + law.a1 * out
+    total = _chord_sums(mass, tau, shift, blocks, ends, f)
     return blocks_total(total, mass.size, outside, steps)
 
 
@@ -202,20 +223,11 @@ def subst_blanket_pair(c_lo, mass, tau, shift, law, eps_cap, eps, tol, outside):
     e = math.exp(eps) * (1.0 - 4.0 * _U)
     beta = math.expm1(eps) * (1.0 - 4.0 * _U)
     r = beta / law.c * (1.0 - 4.0 * _U)
-    total = 0.0
+    blocks, ms, ends = _block_ends(c_lo, shift, mass)
+    f = np.empty(ends.shape[0])
     steps = 0
-    for jj in range(c_lo.shape[0]):
-        m = c_lo[jj]
-        s_lo, s_hi = _shift_range(shift, mass, jj)
-        if s_lo > s_hi:
-            continue
-        f = np.empty(2)
-        for end in range(2):
-            sf = s_lo if end == 0 else s_hi
-            f[end], st = pair_block_term(m, law, e, beta, r * sf / m, r * sf, tol)
-            steps += st
-            if s_hi == s_lo:
-                f[1] = f[0]
-                break
-        total += _block_sum(mass, tau, shift, jj, s_lo, s_hi, f[0], f[1])
+    for p in range(ends.shape[0]):
+        f[p], st = pair_block_term(ms[p], law, e, beta, r * ends[p] / ms[p], r * ends[p], tol)
+        steps += st
+    total = _chord_sums(mass, tau, shift, blocks, ends, f)
     return blocks_total(total, mass.size, outside, steps)
