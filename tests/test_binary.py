@@ -14,7 +14,6 @@ from ldpcompress.accounting import amplification as A
 from ldpcompress.accounting.binary import (
     BinaryCount,
     BinaryCountLowerProfile,
-    BinaryCountProfile,
     BinaryLaw,
     GenericLowerProfile,
 )

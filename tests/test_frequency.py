@@ -369,7 +369,7 @@ def test_field_histograms_on_threads_count_every_report_once(chunks, monkeypatch
     """The PI-RAPPOR and OLH histograms run report chunks on threads, each into its own row
     (the kernels were Numba parallel=True, ~3 s more to compile): the counts equal a direct
     numpy evaluation of every (report, item) pair, for any number of chunks and threads."""
-    from ldpcompress.randomizers import base, threads
+    from ldpcompress.randomizers import threads
     monkeypatch.setattr(threads, "num_threads", lambda: 3)
     from ldpcompress.randomizers import olh as olh_module
     from ldpcompress.randomizers import pirappor as pirappor_module

@@ -13,7 +13,6 @@ from reference.table import (dataset_delta, krr_table, mp_attack, mp_blanket, ra
 
 import ldpcompress as L
 import ldpcompress.accounting.table as T
-from ldpcompress.accounting.blanket import profile_epsilon
 from ldpcompress.kernels.table import exact_excess
 from ldpcompress.randomizers import KRR, OUE, SubsetSelection, TableRandomizer
 
